@@ -1,0 +1,254 @@
+/**
+ * One error hierarchy for everything the client, the providers and the emulator tooling throw.
+ *
+ * Every error carries a stable `code` string and a `Symbol.for` brand, so `instanceof` keeps
+ * working when two copies of this package meet (the Pulumi provider runs in another process and
+ * may load its own copy). No error ever carries a credential: headers are redacted before they
+ * are stored, and messages are built from the service's answer, never from the request headers.
+ */
+
+/** Stable machine-readable error codes. */
+export type RunpodErrorCode =
+  | "runpod_error"
+  | "api_error"
+  | "bad_request"
+  | "authentication_error"
+  | "permission_denied"
+  | "not_found"
+  | "conflict"
+  | "unprocessable_entity"
+  | "rate_limited"
+  | "internal_server_error"
+  | "connection_error"
+  | "timeout"
+  | "aborted"
+  | "validation_error"
+  | "response_validation_error"
+  | "job_wait_timeout";
+
+const BRAND = Symbol.for("pulumi-runpod-dynamic.error");
+
+/** Headers whose values are never kept on an error. */
+const SECRET_HEADERS = new Set(["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"]);
+
+/** Copies response headers with credentials replaced by `[redacted]`. */
+export function redactHeaders(
+  headers: Record<string, string | string[] | undefined> = {},
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const lower = key.toLowerCase();
+    out[lower] = SECRET_HEADERS.has(lower) ? "[redacted]" : Array.isArray(value) ? value.join(", ") : value;
+  }
+  return out;
+}
+
+/** Root of every error this package throws. */
+export class RunpodError extends Error {
+  readonly code: RunpodErrorCode = "runpod_error";
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this === RunpodError) {
+      return (
+        typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true
+      );
+    }
+    return Function.prototype[Symbol.hasInstance].call(this, value) || brandedAs(value, this.name);
+  }
+}
+Object.defineProperty(RunpodError.prototype, BRAND, { value: true });
+
+/** True when `value` is a branded error whose class (or an ancestor's) has the given name. */
+function brandedAs(value: unknown, className: string): boolean {
+  if (typeof value !== "object" || value === null || (value as Record<symbol, unknown>)[BRAND] !== true)
+    return false;
+  for (let proto = Object.getPrototypeOf(value); proto; proto = Object.getPrototypeOf(proto)) {
+    if (proto.constructor?.name === className) return true;
+  }
+  return false;
+}
+
+/** Fields every HTTP error answer carries. */
+export interface APIErrorInit {
+  status: number;
+  /** Parsed JSON body when it was JSON, else the text (truncated to 4 KB). */
+  body?: unknown;
+  /** Response headers, credentials redacted. */
+  headers?: Record<string, string>;
+  /** HTTP method and path of the request (no query string, no host). */
+  method?: string;
+  path?: string;
+}
+
+/** The service answered with a non-success HTTP status. */
+export class APIError extends RunpodError {
+  override readonly code: RunpodErrorCode = "api_error";
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers: Record<string, string>;
+  /** The service's request id (`x-request-id` and kin), for support tickets. */
+  readonly requestId: string | undefined;
+  readonly method: string | undefined;
+  readonly path: string | undefined;
+
+  constructor(message: string, init: APIErrorInit) {
+    super(message);
+    this.status = init.status;
+    this.body = init.body;
+    this.headers = init.headers ?? {};
+    this.requestId =
+      this.headers["x-request-id"] ??
+      this.headers["request-id"] ??
+      this.headers["x-runpod-request-id"] ??
+      undefined;
+    this.method = init.method;
+    this.path = init.path;
+  }
+
+  /** Builds the subclass that matches `init.status`, with a message from the service's body. */
+  static from(init: APIErrorInit): APIError {
+    const detail = describeBody(init.body);
+    const where = init.method && init.path ? `${init.method} ${init.path}` : "request";
+    const message = `${where} failed with ${init.status}${detail ? `: ${detail}` : ""}`;
+    const ErrorClass = errorClassFor(init.status);
+    return new ErrorClass(message, init);
+  }
+}
+
+export class BadRequestError extends APIError {
+  override readonly code: RunpodErrorCode = "bad_request";
+}
+export class AuthenticationError extends APIError {
+  override readonly code: RunpodErrorCode = "authentication_error";
+}
+export class PermissionDeniedError extends APIError {
+  override readonly code: RunpodErrorCode = "permission_denied";
+}
+export class NotFoundError extends APIError {
+  override readonly code: RunpodErrorCode = "not_found";
+}
+export class ConflictError extends APIError {
+  override readonly code: RunpodErrorCode = "conflict";
+}
+export class UnprocessableEntityError extends APIError {
+  override readonly code: RunpodErrorCode = "unprocessable_entity";
+}
+export class RateLimitError extends APIError {
+  override readonly code: RunpodErrorCode = "rate_limited";
+}
+export class InternalServerError extends APIError {
+  override readonly code: RunpodErrorCode = "internal_server_error";
+}
+
+function errorClassFor(status: number): new (message: string, init: APIErrorInit) => APIError {
+  switch (status) {
+    case 400:
+      return BadRequestError;
+    case 401:
+      return AuthenticationError;
+    case 403:
+      return PermissionDeniedError;
+    case 404:
+      return NotFoundError;
+    case 409:
+      return ConflictError;
+    case 422:
+      return UnprocessableEntityError;
+    case 429:
+      return RateLimitError;
+    default:
+      return status >= 500 ? InternalServerError : APIError;
+  }
+}
+
+/** Extracts a one-line human message from an error body: v1 `{message}`, v2 problem+json, or text. */
+function describeBody(body: unknown): string {
+  if (body === undefined || body === null || body === "") return "";
+  if (typeof body === "string") return body.slice(0, 500);
+  if (typeof body === "object") {
+    const b = body as Record<string, unknown>;
+    const parts: string[] = [];
+    for (const key of ["message", "error", "title", "detail"]) {
+      if (typeof b[key] === "string" && !parts.includes(b[key] as string)) parts.push(b[key] as string);
+    }
+    if (Array.isArray(b.errors)) {
+      for (const e of b.errors.slice(0, 5)) {
+        if (e && typeof e === "object") {
+          const { field, pointer, location, message, detail } = e as Record<string, unknown>;
+          const where = field ?? pointer ?? location;
+          const what = message ?? detail;
+          if (what) parts.push(where ? `${String(where)}: ${String(what)}` : String(what));
+        }
+      }
+    }
+    if (parts.length > 0) return parts.join("; ");
+    return JSON.stringify(body).slice(0, 500);
+  }
+  return String(body);
+}
+
+/** The request never got an HTTP answer (refused, reset, DNS, TLS). */
+export class APIConnectionError extends RunpodError {
+  override readonly code: RunpodErrorCode = "connection_error";
+  /** True when the connection was refused or never opened, so the service cannot have acted. */
+  readonly notSent: boolean;
+
+  constructor(message: string, options?: { cause?: unknown; notSent?: boolean }) {
+    super(message, options);
+    this.notSent = options?.notSent ?? false;
+  }
+}
+
+/** The request took longer than its `timeoutMs`. */
+export class APITimeoutError extends APIConnectionError {
+  override readonly code: RunpodErrorCode = "timeout";
+}
+
+/** The caller's `AbortSignal` fired. */
+export class APIUserAbortError extends RunpodError {
+  override readonly code: RunpodErrorCode = "aborted";
+}
+
+/** Input rejected before any network call. `path` names the field, e.g. `["policy", "ttl"]`. */
+export class ValidationError extends RunpodError {
+  override readonly code: RunpodErrorCode = "validation_error";
+  readonly path: (string | number)[];
+
+  constructor(message: string, path: (string | number)[] = [], options?: { cause?: unknown }) {
+    super(message, options);
+    this.path = path;
+  }
+}
+
+/** The service answered 2xx with a body that does not have the documented shape. */
+export class ResponseValidationError extends RunpodError {
+  override readonly code: RunpodErrorCode = "response_validation_error";
+  readonly path: (string | number)[];
+  readonly body: unknown;
+
+  constructor(message: string, init: { path?: (string | number)[]; body?: unknown; cause?: unknown } = {}) {
+    super(message, { cause: init.cause });
+    this.path = init.path ?? [];
+    this.body = init.body;
+  }
+}
+
+/** `waitForJob` gave up before the job reached a terminal state. */
+export class JobWaitTimeoutError extends RunpodError {
+  override readonly code: RunpodErrorCode = "job_wait_timeout";
+  readonly jobId: string;
+  /** The last status seen, e.g. `{ id, status: "IN_PROGRESS" }`. */
+  readonly lastStatus: unknown;
+
+  constructor(message: string, init: { jobId: string; lastStatus: unknown }) {
+    super(message);
+    this.jobId = init.jobId;
+    this.lastStatus = init.lastStatus;
+  }
+}
