@@ -1,0 +1,450 @@
+/**
+ * `ContainerRegistryAuth`: a RunPod container registry credential as a Pulumi dynamic resource.
+ *
+ * The resource class runs in the Pulumi program. The provider object is serialized into each
+ * resource's state (`__provider`) and run later in Pulumi's dynamic-provider host, so the
+ * provider class below stays tiny: every method loads this module from the installed package
+ * by name (`require` of a relative path would resolve against the host's working directory)
+ * and delegates to the operations exported here. Nothing but that module path is captured: no
+ * client, no schema, no credential. The API key comes from `configure(req)` (stack config
+ * `runpod:apiKey`, else `RUNPOD_API_KEY`) and lives only in the host process's memory.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { RunpodClient } from "../client";
+import {
+  APIConnectionError,
+  type APIError,
+  BadRequestError,
+  ConflictError,
+  InternalServerError,
+  NotFoundError,
+  ResponseValidationError,
+  RunpodError,
+} from "../client/errors";
+import type { ContainerRegistryAuth as RegistryAuthRecord } from "../client/schemas";
+import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "./config";
+
+/** Module the serialized provider loads in the provider host (resolved from the program's node_modules). */
+const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/registryAuth.js";
+
+/** Pulumi's marker for a value that is not known yet (preview). */
+const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+/** Arguments of a {@link ContainerRegistryAuth}. */
+export interface ContainerRegistryAuthArgs {
+  /**
+   * Name of the credential, unique within the RunPod account; templates and endpoints refer to
+   * the credential by its id, the console shows this name. Changing it replaces the credential
+   * (a new one is created first, then the old one is deleted).
+   */
+  name: pulumi.Input<string>;
+  /**
+   * Registry username. The service never returns it, so refresh cannot detect a change made
+   * outside Pulumi. Changing it replaces the credential (old one deleted first: names are unique).
+   */
+  username: pulumi.Input<string>;
+  /**
+   * Registry password or access token. Always stored as a secret, even when given as a plain
+   * string. Write-only on the service. Changing it replaces the credential (old one deleted first).
+   */
+  password: pulumi.Input<string>;
+  /**
+   * What to do when a credential with this `name` already exists in the account and this stack
+   * did not create it. `false` (the default): creation fails with an error naming the existing
+   * credential's id. `true`: this resource takes the existing credential over; from then on
+   * the stack owns it and `pulumi destroy` deletes it. Adopting cannot verify that the stored
+   * username and password match `username` and `password` (the service never returns them);
+   * change `password` afterwards to have Pulumi replace it with known values.
+   * Only consulted when the credential is created.
+   * @default false
+   */
+  adoptExisting?: boolean;
+}
+
+/** Inputs as the provider sees them after `check` (plain values; unknowns are the sentinel). */
+export interface RegistryAuthInputs {
+  name: string;
+  username: string;
+  password: string;
+  adoptExisting?: boolean;
+}
+
+/** Outputs stored in state: the inputs echoed (the service returns only `id` and `name`). */
+export type RegistryAuthOutputs = RegistryAuthInputs;
+
+/**
+ * The dynamic provider of {@link ContainerRegistryAuth}. Construct it with no arguments; it holds
+ * no state until the provider host calls `configure`.
+ */
+export class ContainerRegistryAuthProvider implements pulumi.dynamic.ResourceProvider {
+  /** Settings resolved by `configure`; set only inside the provider host, never serialized. */
+  private settings: RunpodSettings | undefined;
+
+  /** Reads `runpod:*` stack config (environment fallback) for this host process. */
+  async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
+    const ops: Operations = require(OPERATIONS_MODULE);
+    this.settings = ops.settingsFromConfigure(req.config);
+  }
+
+  async check(olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: Operations = require(OPERATIONS_MODULE);
+    return ops.checkRegistryAuth(olds, news);
+  }
+
+  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: Operations = require(OPERATIONS_MODULE);
+    return ops.diffRegistryAuth(id, olds, news);
+  }
+
+  async create(inputs: Record<string, unknown>) {
+    const ops: Operations = require(OPERATIONS_MODULE);
+    return ops.createRegistryAuth(this.settings, inputs);
+  }
+
+  async read(id: string, props?: Record<string, unknown>) {
+    const ops: Operations = require(OPERATIONS_MODULE);
+    return ops.readRegistryAuth(this.settings, id, props);
+  }
+
+  async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: Operations = require(OPERATIONS_MODULE);
+    return ops.updateRegistryAuth(id, olds, news);
+  }
+
+  async delete(id: string, props: Record<string, unknown>) {
+    const ops: Operations = require(OPERATIONS_MODULE);
+    return ops.deleteRegistryAuth(this.settings, id, props);
+  }
+}
+
+type Operations = typeof import("./registryAuth");
+
+/**
+ * A RunPod container registry credential (`pulumi-nodejs:dynamic/runpod:ContainerRegistryAuth`).
+ *
+ * Its id is the service's id; pass it as `containerRegistryAuthId` to templates and endpoints.
+ * Any change of `name`, `username` or `password` replaces the credential (the service has no
+ * update). Creation never duplicates a credential and never takes over one it did not make,
+ * unless `adoptExisting` is set. Needs `runpod:apiKey` (or `RUNPOD_API_KEY`), and optionally
+ * `runpod:restUrl` to choose the REST v1 or v2 interface.
+ */
+export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
+  /** Name of the credential as the service stores it (refresh shows a rename made elsewhere). */
+  declare readonly name: pulumi.Output<string>;
+  /** Registry username, as last given (the service never returns it). */
+  declare readonly username: pulumi.Output<string>;
+  /** Registry password, always secret. */
+  declare readonly password: pulumi.Output<string>;
+  /** Whether creation was allowed to adopt an existing credential of the same name. */
+  declare readonly adoptExisting: pulumi.Output<boolean | undefined>;
+
+  constructor(name: string, args: ContainerRegistryAuthArgs, opts?: pulumi.CustomResourceOptions) {
+    const props = {
+      name: args.name,
+      username: args.username,
+      password: pulumi.secret(args.password),
+      adoptExisting: args.adoptExisting,
+    };
+    super(
+      new ContainerRegistryAuthProvider(),
+      name,
+      props,
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["password"] }),
+      "runpod",
+      "ContainerRegistryAuth",
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations: run in the provider host, loaded from the installed package by OPERATIONS_MODULE.
+// ---------------------------------------------------------------------------------------------
+
+const FIELDS = ["name", "username", "password"] as const;
+
+const isUnknown = (value: unknown): boolean => value === UNKNOWN;
+
+/** Settings for the host process: the configure request's config, then the environment. */
+export function settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings {
+  return resolveSettings(config);
+}
+
+/** `check`: field-level validation; unknown values (preview) pass through untouched. */
+export async function checkRegistryAuth(
+  _olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.CheckResult> {
+  const failures: pulumi.dynamic.CheckFailure[] = [];
+  const inputs: Record<string, unknown> = {};
+  for (const field of FIELDS) {
+    const value = news[field];
+    if (value !== undefined && value !== null) inputs[field] = value;
+    if (isUnknown(value)) continue;
+    if (value === undefined || value === null) {
+      failures.push({ property: field, reason: `${field} is required: a non-empty string` });
+    } else if (typeof value !== "string") {
+      failures.push({ property: field, reason: `${field} must be a string, got ${describeType(value)}` });
+    } else if (value.trim() === "") {
+      failures.push({ property: field, reason: `${field} must not be empty` });
+    }
+  }
+  const adopt = news.adoptExisting;
+  if (adopt !== undefined && adopt !== null) {
+    inputs.adoptExisting = adopt;
+    if (!isUnknown(adopt) && typeof adopt !== "boolean") {
+      failures.push({
+        property: "adoptExisting",
+        reason: `adoptExisting must be a boolean (true or false), got ${describeType(adopt)}`,
+      });
+    }
+  }
+  for (const key of Object.keys(news)) {
+    if (key !== "__provider" && !(FIELDS as readonly string[]).includes(key) && key !== "adoptExisting") {
+      failures.push({
+        property: key,
+        reason: `unknown property ${key}; allowed: name, username, password, adoptExisting`,
+      });
+    }
+  }
+  return { inputs, failures };
+}
+
+/**
+ * `diff`: old outputs against new inputs. Any change of name, username or password replaces
+ * the credential; when the name stays, the old one is deleted first (names are unique).
+ */
+export async function diffRegistryAuth(
+  _id: string,
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.DiffResult> {
+  const replaces = FIELDS.filter((field) => isUnknown(news[field]) || olds[field] !== news[field]);
+  if (replaces.length > 0) {
+    // With an unknown name (preview only) assume the worst: it may turn out unchanged.
+    const sameName = isUnknown(news.name) || olds.name === news.name;
+    return { changes: true, replaces: [...replaces], deleteBeforeReplace: sameName };
+  }
+  const adoptChanged = (olds.adoptExisting ?? false) !== (news.adoptExisting ?? false);
+  return { changes: adoptChanged };
+}
+
+/**
+ * `create`: list, then POST; never duplicates and never takes over a credential it did not make
+ * unless `adoptExisting` is true. After an ambiguous failure (5xx, reset, timeout, malformed
+ * answer), lists again: a name that was free before and exists now is this create's credential.
+ */
+export async function createRegistryAuth(
+  settings: RunpodSettings | undefined,
+  raw: Record<string, unknown>,
+): Promise<pulumi.dynamic.CreateResult> {
+  const inputs = plainInputs(raw);
+  const secrets = [inputs.password];
+  return withScrubbedErrors(secrets, async () => {
+    const client = hostClient(settings);
+    const before = await client.registryAuths.list();
+    const taken = before.filter((r) => r.name === inputs.name);
+    if (taken.length > 0) {
+      if (inputs.adoptExisting === true && taken.length === 1) {
+        return { id: taken[0].id, outs: { ...inputs, name: taken[0].name } };
+      }
+      throw nameTakenError(inputs.name, taken);
+    }
+    let created: RegistryAuthRecord;
+    try {
+      created = await client.registryAuths.create({
+        name: inputs.name,
+        username: inputs.username,
+        password: inputs.password,
+      });
+    } catch (error) {
+      if (error instanceof ConflictError) {
+        const after = await client.registryAuths.list().catch(() => undefined);
+        throw nameTakenError(inputs.name, after?.filter((r) => r.name === inputs.name) ?? [], error);
+      }
+      if (!isAmbiguous(error)) throw error;
+      let after: RegistryAuthRecord[];
+      try {
+        after = await client.registryAuths.list();
+      } catch (listError) {
+        throw new RunpodError(
+          `Creating container registry auth "${inputs.name}" failed (${describeError(error)}) and the ` +
+            `service may have stored it anyway; listing credentials to check also failed ` +
+            `(${describeError(listError)}). If a credential named "${inputs.name}" exists now, this ` +
+            `deploy most likely made it: set adoptExisting: true and run pulumi up again, or delete it.`,
+          { cause: error },
+        );
+      }
+      const ours = after.filter((r) => r.name === inputs.name);
+      if (ours.length !== 1) {
+        throw new RunpodError(
+          `Creating container registry auth "${inputs.name}" failed (${describeError(error)}); ` +
+            `the service did not store it, so nothing was created. Run pulumi up again.`,
+          { cause: error },
+        );
+      }
+      created = ours[0];
+    }
+    return { id: created.id, outs: { ...inputs, name: created.name || inputs.name } };
+  });
+}
+
+/**
+ * `read` (refresh): GET by id. A credential that is gone gives an empty id; a rename made
+ * outside Pulumi shows as a changed `name`. Username and password are kept from state.
+ */
+export async function readRegistryAuth(
+  settings: RunpodSettings | undefined,
+  id: string,
+  props: Record<string, unknown> | undefined,
+): Promise<pulumi.dynamic.ReadResult> {
+  const old = withoutProvider(props ?? {});
+  const secrets = typeof old.password === "string" ? [old.password] : [];
+  return withScrubbedErrors(secrets, async () => {
+    const client = hostClient(settings);
+    try {
+      const live = await client.registryAuths.get(id);
+      return { id: live.id || id, props: { ...old, name: live.name } };
+    } catch (error) {
+      if (error instanceof NotFoundError) return { id: "", props: {} };
+      throw error;
+    }
+  });
+}
+
+/** `update`: only `adoptExisting` can change without a replacement; echo the new inputs. */
+export async function updateRegistryAuth(
+  _id: string,
+  _olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.UpdateResult> {
+  return { outs: plainInputs(news) };
+}
+
+/**
+ * `delete`: DELETE by id; a credential already gone counts as deleted. A refusal (in use)
+ * explains what the service said uses it and what to do.
+ */
+export async function deleteRegistryAuth(
+  settings: RunpodSettings | undefined,
+  id: string,
+  props: Record<string, unknown>,
+): Promise<void> {
+  const secrets = typeof props?.password === "string" ? [props.password] : [];
+  const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
+  await withScrubbedErrors(secrets, async () => {
+    const client = hostClient(settings);
+    try {
+      await client.registryAuths.delete(id);
+    } catch (error) {
+      if (error instanceof NotFoundError) return;
+      if (error instanceof BadRequestError || error instanceof ConflictError) {
+        const said = serviceDetail(error);
+        throw new RunpodError(
+          `RunPod refused to delete container registry auth ${label}` +
+            (said ? `: ${said}` : " (it is probably still in use)") +
+            `. Stop or change the pods, templates and endpoints that use it (their ` +
+            `containerRegistryAuthId), then run the destroy or update again.`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+function hostClient(settings: RunpodSettings | undefined): RunpodClient {
+  return clientFromSettings(settings ?? resolveSettings(undefined));
+}
+
+function withoutProvider(props: Record<string, unknown>): Record<string, unknown> {
+  const { __provider: _ignored, ...rest } = props;
+  return rest;
+}
+
+function plainInputs(raw: Record<string, unknown>): RegistryAuthInputs {
+  const inputs: RegistryAuthInputs = {
+    name: String(raw.name ?? ""),
+    username: String(raw.username ?? ""),
+    password: String(raw.password ?? ""),
+  };
+  if (typeof raw.adoptExisting === "boolean") inputs.adoptExisting = raw.adoptExisting;
+  return inputs;
+}
+
+/** True when the service may have acted on a POST that failed. */
+function isAmbiguous(error: unknown): boolean {
+  if (error instanceof InternalServerError) return true;
+  if (error instanceof ResponseValidationError) return true;
+  if (error instanceof APIConnectionError) return !error.notSent;
+  return false;
+}
+
+function nameTakenError(name: string, taken: RegistryAuthRecord[], cause?: unknown): RunpodError {
+  const ids = taken.map((r) => r.id);
+  const which = ids.length > 0 ? ` (id ${ids.join(", ")})` : "";
+  const deleteHint =
+    ids.length > 0
+      ? `delete the existing one (id ${ids[0]}) in the RunPod console or with the API (DELETE .../containerregistryauth/${ids[0]})`
+      : "delete the existing one in the RunPod console or with the API";
+  return new RunpodError(
+    `A container registry auth named "${name}" already exists${which} and this stack did not create it. ` +
+      `To resolve: give this resource another name; or ${deleteHint}; or set adoptExisting: true ` +
+      `to take it under this stack (destroy will then delete it; the stored username and password ` +
+      `cannot be verified).`,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+function serviceDetail(error: APIError): string {
+  const body = error.body as Record<string, unknown> | string | undefined;
+  if (typeof body === "string") return body.slice(0, 500);
+  if (body && typeof body === "object") {
+    for (const key of ["detail", "message", "error", "title"]) {
+      if (typeof body[key] === "string" && body[key]) return body[key] as string;
+    }
+  }
+  return "";
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+function describeType(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (value === null) return "null";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** Secrets shorter than this are not scrubbed from messages (they would mangle the text). */
+const MIN_SCRUB_LENGTH = 4;
+
+/**
+ * Runs `fn`; an error whose message contains one of `secrets` (a service echoing the request,
+ * say) is rethrown as a copy with each occurrence replaced by `[redacted]`.
+ */
+async function withScrubbedErrors<T>(secrets: string[], fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw scrub(
+      error,
+      secrets.filter((s) => s.length >= MIN_SCRUB_LENGTH),
+    );
+  }
+}
+
+function scrub(error: unknown, secrets: string[]): unknown {
+  if (!(error instanceof Error) || secrets.length === 0) return error;
+  const leaks = (text: string | undefined) => text !== undefined && secrets.some((s) => text.includes(s));
+  if (!leaks(error.message) && !leaks(error.stack)) return error;
+  const clean = (text: string) => secrets.reduce((acc, s) => acc.split(s).join("[redacted]"), text);
+  const copy = new RunpodError(clean(error.message));
+  copy.stack = clean(error.stack ?? copy.stack ?? "");
+  return copy;
+}
