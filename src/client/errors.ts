@@ -179,7 +179,8 @@ function describeBody(body: unknown): string {
     }
     if (Array.isArray(b.errors)) {
       for (const e of b.errors.slice(0, 5)) {
-        if (e && typeof e === "object") {
+        if (typeof e === "string") parts.push(e);
+        else if (e && typeof e === "object") {
           const { field, pointer, location, message, detail } = e as Record<string, unknown>;
           const where = field ?? pointer ?? location;
           const what = message ?? detail;

@@ -223,3 +223,46 @@ export type NetworkVolumeUpdateInput = z.infer<typeof NetworkVolumeUpdateInputSc
 
 /** v1 management error body. */
 export const V1ErrorBodySchema = z.looseObject({ message: z.string() });
+
+// ---------------------------------------------------------------------------------------------
+// Management interface, REST v2 wire shapes (rest-v2.openapi.json); the client maps them onto
+// the one user-facing shape above.
+// ---------------------------------------------------------------------------------------------
+
+/** v2 `GET /v2/registries`: `{ registries: [...] }`. */
+export const V2RegistryListSchema = z.looseObject({ registries: z.array(ContainerRegistryAuthSchema) });
+
+/** A network volume as v2 sends it: `dataCenter` instead of `dataCenterId`. */
+export const V2NetworkVolumeSchema = z.looseObject({
+  id: z.string().min(1),
+  name: z.string(),
+  size: z.number(),
+  dataCenter: z.string(),
+  type: z.string().optional(),
+});
+export type V2NetworkVolume = z.infer<typeof V2NetworkVolumeSchema>;
+
+/** v2 `GET /v2/network-volumes`: `{ networkVolumes: [...] }`. */
+export const V2NetworkVolumeListSchema = z.looseObject({ networkVolumes: z.array(V2NetworkVolumeSchema) });
+
+const v2Size = z
+  .int({ error: "size must be an integer number of GB" })
+  .min(V2_VOLUME_SIZE.min, { error: `size must be at least ${V2_VOLUME_SIZE.min} GB` })
+  .max(V2_VOLUME_SIZE.max, { error: `size must be at most ${V2_VOLUME_SIZE.max} GB` });
+
+/** Network-volume create input with v2 bounds (size 10..4096 GB), in the user-facing shape. */
+export const V2NetworkVolumeCreateInputSchema = NetworkVolumeCreateInputSchema.extend({ size: v2Size });
+
+/** Network-volume update input with v2 bounds, in the user-facing shape. */
+export const V2NetworkVolumeUpdateInputSchema = z
+  .strictObject({ name: nonEmpty("name").optional(), size: v2Size.optional() })
+  .refine((v) => v.name !== undefined || v.size !== undefined, { error: "give name and/or size to update" });
+
+/** v2 error body (`application/problem+json`). */
+export const V2ProblemSchema = z.looseObject({
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  errors: z.array(z.string()).optional(),
+});
+export type V2Problem = z.infer<typeof V2ProblemSchema>;

@@ -1,0 +1,341 @@
+/**
+ * The job interface of one serverless endpoint: `{serverlessUrl}/v2/{endpointId}/...`.
+ * Every method validates its input before any network call and goes through the shared
+ * transport (retries, rate limits, timeouts).
+ */
+import { APIError, JobWaitTimeoutError, ValidationError } from "./errors";
+import {
+  type LimitedOperation,
+  limitedOperationFor,
+  MB,
+  type RateLimitTable,
+  RUN_PAYLOAD_LIMIT_BYTES,
+  RUNSYNC_PAYLOAD_LIMIT_BYTES,
+  SYNC_WAIT_DEFAULT_MS,
+  SYNC_WAIT_MIN_MS,
+} from "./limits";
+import { encodeSegment, path } from "./path";
+import { type RateLimiter, sharedLimiter } from "./rateLimiter";
+import {
+  type Health,
+  HealthSchema,
+  isTerminalStatus,
+  type Job,
+  type JobRequest,
+  JobRequestSchema,
+  JobSchema,
+  type PurgeQueueResult,
+  PurgeQueueResultSchema,
+  StatusTtlSchema,
+  type StreamChunk,
+  StreamResponseSchema,
+  SyncWaitSchema,
+} from "./schemas";
+import type { RequestOptions, Transport } from "./transport";
+import { parseInput } from "./validate";
+
+/** Extra time a long poll's per-attempt timeout gets beyond its `wait`, in ms. */
+const LONG_POLL_MARGIN_MS = 15_000;
+/** First and longest pause between `/status` or `/stream` polls, in ms. */
+const POLL_MIN_MS = 50;
+const POLL_MAX_MS = 1_000;
+
+/** Options of `runSync` and `statusSync`. */
+export interface SyncOptions extends RequestOptions {
+  /** How long the service holds the request open, in ms: 1000..300000. @default 90000 (service side) */
+  wait?: number;
+}
+
+/** Options of `status`. */
+export interface StatusOptions extends RequestOptions {
+  /** Shortens how long the job's result stays readable, in ms (positive integer). */
+  ttl?: number;
+}
+
+/** Options of `stream`. */
+export interface StreamOptions extends RequestOptions {}
+
+/** Options of `waitForJob`. */
+export interface WaitForJobOptions {
+  /** Give up after this many ms with `JobWaitTimeoutError`. @default no limit */
+  timeoutMs?: number;
+  /** Stops waiting with `APIUserAbortError`. */
+  signal?: AbortSignal;
+  /** Called with the first job answer and with every answer whose status differs from the last. */
+  onStatus?: (job: Job) => void;
+  /** Retries per underlying request. @default the client's `maxRetries` */
+  maxRetries?: number;
+}
+
+/** Client-wide settings an endpoint needs. */
+export interface EndpointContext {
+  transport: Transport;
+  serverlessUrl: string;
+  rateLimits: RateLimitTable | false;
+}
+
+/** One serverless endpoint's job interface. Get one with `client.endpoint(id)`. */
+export class Endpoint {
+  /** The endpoint id. */
+  readonly id: string;
+  readonly #ctx: EndpointContext;
+  readonly #base: string;
+  /** False once the server answered 404/405 to `/status-sync` for a job `/status` knows. */
+  #statusSyncSupported = true;
+
+  constructor(ctx: EndpointContext, endpointId: string) {
+    if (typeof endpointId !== "string" || endpointId.trim() === "") {
+      throw new ValidationError("endpointId must be a non-empty string", ["endpointId"]);
+    }
+    this.id = endpointId;
+    this.#ctx = ctx;
+    this.#base = `${ctx.serverlessUrl}/v2/${encodeSegment(endpointId)}`;
+  }
+
+  private limiter(segment: string): RateLimiter | undefined {
+    const table = this.#ctx.rateLimits;
+    if (table === false) return undefined;
+    const row: LimitedOperation | undefined = limitedOperationFor(segment);
+    const rule = row ? table[row] : undefined;
+    if (!row || !rule) return undefined;
+    return sharedLimiter(this.#ctx.serverlessUrl, this.id, row, rule);
+  }
+
+  private async submit(
+    segment: "run" | "runsync",
+    body: JobRequest,
+    limitBytes: number,
+    options: RequestOptions | undefined,
+    query?: Record<string, number | undefined>,
+    minTimeoutMs?: number,
+  ): Promise<Job> {
+    const parsed = parseInput(JobRequestSchema, body, `${segment} body`);
+    const json = JSON.stringify(parsed);
+    const bytes = Buffer.byteLength(json, "utf8");
+    if (bytes > limitBytes) {
+      throw new ValidationError(
+        `${segment} body is ${bytes} bytes; the service accepts at most ${limitBytes / MB} MB ` +
+          `(${limitBytes} bytes) for /${segment}. Pass large inputs by reference (for example through s3Config).`,
+        [],
+      );
+    }
+    const { data } = await this.#ctx.transport.request({
+      method: "POST",
+      baseUrl: this.#base,
+      path: `/${segment}`,
+      query,
+      body: json,
+      serialized: true,
+      schema: JobSchema,
+      limiter: this.limiter(segment),
+      options,
+      minTimeoutMs,
+    });
+    return data as Job;
+  }
+
+  /** Queues a job (`POST /run`, body at most 10 MB); resolves to `{ id, status }`. Never retried after the service may have acted. */
+  run(body: JobRequest, options?: RequestOptions): Promise<Job> {
+    return this.submit("run", body, RUN_PAYLOAD_LIMIT_BYTES, options);
+  }
+
+  /**
+   * Runs a job and waits (`POST /runsync?wait=`, body at most 20 MB). When `wait` ends first the
+   * service answers the non-terminal `{ id, status }`; use `waitForJob` to keep waiting.
+   */
+  runSync(body: JobRequest, options: SyncOptions = {}): Promise<Job> {
+    const { wait, ...rest } = options;
+    if (wait !== undefined) parseInput(SyncWaitSchema, wait, "runSync options", ["wait"]);
+    return this.submit(
+      "runsync",
+      body,
+      RUNSYNC_PAYLOAD_LIMIT_BYTES,
+      rest,
+      { wait },
+      (wait ?? SYNC_WAIT_DEFAULT_MS) + LONG_POLL_MARGIN_MS,
+    );
+  }
+
+  /** Reads a job (`GET /status/{id}`); `ttl` shortens how long its result stays readable. */
+  async status(jobId: string, options: StatusOptions = {}): Promise<Job> {
+    const { ttl, ...rest } = options;
+    if (ttl !== undefined) parseInput(StatusTtlSchema, ttl, "status options", ["ttl"]);
+    const { data } = await this.#ctx.transport.request({
+      method: "GET",
+      baseUrl: this.#base,
+      path: path`/status/${jobId}`,
+      query: { ttl },
+      schema: JobSchema,
+      limiter: this.limiter("status"),
+      options: rest,
+    });
+    return data as Job;
+  }
+
+  /** Long-polls a job (`GET /status-sync/{id}?wait=`): answers when it is terminal or `wait` ends. */
+  async statusSync(jobId: string, options: SyncOptions = {}): Promise<Job> {
+    const { wait, ...rest } = options;
+    if (wait !== undefined) parseInput(SyncWaitSchema, wait, "statusSync options", ["wait"]);
+    const { data } = await this.#ctx.transport.request({
+      method: "GET",
+      baseUrl: this.#base,
+      path: path`/status-sync/${jobId}`,
+      query: { wait },
+      schema: JobSchema,
+      limiter: this.limiter("status-sync"),
+      options: rest,
+      minTimeoutMs: (wait ?? SYNC_WAIT_DEFAULT_MS) + LONG_POLL_MARGIN_MS,
+    });
+    return data as Job;
+  }
+
+  /**
+   * Streams a job's output: polls `GET /stream/{id}` and yields each chunk as sent
+   * (`{ output, metrics? }`) until the job is terminal. Accepts the service's
+   * `{ status, stream: [...] }` envelope and a bare chunk array (then `/status` tells when the
+   * job has ended, followed by one last drain). Polls back off from 50 ms to 1 s while idle.
+   */
+  async *stream(jobId: string, options: StreamOptions = {}): AsyncGenerator<StreamChunk, void, undefined> {
+    encodeSegment(jobId);
+    let pause = POLL_MIN_MS;
+    let finalDrain = false;
+    for (;;) {
+      const { data } = await this.#ctx.transport.request({
+        method: "GET",
+        baseUrl: this.#base,
+        path: path`/stream/${jobId}`,
+        schema: StreamResponseSchema,
+        limiter: this.limiter("stream"),
+        options,
+      });
+      const chunks = Array.isArray(data) ? data : data.stream;
+      for (const chunk of chunks) yield chunk;
+      if (finalDrain) return;
+      const status = Array.isArray(data) ? undefined : data.status;
+      if (status !== undefined && isTerminalStatus(status)) return;
+      if (chunks.length > 0) {
+        pause = POLL_MIN_MS;
+        continue;
+      }
+      if (status === undefined) {
+        const job = await this.status(jobId, options);
+        if (isTerminalStatus(job.status)) {
+          finalDrain = true;
+          continue;
+        }
+      }
+      await this.#ctx.transport.config.sleep(pause, options.signal);
+      pause = Math.min(pause * 2, POLL_MAX_MS);
+    }
+  }
+
+  /** Job and worker counts (`GET /health`). Not rate limited client-side. */
+  async health(options?: RequestOptions): Promise<Health> {
+    const { data } = await this.#ctx.transport.request({
+      method: "GET",
+      baseUrl: this.#base,
+      path: "/health",
+      schema: HealthSchema,
+      options,
+    });
+    return data;
+  }
+
+  /** Cancels a queued or running job (`POST /cancel/{id}`); resolves to `{ id, status }`. */
+  async cancel(jobId: string, options?: RequestOptions): Promise<Job> {
+    const { data } = await this.#ctx.transport.request({
+      method: "POST",
+      baseUrl: this.#base,
+      path: path`/cancel/${jobId}`,
+      schema: JobSchema,
+      limiter: this.limiter("cancel"),
+      options,
+    });
+    return data as Job;
+  }
+
+  /** Re-queues a FAILED or TIMED_OUT job under the same id (`POST /retry/{id}`). */
+  async retry(jobId: string, options?: RequestOptions): Promise<Job> {
+    const { data } = await this.#ctx.transport.request({
+      method: "POST",
+      baseUrl: this.#base,
+      path: path`/retry/${jobId}`,
+      schema: JobSchema,
+      limiter: this.limiter("retry"),
+      options,
+    });
+    return data as Job;
+  }
+
+  /** Removes every queued job (`POST /purge-queue`); running jobs keep running. */
+  async purgeQueue(options?: RequestOptions): Promise<PurgeQueueResult> {
+    const { data } = await this.#ctx.transport.request({
+      method: "POST",
+      baseUrl: this.#base,
+      path: "/purge-queue",
+      schema: PurgeQueueResultSchema,
+      limiter: this.limiter("purge-queue"),
+      options,
+    });
+    return data;
+  }
+
+  /**
+   * Waits until a job is terminal and returns it. Uses long polling (`/status-sync`, up to 90 s
+   * per request), so a job finishing within 90 s costs one request and is noticed at once; when
+   * the server answers 404/405 to `/status-sync` for a job that `/status` knows, falls back to
+   * `/status` polling starting at 50 ms and backing off to 1 s.
+   * Throws `JobWaitTimeoutError` (with `lastStatus`) after `timeoutMs`.
+   */
+  async waitForJob(jobId: string, options: WaitForJobOptions = {}): Promise<Job> {
+    encodeSegment(jobId);
+    const { timeoutMs, signal, onStatus, maxRetries } = options;
+    if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+      throw new ValidationError("timeoutMs must be a positive number of milliseconds", ["timeoutMs"]);
+    }
+    const started = performance.now();
+    const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : started + timeoutMs;
+    let last: Job | undefined;
+    const observe = (job: Job): Job => {
+      if (!last || last.status !== job.status) onStatus?.(job);
+      last = job;
+      return job;
+    };
+    const giveUp = () =>
+      new JobWaitTimeoutError(
+        `Job ${jobId} on endpoint ${this.id} was not finished after ${timeoutMs} ms ` +
+          `(last status ${last?.status ?? "unknown"}); it keeps running on the service`,
+        { jobId, lastStatus: last },
+      );
+    let pause = POLL_MIN_MS;
+    for (;;) {
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) throw giveUp();
+      const request = { signal, maxRetries };
+      let job: Job;
+      if (this.#statusSyncSupported && remaining >= SYNC_WAIT_MIN_MS) {
+        const wait = Math.floor(Math.min(remaining, SYNC_WAIT_DEFAULT_MS));
+        try {
+          job = await this.statusSync(jobId, { ...request, wait });
+        } catch (error) {
+          if (!(error instanceof APIError) || (error.status !== 404 && error.status !== 405)) throw error;
+          // Either the server has no /status-sync or the job is unknown: /status tells which.
+          job = await this.status(jobId, request);
+          this.#statusSyncSupported = false;
+        }
+      } else {
+        job = await this.status(jobId, request);
+        if (!isTerminalStatus(job.status)) {
+          observe(job);
+          const left = deadline - performance.now();
+          if (left <= 0) throw giveUp();
+          await this.#ctx.transport.config.sleep(Math.min(pause, left), signal);
+          pause = Math.min(pause * 2, POLL_MAX_MS);
+          continue;
+        }
+      }
+      observe(job);
+      if (isTerminalStatus(job.status)) return job;
+    }
+  }
+}

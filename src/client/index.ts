@@ -1,0 +1,30 @@
+/**
+ * The typed RunPod API client: `RunpodClient`, its errors, wire schemas, limits and the helpers
+ * the providers and the emulator reuse.
+ */
+
+export {
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_REST_URL,
+  DEFAULT_SERVERLESS_URL,
+  DEFAULT_TIMEOUT_MS,
+  RunpodClient,
+  type RunpodClientOptions,
+  resolveRestUrl,
+} from "./client";
+export {
+  Endpoint,
+  type StatusOptions,
+  type StreamOptions,
+  type SyncOptions,
+  type WaitForJobOptions,
+} from "./endpoint";
+export * from "./errors";
+export * from "./limits";
+export { NetworkVolumes, RegistryAuths, type RestDialect, volumeFromV2 } from "./management";
+export { encodeSegment, path } from "./path";
+export { type LimiterClock, RateLimiter, sharedLimiter } from "./rateLimiter";
+export { backoffMs, isRetryableError, isRetryableStatus, serverDelayMs } from "./retry";
+export * from "./schemas";
+export type { RequestOptions, RunpodLogger, SleepFn } from "./transport";
+export { describeIssue, formatPath, parseInput, parseResponse, validationErrorFrom } from "./validate";

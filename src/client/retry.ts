@@ -1,0 +1,82 @@
+/**
+ * The client's one retry policy (DESIGN.md, "Contract details"):
+ *
+ * - GET and DELETE (idempotent): retry 408, 429, 5xx and connection errors.
+ * - POST and PATCH (may create or change something): retry only when the service provably did
+ *   not act: a 429 or 503 answer, or a connection that was refused / never opened. A 500, a
+ *   timeout or a reset after sending is NOT retried: the service may have acted on it.
+ * - Delay: `Retry-After` (seconds or an HTTP date), else a zero-remaining `RateLimit` window's
+ *   reset time, capped at 60 s; else 0.5 s x 2^n (max 8 s) with full jitter over the upper half.
+ *
+ * undici's `RetryHandler` retries by method list, status list and error-code list; it cannot say
+ * "POST only on 429/503 and refused connections" without a custom callback, and it would retry
+ * inside the dispatcher, under the rate limiter's single slot and the per-attempt timeout. This
+ * small module keeps the policy in one readable place instead.
+ */
+import { APIConnectionError, APITimeoutError } from "./errors";
+
+/** Longest delay taken from a server hint (Retry-After / RateLimit), in ms. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+/** First backoff step, in ms. */
+export const INITIAL_BACKOFF_MS = 500;
+/** Longest backoff step, in ms. */
+export const MAX_BACKOFF_MS = 8_000;
+
+/** True for methods the service treats as idempotent. */
+export function isIdempotent(method: string): boolean {
+  return method === "GET" || method === "DELETE" || method === "HEAD";
+}
+
+/** Whether an HTTP answer with this status may be retried for this method. */
+export function isRetryableStatus(method: string, status: number): boolean {
+  if (isIdempotent(method)) return status === 408 || status === 429 || status >= 500;
+  return status === 429 || status === 503;
+}
+
+/** Whether a transport failure may be retried for this method. */
+export function isRetryableError(method: string, error: unknown): boolean {
+  if (!(error instanceof APIConnectionError)) return false;
+  if (isIdempotent(method)) return true;
+  // A timed-out or reset POST may have been acted on; only a request never sent is safe.
+  return error.notSent && !(error instanceof APITimeoutError);
+}
+
+/**
+ * Delay the server asked for, in ms, or `undefined` without a usable hint.
+ * Reads `Retry-After` (delta seconds or HTTP date), then the IETF `RateLimit` header
+ * (`"minute";r=0;t=12`): the longest reset among windows with no requests remaining.
+ * Capped at `MAX_RETRY_AFTER_MS`.
+ */
+export function serverDelayMs(headers: Record<string, string>, now: number = Date.now()): number | undefined {
+  const retryAfter = headers["retry-after"];
+  if (retryAfter !== undefined && retryAfter.trim() !== "") {
+    const text = retryAfter.trim();
+    let ms: number | undefined;
+    if (/^\d+(\.\d+)?$/.test(text)) ms = Number(text) * 1000;
+    else {
+      const date = Date.parse(text);
+      if (!Number.isNaN(date)) ms = Math.max(0, date - now);
+    }
+    if (ms !== undefined) return Math.min(ms, MAX_RETRY_AFTER_MS);
+  }
+  const rateLimit = headers.ratelimit;
+  if (rateLimit) {
+    let longest: number | undefined;
+    for (const member of rateLimit.split(",")) {
+      const r = /;\s*r=(\d+)/.exec(member);
+      const t = /;\s*t=(\d+)/.exec(member);
+      if (r && t && Number(r[1]) === 0) longest = Math.max(longest ?? 0, Number(t[1]) * 1000);
+    }
+    if (longest !== undefined) return Math.min(longest, MAX_RETRY_AFTER_MS);
+  }
+  return undefined;
+}
+
+/**
+ * Exponential backoff for retry number `attempt` (0-based): 0.5 s x 2^n, max 8 s, with jitter
+ * drawn uniformly from the upper half of the step so retries of many clients spread out.
+ */
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  const step = Math.min(INITIAL_BACKOFF_MS * 2 ** attempt, MAX_BACKOFF_MS);
+  return step / 2 + random() * (step / 2);
+}

@@ -1,0 +1,270 @@
+/**
+ * The transport core every client call goes through: one process-wide keep-alive undici Agent,
+ * bearer auth, JSON bodies, per-attempt timeout, abort signals, the retry policy, the client-side
+ * rate limiter, error mapping and loose response parsing.
+ *
+ * Response bodies are always read to the end (or the socket destroyed), on success, on errors and
+ * before every retry, so keep-alive sockets return to the pool.
+ */
+import { Agent, request } from "undici";
+import type { z } from "zod";
+import {
+  APIConnectionError,
+  APIError,
+  APITimeoutError,
+  APIUserAbortError,
+  ResponseValidationError,
+  type RunpodError,
+  redactHeaders,
+} from "./errors";
+import type { RateLimiter } from "./rateLimiter";
+import { backoffMs, isRetryableError, isRetryableStatus, serverDelayMs } from "./retry";
+import { parseResponse } from "./validate";
+
+/** Per-call options every client method accepts. */
+export interface RequestOptions {
+  /** Aborts the call (also while it waits for a rate-limit slot or a retry): `APIUserAbortError`. */
+  signal?: AbortSignal;
+  /** Per-attempt timeout in ms (`APITimeoutError`). @default the client's `timeoutMs` (60000) */
+  timeoutMs?: number;
+  /** Retries after the first attempt, under the retry policy. @default the client's `maxRetries` (5) */
+  maxRetries?: number;
+}
+
+/** Where log lines go. Lines name the request (method and path), never a credential. */
+export interface RunpodLogger {
+  debug?(message: string): void;
+  warn?(message: string): void;
+}
+
+/** Waits `ms`, rejecting with `APIUserAbortError` when `signal` aborts. */
+export type SleepFn = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/** Settings shared by all calls of one client. */
+export interface TransportConfig {
+  apiKey: string;
+  timeoutMs: number;
+  maxRetries: number;
+  userAgent: string;
+  logger?: RunpodLogger;
+  sleep: SleepFn;
+}
+
+/** One request as the resources describe it. */
+export interface TransportRequest<S extends z.ZodType | undefined> {
+  method: "GET" | "POST" | "PATCH" | "DELETE";
+  /** Absolute base URL without a trailing slash, e.g. `https://api.runpod.ai`. */
+  baseUrl: string;
+  /** Path built with the `path` tag, starting with "/". */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  /** A JSON value, or an already serialized JSON string (`serialized: true`). */
+  body?: unknown;
+  serialized?: boolean;
+  /** Schema of a 2xx body; without one the body is read and discarded. */
+  schema?: S;
+  limiter?: RateLimiter;
+  options?: RequestOptions;
+  /** Lower bound of the per-attempt timeout (long polls: `wait` plus a margin), in ms. */
+  minTimeoutMs?: number;
+}
+
+export interface TransportResponse<T> {
+  status: number;
+  headers: Record<string, string>;
+  data: T;
+}
+
+let agent: Agent | undefined;
+
+/** The process-wide keep-alive Agent, created on first use (never at module load). */
+export function sharedAgent(): Agent {
+  agent ??= new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 });
+  return agent;
+}
+
+/** Default `sleep`: a timer that an abort signal cancels. */
+export const defaultSleep: SleepFn = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(userAbort(signal));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(userAbort(signal as AbortSignal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+
+function userAbort(signal: AbortSignal, what = "Request"): APIUserAbortError {
+  return new APIUserAbortError(`${what} aborted by the caller's signal`, { cause: signal.reason });
+}
+
+const NOT_SENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "EHOSTUNREACH",
+]);
+
+/** Collects `code`s from an error, its cause and an AggregateError's members. */
+function errorCodes(error: unknown, depth = 0): string[] {
+  if (!error || typeof error !== "object" || depth > 3) return [];
+  const e = error as { code?: unknown; cause?: unknown; errors?: unknown };
+  const codes = typeof e.code === "string" ? [e.code] : [];
+  codes.push(...errorCodes(e.cause, depth + 1));
+  if (Array.isArray(e.errors)) for (const inner of e.errors) codes.push(...errorCodes(inner, depth + 1));
+  return codes;
+}
+
+/** The core: holds the key privately (never enumerable, never in an error). */
+export class Transport {
+  readonly #apiKey: string;
+  readonly config: Omit<TransportConfig, "apiKey">;
+
+  constructor(config: TransportConfig) {
+    const { apiKey, ...rest } = config;
+    this.#apiKey = apiKey;
+    this.config = rest;
+  }
+
+  /** Sends a request with retries; resolves to the parsed 2xx answer. */
+  async request<S extends z.ZodType | undefined = undefined>(
+    req: TransportRequest<S>,
+  ): Promise<TransportResponse<S extends z.ZodType ? z.output<S> : undefined>> {
+    const maxRetries = req.options?.maxRetries ?? this.config.maxRetries;
+    const signal = req.options?.signal;
+    for (let attempt = 0; ; attempt++) {
+      if (signal?.aborted) throw userAbort(signal);
+      const release = req.limiter ? await req.limiter.acquire(signal) : undefined;
+      let error: unknown;
+      try {
+        return await this.attempt(req);
+      } catch (e) {
+        error = e;
+      } finally {
+        release?.();
+      }
+      const retryable =
+        error instanceof APIError
+          ? isRetryableStatus(req.method, error.status)
+          : isRetryableError(req.method, error);
+      if (!retryable || attempt >= maxRetries) throw error;
+      const hinted = error instanceof APIError ? serverDelayMs(error.headers) : undefined;
+      const delay = hinted ?? backoffMs(attempt);
+      const why = error instanceof APIError ? String(error.status) : (error as RunpodError).code;
+      this.config.logger?.debug?.(
+        `runpod: retrying ${req.method} ${req.path} after ${why} in ${Math.round(delay)} ms ` +
+          `(retry ${attempt + 1} of ${maxRetries})`,
+      );
+      await this.config.sleep(delay, signal);
+    }
+  }
+
+  /** One HTTP exchange: send, read the whole body, map the answer. */
+  private async attempt<S extends z.ZodType | undefined>(
+    req: TransportRequest<S>,
+  ): Promise<TransportResponse<S extends z.ZodType ? z.output<S> : undefined>> {
+    const url = new URL(req.baseUrl + req.path);
+    for (const [key, value] of Object.entries(req.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const where = { method: req.method, path: url.pathname };
+    const timeoutMs = Math.max(req.options?.timeoutMs ?? this.config.timeoutMs, req.minTimeoutMs ?? 0);
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#apiKey}`,
+      accept: "application/json",
+      "user-agent": this.config.userAgent,
+    };
+    let body: string | undefined;
+    if (req.body !== undefined) {
+      body = req.serialized ? (req.body as string) : JSON.stringify(req.body);
+      headers["content-type"] = "application/json";
+    }
+
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error("timeout"));
+    }, timeoutMs);
+    const userSignal = req.options?.signal;
+    const onUserAbort = () => controller.abort(userSignal?.reason);
+    userSignal?.addEventListener("abort", onUserAbort, { once: true });
+
+    try {
+      let status: number;
+      let responseHeaders: Record<string, string>;
+      let text: string;
+      try {
+        const res = await request(url, {
+          method: req.method,
+          headers,
+          body,
+          signal: controller.signal,
+          dispatcher: sharedAgent(),
+        });
+        status = res.statusCode;
+        responseHeaders = redactHeaders(res.headers);
+        try {
+          text = await res.body.text();
+        } catch (error) {
+          res.body.destroy();
+          throw error;
+        }
+      } catch (error) {
+        if (timedOut) {
+          throw new APITimeoutError(
+            `${where.method} ${where.path} timed out after ${timeoutMs} ms ` +
+              "(raise timeoutMs for slow calls; a timed-out POST may still have been acted on)",
+          );
+        }
+        if (userSignal?.aborted) throw userAbort(userSignal, `${where.method} ${where.path}`);
+        const codes = errorCodes(error);
+        const notSent = codes.some((c) => NOT_SENT_CODES.has(c));
+        const code = codes[0] ?? (error instanceof Error ? error.name : "unknown");
+        throw new APIConnectionError(
+          `${where.method} ${where.path} failed: ${
+            notSent ? `could not connect to ${url.origin}` : `connection to ${url.origin} failed mid-request`
+          } (${code})`,
+          { cause: error, notSent },
+        );
+      }
+
+      const contentType = responseHeaders["content-type"] ?? "";
+      const isJson = /json/i.test(contentType);
+      let parsed: unknown = text;
+      let parseFailed = false;
+      if (text === "") parsed = undefined;
+      else if (isJson || /^\s*[[{]/.test(text)) {
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parseFailed = isJson;
+          parsed = text.length > 4096 ? `${text.slice(0, 4096)}...` : text;
+        }
+      } else if (text.length > 4096) parsed = `${text.slice(0, 4096)}...`;
+
+      if (status < 200 || status >= 300) {
+        throw APIError.from({ status, body: parsed, headers: responseHeaders, ...where });
+      }
+      if (!req.schema) return { status, headers: responseHeaders, data: undefined as never };
+      if (parseFailed) {
+        throw new ResponseValidationError(
+          `${where.method} ${where.path} answered ${status} with malformed JSON`,
+          {
+            body: parsed,
+          },
+        );
+      }
+      const data = parseResponse(req.schema, parsed, where);
+      return { status, headers: responseHeaders, data: data as never };
+    } finally {
+      clearTimeout(timer);
+      userSignal?.removeEventListener("abort", onUserAbort);
+    }
+  }
+}
