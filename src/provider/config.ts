@@ -12,6 +12,8 @@
  * provider instance for that process only and never serialized into `__provider`.
  */
 
+import { RunpodClient, ValidationError } from "../client";
+
 /** Settings a provider or lookup needs to build a client. Blank strings count as unset. */
 export interface RunpodSettings {
   apiKey?: string;
@@ -68,8 +70,7 @@ export function settingsFromStack(): RunpodSettings {
 export function clientFromSettings(
   settings: RunpodSettings,
   extra: { timeoutMs?: number; maxRetries?: number } = {},
-): import("../client").RunpodClient {
-  const { RunpodClient, ValidationError }: typeof import("../client") = require("../client");
+): RunpodClient {
   if (!settings.apiKey) {
     throw new ValidationError(
       `No RunPod API key: set the secret stack config "${CONFIG_KEYS.apiKey}" ` +
