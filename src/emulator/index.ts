@@ -1,0 +1,136 @@
+/**
+ * A local emulator of the service: REST v1 and v2 management and the serverless job interface on
+ * one port, with the service's limits, timers, webhooks and (optionally) its failures.
+ *
+ * ```ts
+ * const emu = await startEmulator({ endpoints: ["echo:2"] });
+ * const client = new RunpodClient({ apiKey: emu.apiKey, restUrl: emu.restUrl, serverlessUrl: emu.serverlessUrl });
+ * await emu.close();
+ * ```
+ */
+import type { AddressInfo } from "node:net";
+import { KeyChecker } from "./auth";
+import type { Clock } from "./clock";
+import { FaultInjector } from "./faults";
+import { type EndpointCounters, JobEngine } from "./jobs/engine";
+import { checkHandlerSpec, type HandlerSpec, loadHandlerModule } from "./jobs/handlers";
+import { type EmulatorOptions, resolveOptions } from "./options";
+import { RateLimiter } from "./rateLimit";
+import { buildServer } from "./server";
+import { ManagementStore } from "./store";
+import { type WebhookAttempt, WebhookSender } from "./webhooks";
+
+export { type Clock, ManualClock, realClock } from "./clock";
+export type { FaultConfig } from "./faults";
+export type { Handler, HandlerContext, HandlerJob, HandlerSpec } from "./jobs/handlers";
+export { type EmulatorOptions, type EndpointSpec, RESERVED_ENDPOINT_IDS } from "./options";
+
+/** What the emulator saw so far, for tests. */
+export interface EmulatorStats {
+  /** Jobs submitted (run + runsync, not retries) per endpoint id. */
+  submitted: Record<string, number>;
+  /** All counters per endpoint id. */
+  endpoints: Record<string, EndpointCounters>;
+  /** Every webhook attempt, in order. */
+  webhooks: WebhookAttempt[];
+  /** Faults injected so far, by kind. */
+  faults: { "429": number; "503": number; "500": number; reset: number };
+  /** HTTP requests received. */
+  requests: number;
+}
+
+/** A running emulator. */
+export interface RunningEmulator {
+  /** REST v1 management base URL: `http://127.0.0.1:PORT/v1`. */
+  restUrl: string;
+  /** REST v2 management base URL: `http://127.0.0.1:PORT/v2`. */
+  restUrlV2: string;
+  /** Job interface base URL (paths start with `/v2`): `http://127.0.0.1:PORT`. */
+  serverlessUrl: string;
+  /** The first accepted API key. */
+  apiKey: string;
+  /** Every accepted API key. */
+  apiKeys: string[];
+  /** The bound port. */
+  port: number;
+  /** The clock the emulator's timers run on. */
+  clock: Clock;
+  /** Counters and records for tests. */
+  stats(): EmulatorStats;
+  /** Stops serving, ends open connections, stops timers, and flushes the state file. */
+  close(): Promise<void>;
+}
+
+function urlHost(host: string): string {
+  if (host === "0.0.0.0" || host === "::" || host === "") return "127.0.0.1";
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+/** Starts the emulator; resolves once it listens. Bad options reject with an error naming them. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const resolved = resolveOptions(options);
+  let handlers: HandlerSpec | undefined;
+  if (typeof resolved.handlers === "string") handlers = await loadHandlerModule(resolved.handlers);
+  else if (resolved.handlers !== undefined) handlers = checkHandlerSpec(resolved.handlers);
+
+  const store = await ManagementStore.open({ stateFile: resolved.stateFile, volumes: resolved.volumes });
+  const webhooks = new WebhookSender(resolved.clock, resolved.webhookRetryDelayMs);
+  const engine = new JobEngine({
+    clock: resolved.clock,
+    endpoints: resolved.endpoints,
+    retention: resolved.retention,
+    handlers,
+    webhooks,
+  });
+  const faults = resolved.faults ? new FaultInjector(resolved.faults, resolved.faultSeed) : undefined;
+  let requests = 0;
+  const app = buildServer({
+    engine,
+    store,
+    keys: new KeyChecker(resolved.apiKeys),
+    faults,
+    limiter: resolved.rateLimits ? new RateLimiter(resolved.clock) : undefined,
+    rateLimits: resolved.rateLimits,
+    onRequest: () => {
+      requests++;
+    },
+  });
+  await app.listen({ port: resolved.port, host: resolved.host });
+  const port = (app.server.address() as AddressInfo).port;
+  const base = `http://${urlHost(resolved.host)}:${port}`;
+  let closing: Promise<void> | undefined;
+
+  return {
+    restUrl: `${base}/v1`,
+    restUrlV2: `${base}/v2`,
+    serverlessUrl: base,
+    apiKey: resolved.apiKeys[0] as string,
+    apiKeys: [...resolved.apiKeys],
+    port,
+    clock: resolved.clock,
+    stats() {
+      const endpoints: Record<string, EndpointCounters> = {};
+      const submitted: Record<string, number> = {};
+      for (const id of engine.endpointIds()) {
+        endpoints[id] = engine.counters(id);
+        submitted[id] = endpoints[id].submitted;
+      }
+      return {
+        submitted,
+        endpoints,
+        webhooks: [...webhooks.attempts],
+        faults: { ...(faults?.counts ?? { "429": 0, "503": 0, "500": 0, reset: 0 }) },
+        requests,
+      };
+    },
+    close() {
+      closing ??= (async () => {
+        engine.close();
+        webhooks.close();
+        await app.close();
+        await store.flush();
+      })();
+      return closing;
+    },
+  };
+}

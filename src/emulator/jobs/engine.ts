@@ -1,0 +1,529 @@
+/**
+ * The job engine: per endpoint a FIFO queue, `workersMax` workers, and the job state machine
+ * IN_QUEUE -> IN_PROGRESS -> COMPLETED | FAILED | CANCELLED | TIMED_OUT, with every timer on the
+ * injected clock:
+ * - `policy.ttl` (default 24 h): a job still queued when it expires ends TIMED_OUT.
+ * - `policy.executionTimeout` (default 600000 ms): a running job ends TIMED_OUT, its handler aborted.
+ * - Retention: a finished job stays readable `retention.runMs` (30 min) after completion, or
+ *   `retention.runsyncMs` (60 s) for a runsync job, or less when `/status` gave a `ttl`; then 404.
+ * Workers: all `workersMax` are warm unless the endpoint has `coldStartMs`; then workers start
+ * cold, a queued normal-priority job starts one (ready after `coldStartMs`), and `lowPriority`
+ * jobs never start one: they run only on workers already warm, after normal jobs.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  EXECUTION_TIMEOUT_DEFAULT_MS,
+  QUEUE_FULL_JOBS_PER_WORKER,
+  QUEUE_FULL_MIN_JOBS,
+  TTL_DEFAULT_MS,
+} from "../../client/limits";
+import { isTerminalStatus, type JobRequest } from "../../client/schemas";
+import type { Clock, TimerHandle } from "../clock";
+import type { WebhookSender } from "../webhooks";
+import { builtinWorker } from "./builtinWorker";
+import { type Chunk, toChunks } from "./chunks";
+import { type Handler, type HandlerSpec, handlerFor, runHandler } from "./handlers";
+
+/** One endpoint's configuration. */
+export interface EndpointConfig {
+  /** Endpoint id used in `/v2/{id}/...`. */
+  id: string;
+  /** Number of workers. 0 makes a queue-only endpoint. @default 3 */
+  workersMax: number;
+  /** When set, workers start cold and take this many ms to warm up. @default none (all warm) */
+  coldStartMs?: number;
+}
+
+/** How long finished jobs stay readable, in ms. */
+export interface Retention {
+  /** For jobs submitted with `/run`. @default 1800000 (30 min) */
+  runMs: number;
+  /** For jobs submitted with `/runsync`. @default 60000 (60 s) */
+  runsyncMs: number;
+}
+
+type WorkerState = "cold" | "starting" | "idle" | "busy";
+
+interface Worker {
+  id: string;
+  state: WorkerState;
+  job?: JobRecord;
+}
+
+/** A job as the engine keeps it. */
+export interface JobRecord {
+  id: string;
+  endpointId: string;
+  kind: "run" | "sync";
+  request: JobRequest;
+  status: string;
+  createdAt: number;
+  startedAt?: number;
+  completedAt?: number;
+  output?: unknown;
+  hasOutput: boolean;
+  error?: string;
+  workerId?: string;
+  /** Chunks produced and not yet drained by `/stream`. */
+  chunks: Chunk[];
+  /** `/status?ttl=` asked for: result retention from completion, capped by the default. */
+  resultTtlMs?: number;
+  /** Bumped on retry, so a late result of an earlier run is ignored. */
+  attempt: number;
+  waiters: Set<() => void>;
+  ttlTimer?: TimerHandle;
+  execTimer?: TimerHandle;
+  expiryTimer?: TimerHandle;
+  expiresAt?: number;
+  abort?: AbortController;
+}
+
+/** The `/status` body of a job. */
+export interface JobStatusBody {
+  id: string;
+  status: string;
+  delayTime?: number;
+  executionTime?: number;
+  output?: unknown;
+  error?: string;
+  workerId?: string;
+}
+
+/** Per-endpoint counters, as `/health` and `stats()` report them. */
+export interface EndpointCounters {
+  submitted: number;
+  completed: number;
+  failed: number;
+  timedOut: number;
+  cancelled: number;
+  retried: number;
+  purged: number;
+}
+
+class EndpointState {
+  readonly config: EndpointConfig;
+  readonly jobs = new Map<string, JobRecord>();
+  queue: JobRecord[] = [];
+  readonly workers: Worker[];
+  readonly counters: EndpointCounters = {
+    submitted: 0,
+    completed: 0,
+    failed: 0,
+    timedOut: 0,
+    cancelled: 0,
+    retried: 0,
+    purged: 0,
+  };
+
+  constructor(config: EndpointConfig) {
+    this.config = config;
+    const warm = config.coldStartMs === undefined;
+    this.workers = Array.from({ length: config.workersMax }, (_, i) => ({
+      id: `${config.id}-worker-${i + 1}`,
+      state: warm ? "idle" : "cold",
+    }));
+  }
+}
+
+/** Thrown by `submit` when the queue is full (the server answers 429). */
+export class QueueFullError extends Error {
+  constructor(endpointId: string, limit: number) {
+    super(
+      `endpoint ${endpointId}: the queue is full (it holds ${limit} jobs, the most allowed: more than ${QUEUE_FULL_MIN_JOBS} and more than workersMax x ${QUEUE_FULL_JOBS_PER_WORKER}); retry later`,
+    );
+  }
+}
+
+/** Thrown by `retry` for a job that is not FAILED or TIMED_OUT (the server answers 400). */
+export class NotRetryableError extends Error {}
+
+/** Options of the engine. */
+export interface EngineOptions {
+  clock: Clock;
+  endpoints: EndpointConfig[];
+  retention: Retention;
+  handlers?: HandlerSpec;
+  webhooks: WebhookSender;
+}
+
+/** The job engine of all endpoints. */
+export class JobEngine {
+  readonly #clock: Clock;
+  readonly #endpoints = new Map<string, EndpointState>();
+  readonly #retention: Retention;
+  readonly #handlers?: HandlerSpec;
+  readonly #builtin: Handler;
+  readonly #webhooks: WebhookSender;
+  readonly #coldTimers = new Set<TimerHandle>();
+  #closed = false;
+
+  constructor(options: EngineOptions) {
+    this.#clock = options.clock;
+    this.#retention = options.retention;
+    this.#handlers = options.handlers;
+    this.#webhooks = options.webhooks;
+    this.#builtin = builtinWorker(options.clock) as Handler;
+    for (const config of options.endpoints) this.#endpoints.set(config.id, new EndpointState(config));
+  }
+
+  /** True when `endpointId` exists. */
+  has(endpointId: string): boolean {
+    return this.#endpoints.has(endpointId);
+  }
+
+  /** Ids of all endpoints. */
+  endpointIds(): string[] {
+    return [...this.#endpoints.keys()];
+  }
+
+  /** Counters of one endpoint (a copy). */
+  counters(endpointId: string): EndpointCounters {
+    return { ...this.#ep(endpointId).counters };
+  }
+
+  /** A job of `endpointId`, or undefined when unknown, purged or expired. */
+  get(endpointId: string, jobId: string): JobRecord | undefined {
+    return this.#endpoints.get(endpointId)?.jobs.get(jobId);
+  }
+
+  #ep(endpointId: string): EndpointState {
+    const ep = this.#endpoints.get(endpointId);
+    if (!ep) throw new Error(`unknown endpoint ${endpointId}`);
+    return ep;
+  }
+
+  /** Queues a new job. Throws `QueueFullError` when the queue already holds the most it may. */
+  submit(endpointId: string, request: JobRequest, kind: "run" | "sync"): JobRecord {
+    const ep = this.#ep(endpointId);
+    const limit = Math.max(QUEUE_FULL_MIN_JOBS, ep.config.workersMax * QUEUE_FULL_JOBS_PER_WORKER);
+    if (ep.queue.length >= limit) throw new QueueFullError(endpointId, limit);
+    const id = kind === "sync" ? `sync-${randomUUID()}` : `${randomUUID()}-u1`;
+    const job: JobRecord = {
+      id,
+      endpointId,
+      kind,
+      request,
+      status: "IN_QUEUE",
+      createdAt: this.#clock.now(),
+      hasOutput: false,
+      chunks: [],
+      attempt: 0,
+      waiters: new Set(),
+    };
+    ep.jobs.set(id, job);
+    ep.counters.submitted++;
+    this.#enqueue(ep, job);
+    return job;
+  }
+
+  #enqueue(ep: EndpointState, job: JobRecord): void {
+    ep.queue.push(job);
+    const ttl = job.request.policy?.ttl ?? TTL_DEFAULT_MS;
+    job.ttlTimer = this.#clock.setTimeout(() => {
+      job.ttlTimer = undefined;
+      if (job.status !== "IN_QUEUE") return;
+      ep.queue = ep.queue.filter((j) => j !== job);
+      this.#finish(ep, job, "TIMED_OUT", {
+        error: `job waited in the queue longer than its ttl of ${ttl} ms`,
+      });
+    }, ttl);
+    // Dispatch after the current call returns, so a submission always answers IN_QUEUE.
+    queueMicrotask(() => this.#dispatch(ep));
+  }
+
+  /** Assigns queued jobs to idle workers and warms cold workers for normal-priority jobs. */
+  #dispatch(ep: EndpointState): void {
+    if (this.#closed) return;
+    for (const worker of ep.workers) {
+      if (worker.state !== "idle") continue;
+      let index = ep.queue.findIndex((j) => !j.request.policy?.lowPriority);
+      if (index < 0) index = ep.queue.length > 0 ? 0 : -1;
+      if (index < 0) break;
+      const [job] = ep.queue.splice(index, 1);
+      if (job) this.#start(ep, worker, job);
+    }
+    if (ep.config.coldStartMs === undefined) return;
+    const normalQueued = ep.queue.filter((j) => !j.request.policy?.lowPriority).length;
+    let starting = ep.workers.filter((w) => w.state === "starting").length;
+    for (const worker of ep.workers) {
+      if (starting >= normalQueued) break;
+      if (worker.state !== "cold") continue;
+      worker.state = "starting";
+      starting++;
+      const timer = this.#clock.setTimeout(() => {
+        this.#coldTimers.delete(timer);
+        worker.state = "idle";
+        this.#dispatch(ep);
+      }, ep.config.coldStartMs);
+      this.#coldTimers.add(timer);
+    }
+  }
+
+  #start(ep: EndpointState, worker: Worker, job: JobRecord): void {
+    const now = this.#clock.now();
+    if (job.ttlTimer !== undefined) this.#clock.clearTimeout(job.ttlTimer);
+    job.ttlTimer = undefined;
+    job.status = "IN_PROGRESS";
+    job.startedAt = now;
+    job.workerId = worker.id;
+    worker.state = "busy";
+    worker.job = job;
+    const abort = new AbortController();
+    job.abort = abort;
+    const attempt = job.attempt;
+    const current = () => job.attempt === attempt && job.status === "IN_PROGRESS" && worker.job === job;
+    const timeout = job.request.policy?.executionTimeout ?? EXECUTION_TIMEOUT_DEFAULT_MS;
+    job.execTimer = this.#clock.setTimeout(() => {
+      job.execTimer = undefined;
+      if (!current()) return;
+      abort.abort(new Error(`execution timeout of ${timeout} ms reached`));
+      this.#finish(ep, job, "TIMED_OUT", {
+        error: `job ran longer than its executionTimeout of ${timeout} ms`,
+      });
+    }, timeout);
+    this.#notify(job);
+
+    const handler = handlerFor(this.#handlers, ep.config.id) ?? this.#builtin;
+    const handlerJob = {
+      id: job.id,
+      endpointId: ep.config.id,
+      input: structuredClone(job.request.input),
+      ...(job.request.s3Config ? { s3Config: { ...job.request.s3Config } } : {}),
+    };
+    const onChunk = (value: unknown) => {
+      if (!current()) return;
+      job.chunks.push(...toChunks(value));
+      this.#notify(job);
+    };
+    // Run on a later tick, so the submission answers IN_QUEUE/IN_PROGRESS before a fast handler ends.
+    Promise.resolve()
+      .then(() => runHandler(handler, handlerJob, { signal: abort.signal }, onChunk))
+      .then(
+        (output) => {
+          if (!current()) return;
+          if (output !== undefined) JSON.stringify(output); // throws on cycles and BigInt: a FAILED job
+          this.#finish(ep, job, "COMPLETED", { output });
+        },
+        (err: unknown) => {
+          if (!current()) return;
+          const message =
+            err instanceof Error ? err.message : typeof err === "string" ? err : JSON.stringify(err);
+          this.#finish(ep, job, "FAILED", { error: message || "handler failed" });
+        },
+      )
+      .catch((err: unknown) => {
+        if (current())
+          this.#finish(ep, job, "FAILED", { error: `output is not JSON: ${(err as Error).message}` });
+      });
+  }
+
+  #finish(
+    ep: EndpointState,
+    job: JobRecord,
+    status: "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT",
+    result: { output?: unknown; error?: string },
+  ): void {
+    const now = this.#clock.now();
+    if (job.ttlTimer !== undefined) this.#clock.clearTimeout(job.ttlTimer);
+    if (job.execTimer !== undefined) this.#clock.clearTimeout(job.execTimer);
+    job.ttlTimer = job.execTimer = undefined;
+    job.status = status;
+    job.completedAt = now;
+    if ("output" in result) {
+      job.output = result.output;
+      job.hasOutput = result.output !== undefined;
+    }
+    if (result.error !== undefined) job.error = result.error;
+    const worker = ep.workers.find((w) => w.job === job);
+    if (worker) {
+      worker.job = undefined;
+      worker.state = "idle";
+    }
+    if (status === "COMPLETED") ep.counters.completed++;
+    else if (status === "FAILED") ep.counters.failed++;
+    else if (status === "TIMED_OUT") ep.counters.timedOut++;
+    else ep.counters.cancelled++;
+    this.#scheduleExpiry(ep, job);
+    this.#notify(job);
+    const webhook = job.request.webhook;
+    if (webhook) this.#webhooks.send(job.id, webhook, this.statusBody(job));
+    this.#dispatch(ep);
+  }
+
+  #scheduleExpiry(ep: EndpointState, job: JobRecord): void {
+    if (job.completedAt === undefined) return;
+    const base = job.kind === "sync" ? this.#retention.runsyncMs : this.#retention.runMs;
+    const keep = Math.min(base, job.resultTtlMs ?? base);
+    this.#expireAt(ep, job, job.completedAt + keep);
+  }
+
+  #expireAt(ep: EndpointState, job: JobRecord, at: number): void {
+    if (job.expiryTimer !== undefined) this.#clock.clearTimeout(job.expiryTimer);
+    job.expiresAt = at;
+    job.expiryTimer = this.#clock.setTimeout(() => {
+      job.expiryTimer = undefined;
+      this.#remove(ep, job);
+    }, at - this.#clock.now());
+  }
+
+  #remove(ep: EndpointState, job: JobRecord): void {
+    for (const t of [job.ttlTimer, job.execTimer, job.expiryTimer])
+      if (t !== undefined) this.#clock.clearTimeout(t);
+    job.ttlTimer = job.execTimer = job.expiryTimer = undefined;
+    ep.jobs.delete(job.id);
+    this.#notify(job);
+  }
+
+  #notify(job: JobRecord): void {
+    for (const waiter of [...job.waiters]) waiter();
+  }
+
+  /**
+   * Applies `/status?ttl=MS`: the result is removed `ttl` ms after completion (or after now, for
+   * a job already finished), never later than the default retention.
+   */
+  setResultTtl(job: JobRecord, ttlMs: number): void {
+    job.resultTtlMs = Math.min(job.resultTtlMs ?? ttlMs, ttlMs);
+    if (job.completedAt === undefined || job.expiresAt === undefined) return;
+    const at = Math.min(job.expiresAt, this.#clock.now() + ttlMs);
+    if (at < job.expiresAt) this.#expireAt(this.#ep(job.endpointId), job, at);
+  }
+
+  /** The `/status` body of `job`. `output` appears once COMPLETED, `error` once FAILED/TIMED_OUT. */
+  statusBody(job: JobRecord): JobStatusBody {
+    const body: JobStatusBody = { id: job.id, status: job.status };
+    if (job.startedAt !== undefined) body.delayTime = job.startedAt - job.createdAt;
+    else if (job.completedAt !== undefined) body.delayTime = job.completedAt - job.createdAt;
+    if (job.startedAt !== undefined)
+      body.executionTime = (job.completedAt ?? this.#clock.now()) - job.startedAt;
+    if (job.workerId !== undefined) body.workerId = job.workerId;
+    if (job.hasOutput) body.output = job.output;
+    if (job.error !== undefined) body.error = job.error;
+    return body;
+  }
+
+  /**
+   * Resolves when `ready(job)` holds, the job is removed, or `ms` of clock time pass, whichever
+   * comes first. `signal` (the client going away) ends the wait too.
+   */
+  waitFor(
+    job: JobRecord,
+    ready: (job: JobRecord) => boolean,
+    ms: number,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const ep = this.#endpoints.get(job.endpointId);
+    const gone = () => ep?.jobs.get(job.id) !== job;
+    if (ready(job) || gone() || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.#clock.clearTimeout(timer);
+        job.waiters.delete(check);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const check = () => {
+        if (ready(job) || gone() || this.#closed) done();
+      };
+      const timer = this.#clock.setTimeout(done, ms);
+      job.waiters.add(check);
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  /** Waits (up to `ms`) until the job is terminal. */
+  waitTerminal(job: JobRecord, ms: number, signal?: AbortSignal): Promise<void> {
+    return this.waitFor(job, (j) => isTerminalStatus(j.status), ms, signal);
+  }
+
+  /** Removes and returns the chunks buffered so far. */
+  drainStream(job: JobRecord): Chunk[] {
+    const chunks = job.chunks;
+    job.chunks = [];
+    return chunks;
+  }
+
+  /** Cancels a queued or running job (a running handler is aborted); a finished job is unchanged. */
+  cancel(job: JobRecord): JobRecord {
+    const ep = this.#ep(job.endpointId);
+    if (job.status === "IN_QUEUE") {
+      ep.queue = ep.queue.filter((j) => j !== job);
+      this.#finish(ep, job, "CANCELLED", {});
+    } else if (job.status === "IN_PROGRESS") {
+      job.abort?.abort(new Error("job cancelled"));
+      this.#finish(ep, job, "CANCELLED", {});
+    }
+    return job;
+  }
+
+  /** Re-queues a FAILED or TIMED_OUT job with the same id and input; previous output is removed. */
+  retry(job: JobRecord): JobRecord {
+    if (job.status !== "FAILED" && job.status !== "TIMED_OUT") {
+      throw new NotRetryableError(
+        `job ${job.id} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`,
+      );
+    }
+    const ep = this.#ep(job.endpointId);
+    if (job.expiryTimer !== undefined) this.#clock.clearTimeout(job.expiryTimer);
+    job.expiryTimer = job.expiresAt = undefined;
+    job.attempt++;
+    job.status = "IN_QUEUE";
+    job.createdAt = this.#clock.now();
+    job.startedAt = job.completedAt = job.error = job.output = job.workerId = undefined;
+    job.hasOutput = false;
+    job.chunks = [];
+    ep.counters.retried++;
+    this.#enqueue(ep, job);
+    return job;
+  }
+
+  /** Removes every queued job of the endpoint (running jobs keep running); returns how many. */
+  purgeQueue(endpointId: string): number {
+    const ep = this.#ep(endpointId);
+    const purged = ep.queue;
+    ep.queue = [];
+    for (const job of purged) this.#remove(ep, job);
+    ep.counters.purged += purged.length;
+    return purged.length;
+  }
+
+  /** The `/health` body. `failed` counts FAILED and TIMED_OUT jobs since start. */
+  health(endpointId: string) {
+    const ep = this.#ep(endpointId);
+    let inProgress = 0;
+    for (const job of ep.jobs.values()) if (job.status === "IN_PROGRESS") inProgress++;
+    const running = ep.workers.filter((w) => w.state === "busy").length;
+    const workers: { idle: number; running: number; initializing?: number } =
+      ep.config.coldStartMs === undefined
+        ? { idle: ep.workers.length - running, running }
+        : {
+            idle: ep.workers.filter((w) => w.state === "idle").length,
+            running,
+            initializing: ep.workers.filter((w) => w.state === "starting").length,
+          };
+    return {
+      jobs: {
+        completed: ep.counters.completed,
+        failed: ep.counters.failed + ep.counters.timedOut,
+        inProgress,
+        inQueue: ep.queue.length,
+        retried: ep.counters.retried,
+      },
+      workers,
+    };
+  }
+
+  /** Stops every timer and aborts running handlers; waiting requests are released. */
+  close(): void {
+    this.#closed = true;
+    for (const t of this.#coldTimers) this.#clock.clearTimeout(t);
+    for (const ep of this.#endpoints.values()) {
+      for (const job of ep.jobs.values()) {
+        for (const t of [job.ttlTimer, job.execTimer, job.expiryTimer])
+          if (t !== undefined) this.#clock.clearTimeout(t);
+        job.abort?.abort(new Error("emulator closed"));
+        this.#notify(job);
+      }
+    }
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * Management data (registry auths and network volumes), shared by the v1 and v2 dialects.
+ *
+ * Passwords are never stored: only a salted scrypt hash is kept (enough to prove a credential was
+ * given, useless to recover it). With a `stateFile`, every change is written before it is
+ * acknowledged, atomically (a temporary file in the same folder, then `rename`), so data survives
+ * a restart and a crash never leaves a half-written file.
+ */
+import { randomBytes, scrypt } from "node:crypto";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { promisify } from "node:util";
+
+const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
+
+/** A stored registry credential. The username is kept; the password only as a salted hash. */
+export interface StoredRegistryAuth {
+  id: string;
+  name: string;
+  username: string;
+  /** `scrypt$<salt hex>$<hash hex>` */
+  passwordHash: string;
+  createdAt: string;
+}
+
+/** A stored network volume (one shape; each dialect renders it). */
+export interface StoredVolume {
+  id: string;
+  name: string;
+  /** GB. */
+  size: number;
+  dataCenterId: string;
+  /** `STANDARD` or `HIGH_PERFORMANCE`. @default "STANDARD" */
+  type: string;
+}
+
+interface StateFileV1 {
+  version: 1;
+  registryAuths: StoredRegistryAuth[];
+  networkVolumes: StoredVolume[];
+}
+
+/** Thrown on a duplicate registry-auth name (both dialects answer 400). */
+export class DuplicateNameError extends Error {}
+/** Thrown when an update would shrink a volume (both dialects answer 400). */
+export class ShrinkError extends Error {}
+
+const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+/** A random id of `length` lowercase letters and digits, like the service's (`agv6w2qcg7`). */
+export function randomId(length = 10): string {
+  const bytes = randomBytes(length);
+  let id = "";
+  for (const b of bytes) id += ID_ALPHABET[b % ID_ALPHABET.length];
+  return id;
+}
+
+async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scryptAsync(password, salt, 32);
+  return `scrypt$${salt.toString("hex")}$${hash.toString("hex")}`;
+}
+
+/** Registry auths and network volumes, optionally persisted to a state file. */
+export class ManagementStore {
+  readonly #registryAuths = new Map<string, StoredRegistryAuth>();
+  readonly #volumes = new Map<string, StoredVolume>();
+  readonly #stateFile?: string;
+  #writes: Promise<void> = Promise.resolve();
+  #writeSeq = 0;
+
+  private constructor(stateFile?: string) {
+    this.#stateFile = stateFile;
+  }
+
+  /**
+   * Opens the store: loads `stateFile` when it exists, then adds the seed volumes whose ids are
+   * not there yet. A state file that cannot be parsed is an error (it is never overwritten).
+   */
+  static async open(options: { stateFile?: string; volumes?: StoredVolume[] }): Promise<ManagementStore> {
+    const store = new ManagementStore(options.stateFile);
+    if (options.stateFile) {
+      let text: string | undefined;
+      try {
+        text = await readFile(options.stateFile, "utf8");
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+      if (text !== undefined) {
+        let state: StateFileV1;
+        try {
+          state = JSON.parse(text) as StateFileV1;
+        } catch (err) {
+          throw new Error(`stateFile ${options.stateFile} is not valid JSON: ${(err as Error).message}`);
+        }
+        if (
+          state?.version !== 1 ||
+          !Array.isArray(state.registryAuths) ||
+          !Array.isArray(state.networkVolumes)
+        ) {
+          throw new Error(`stateFile ${options.stateFile} is not an emulator state file (version 1)`);
+        }
+        for (const r of state.registryAuths) store.#registryAuths.set(r.id, r);
+        for (const v of state.networkVolumes) store.#volumes.set(v.id, v);
+      }
+    }
+    let seeded = false;
+    for (const v of options.volumes ?? []) {
+      if (!store.#volumes.has(v.id)) {
+        store.#volumes.set(v.id, { ...v });
+        seeded = true;
+      }
+    }
+    if (seeded) await store.#persist();
+    return store;
+  }
+
+  /** Writes the state file (if any) atomically; writes are serialized in call order. */
+  #persist(): Promise<void> {
+    const file = this.#stateFile;
+    if (!file) return Promise.resolve();
+    const state: StateFileV1 = {
+      version: 1,
+      registryAuths: [...this.#registryAuths.values()],
+      networkVolumes: [...this.#volumes.values()],
+    };
+    const text = `${JSON.stringify(state, null, 2)}\n`;
+    const tmp = `${file}.${process.pid}.${++this.#writeSeq}.tmp`;
+    const write = this.#writes.then(async () => {
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(tmp, text, { mode: 0o600 });
+      await rename(tmp, file);
+    });
+    this.#writes = write.catch(() => undefined);
+    return write;
+  }
+
+  /** Waits for pending state-file writes. */
+  flush(): Promise<void> {
+    return this.#writes;
+  }
+
+  // Registry auths ------------------------------------------------------------------------------
+
+  listRegistryAuths(): StoredRegistryAuth[] {
+    return [...this.#registryAuths.values()];
+  }
+
+  getRegistryAuth(id: string): StoredRegistryAuth | undefined {
+    return this.#registryAuths.get(id);
+  }
+
+  /** Creates a credential; throws `DuplicateNameError` when the name is taken. */
+  async createRegistryAuth(input: {
+    name: string;
+    username: string;
+    password: string;
+  }): Promise<StoredRegistryAuth> {
+    const taken = () => [...this.#registryAuths.values()].some((r) => r.name === input.name);
+    if (taken())
+      throw new DuplicateNameError(
+        `name: a registry auth named "${input.name}" already exists; names must be unique`,
+      );
+    const passwordHash = await hashPassword(input.password);
+    // Another create may have taken the name while hashing.
+    if (taken())
+      throw new DuplicateNameError(
+        `name: a registry auth named "${input.name}" already exists; names must be unique`,
+      );
+    let id = randomId(25);
+    while (this.#registryAuths.has(id)) id = randomId(25);
+    const record: StoredRegistryAuth = {
+      id,
+      name: input.name,
+      username: input.username,
+      passwordHash,
+      createdAt: new Date().toISOString(),
+    };
+    this.#registryAuths.set(id, record);
+    await this.#persist();
+    return record;
+  }
+
+  /** Deletes a credential; false when absent. */
+  async deleteRegistryAuth(id: string): Promise<boolean> {
+    if (!this.#registryAuths.delete(id)) return false;
+    await this.#persist();
+    return true;
+  }
+
+  // Network volumes -----------------------------------------------------------------------------
+
+  listVolumes(): StoredVolume[] {
+    return [...this.#volumes.values()];
+  }
+
+  getVolume(id: string): StoredVolume | undefined {
+    return this.#volumes.get(id);
+  }
+
+  async createVolume(input: {
+    name: string;
+    size: number;
+    dataCenterId: string;
+    type?: string;
+  }): Promise<StoredVolume> {
+    let id = randomId(10);
+    while (this.#volumes.has(id)) id = randomId(10);
+    const record: StoredVolume = {
+      id,
+      name: input.name,
+      size: input.size,
+      dataCenterId: input.dataCenterId,
+      type: input.type ?? "STANDARD",
+    };
+    this.#volumes.set(id, record);
+    await this.#persist();
+    return record;
+  }
+
+  /**
+   * Renames and/or grows a volume; undefined when absent. Throws `ShrinkError` when `size` is
+   * below the current size (equal is allowed, so a rename may resend the size).
+   */
+  async updateVolume(id: string, input: { name?: string; size?: number }): Promise<StoredVolume | undefined> {
+    const current = this.#volumes.get(id);
+    if (!current) return undefined;
+    if (input.size !== undefined && input.size < current.size) {
+      throw new ShrinkError(
+        `size: a network volume can only grow; it is ${current.size} GB, ${input.size} GB asked`,
+      );
+    }
+    const next = {
+      ...current,
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.size !== undefined ? { size: input.size } : {}),
+    };
+    this.#volumes.set(id, next);
+    await this.#persist();
+    return next;
+  }
+
+  async deleteVolume(id: string): Promise<boolean> {
+    if (!this.#volumes.delete(id)) return false;
+    await this.#persist();
+    return true;
+  }
+}
