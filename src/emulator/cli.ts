@@ -1,0 +1,182 @@
+#!/usr/bin/env node
+/**
+ * `runpod-emulator`: runs the local emulator until SIGINT/SIGTERM. When ready it prints one JSON
+ * line on stdout (`{"restUrl","serverlessUrl","apiKey","restUrlV2","port"}`); everything else goes
+ * to stderr. Bad flags print a message naming the flag and exit with status 2.
+ */
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { startEmulator } from "./index";
+import type { EmulatorOptions } from "./options";
+
+const HELP = `Usage: runpod-emulator [flags]
+
+A local emulator of the RunPod REST management API (v1 and v2) and the serverless job API,
+all on one port. When ready it prints one JSON line on stdout:
+  {"restUrl":"http://127.0.0.1:PORT/v1","serverlessUrl":"http://127.0.0.1:PORT","apiKey":"KEY","restUrlV2":"http://127.0.0.1:PORT/v2","port":PORT}
+and serves until SIGINT or SIGTERM.
+
+Flags:
+  --port N                    TCP port; 0 picks a free one (default 0)
+  --host HOST                 interface to bind (default 127.0.0.1)
+  --api-key KEY               accepted API key; repeatable; the ready line shows the first
+                              (default: one random key)
+  --endpoint ID[:N]           a serverless endpoint with N workers (workersMax, default 3);
+                              repeatable (default: one endpoint "echo"). The ids "registries"
+                              and "network-volumes" are reserved: /v2/registries and
+                              /v2/network-volumes are the REST v2 management paths
+  --volumes FILE              JSON array of network volumes that exist at start
+                              ({id, name, size, dataCenterId})
+  --state-file FILE           keep registry auths and volumes in FILE across restarts
+                              (written atomically; passwords only as salted hashes)
+  --handlers FILE             worker code: a CommonJS or ES module whose default export is one
+                              handler for all endpoints or an object of handlers by endpoint id;
+                              a handler is async (job, { signal }) => output, or an async
+                              generator whose yields are stream chunks (default: built-in worker)
+  --webhook-retry-delay-ms MS delay between webhook attempts (default 10000)
+  --retention-run-ms MS       how long /run results stay readable (default 1800000)
+  --retention-runsync-ms MS   how long /runsync results stay readable (default 60000)
+  --faults SPEC               inject faults, e.g. "429=0.05,503=0.05,500=0.05,reset=0.05,latency=0-200":
+                              429/503 before acting (with Retry-After), 500 after acting on a
+                              POST, reset before or after at random, latency in ms (default none)
+  --fault-seed N              seed of the fault sequence, for reproducible runs (default random)
+  --rate-limits on|off        the service's rate and concurrency limits (default on)
+  --cold-start-ms MS          workers start cold and take MS to warm up; lowPriority jobs run
+                              only on warm workers (default: workers are warm)
+  --help                      print this help
+
+Built-in worker input: sleepMs (wait first), stream (array: each item a chunk),
+fail (string: the job ends FAILED with it), output (the output); otherwise the input is echoed.
+`;
+
+/** Thrown for bad command-line input (exit status 2). */
+class UsageError extends Error {}
+
+function int(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${flag} must be a non-negative integer, got "${value}"`);
+  return Number(value);
+}
+
+/** Turns argv into `startEmulator` options; undefined when `--help` was asked. */
+export function parseCli(argv: string[]): EmulatorOptions | undefined {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        "api-key": { type: "string", multiple: true },
+        endpoint: { type: "string", multiple: true },
+        volumes: { type: "string" },
+        "state-file": { type: "string" },
+        handlers: { type: "string" },
+        "webhook-retry-delay-ms": { type: "string" },
+        "retention-run-ms": { type: "string" },
+        "retention-runsync-ms": { type: "string" },
+        faults: { type: "string" },
+        "fault-seed": { type: "string" },
+        "rate-limits": { type: "string" },
+        "cold-start-ms": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const v = parsed.values as Record<string, string | string[] | boolean | undefined>;
+  if (v.help) return undefined;
+  const s = (name: string) => v[name] as string | undefined;
+  const options: EmulatorOptions = {};
+  const port = int("port", s("port"));
+  if (port !== undefined) {
+    if (port > 65535) throw new UsageError(`--port must be 0..65535, got ${port}`);
+    options.port = port;
+  }
+  if (s("host") !== undefined) options.host = s("host");
+  if (v["api-key"]) options.apiKeys = v["api-key"] as string[];
+  if (v.endpoint) options.endpoints = v.endpoint as string[];
+  const volumes = s("volumes");
+  if (volumes !== undefined) {
+    let data: unknown;
+    try {
+      data = JSON.parse(readFileSync(volumes, "utf8"));
+    } catch (err) {
+      throw new UsageError(`--volumes ${volumes}: cannot read a JSON file (${(err as Error).message})`);
+    }
+    if (!Array.isArray(data))
+      throw new UsageError(`--volumes ${volumes}: must hold a JSON array of network volumes`);
+    options.volumes = data;
+  }
+  if (s("state-file") !== undefined) options.stateFile = s("state-file");
+  if (s("handlers") !== undefined) options.handlers = s("handlers");
+  options.webhookRetryDelayMs = int("webhook-retry-delay-ms", s("webhook-retry-delay-ms"));
+  const runMs = int("retention-run-ms", s("retention-run-ms"));
+  const runsyncMs = int("retention-runsync-ms", s("retention-runsync-ms"));
+  if (runMs !== undefined || runsyncMs !== undefined) options.retention = { runMs, runsyncMs };
+  if (s("faults") !== undefined) options.faults = s("faults");
+  options.faultSeed = int("fault-seed", s("fault-seed"));
+  const rateLimits = s("rate-limits");
+  if (rateLimits !== undefined) {
+    if (rateLimits !== "on" && rateLimits !== "off")
+      throw new UsageError(`--rate-limits must be on or off, got "${rateLimits}"`);
+    options.rateLimits = rateLimits === "on";
+  }
+  options.coldStartMs = int("cold-start-ms", s("cold-start-ms"));
+  for (const key of Object.keys(options) as (keyof EmulatorOptions)[]) {
+    if (options[key] === undefined) delete options[key];
+  }
+  return options;
+}
+
+async function main(): Promise<void> {
+  let options: EmulatorOptions | undefined;
+  try {
+    options = parseCli(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(
+      `runpod-emulator: ${(err as Error).message}\nRun runpod-emulator --help for the flags.\n`,
+    );
+    process.exit(2);
+  }
+  if (!options) {
+    process.stdout.write(HELP);
+    return;
+  }
+  let emu: Awaited<ReturnType<typeof startEmulator>>;
+  try {
+    emu = await startEmulator(options);
+  } catch (err) {
+    // Option errors (bad endpoint id, fault spec, unreadable handlers) are usage errors too.
+    process.stderr.write(`runpod-emulator: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  const ready = {
+    restUrl: emu.restUrl,
+    serverlessUrl: emu.serverlessUrl,
+    apiKey: emu.apiKey,
+    restUrlV2: emu.restUrlV2,
+    port: emu.port,
+  };
+  process.stdout.write(`${JSON.stringify(ready)}\n`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`runpod-emulator: ${signal} received, closing\n`);
+    emu.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`runpod-emulator: close failed: ${(err as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+}
+
+if (require.main === module) void main();
