@@ -1,0 +1,100 @@
+/**
+ * The exact `__provider` string `pulumi.dynamic.Resource` stores for a provider, produced from the
+ * INSTALLED package (the temp project of `packedPackage.mts`), the way a user's program makes it.
+ *
+ * ```ts
+ * import { serializedProvider } from "../support/serializedProvider";
+ * const projectDir = inject("installedProjectDir");
+ * const __provider = await serializedProvider(projectDir, "ContainerRegistryAuth");
+ * await host.create(urnFor("ContainerRegistryAuth", "a"), { name: "x", ..., __provider });
+ * ```
+ *
+ * How: a child Node process with cwd = projectDir requires
+ * `pulumi-runpod-dynamic/dist/provider/registryAuth.js` (or `jobRun.js`), makes
+ * `new ContainerRegistryAuthProvider()` (or `new JobRunProvider()`), and serializes it with the
+ * function @pulumi/pulumi's dynamic module uses: `serializeFunction(() => provider,
+ * { allowSecrets: true })` from `runtime/closure/serializeClosure` (no engine or runtime settings
+ * needed). A fresh process per provider means no other module state leaks into the closure.
+ * Results are cached per (projectDir, module, export) for the life of this process.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+const execFileAsync = promisify(execFile);
+
+/** The dynamic resource kinds this package ships. */
+export type ProviderKind = "ContainerRegistryAuth" | "JobRun";
+
+/** Where each kind's provider class lives in the installed package. */
+export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName: string }> = {
+  ContainerRegistryAuth: {
+    module: "pulumi-runpod-dynamic/dist/provider/registryAuth.js",
+    exportName: "ContainerRegistryAuthProvider",
+  },
+  JobRun: { module: "pulumi-runpod-dynamic/dist/provider/jobRun.js", exportName: "JobRunProvider" },
+};
+
+/** A serialized provider: the `__provider` text and whether the closure captured a secret. */
+export interface SerializedProvider {
+  text: string;
+  /** True when the closure captured a `pulumi.secret` (the engine then stores `__provider` as secret). */
+  containsSecrets: boolean;
+}
+
+/** Runs in the child: argv = [moduleSpecifier, exportName]. Prints one JSON line. */
+const CHILD_SCRIPT = `
+const path = require("node:path");
+const { createRequire } = require("node:module");
+const req = createRequire(path.join(process.cwd(), "package.json"));
+const [spec, exportName] = process.argv.slice(1);
+const mod = req(spec);
+const Provider = mod[exportName];
+if (typeof Provider !== "function") {
+  throw new Error(spec + " has no exported class " + exportName + " (exports: " + Object.keys(mod).join(", ") + ")");
+}
+const provider = new Provider();
+const sc = req("@pulumi/pulumi/runtime/closure/serializeClosure");
+sc.serializeFunction(() => provider, { allowSecrets: true }).then((sf) => {
+  process.stdout.write(JSON.stringify({ text: sf.text, containsSecrets: sf.containsSecrets }));
+});
+`;
+
+const cache = new Map<string, Promise<SerializedProvider>>();
+
+/**
+ * Serializes `new (require(moduleSpecifier)[exportName])()` as resolved from `projectDir`.
+ * Rejects with the child's stderr when the module or class is missing or serialization fails.
+ */
+export function serializeProviderFrom(
+  projectDir: string,
+  moduleSpecifier: string,
+  exportName: string,
+): Promise<SerializedProvider> {
+  const key = JSON.stringify([projectDir, moduleSpecifier, exportName]);
+  let pending = cache.get(key);
+  if (!pending) {
+    pending = execFileAsync(process.execPath, ["-e", CHILD_SCRIPT, moduleSpecifier, exportName], {
+      cwd: projectDir,
+      maxBuffer: 64 * 1024 * 1024,
+    }).then(
+      ({ stdout }) => JSON.parse(stdout) as SerializedProvider,
+      (err: { stderr?: string; message: string }) => {
+        throw new Error(
+          `Serializing ${exportName} from ${moduleSpecifier} in ${projectDir} failed:\n${err.stderr || err.message}`,
+        );
+      },
+    );
+    pending.catch(() => cache.delete(key));
+    cache.set(key, pending);
+  }
+  return pending;
+}
+
+/** The `__provider` string for one of this package's resource kinds, from the installed package. */
+export async function serializedProvider(projectDir: string, kind: ProviderKind): Promise<string> {
+  const where = PROVIDER_MODULES[kind];
+  if (!where) {
+    throw new Error(`kind must be one of ${Object.keys(PROVIDER_MODULES).join(", ")}; got ${String(kind)}`);
+  }
+  return (await serializeProviderFrom(projectDir, where.module, where.exportName)).text;
+}
