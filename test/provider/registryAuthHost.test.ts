@@ -1,0 +1,508 @@
+/**
+ * ContainerRegistryAuth through Pulumi's own dynamic-provider host over gRPC, with `__provider`
+ * serialized from the INSTALLED package (test/support/globalSetup.ts), against the emulator, in
+ * both REST dialects with the same assertions.
+ *
+ * The host reaches the emulator through a small pass-through proxy (below) that a test can arm
+ * to lose an answer after the emulator acted, refuse a request, or rewrite an answer; unarmed it
+ * forwards everything unchanged.
+ */
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { NotFoundError, RunpodClient } from "../../src/client";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { HostError, type ProviderHost, startProviderHost, UNKNOWN, urnFor } from "../support/providerHost";
+import { serializedProvider } from "../support/serializedProvider";
+
+const API_KEY = "host-test-key-8d21e6";
+const PASSWORD = "s3cr3t-Registry-Pa55-c0ffee";
+const PASSWORD_2 = "rotated-Registry-Pa55-beef42";
+const SECRETS = [PASSWORD, PASSWORD_2, API_KEY];
+
+const projectDir = inject("installedProjectDir");
+
+// ---------------------------------------------------------------------------------------------
+// A pass-through proxy with one-shot rules
+// ---------------------------------------------------------------------------------------------
+
+interface ProxiedRequest {
+  method: string;
+  path: string;
+  body: string;
+}
+
+/**
+ * What to do with a matching request: `forward` unchanged; `lose-after`: forward, then reset the
+ * connection instead of answering; `fail-after`: forward, then answer 500; `lose-before`: reset
+ * without forwarding; `reply`: answer this without forwarding; `rewrite`: forward and edit the
+ * JSON answer.
+ */
+type Action =
+  | { kind: "lose-after" }
+  | { kind: "fail-after" }
+  | { kind: "lose-before" }
+  | { kind: "reply"; status: number; contentType: string; body: unknown }
+  | { kind: "rewrite"; edit: (body: Record<string, unknown>) => unknown };
+
+interface Rule {
+  method: string;
+  /** Matches the request path (no query). */
+  path: RegExp;
+  action: Action;
+}
+
+class Proxy {
+  readonly rules: Rule[] = [];
+  readonly seen: ProxiedRequest[] = [];
+  private readonly server: http.Server;
+  url = "";
+
+  constructor(private readonly upstream: string) {
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        this.handle(req, res, Buffer.concat(chunks).toString("utf8")).catch((error: unknown) => {
+          res.writeHead(599).end(String(error));
+        });
+      });
+    });
+  }
+
+  /** Arms a one-shot rule for the next matching request. */
+  arm(method: string, path: RegExp, action: Action): void {
+    this.rules.push({ method, path, action });
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse, body: string): Promise<void> {
+    const path = (req.url ?? "/").split("?")[0] as string;
+    const method = req.method ?? "GET";
+    this.seen.push({ method, path, body });
+    const index = this.rules.findIndex((r) => r.method === method && r.path.test(path));
+    const action = index >= 0 ? this.rules.splice(index, 1)[0]?.action : undefined;
+    if (action?.kind === "lose-before") {
+      req.socket.destroy();
+      return;
+    }
+    if (action?.kind === "reply") {
+      res.writeHead(action.status, { "content-type": action.contentType }).end(JSON.stringify(action.body));
+      return;
+    }
+    const answer = await fetch(this.upstream + req.url, {
+      method,
+      headers: {
+        authorization: String(req.headers.authorization ?? ""),
+        ...(body ? { "content-type": "application/json" } : {}),
+      },
+      body: body || undefined,
+    });
+    let text = await answer.text();
+    if (action?.kind === "lose-after") {
+      req.socket.destroy();
+      return;
+    }
+    if (action?.kind === "fail-after") {
+      res.writeHead(500, { "content-type": "application/json" }).end('{"message":"internal error"}');
+      return;
+    }
+    if (action?.kind === "rewrite") text = JSON.stringify(action.edit(JSON.parse(text)));
+    const headers: Record<string, string> = {};
+    const type = answer.headers.get("content-type");
+    if (type) headers["content-type"] = type;
+    res.writeHead(answer.status, headers).end(text);
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const errorsSeen: string[] = [];
+
+/** Runs `fn`, expecting a HostError; records its message for the secret scan. */
+async function hostFailure(fn: () => Promise<unknown>): Promise<HostError> {
+  const error = await fn().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(HostError);
+  errorsSeen.push((error as HostError).message);
+  return error as HostError;
+}
+
+function expectNoSecret(text: string): void {
+  for (const secret of SECRETS) expect(text).not.toContain(secret);
+}
+
+describe.each([
+  ["v1", (emu: RunningEmulator) => emu.restUrl],
+  ["v2", (emu: RunningEmulator) => emu.restUrlV2],
+] as const)("ContainerRegistryAuth in the provider host, REST %s", (dialect, restUrlOf) => {
+  let emu: RunningEmulator;
+  let proxy: Proxy;
+  let host: ProviderHost;
+  let client: RunpodClient;
+  let restUrl: string;
+  let n = 0;
+  const registryPath = dialect === "v1" ? /\/v1\/containerregistryauth$/ : /\/v2\/registries$/;
+  const registryIdPath =
+    dialect === "v1" ? /\/v1\/containerregistryauth\/[^/]+$/ : /\/v2\/registries\/[^/]+$/;
+
+  /** A fresh name per test: the emulator is shared by the tests of this dialect. */
+  const fresh = (base: string) => `${base}-${dialect}-${++n}`;
+
+  beforeAll(async () => {
+    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false });
+    proxy = await new Proxy(`http://127.0.0.1:${emu.port}`).start();
+    restUrl = `${proxy.url}/${dialect}`;
+    expect(restUrlOf(emu)).toBe(`http://127.0.0.1:${emu.port}/${dialect}`);
+    client = new RunpodClient({ apiKey: API_KEY, restUrl: restUrlOf(emu), maxRetries: 0 });
+    host = await startProviderHost({ projectDir });
+    await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": restUrl });
+  });
+
+  afterAll(async () => {
+    const stderr = host?.stderr() ?? "";
+    await host?.close();
+    await proxy?.close();
+    await emu?.close();
+    expectNoSecret(stderr);
+    for (const message of errorsSeen) expectNoSecret(message);
+  });
+
+  async function checked(name: string, props: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const { inputs, failures } = await host.check(urnFor("ContainerRegistryAuth", name), {}, props);
+    expect(failures).toEqual([]);
+    return inputs;
+  }
+
+  async function create(resource: string, props: Record<string, unknown>) {
+    const inputs = await checked(resource, props);
+    const result = await host.create(urnFor("ContainerRegistryAuth", resource), inputs);
+    return { ...result, inputs };
+  }
+
+  async function named(name: string) {
+    return (await client.registryAuths.list()).filter((r) => r.name === name);
+  }
+
+  it("creates the credential and uses the service's id as the resource id", async () => {
+    const name = fresh("ghcr");
+    const { id, outs } = await create("ghcr", { name, username: "octo", password: PASSWORD });
+    expect(await client.registryAuths.get(id)).toMatchObject({ id, name });
+    expect(outs).toMatchObject({ name, username: "octo", password: PASSWORD });
+    expect(typeof outs.__provider).toBe("string");
+    expect(await named(name)).toHaveLength(1);
+    const { password: _pw, ...rest } = outs;
+    expectNoSecret(JSON.stringify(rest));
+  });
+
+  it("reports no change when nothing changed, and no replacement for adoptExisting alone", async () => {
+    const name = fresh("noop");
+    const { id, outs, inputs } = await create("noop", { name, username: "u", password: PASSWORD });
+    const urn = urnFor("ContainerRegistryAuth", "noop");
+    const same = await host.diff(id, urn, outs, inputs);
+    expect(same).toMatchObject({ changes: false, changesReported: "none", replaces: [] });
+    const adopt = await host.diff(id, urn, outs, { ...inputs, adoptExisting: true });
+    expect(adopt).toMatchObject({ changes: true, replaces: [] });
+    const { outs: updated } = await host.update(id, urn, outs, { ...inputs, adoptExisting: true });
+    expect(updated).toMatchObject({ name, username: "u", password: PASSWORD, adoptExisting: true });
+  });
+
+  it("replaces on a name change, creating the new credential before deleting the old", async () => {
+    const oldName = fresh("rename-old");
+    const newName = fresh("rename-new");
+    const old = await create("rename", { name: oldName, username: "u", password: PASSWORD });
+    const urn = urnFor("ContainerRegistryAuth", "rename");
+    const news = await checked("rename", { name: newName, username: "u", password: PASSWORD });
+    const diff = await host.diff(old.id, urn, old.outs, news);
+    expect(diff).toMatchObject({ changes: true, replaces: ["name"], deleteBeforeReplace: false });
+    // The engine's order for create-before-delete:
+    const replacement = await host.create(urn, news);
+    await host.delete(old.id, urn, old.outs);
+    expect(replacement.id).not.toBe(old.id);
+    expect(await named(newName)).toEqual([{ id: replacement.id, name: newName }]);
+    expect(await named(oldName)).toEqual([]);
+  });
+
+  it("replaces on a password change with the same name by deleting the old credential first", async () => {
+    const name = fresh("rotate");
+    const old = await create("rotate", { name, username: "u", password: PASSWORD });
+    const urn = urnFor("ContainerRegistryAuth", "rotate");
+    const news = await checked("rotate", { name, username: "u", password: PASSWORD_2 });
+    const diff = await host.diff(old.id, urn, old.outs, news);
+    expect(diff).toMatchObject({ changes: true, replaces: ["password"], deleteBeforeReplace: true });
+    // Creating first would collide with the old credential's name, which is why the diff asks for
+    // delete-before-replace:
+    const collision = await hostFailure(() => host.create(urn, news));
+    expect(collision.message).toContain(`named "${name}" already exists (id ${old.id})`);
+    // The engine's order for delete-before-replace:
+    await host.delete(old.id, urn, old.outs);
+    const replacement = await host.create(urn, news);
+    expect(replacement.outs.password).toBe(PASSWORD_2);
+    expect(await named(name)).toEqual([{ id: replacement.id, name }]);
+  });
+
+  it("replaces on a username change and when a credential field is unknown in preview", async () => {
+    const name = fresh("user");
+    const old = await create("user", { name, username: "u", password: PASSWORD });
+    const urn = urnFor("ContainerRegistryAuth", "user");
+    expect(await host.diff(old.id, urn, old.outs, { ...old.inputs, username: "v" })).toMatchObject({
+      replaces: ["username"],
+      deleteBeforeReplace: true,
+    });
+    expect(await host.diff(old.id, urn, old.outs, { ...old.inputs, password: UNKNOWN })).toMatchObject({
+      replaces: ["password"],
+      deleteBeforeReplace: true,
+    });
+    expect(await host.diff(old.id, urn, old.outs, { ...old.inputs, name: UNKNOWN })).toMatchObject({
+      replaces: ["name"],
+      deleteBeforeReplace: true,
+    });
+  });
+
+  it("refreshes: keeps state when nothing drifted, shows a rename, and reports a deleted credential gone", async () => {
+    const name = fresh("refresh");
+    const { id, outs } = await create("refresh", { name, username: "u", password: PASSWORD });
+    const urn = urnFor("ContainerRegistryAuth", "refresh");
+    const same = await host.read(id, urn, outs);
+    expect(same).toMatchObject({ id, props: { name, username: "u", password: PASSWORD } });
+    // No rename API exists; the proxy plays a rename made in the console on the next GET.
+    proxy.arm("GET", registryIdPath, {
+      kind: "rewrite",
+      edit: (body) => ({ ...body, name: `${name}-renamed` }),
+    });
+    const drifted = await host.read(id, urn, outs);
+    expect(drifted).toMatchObject({
+      id,
+      props: { name: `${name}-renamed`, username: "u", password: PASSWORD },
+    });
+    const diff = await host.diff(
+      id,
+      urn,
+      drifted.props,
+      await checked("refresh", { name, username: "u", password: PASSWORD }),
+    );
+    expect(diff).toMatchObject({ changes: true, replaces: ["name"] });
+    await client.registryAuths.delete(id);
+    const gone = await host.read(id, urn, outs);
+    expect(gone.id).toBe("");
+  });
+
+  it("deletes, and a second delete of the same credential succeeds", async () => {
+    const name = fresh("twice");
+    const { id, outs } = await create("twice", { name, username: "u", password: PASSWORD });
+    const urn = urnFor("ContainerRegistryAuth", "twice");
+    await host.delete(id, urn, outs);
+    await expect(client.registryAuths.get(id)).rejects.toBeInstanceOf(NotFoundError);
+    await host.delete(id, urn, outs);
+    expect(await named(name)).toEqual([]);
+  });
+
+  it("rejects bad input in check, field by field, without any request", async () => {
+    const before = proxy.seen.length;
+    const urn = urnFor("ContainerRegistryAuth", "bad");
+    const { failures } = await host.check(
+      urn,
+      {},
+      { name: "", password: 42, adoptExisting: "yes", colour: "red" },
+    );
+    const byProperty = Object.fromEntries(failures.map((f) => [f.property, f.reason]));
+    expect(byProperty).toEqual({
+      name: "name must not be empty",
+      username: "username is required: a non-empty string",
+      password: "password must be a string, got a number",
+      adoptExisting: "adoptExisting must be a boolean (true or false), got a string",
+      colour: "unknown property colour; allowed: name, username, password, adoptExisting",
+    });
+    const { failures: blank } = await host.check(urn, {}, { name: "n", username: "   ", password: PASSWORD });
+    expect(blank).toEqual([{ property: "username", reason: "username must not be empty" }]);
+    expect(proxy.seen.length).toBe(before);
+  });
+
+  it("accepts unknown values in check (preview) and passes them through", async () => {
+    const urn = urnFor("ContainerRegistryAuth", "preview");
+    const { inputs, failures } = await host.check(
+      urn,
+      {},
+      {
+        name: UNKNOWN,
+        username: UNKNOWN,
+        password: UNKNOWN,
+        adoptExisting: UNKNOWN,
+      },
+    );
+    expect(failures).toEqual([]);
+    expect(inputs).toMatchObject({
+      name: UNKNOWN,
+      username: UNKNOWN,
+      password: UNKNOWN,
+      adoptExisting: UNKNOWN,
+    });
+  });
+
+  it("refuses a name taken by a credential this stack did not create, saying how to resolve it", async () => {
+    const name = fresh("taken");
+    const theirs = await client.registryAuths.create({
+      name,
+      username: "them",
+      password: "their-password-1",
+    });
+    const error = await hostFailure(() => create("taken", { name, username: "u", password: PASSWORD }));
+    expect(error.message).toContain(
+      `A container registry auth named "${name}" already exists (id ${theirs.id})`,
+    );
+    expect(error.message).toContain("give this resource another name");
+    expect(error.message).toContain(`delete the existing one (id ${theirs.id})`);
+    expect(error.message).toContain("set adoptExisting: true");
+    expect(error.message).toContain("cannot be verified");
+    expect(await named(name)).toEqual([{ id: theirs.id, name }]);
+  });
+
+  it("adopts an existing credential with adoptExisting: true, and then owns it", async () => {
+    const name = fresh("adopt");
+    const theirs = await client.registryAuths.create({
+      name,
+      username: "them",
+      password: "their-password-2",
+    });
+    const posts = proxy.seen.filter((r) => r.method === "POST").length;
+    const { id, outs } = await create("adopt", {
+      name,
+      username: "u",
+      password: PASSWORD,
+      adoptExisting: true,
+    });
+    expect(id).toBe(theirs.id);
+    expect(outs).toMatchObject({ name, adoptExisting: true });
+    expect(proxy.seen.filter((r) => r.method === "POST").length).toBe(posts);
+    await host.delete(id, urnFor("ContainerRegistryAuth", "adopt"), outs);
+    expect(await named(name)).toEqual([]);
+  });
+
+  it("takes its own credential when the create's answer is lost after the service stored it", async () => {
+    const name = fresh("lost");
+    proxy.arm("POST", registryPath, { kind: "lose-after" });
+    const { id } = await create("lost", { name, username: "u", password: PASSWORD });
+    expect(await named(name)).toEqual([{ id, name }]);
+    expect(
+      proxy.seen.filter((r) => r.method === "POST" && registryPath.test(r.path) && r.body.includes(name)),
+    ).toHaveLength(1);
+  });
+
+  it("takes its own credential when the service stored it but answered 500", async () => {
+    const name = fresh("500");
+    proxy.arm("POST", registryPath, { kind: "fail-after" });
+    const { id } = await create("five-hundred", { name, username: "u", password: PASSWORD });
+    expect(await named(name)).toEqual([{ id, name }]);
+  });
+
+  it("fails without creating anything when the connection drops before the service acts", async () => {
+    const name = fresh("dropped");
+    proxy.arm("POST", registryPath, { kind: "lose-before" });
+    const error = await hostFailure(() => create("dropped", { name, username: "u", password: PASSWORD }));
+    expect(error.message).toContain(`Creating container registry auth "${name}" failed`);
+    expect(error.message).toContain("nothing was created");
+    expect(await named(name)).toEqual([]);
+    // The next `pulumi up` succeeds: the name is still free.
+    const { id } = await create("dropped", { name, username: "u", password: PASSWORD });
+    expect(await named(name)).toEqual([{ id, name }]);
+  });
+
+  it("explains a delete the service refuses because the credential is in use", async () => {
+    const name = fresh("inuse");
+    const { id, outs } = await create("inuse", { name, username: "u", password: PASSWORD });
+    const said = "Registry credential is in use by pod pod-7x2k and cannot be deleted";
+    proxy.arm(
+      "DELETE",
+      registryIdPath,
+      dialect === "v1"
+        ? { kind: "reply", status: 400, contentType: "application/json", body: { message: said } }
+        : {
+            kind: "reply",
+            status: 400,
+            contentType: "application/problem+json",
+            body: { title: "Bad Request", status: 400, detail: said },
+          },
+    );
+    const error = await hostFailure(() => host.delete(id, urnFor("ContainerRegistryAuth", "inuse"), outs));
+    expect(error.message).toContain(
+      `RunPod refused to delete container registry auth "${name}" (id ${id}): ${said}`,
+    );
+    expect(error.message).toContain("then run the destroy or update again");
+    expect(await named(name)).toEqual([{ id, name }]);
+  });
+
+  it("never repeats the password when the service echoes it in an error", async () => {
+    const name = fresh("echo");
+    proxy.arm("POST", registryPath, {
+      kind: "reply",
+      status: 400,
+      contentType: "application/json",
+      body: {
+        message: `password ${PASSWORD} is too weak`,
+        title: "Bad Request",
+        detail: `password ${PASSWORD}`,
+      },
+    });
+    const error = await hostFailure(() => create("echo", { name, username: "u", password: PASSWORD }));
+    expect(error.message).toContain("[redacted]");
+    expectNoSecret(error.message);
+  });
+});
+
+describe("ContainerRegistryAuth provider: serialization and credentials", () => {
+  it("keeps __provider small and free of secrets when serialized from the installed package", async () => {
+    const text = await serializedProvider(projectDir, "ContainerRegistryAuth");
+    const bytes = Buffer.byteLength(text, "utf8");
+    console.info(`__provider of ContainerRegistryAuth from the installed package: ${bytes} bytes`);
+    expect(bytes).toBeLessThanOrEqual(8 * 1024);
+    expect(text).toContain('OPERATIONS_MODULE: "pulumi-runpod-dynamic/dist/provider/registryAuth.js"');
+    expectNoSecret(text);
+  });
+
+  it("falls back to RUNPOD_API_KEY and RUNPOD_REST_API_URL when stack config has none", async () => {
+    const emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false });
+    const host = await startProviderHost({
+      projectDir,
+      env: { ...process.env, RUNPOD_API_KEY: API_KEY, RUNPOD_REST_API_URL: emu.restUrlV2 },
+    });
+    try {
+      await host.configure({});
+      const urn = urnFor("ContainerRegistryAuth", "env");
+      const { inputs } = await host.check(urn, {}, { name: "from-env", username: "u", password: PASSWORD });
+      const { id } = await host.create(urn, inputs);
+      const client = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrl });
+      expect(await client.registryAuths.get(id)).toMatchObject({ name: "from-env" });
+      expectNoSecret(host.stderr());
+    } finally {
+      await host.close();
+      await emu.close();
+    }
+  });
+
+  it("fails naming the stack config key and the environment variable when no key is set", async () => {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("RUNPOD_")));
+    const host = await startProviderHost({ projectDir, env });
+    try {
+      await host.configure({ "runpod:restUrl": "http://127.0.0.1:1/v2" });
+      const urn = urnFor("ContainerRegistryAuth", "nokey");
+      const { inputs } = await host.check(urn, {}, { name: "n", username: "u", password: PASSWORD });
+      const error = await host.create(urn, inputs).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(HostError);
+      expect((error as Error).message).toMatch(/runpod:apiKey.*RUNPOD_API_KEY/s);
+    } finally {
+      await host.close();
+    }
+  });
+});
