@@ -135,7 +135,7 @@ export class Endpoint {
   }
 
   /** Queues a job (`POST /run`, body at most 10 MB); resolves to `{ id, status }`. Never retried after the service may have acted. */
-  run(body: JobRequest, options?: RequestOptions): Promise<Job> {
+  async run(body: JobRequest, options?: RequestOptions): Promise<Job> {
     return this.submit("run", body, RUN_PAYLOAD_LIMIT_BYTES, options);
   }
 
@@ -143,7 +143,7 @@ export class Endpoint {
    * Runs a job and waits (`POST /runsync?wait=`, body at most 20 MB). When `wait` ends first the
    * service answers the non-terminal `{ id, status }`; use `waitForJob` to keep waiting.
    */
-  runSync(body: JobRequest, options: SyncOptions = {}): Promise<Job> {
+  async runSync(body: JobRequest, options: SyncOptions = {}): Promise<Job> {
     const { wait, ...rest } = options;
     if (wait !== undefined) parseInput(SyncWaitSchema, wait, "runSync options", ["wait"]);
     return this.submit(
@@ -313,10 +313,15 @@ export class Endpoint {
       if (remaining <= 0) throw giveUp();
       const request = { signal, maxRetries };
       let job: Job;
+      let pauseNext = true;
       if (this.#statusSyncSupported && remaining >= SYNC_WAIT_MIN_MS) {
         const wait = Math.floor(Math.min(remaining, SYNC_WAIT_DEFAULT_MS));
+        const sent = performance.now();
         try {
           job = await this.statusSync(jobId, { ...request, wait });
+          // A server that held the request is long-polling: ask again at once. One that answered
+          // early (it ignores `wait`) is polled with backoff instead of in a tight loop.
+          pauseNext = performance.now() - sent < wait / 2;
         } catch (error) {
           if (!(error instanceof APIError) || (error.status !== 404 && error.status !== 405)) throw error;
           // Either the server has no /status-sync or the job is unknown: /status tells which.
@@ -325,17 +330,17 @@ export class Endpoint {
         }
       } else {
         job = await this.status(jobId, request);
-        if (!isTerminalStatus(job.status)) {
-          observe(job);
-          const left = deadline - performance.now();
-          if (left <= 0) throw giveUp();
-          await this.#ctx.transport.config.sleep(Math.min(pause, left), signal);
-          pause = Math.min(pause * 2, POLL_MAX_MS);
-          continue;
-        }
       }
       observe(job);
       if (isTerminalStatus(job.status)) return job;
+      if (pauseNext) {
+        const left = deadline - performance.now();
+        if (left <= 0) throw giveUp();
+        await this.#ctx.transport.config.sleep(Math.min(pause, left), signal);
+        pause = Math.min(pause * 2, POLL_MAX_MS);
+      } else {
+        pause = POLL_MIN_MS;
+      }
     }
   }
 }

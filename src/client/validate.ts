@@ -20,6 +20,16 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/** The value at `path` inside `value`, or undefined. */
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (current === null || typeof current !== "object") return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
 function toPath(path: readonly PropertyKey[]): IssuePath {
   return path.map((key) => (typeof key === "number" ? key : String(key)));
 }
@@ -29,17 +39,20 @@ function toPath(path: readonly PropertyKey[]): IssuePath {
  * field's own name (`ttl must be ...`); that name is replaced by the full path (`policy.ttl must
  * be ...`). Other messages are prefixed with the path. `prefix` is prepended to the path.
  */
-export function describeIssue(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[] = []): string {
+export function describeIssue(
+  issue: z.core.$ZodIssue,
+  prefix: readonly PropertyKey[] = [],
+  root?: { value: unknown },
+): string {
   const path: PropertyKey[] = [...prefix, ...issue.path];
-  let message = issue.message;
+  const message = issue.message;
   if (issue.code === "unrecognized_keys") {
     const keys = issue.keys.map((k) => formatPath([...path, k]));
     return `unknown field${keys.length > 1 ? "s" : ""} ${keys.join(", ")}: not allowed here`;
   }
-  // zod's default message for a missing field: say it in words.
-  if (issue.code === "invalid_type" && /received undefined$/.test(message)) {
-    const leaf = path[path.length - 1];
-    message = `${typeof leaf === "string" ? `${leaf} ` : ""}is required`;
+  // A missing field: say so, whatever the schema's type message is.
+  if (issue.code === "invalid_type" && root !== undefined && valueAt(root.value, issue.path) === undefined) {
+    return path.length === 0 ? "a value is required" : `${formatPath(path)} is required`;
   }
   const dotted = formatPath(path);
   if (dotted === "") return message;
@@ -64,7 +77,7 @@ export function parseInput<S extends z.ZodType>(
 ): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw validationErrorFrom(result.error, what, prefix);
+  throw validationErrorFrom(result.error, what, prefix, { value });
 }
 
 /** Builds the `ValidationError` for a failed zod parse (see `parseInput`). */
@@ -72,10 +85,11 @@ export function validationErrorFrom(
   error: z.ZodError,
   what?: string,
   prefix: readonly PropertyKey[] = [],
+  root?: { value: unknown },
 ): ValidationError {
   const issues = error.issues;
   const first = issues[0];
-  const messages = issues.slice(0, 5).map((issue) => describeIssue(issue, prefix));
+  const messages = issues.slice(0, 5).map((issue) => describeIssue(issue, prefix, root));
   const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : "";
   const head = what ? `Invalid ${what}: ` : "";
   return new ValidationError(
