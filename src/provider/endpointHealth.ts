@@ -1,0 +1,65 @@
+/**
+ * `getEndpointHealth`: the job and worker counts of a serverless endpoint (`GET /health`), for
+ * stacks that export an endpoint's health or gate other resources on it.
+ *
+ * A lookup, not a resource: it runs in the program process (dynamic providers cannot serve
+ * invokes), on every `pulumi preview` and `pulumi up`, with credentials from the `runpod:*`
+ * stack config (`runpod:apiKey`, else `RUNPOD_API_KEY`) unless a client is given.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { RunpodClient } from "../client/client";
+import { ValidationError } from "../client/errors";
+import type { Health } from "../client/schemas";
+import { clientFromSettings, settingsFromStack } from "./config";
+
+/** Arguments of `getEndpointHealth`. */
+export interface GetEndpointHealthArgs {
+  /** Id of the serverless endpoint. */
+  endpointId: string;
+}
+
+/** Options of `getEndpointHealth`. */
+export interface GetEndpointHealthOptions {
+  /** Client to use instead of one built from the stack's `runpod:*` config. */
+  client?: RunpodClient;
+  /** Aborts the lookup. */
+  signal?: AbortSignal;
+}
+
+/** Job counts (`completed`, `failed`, `inProgress`, `inQueue`, `retried`) and worker counts (`idle`, `running`). */
+export type EndpointHealth = Health;
+
+function checkArgs(args: GetEndpointHealthArgs | undefined): string {
+  const endpointId = (args as { endpointId?: unknown } | undefined)?.endpointId;
+  if (typeof endpointId !== "string" || endpointId.trim() === "") {
+    throw new ValidationError(
+      `getEndpointHealth: endpointId must be a non-empty endpoint id, got ${
+        endpointId === undefined ? "nothing" : JSON.stringify(endpointId)
+      }`,
+      ["endpointId"],
+    );
+  }
+  return endpointId;
+}
+
+/**
+ * Reads an endpoint's health: `{ jobs: { completed, failed, inProgress, inQueue, retried },
+ * workers: { idle, running } }`. Bad arguments are rejected before any network call with an
+ * error naming `endpointId`; a missing API key names `runpod:apiKey` and `RUNPOD_API_KEY`.
+ */
+export async function getEndpointHealth(
+  args: GetEndpointHealthArgs,
+  opts: GetEndpointHealthOptions = {},
+): Promise<EndpointHealth> {
+  const endpointId = checkArgs(args);
+  const client = opts.client ?? clientFromSettings(settingsFromStack());
+  return client.endpoint(endpointId).health({ signal: opts.signal });
+}
+
+/** `getEndpointHealth` for `Input` arguments: resolves when they do, as an `Output`. */
+export function getEndpointHealthOutput(
+  args: pulumi.Input<{ endpointId: pulumi.Input<string> }>,
+  opts: GetEndpointHealthOptions = {},
+): pulumi.Output<EndpointHealth> {
+  return pulumi.output(args).apply((resolved) => getEndpointHealth(resolved, opts));
+}

@@ -1,0 +1,239 @@
+/**
+ * `JobRun`: a deploy-time smoke test of a serverless endpoint. During `pulumi up` it submits a
+ * job, waits for it to end, and fails the deploy when the endpoint does not answer as expected.
+ *
+ * When the job runs:
+ * - on create (the first `pulumi up` with the resource);
+ * - when any argument changes, including `triggers` (the resource is updated in place: same
+ *   resource id, a new job, `~ update` in the plan);
+ * - on the next `pulumi up` after a failed run, even with unchanged arguments (a failed run is a
+ *   partial failure: the resource is kept with what happened, and the engine updates it again).
+ *
+ * When it does NOT run:
+ * - on later `pulumi up`s with unchanged arguments after a successful run;
+ * - on `pulumi preview` (nothing is sent, not even in `check` or `diff`);
+ * - on `pulumi refresh`, which only reads the recorded job's status (and keeps the recorded
+ *   result once the service has expired it);
+ * - on `pulumi destroy`, which only cancels the job if it is still queued or running.
+ *
+ * To run it on every deploy, give it a trigger that changes every time, as with
+ * pulumi-command: `triggers: [new Date().toISOString()]` (or a random value).
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { TerminalJobStatus } from "../client/schemas";
+import type { RunpodSettings } from "./config";
+import type * as Lifecycle from "./jobRun/lifecycle";
+
+/**
+ * Module the serialized provider loads in the provider host, by package name: a relative
+ * `require` would resolve against the host's working directory, not this file.
+ */
+const LIFECYCLE_MODULE = "pulumi-runpod-dynamic/dist/provider/jobRun/lifecycle.js";
+
+/** Arguments of a `JobRun`. */
+export interface JobRunArgs {
+  /** Id of the serverless endpoint to run the job on. */
+  endpointId: pulumi.Input<string>;
+  /** The job input: a JSON object whose keys the worker defines (at most 10 MB as JSON). */
+  input: pulumi.Input<Record<string, unknown>>;
+  /** URL the service calls with the job's result when it completes. */
+  webhook?: pulumi.Input<string>;
+  /** Execution policy of the job. */
+  policy?: pulumi.Input<{
+    /** Longest the job may run, in ms; must be > 5000. @default 600000 (service side) */
+    executionTimeout?: pulumi.Input<number>;
+    /** When true the job does not trigger worker scaling. @default false */
+    lowPriority?: pulumi.Input<boolean>;
+    /** Longest the job may wait in the queue, in ms: 10000 .. 604800000. @default 86400000 */
+    ttl?: pulumi.Input<number>;
+  }>;
+  /**
+   * S3-compatible storage settings passed to the worker. Always stored as a secret; the outputs
+   * keep only a salted digest of it (`s3ConfigDigest`) to notice changes.
+   */
+  s3Config?: pulumi.Input<{
+    accessId: pulumi.Input<string>;
+    accessSecret: pulumi.Input<string>;
+    bucketName: pulumi.Input<string>;
+    endpointUrl: pulumi.Input<string>;
+  }>;
+  /**
+   * `"run"` queues the job and long-polls its status; `"runsync"` submits with `/runsync`, which
+   * answers with the result when the job ends within its wait (then polling continues).
+   * @default "run"
+   */
+  mode?: pulumi.Input<"run" | "runsync">;
+  /**
+   * How long the deploy waits for the job to end, in ms (1 .. 604800000), counted from the start
+   * of the run, submission included. The JobRun enforces it itself (Pulumi's `customTimeouts`
+   * do not reach dynamic providers). @default 600000 (10 minutes)
+   */
+  timeoutMs?: pulumi.Input<number>;
+  /**
+   * Cancel the job on the service when the JobRun stops waiting for it (timeoutMs expired, or
+   * waiting failed), so it does not keep spending credits. @default true
+   */
+  cancelOnTimeout?: pulumi.Input<boolean>;
+  /** What the job must produce for the deploy to go on. */
+  expect?: pulumi.Input<{
+    /** Terminal status the job must end in: COMPLETED, FAILED, CANCELLED or TIMED_OUT. @default "COMPLETED" */
+    status?: pulumi.Input<TerminalJobStatus>;
+    /**
+     * A JSON value the output must contain: objects match when every expected key matches
+     * (extra keys are ignored), arrays item by item with the same length, other values by
+     * equality. A mismatch fails the deploy with a diff of the differing paths.
+     */
+    output?: pulumi.Input<unknown>;
+  }>;
+  /**
+   * How many times to re-queue the job with the service's `/retry` when it ends FAILED or
+   * TIMED_OUT (0 .. 100); `attempts` reports the runs made. @default 0
+   */
+  retries?: pulumi.Input<number>;
+  /** Any values; a change runs the job again. `[new Date().toISOString()]` runs it on every deploy. */
+  triggers?: pulumi.Input<unknown[]>;
+  /**
+   * Collect the job's stream chunks into `stream` (mode `"run"` only). Bounded: at most 1000
+   * chunks and 1 MB (1,000,000 bytes) of chunk JSON; beyond that `streamTruncated` is true.
+   * @default false
+   */
+  collectStream?: pulumi.Input<boolean>;
+  /**
+   * Mark `output` and `stream` as secrets (fixed at construction; a plain boolean). Failure
+   * messages then show the differing paths of `expect.output` without their values.
+   * @default false
+   */
+  secretOutput?: boolean;
+}
+
+/** One status the JobRun saw, with the milliseconds since the run started. */
+export interface JobRunTimelineEntry {
+  status: string;
+  atMs: number;
+}
+
+/** A deploy-time smoke-test job. See the module documentation for when it runs. */
+export class JobRun extends pulumi.dynamic.Resource {
+  /** Id of the job on the service (the resource's own id is a separate, stable UUID). */
+  declare readonly jobId: pulumi.Output<string>;
+  /** Terminal status of the last run (or its last status when the JobRun stopped waiting). */
+  declare readonly status: pulumi.Output<string>;
+  /** The worker's output (secret with `secretOutput`). */
+  declare readonly output: pulumi.Output<unknown>;
+  /** The worker's error message, when it failed. */
+  declare readonly error: pulumi.Output<string | undefined>;
+  /** Time the job spent queued, ms (service figure). */
+  declare readonly delayTime: pulumi.Output<number | undefined>;
+  /** Time the job ran, ms (service figure). */
+  declare readonly executionTime: pulumi.Output<number | undefined>;
+  /** Runs made: 1 plus the retries used. */
+  declare readonly attempts: pulumi.Output<number>;
+  /** When the service accepted the job (ISO 8601). */
+  declare readonly startedAt: pulumi.Output<string>;
+  /** When the JobRun saw the job end (ISO 8601). */
+  declare readonly completedAt: pulumi.Output<string | undefined>;
+  /** Each status seen, with the milliseconds since the run started. */
+  declare readonly timeline: pulumi.Output<JobRunTimelineEntry[]>;
+  /** Stream chunks as sent (`{ output, metrics? }`), with `collectStream` (secret with `secretOutput`). */
+  declare readonly stream: pulumi.Output<unknown[] | undefined>;
+  /** True when `stream` is incomplete (bound reached, or reading failed part-way). */
+  declare readonly streamTruncated: pulumi.Output<boolean | undefined>;
+  /** Salted HMAC-SHA256 digest of `s3Config`, kept instead of the value to notice changes. */
+  declare readonly s3ConfigDigest: pulumi.Output<string | undefined>;
+
+  constructor(name: string, args: JobRunArgs, opts?: pulumi.CustomResourceOptions) {
+    const { s3Config, secretOutput, ...rest } = args;
+    const props: Record<string, unknown> = {
+      ...rest,
+      s3Config: s3Config === undefined ? undefined : pulumi.secret(s3Config),
+      secretOutput: secretOutput === true ? true : undefined,
+      jobId: undefined,
+      status: undefined,
+      output: undefined,
+      error: undefined,
+      delayTime: undefined,
+      executionTime: undefined,
+      attempts: undefined,
+      startedAt: undefined,
+      completedAt: undefined,
+      timeline: undefined,
+      stream: undefined,
+      streamTruncated: undefined,
+      s3ConfigDigest: undefined,
+    };
+    const secretOpts: pulumi.CustomResourceOptions =
+      secretOutput === true ? { additionalSecretOutputs: ["output", "stream"] } : {};
+    super(JobRun.#providerInstance(), name, props, pulumi.mergeOptions(opts, secretOpts), "runpod", "JobRun");
+  }
+
+  static #provider: JobRunProvider | undefined;
+
+  /** One provider instance for every JobRun of a program, so it is serialized only once. */
+  static #providerInstance(): JobRunProvider {
+    JobRun.#provider ??= new JobRunProvider();
+    return JobRun.#provider;
+  }
+}
+
+/**
+ * The dynamic provider behind `JobRun`. Serialized into every JobRun's state (`__provider`), so
+ * it holds nothing but methods that `require` the modules doing the work; credentials arrive in
+ * the provider host through `configure` and live on the instance in that process only.
+ */
+export class JobRunProvider implements pulumi.dynamic.ResourceProvider {
+  /** Settings from `configure` (provider host only; never serialized). */
+  declare private settings: RunpodSettings | undefined;
+
+  /** Stores `runpod:*` stack config, with the environment as fallback. */
+  async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
+    const { resolveSettings }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    this.settings = resolveSettings(req.config);
+  }
+
+  /** Field-level checks, no network; values unknown in a preview are not judged. */
+  async check(
+    _olds: Record<string, unknown>,
+    news: Record<string, unknown>,
+  ): Promise<pulumi.dynamic.CheckResult> {
+    const { checkJobRunArgs }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    return { inputs: news, failures: checkJobRunArgs(news) };
+  }
+
+  /** Any change of arguments or triggers runs the job again (an in-place update). */
+  async diff(
+    _id: string,
+    olds: Record<string, unknown>,
+    news: Record<string, unknown>,
+  ): Promise<pulumi.dynamic.DiffResult> {
+    const { diffJobRun }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    return diffJobRun(olds, news);
+  }
+
+  /** Runs the job; a failed smoke test throws an error carrying `id` and `properties`. */
+  async create(inputs: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+    const { contextFromSettings, createJobRun }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    return createJobRun(contextFromSettings(this.settings), inputs);
+  }
+
+  /** Runs the job again under the same id. */
+  async update(
+    id: string,
+    _olds: Record<string, unknown>,
+    news: Record<string, unknown>,
+  ): Promise<pulumi.dynamic.UpdateResult> {
+    const { contextFromSettings, updateJobRun }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    return updateJobRun(contextFromSettings(this.settings), id, news);
+  }
+
+  /** Refresh: the job's current status, or the recorded result once the service expired it. */
+  async read(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
+    const { contextFromSettings, readJobRun }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    return readJobRun(contextFromSettings(this.settings), id, props ?? {});
+  }
+
+  /** Cancels the job only if it is still queued or running. */
+  async delete(_id: string, props: Record<string, unknown>): Promise<void> {
+    const { contextFromSettings, deleteJobRun }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    await deleteJobRun(contextFromSettings(this.settings), props);
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * Field-level checking of JobRun arguments, as the provider's `check` runs it: no network, the
+ * job-request fields checked by the client's own schema (so a bad `policy.ttl` reads the same
+ * here as from `endpoint.run`), values still unknown in a preview skipped.
+ */
+import { z } from "zod";
+import { TTL_MAX_MS } from "../../client/limits";
+import { JobRequestSchema, TERMINAL_JOB_STATUSES, type TerminalJobStatus } from "../../client/schemas";
+import { describeIssue, formatPath } from "../../client/validate";
+
+/** What Pulumi passes for a value not known yet (preview, outputs of resources not created). */
+export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+/** Default of `timeoutMs`: 10 minutes. */
+export const DEFAULT_TIMEOUT_MS = 600_000;
+/** Largest `timeoutMs`: 1 week (the longest a job may queue), in ms. */
+export const MAX_TIMEOUT_MS = TTL_MAX_MS;
+/** Largest `retries`. */
+export const MAX_RETRIES = 100;
+
+/** JobRun arguments as the provider receives them (plain values; the host never sends secrets). */
+export interface JobRunInputs {
+  endpointId: string;
+  input: Record<string, unknown>;
+  webhook?: string;
+  policy?: { executionTimeout?: number; lowPriority?: boolean; ttl?: number };
+  s3Config?: { accessId: string; accessSecret: string; bucketName: string; endpointUrl: string };
+  mode?: "run" | "runsync";
+  timeoutMs?: number;
+  cancelOnTimeout?: boolean;
+  expect?: { status?: TerminalJobStatus; output?: unknown };
+  retries?: number;
+  triggers?: unknown[];
+  collectStream?: boolean;
+  secretOutput?: boolean;
+}
+
+/** The arguments with every default applied. */
+export interface ResolvedJobRunInputs extends JobRunInputs {
+  mode: "run" | "runsync";
+  timeoutMs: number;
+  cancelOnTimeout: boolean;
+  expect: { status: TerminalJobStatus; output?: unknown };
+  retries: number;
+  collectStream: boolean;
+  secretOutput: boolean;
+}
+
+/** Names of every argument; `diff` compares exactly these. */
+export const ARG_NAMES = [
+  "endpointId",
+  "input",
+  "webhook",
+  "policy",
+  "s3Config",
+  "mode",
+  "timeoutMs",
+  "cancelOnTimeout",
+  "expect",
+  "retries",
+  "triggers",
+  "collectStream",
+  "secretOutput",
+] as const satisfies readonly (keyof JobRunInputs)[];
+
+const request = JobRequestSchema.shape;
+
+/** Strict schema of the JobRun arguments (unknown keys are typos and fail). */
+const JobRunArgsSchema = z
+  .strictObject({
+    endpointId: z
+      .string({ error: "endpointId is required: the id of the serverless endpoint to run the job on" })
+      .regex(/^[^\s/]+$/, { error: "endpointId must be a non-empty endpoint id without spaces or slashes" })
+      .refine((v) => v !== "." && v !== "..", { error: "endpointId must be an endpoint id" }),
+    input: request.input,
+    webhook: request.webhook,
+    policy: request.policy,
+    s3Config: request.s3Config,
+    mode: z.enum(["run", "runsync"], { error: 'mode must be "run" or "runsync"' }).optional(),
+    timeoutMs: z
+      .int({ error: "timeoutMs must be an integer number of milliseconds" })
+      .min(1, { error: "timeoutMs must be at least 1 ms" })
+      .max(MAX_TIMEOUT_MS, { error: `timeoutMs must be at most ${MAX_TIMEOUT_MS} ms (1 week)` })
+      .optional(),
+    cancelOnTimeout: z.boolean({ error: "cancelOnTimeout must be a boolean" }).optional(),
+    expect: z
+      .strictObject(
+        {
+          status: z
+            .enum(TERMINAL_JOB_STATUSES, {
+              error: `status must be one of ${TERMINAL_JOB_STATUSES.join(", ")}`,
+            })
+            .optional(),
+          output: z.unknown().optional(),
+        },
+        { error: "expect must be an object with optional status and output" },
+      )
+      .optional(),
+    retries: z
+      .int({ error: "retries must be an integer" })
+      .min(0, { error: "retries must be at least 0" })
+      .max(MAX_RETRIES, { error: `retries must be at most ${MAX_RETRIES}` })
+      .optional(),
+    triggers: z.array(z.unknown(), { error: "triggers must be an array of values" }).optional(),
+    collectStream: z.boolean({ error: "collectStream must be a boolean" }).optional(),
+    secretOutput: z.boolean({ error: "secretOutput must be a boolean" }).optional(),
+  })
+  .superRefine((args, ctx) => {
+    if (args.collectStream === true && args.mode === "runsync") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["collectStream"],
+        message:
+          'collectStream needs mode "run": runsync answers only after the job has ended, ' +
+          "when its stream chunks may already be gone",
+      });
+    }
+  });
+
+/** One failed field, as Pulumi's `CheckFailure` wants it. */
+export interface CheckFailure {
+  /** Dotted path of the field, e.g. `policy.ttl`. */
+  property: string;
+  /** What is wrong and what is allowed. */
+  reason: string;
+}
+
+/** True when `value`, or the value on the way to `path` inside it, is Pulumi's unknown sentinel. */
+function unknownOnPath(value: unknown, path: readonly PropertyKey[]): boolean {
+  let current: unknown = value;
+  if (current === UNKNOWN) return true;
+  for (const key of path) {
+    if (current === null || typeof current !== "object") return false;
+    current = (current as Record<PropertyKey, unknown>)[key];
+    if (current === UNKNOWN) return true;
+  }
+  return false;
+}
+
+/** True when `value` holds Pulumi's unknown sentinel anywhere. */
+export function containsUnknown(value: unknown): boolean {
+  if (value === UNKNOWN) return true;
+  if (Array.isArray(value)) return value.some(containsUnknown);
+  if (value !== null && typeof value === "object") return Object.values(value).some(containsUnknown);
+  return false;
+}
+
+/**
+ * Checks JobRun arguments field by field, without any network call. Values that are still
+ * unknown (a preview) are not judged. `__provider` is ignored. Returns every failure found.
+ */
+export function checkJobRunArgs(news: Record<string, unknown>): CheckFailure[] {
+  const { __provider: _provider, ...args } = news;
+  const result = JobRunArgsSchema.safeParse(args);
+  if (result.success) return [];
+  const failures: CheckFailure[] = [];
+  for (const issue of result.error.issues) {
+    if (unknownOnPath(args, issue.path)) continue;
+    if (issue.code === "custom" && containsUnknown(args.mode)) continue;
+    if (issue.code === "unrecognized_keys" && issue.path.length === 0) {
+      for (const key of issue.keys) {
+        const property = formatPath([...issue.path, key]);
+        failures.push({
+          property,
+          reason: `${property} is not a JobRun argument (allowed: ${ARG_NAMES.join(", ")})`,
+        });
+      }
+      continue;
+    }
+    const property =
+      issue.code === "unrecognized_keys"
+        ? formatPath([...issue.path, issue.keys[0] ?? ""])
+        : formatPath(issue.path);
+    failures.push({ property, reason: describeIssue(issue) });
+  }
+  return failures;
+}
+
+/** Applies the documented defaults to checked arguments. */
+export function resolveJobRunArgs(args: JobRunInputs): ResolvedJobRunInputs {
+  return {
+    ...args,
+    mode: args.mode ?? "run",
+    timeoutMs: args.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    cancelOnTimeout: args.cancelOnTimeout ?? true,
+    expect: { ...args.expect, status: args.expect?.status ?? "COMPLETED" },
+    retries: args.retries ?? 0,
+    collectStream: args.collectStream ?? false,
+    secretOutput: args.secretOutput ?? false,
+  };
+}

@@ -1,0 +1,211 @@
+/**
+ * The JobRun provider's operations, kept out of the provider class so that `__provider` (the
+ * class, serialized into every resource's state) stays small and loads this module by `require`.
+ *
+ * Outputs echo every argument except `s3Config`, which is recorded only as a salted HMAC digest
+ * (`s3ConfigDigest`), so its `accessSecret` never reaches state, even encrypted; `diff` compares
+ * the digest with the new value.
+ */
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import type { Endpoint } from "../../client/endpoint";
+import { NotFoundError } from "../../client/errors";
+import { isTerminalStatus } from "../../client/schemas";
+import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import { ARG_NAMES, containsUnknown, type JobRunInputs, resolveJobRunArgs } from "./args";
+import { executeJobRun, type JobRunResult, type RunContext } from "./run";
+
+export { resolveSettings } from "../config";
+export { checkJobRunArgs } from "./args";
+
+const PROVIDER_KEY = "__provider";
+
+/** Everything a JobRun records: its arguments (s3Config as a digest) and what the job did. */
+export type JobRunOutputs = Omit<JobRunInputs, "s3Config"> & JobRunResult & { s3ConfigDigest?: string };
+
+/** How the provider reaches the service and reports progress; replaceable in tests. */
+export interface LifecycleContext {
+  endpoint: (endpointId: string) => RunContext["endpoint"];
+  log: (line: string) => void;
+}
+
+/** Builds the context from resolved settings: a client per call, progress to stderr. */
+export function contextFromSettings(settings: RunpodSettings | undefined): LifecycleContext {
+  let client: ReturnType<typeof clientFromSettings> | undefined;
+  return {
+    endpoint: (endpointId) => {
+      client ??= clientFromSettings(settings ?? resolveSettings(undefined));
+      return client.endpoint(endpointId) as Endpoint;
+    },
+    log: (line) => {
+      process.stderr.write(`${line}\n`);
+    },
+  };
+}
+
+/** JSON text with sorted keys and no `undefined`, for comparing argument values. */
+export function canonicalJson(value: unknown): string {
+  return (
+    JSON.stringify(value, (_key, v) =>
+      v !== null && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, (v as Record<string, unknown>)[k]]),
+          )
+        : v,
+    ) ?? "undefined"
+  );
+}
+
+/** `hmac-sha256:<salt hex>:<digest hex>` of the canonical JSON of an s3Config. */
+export function digestS3Config(s3Config: unknown, salt: Buffer = randomBytes(16)): string {
+  const mac = createHmac("sha256", salt).update(canonicalJson(s3Config)).digest("hex");
+  return `hmac-sha256:${salt.toString("hex")}:${mac}`;
+}
+
+/** True when `s3Config` is the value `digest` was made from. */
+export function s3ConfigMatches(digest: unknown, s3Config: unknown): boolean {
+  if (typeof digest !== "string") return s3Config === undefined;
+  if (s3Config === undefined) return false;
+  const [scheme, saltHex, mac] = digest.split(":");
+  if (scheme !== "hmac-sha256" || !saltHex || !mac) return false;
+  const again = digestS3Config(s3Config, Buffer.from(saltHex, "hex")).split(":")[2] ?? "";
+  return again.length === mac.length && timingSafeEqual(Buffer.from(again), Buffer.from(mac));
+}
+
+/** Removes `undefined` members (gRPC's Struct cannot carry them). */
+function defined<T extends Record<string, unknown>>(record: T): T {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** The recorded outputs: arguments as given (s3Config digested) plus the result. */
+export function buildOutputs(inputs: JobRunInputs, result: JobRunResult): JobRunOutputs {
+  const echoed: Record<string, unknown> = {};
+  for (const name of ARG_NAMES) {
+    if (name === "s3Config") continue;
+    echoed[name] = inputs[name];
+  }
+  return defined({
+    ...echoed,
+    s3ConfigDigest: inputs.s3Config === undefined ? undefined : digestS3Config(inputs.s3Config),
+    ...result,
+  }) as JobRunOutputs;
+}
+
+/**
+ * Names of the arguments whose new value differs from the recorded one (`__provider` and the
+ * result fields are not arguments). A value still unknown (preview) counts as a change.
+ */
+export function changedArgs(olds: Record<string, unknown>, news: Record<string, unknown>): string[] {
+  const changed: string[] = [];
+  for (const name of ARG_NAMES) {
+    const next = news[name];
+    if (containsUnknown(next)) {
+      changed.push(name);
+      continue;
+    }
+    const same =
+      name === "s3Config"
+        ? s3ConfigMatches(olds.s3ConfigDigest, next)
+        : canonicalJson(olds[name]) === canonicalJson(next);
+    if (!same) changed.push(name);
+  }
+  return changed;
+}
+
+/**
+ * Any change of arguments or triggers re-runs the job as an in-place update: the resource keeps
+ * its id, and `pulumi up` shows `~ update` with the changed arguments, not a replacement.
+ */
+export function diffJobRun(olds: Record<string, unknown>, news: Record<string, unknown>) {
+  const changed = changedArgs(olds, news);
+  return { changes: changed.length > 0, replaces: [] as string[], deleteBeforeReplace: false };
+}
+
+/** The error that makes a failed smoke test a partial failure: the resource stays, the step fails. */
+export class JobRunFailedError extends Error {
+  /** The JobRun's id: the engine keeps the resource in state under it. */
+  readonly id: string;
+  /** The recorded outputs, with `__provider` so later operations can load the provider. */
+  readonly properties: Record<string, unknown>;
+  constructor(message: string, id: string, properties: Record<string, unknown>) {
+    super(message);
+    this.name = "JobRunFailedError";
+    this.id = id;
+    this.properties = properties;
+  }
+}
+
+/** Runs the job for `create` (new id) or `update` (same id); throws `JobRunFailedError` on failure. */
+export async function runAndRecord(
+  ctx: LifecycleContext,
+  id: string,
+  news: Record<string, unknown>,
+): Promise<{ id: string; outs: JobRunOutputs }> {
+  const { [PROVIDER_KEY]: provider, ...rest } = news;
+  const inputs = rest as unknown as JobRunInputs;
+  const args = resolveJobRunArgs(inputs);
+  const endpoint = ctx.endpoint(args.endpointId);
+  const outcome = await executeJobRun(args, { endpoint, log: ctx.log });
+  const outs = buildOutputs(inputs, outcome.result);
+  if (outcome.failure !== undefined) {
+    throw new JobRunFailedError(outcome.failure, id, { ...outs, [PROVIDER_KEY]: provider });
+  }
+  return { id, outs };
+}
+
+/** `create`: a new JobRun id (a UUID of its own, not the job id), then the run. */
+export function createJobRun(ctx: LifecycleContext, news: Record<string, unknown>) {
+  return runAndRecord(ctx, randomUUID(), news);
+}
+
+/**
+ * `update`: runs the job again under the same id. The engine calls it when arguments or
+ * triggers changed, and after a failed run even when nothing changed.
+ */
+export async function updateJobRun(ctx: LifecycleContext, id: string, news: Record<string, unknown>) {
+  const { outs } = await runAndRecord(ctx, id, news);
+  return { outs };
+}
+
+/**
+ * `read` (refresh): the service's current view of the recorded job. When the service no longer
+ * has it (results expire: 30 min for /run, 60 s for /runsync) the recorded result is kept.
+ */
+export async function readJobRun(ctx: LifecycleContext, id: string, props: Record<string, unknown>) {
+  const jobId = props.jobId;
+  const endpointId = props.endpointId;
+  if (typeof jobId !== "string" || typeof endpointId !== "string") return { id, props };
+  try {
+    const job = await ctx.endpoint(endpointId).status(jobId);
+    const next: Record<string, unknown> = { ...props, status: job.status };
+    if (job.output !== undefined) next.output = job.output;
+    if (typeof job.error === "string" && job.error !== "") next.error = job.error;
+    if (typeof job.delayTime === "number") next.delayTime = job.delayTime;
+    if (typeof job.executionTime === "number") next.executionTime = job.executionTime;
+    return { id, props: next };
+  } catch (error) {
+    if (error instanceof NotFoundError) return { id, props };
+    throw error;
+  }
+}
+
+/**
+ * `delete`: cancels the recorded job only while it may still run (recorded as, and still,
+ * IN_QUEUE or IN_PROGRESS). A finished or expired job (404) needs nothing.
+ */
+export async function deleteJobRun(ctx: LifecycleContext, props: Record<string, unknown>) {
+  const { jobId, endpointId, status } = props;
+  if (typeof jobId !== "string" || typeof endpointId !== "string") return;
+  if (typeof status === "string" && isTerminalStatus(status)) return;
+  const endpoint = ctx.endpoint(endpointId);
+  try {
+    const job = await endpoint.status(jobId);
+    if (isTerminalStatus(job.status)) return;
+    const answer = await endpoint.cancel(jobId);
+    ctx.log(`JobRun endpoint ${endpointId} job ${jobId}: cancelled on delete (status ${answer.status})`);
+  } catch (error) {
+    if (error instanceof NotFoundError) return;
+    throw error;
+  }
+}

@@ -1,0 +1,310 @@
+import { describe, expect, it } from "vitest";
+import {
+  APIConnectionError,
+  APIError,
+  APITimeoutError,
+  APIUserAbortError,
+  ResponseValidationError,
+} from "../../src/client/errors";
+import { checkJobRunArgs, resolveJobRunArgs, UNKNOWN } from "../../src/provider/jobRun/args";
+import {
+  buildOutputs,
+  canonicalJson,
+  changedArgs,
+  diffJobRun,
+  digestS3Config,
+  s3ConfigMatches,
+} from "../../src/provider/jobRun/lifecycle";
+import { findMismatches, formatMismatches, matchesSubset } from "../../src/provider/jobRun/match";
+import {
+  failureMessage,
+  formatTimeline,
+  judge,
+  possiblySubmitted,
+  provablyNotSubmitted,
+} from "../../src/provider/jobRun/run";
+
+const s3 = {
+  accessId: "AKID",
+  accessSecret: "s3-very-secret",
+  bucketName: "b",
+  endpointUrl: "https://s3.example.com",
+};
+
+describe("expect.output deep subset matching", () => {
+  it("accepts an output that holds every expected key, ignoring extra keys", () => {
+    expect(matchesSubset({ a: 1, b: { c: "x" } }, { a: 1, b: { c: "x", d: 2 }, e: [] })).toBe(true);
+  });
+
+  it("matches arrays item by item and requires the same length", () => {
+    expect(matchesSubset([{ a: 1 }, 2], [{ a: 1, z: 0 }, 2])).toBe(true);
+    expect(matchesSubset([1, 2], [1, 2, 3])).toBe(false);
+  });
+
+  it('compares scalars strictly: 1 does not match "1", null matches only null', () => {
+    expect(matchesSubset({ n: 1 }, { n: "1" })).toBe(false);
+    expect(matchesSubset({ n: null }, { n: null })).toBe(true);
+    expect(matchesSubset({ n: null }, {})).toBe(false);
+  });
+
+  it("reports each differing path with what was expected and what was found", () => {
+    const result = findMismatches(
+      { text: "hello", meta: { ok: true }, items: [1, 2] },
+      { text: "hullo", meta: {}, items: [1] },
+    );
+    expect(formatMismatches(result)).toBe(
+      [
+        '  output.text: expected "hello", got "hullo"',
+        "  output.meta.ok: expected true, got missing",
+        "  output.items: expected an array of 2 items, got an array of 1 item",
+      ].join("\n"),
+    );
+    expect(result.total).toBe(3);
+  });
+
+  it("names a type change rather than only the values", () => {
+    const { mismatches } = findMismatches({ a: { b: 1 } }, { a: "str" });
+    expect(mismatches[0]).toEqual({ path: "output.a", expected: '{"b":1}', actual: 'a string: "str"' });
+  });
+
+  it("quotes keys that are not identifiers in paths", () => {
+    const { mismatches } = findMismatches({ "content-type": "a" }, { "content-type": "b" });
+    expect(mismatches[0]?.path).toBe('output["content-type"]');
+  });
+
+  it("hides values when secretOutput is set", () => {
+    const text = formatMismatches(findMismatches({ token: "expected-secret" }, { token: "actual-secret" }), {
+      hideValues: true,
+    });
+    expect(text).toContain("output.token: differs");
+    expect(text).not.toContain('secret"');
+    expect(text).not.toContain("actual-secret");
+  });
+
+  it("caps the listing and says how many more differences there were", () => {
+    const expected = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`k${i}`, i]));
+    const result = findMismatches(expected, {});
+    expect(result.mismatches).toHaveLength(20);
+    expect(formatMismatches(result)).toContain("... and 10 more");
+  });
+});
+
+describe("JobRun argument checks (no network)", () => {
+  const valid = { endpointId: "echo", input: { prompt: "hi" } };
+
+  it("accepts minimal valid arguments", () => {
+    expect(checkJobRunArgs(valid)).toEqual([]);
+  });
+
+  it("names the field and the rule for every job-request field, using the client's wording", () => {
+    const failures = checkJobRunArgs({
+      endpointId: "",
+      input: "not an object",
+      webhook: "ftp://x",
+      policy: { executionTimeout: 5000, ttl: 5 },
+      s3Config: { accessId: "a", accessSecret: "", bucketName: "b", endpointUrl: "nope" },
+      mode: "async",
+      timeoutMs: 0,
+      retries: -1,
+      expect: { status: "DONE" },
+      triggers: "x",
+    });
+    const byProperty = Object.fromEntries(failures.map((f) => [f.property, f.reason]));
+    expect(byProperty).toMatchObject({
+      endpointId: expect.stringContaining("endpointId must be a non-empty endpoint id"),
+      input: "input must be a JSON object",
+      webhook: "webhook must be an http(s) URL",
+      "policy.executionTimeout": "policy.executionTimeout must be greater than 5000 ms",
+      "policy.ttl": "policy.ttl must be at least 10000 ms",
+      "s3Config.accessSecret": "s3Config.accessSecret must not be empty",
+      "s3Config.endpointUrl": "s3Config.endpointUrl must be an http(s) URL",
+      mode: 'mode must be "run" or "runsync"',
+      timeoutMs: "timeoutMs must be at least 1 ms",
+      retries: "retries must be at least 0",
+      "expect.status": "expect.status must be one of COMPLETED, FAILED, CANCELLED, TIMED_OUT",
+      triggers: "triggers must be an array of values",
+    });
+  });
+
+  it("reports a missing input and endpointId as required", () => {
+    const failures = checkJobRunArgs({});
+    expect(failures.map((f) => f.property).sort()).toEqual(["endpointId", "input"]);
+    expect(failures.find((f) => f.property === "input")?.reason).toBe("input is required");
+  });
+
+  it("rejects a typo in an argument name, listing the allowed names", () => {
+    const [failure] = checkJobRunArgs({ ...valid, timeout: 5 });
+    expect(failure?.property).toBe("timeout");
+    expect(failure?.reason).toContain("not a JobRun argument");
+    expect(failure?.reason).toContain("timeoutMs");
+  });
+
+  it("rejects an unknown field inside policy by its full path", () => {
+    const [failure] = checkJobRunArgs({ ...valid, policy: { ttll: 10_000 } });
+    expect(failure?.property).toBe("policy.ttll");
+  });
+
+  it("rejects collectStream with runsync mode", () => {
+    const [failure] = checkJobRunArgs({ ...valid, mode: "runsync", collectStream: true });
+    expect(failure?.property).toBe("collectStream");
+  });
+
+  it("does not judge values that are unknown during a preview", () => {
+    expect(
+      checkJobRunArgs({
+        endpointId: UNKNOWN,
+        input: UNKNOWN,
+        policy: { ttl: UNKNOWN },
+        s3Config: UNKNOWN,
+        mode: UNKNOWN,
+        collectStream: true,
+        triggers: [UNKNOWN],
+        __provider: UNKNOWN,
+      }),
+    ).toEqual([]);
+  });
+
+  it("never puts the s3 accessSecret in a failure", () => {
+    const failures = checkJobRunArgs({ ...valid, s3Config: { ...s3, endpointUrl: 3, extra: 1 } });
+    expect(failures.length).toBeGreaterThan(0);
+    expect(JSON.stringify(failures)).not.toContain(s3.accessSecret);
+  });
+
+  it("applies the documented defaults", () => {
+    expect(resolveJobRunArgs(valid)).toMatchObject({
+      mode: "run",
+      timeoutMs: 600_000,
+      cancelOnTimeout: true,
+      expect: { status: "COMPLETED" },
+      retries: 0,
+      collectStream: false,
+      secretOutput: false,
+    });
+  });
+});
+
+describe("JobRun diff and recorded outputs", () => {
+  const inputs = { endpointId: "echo", input: { a: 1, b: [1, 2] }, s3Config: s3, triggers: ["v1"] };
+  const outs = buildOutputs(inputs, { attempts: 1, timeline: [], jobId: "j1", status: "COMPLETED" });
+
+  it("records a salted digest of s3Config, never the secret", () => {
+    expect(JSON.stringify(outs)).not.toContain(s3.accessSecret);
+    expect(outs).not.toHaveProperty("s3Config");
+    expect(outs.s3ConfigDigest).toMatch(/^hmac-sha256:[0-9a-f]{32}:[0-9a-f]{64}$/);
+    expect(digestS3Config(s3)).not.toBe(digestS3Config(s3));
+    expect(s3ConfigMatches(outs.s3ConfigDigest, { ...s3 })).toBe(true);
+    expect(s3ConfigMatches(outs.s3ConfigDigest, { ...s3, accessSecret: "rotated" })).toBe(false);
+    expect(s3ConfigMatches(outs.s3ConfigDigest, undefined)).toBe(false);
+  });
+
+  it("finds no change for the same arguments in another key order, ignoring __provider", () => {
+    const news = {
+      triggers: ["v1"],
+      input: { b: [1, 2], a: 1 },
+      s3Config: { ...s3 },
+      endpointId: "echo",
+      __provider: "new code",
+    };
+    expect(diffJobRun({ ...outs, __provider: "old code" }, news)).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  it("re-runs in place (no replacement) when a trigger, the input or the s3 secret changes", () => {
+    expect(changedArgs(outs, { ...inputs, triggers: ["v2"] })).toEqual(["triggers"]);
+    expect(changedArgs(outs, { ...inputs, input: { a: 2, b: [1, 2] } })).toEqual(["input"]);
+    expect(changedArgs(outs, { ...inputs, s3Config: { ...s3, accessSecret: "rotated" } })).toEqual([
+      "s3Config",
+    ]);
+    const diff = diffJobRun(outs, { ...inputs, retries: 2 });
+    expect(diff).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+  });
+
+  it("counts an argument that is unknown in a preview as a change", () => {
+    expect(changedArgs(outs, { ...inputs, input: { a: UNKNOWN, b: [1, 2] } })).toEqual(["input"]);
+  });
+
+  it("serializes canonically: sorted keys, undefined dropped", () => {
+    expect(canonicalJson({ b: 1, a: { d: undefined, c: 2 } })).toBe('{"a":{"c":2},"b":1}');
+  });
+});
+
+describe("JobRun verdicts and failure text", () => {
+  const args = resolveJobRunArgs({ endpointId: "echo", input: {} });
+  const timeline = [
+    { status: "IN_QUEUE", atMs: 5 },
+    { status: "IN_PROGRESS", atMs: 20 },
+    { status: "FAILED", atMs: 130 },
+  ];
+
+  it("formats the timeline with elapsed seconds", () => {
+    expect(formatTimeline(timeline)).toBe("IN_QUEUE 0.01 s -> IN_PROGRESS 0.02 s -> FAILED 0.13 s");
+    expect(formatTimeline([])).toBe("(no status seen)");
+  });
+
+  it("fails a FAILED job with endpoint, job id, status, worker error, timeline and a hint", () => {
+    const message = judge(args, {
+      jobId: "job-1",
+      status: "FAILED",
+      error: "CUDA out of memory",
+      attempts: 1,
+      timeline,
+    });
+    expect(message).toContain("endpoint echo, job job-1");
+    expect(message).toContain("ended FAILED, expected COMPLETED");
+    expect(message).toContain("Worker error: CUDA out of memory");
+    expect(message).toContain("Timeline: IN_QUEUE 0.01 s -> IN_PROGRESS 0.02 s -> FAILED 0.13 s");
+    expect(message).toMatch(/Hint: .*worker/);
+  });
+
+  it("passes a job that ends in the expected status with a matching output", () => {
+    const withOutput = resolveJobRunArgs({ endpointId: "echo", input: {}, expect: { output: { ok: true } } });
+    expect(
+      judge(withOutput, { status: "COMPLETED", output: { ok: true, extra: 1 }, attempts: 1, timeline }),
+    ).toBeUndefined();
+  });
+
+  it("passes a job expected to fail when it fails", () => {
+    const failing = resolveJobRunArgs({ endpointId: "echo", input: {}, expect: { status: "FAILED" } });
+    expect(judge(failing, { status: "FAILED", attempts: 1, timeline })).toBeUndefined();
+  });
+
+  it("fails an output mismatch with the diff", () => {
+    const withOutput = resolveJobRunArgs({ endpointId: "echo", input: {}, expect: { output: { ok: true } } });
+    const message = judge(withOutput, { status: "COMPLETED", output: { ok: false }, attempts: 1, timeline });
+    expect(message).toContain("output.ok: expected true, got false");
+    expect(message).toContain("update expect.output");
+  });
+
+  it("builds one failure text shape for every cause", () => {
+    expect(failureMessage(args, { attempts: 0, timeline: [] }, "what", "hint")).toBe(
+      "JobRun failed on endpoint echo, job (none): what\nStatus: unknown; attempts: 0\nTimeline: (no status seen)\nHint: hint",
+    );
+  });
+});
+
+describe("submission ambiguity", () => {
+  const api = (status: number) => APIError.from({ status, method: "POST", path: "/v2/echo/run" });
+
+  it("treats 429, 503 and a connection never opened as provably not submitted", () => {
+    expect(provablyNotSubmitted(api(429))).toBe(true);
+    expect(provablyNotSubmitted(api(503))).toBe(true);
+    expect(provablyNotSubmitted(new APIConnectionError("refused", { notSent: true }))).toBe(true);
+  });
+
+  it("treats a 500, a reset, a timeout, an abort or an unreadable answer as possibly submitted", () => {
+    expect(possiblySubmitted(api(500))).toBe(true);
+    expect(possiblySubmitted(new APIConnectionError("reset"))).toBe(true);
+    expect(possiblySubmitted(new APITimeoutError("timeout", { notSent: true }))).toBe(true);
+    expect(possiblySubmitted(new APIUserAbortError("aborted"))).toBe(true);
+    expect(possiblySubmitted(new ResponseValidationError("bad body"))).toBe(true);
+  });
+
+  it("treats a 4xx rejection as definitely not submitted", () => {
+    expect(possiblySubmitted(api(400))).toBe(false);
+    expect(possiblySubmitted(api(401))).toBe(false);
+    expect(provablyNotSubmitted(api(401))).toBe(false);
+  });
+});
