@@ -1,0 +1,170 @@
+import { request } from "undici";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { type Harness, harness, KEY } from "./helpers";
+
+let h: Harness;
+afterEach(async () => {
+  await h?.close();
+});
+
+describe("auth", () => {
+  it("answers 401 to a missing or wrong key on both interfaces, never echoing the key", async () => {
+    h = await harness();
+    for (const path of ["/v2/echo/health", "/v1/networkvolumes", "/v2/registries"]) {
+      const missing = await h.call("GET", path, undefined, { authorization: "" });
+      expect(missing.status, path).toBe(401);
+      const wrong = await h.call("GET", path, undefined, { authorization: "Bearer wrong-key-123" });
+      expect(wrong.status, path).toBe(401);
+      expect(JSON.stringify(wrong.body)).not.toContain("wrong-key-123");
+    }
+  });
+
+  it("accepts the bare key on the job interface only", async () => {
+    h = await harness();
+    expect((await h.call("GET", "/v2/echo/health", undefined, { authorization: KEY })).status).toBe(200);
+    expect((await h.call("GET", "/v1/networkvolumes", undefined, { authorization: KEY })).status).toBe(401);
+  });
+
+  it("accepts every configured key", async () => {
+    h = await harness({ apiKeys: ["one", "two"] });
+    expect((await h.call("GET", "/v2/echo/health", undefined, { authorization: "Bearer two" })).status).toBe(
+      200,
+    );
+  });
+
+  it("makes a random key when none is given", async () => {
+    const { startEmulator } = await import("../../src/emulator/index");
+    const emu = await startEmulator({ rateLimits: false });
+    try {
+      expect(emu.apiKey).toMatch(/^emu_[A-Za-z0-9_-]{24}$/);
+      const res = await request(`${emu.serverlessUrl}/v2/echo/health`, {
+        headers: { authorization: `Bearer ${emu.apiKey}` },
+      });
+      expect(res.statusCode).toBe(200);
+      await res.body.dump();
+    } finally {
+      await emu.close();
+    }
+  });
+
+  it("answers 404 to an unknown endpoint after checking the key", async () => {
+    h = await harness();
+    expect((await h.call("POST", "/v2/nope/run", { input: {} })).body).toEqual({
+      message: "endpoint nope not found",
+    });
+    expect((await h.call("POST", "/v2/nope/run", { input: {} }, { authorization: "Bearer x" })).status).toBe(
+      401,
+    );
+  });
+});
+
+describe("rate limits", () => {
+  it("enforces the service table by default: purge-queue 2 per 10 s, then 429 with Retry-After", async () => {
+    h = await harness({ rateLimits: true });
+    expect((await h.call("POST", "/v2/echo/purge-queue")).status).toBe(200);
+    await h.clock.advance(4000);
+    expect((await h.call("POST", "/v2/echo/purge-queue")).status).toBe(200);
+    const limited = await h.call("POST", "/v2/echo/purge-queue");
+    expect(limited.status).toBe(429);
+    expect(limited.headers["retry-after"]).toBe("6");
+    expect(limited.body.message).toMatch(/rate limit of purge-queue exceeded/);
+    await h.clock.advance(6000);
+    expect((await h.call("POST", "/v2/echo/purge-queue")).status).toBe(200);
+  });
+
+  it("counts per endpoint", async () => {
+    h = await harness({ rateLimits: true, endpoints: ["a", "b"] });
+    await h.call("POST", "/v2/a/purge-queue");
+    await h.call("POST", "/v2/a/purge-queue");
+    expect((await h.call("POST", "/v2/a/purge-queue")).status).toBe(429);
+    expect((await h.call("POST", "/v2/b/purge-queue")).status).toBe(200);
+  });
+
+  it("status, status-sync and stream share one row", async () => {
+    h = await harness({ rateLimits: { status: { requests: 3, windowMs: 10_000 } } });
+    const run = await h.call("POST", "/v2/echo/run", { input: {} });
+    const id = run.body.id;
+    expect((await h.call("GET", `/v2/echo/status/${id}`)).status).toBe(200);
+    expect((await h.call("GET", `/v2/echo/stream/${id}?wait=0`)).status).toBe(200);
+    expect((await h.call("GET", `/v2/echo/status-sync/${id}`)).status).toBe(200);
+    for (const path of ["status", "stream", "status-sync"]) {
+      expect((await h.call("GET", `/v2/echo/${path}/${id}`)).status, path).toBe(429);
+    }
+    expect((await h.call("POST", "/v2/echo/run", { input: {} })).status).toBe(200);
+  });
+
+  it("caps requests in flight", async () => {
+    h = await harness({ rateLimits: { status: { requests: 100, windowMs: 10_000, concurrent: 1 } } });
+    const run = await h.call("POST", "/v2/echo/run", { input: { sleepMs: 5000 } });
+    const polling = h.call("GET", `/v2/echo/status-sync/${run.body.id}?wait=5000`);
+    await vi.waitFor(() => expect(h.emu.stats().requests).toBe(2));
+    const second = await h.call("GET", `/v2/echo/status/${run.body.id}`);
+    expect(second.status).toBe(429);
+    expect(second.body.message).toMatch(/more than 1 requests in flight/);
+    await h.clock.advance(5000);
+    expect((await polling).body.status).toBe("COMPLETED");
+    expect((await h.call("GET", `/v2/echo/status/${run.body.id}`)).status).toBe(200);
+  });
+
+  it("leaves health and retry unlimited and turns off with rateLimits: false", async () => {
+    h = await harness({ rateLimits: { "purge-queue": { requests: 1, windowMs: 10_000 } } });
+    for (let i = 0; i < 5; i++) expect((await h.call("GET", "/v2/echo/health")).status).toBe(200);
+    await h.close();
+    h = await harness({ rateLimits: false });
+    for (let i = 0; i < 4; i++) expect((await h.call("POST", "/v2/echo/purge-queue")).status).toBe(200);
+  });
+
+  it("limits management only with a management row, with RateLimit headers on v2", async () => {
+    h = await harness({ rateLimits: { management: { requests: 2, windowMs: 60_000 } } });
+    const ok = await h.call("GET", "/v2/registries");
+    expect(ok.headers.ratelimit).toBe('"default";r=1;t=60');
+    expect(ok.headers["ratelimit-policy"]).toBe('"default";q=2;w=60');
+    await h.call("GET", "/v1/networkvolumes");
+    const limited = await h.call("GET", "/v2/network-volumes");
+    expect(limited.status).toBe(429);
+    expect(limited.headers["retry-after"]).toBe("60");
+    expect(limited.headers.ratelimit).toBe('"default";r=0;t=60');
+    expect(limited.headers["content-type"]).toMatch(/problem\+json/);
+    expect(limited.body).toMatchObject({ title: "Too Many Requests", status: 429 });
+  });
+});
+
+describe("queue full", () => {
+  it("answers 429 once the queue holds the most it may (max(50, workersMax x 500))", async () => {
+    h = await harness({ endpoints: ["idle:0"] });
+    for (let i = 0; i < 50; i++)
+      expect((await h.call("POST", "/v2/idle/run", { input: { i } })).status).toBe(200);
+    const full = await h.call("POST", "/v2/idle/run", { input: {} });
+    expect(full.status).toBe(429);
+    expect(full.headers["retry-after"]).toBe("1");
+    expect(full.body.message).toMatch(/queue is full/);
+    expect(h.emu.stats().submitted.idle).toBe(50);
+    await h.call("POST", "/v2/idle/purge-queue");
+    expect((await h.call("POST", "/v2/idle/run", { input: {} })).status).toBe(200);
+  });
+});
+
+describe("payload sizes (MB = 1,000,000 bytes)", () => {
+  const bodyOf = (bytes: number) => {
+    const shell = JSON.stringify({ input: { pad: "" } });
+    return JSON.stringify({ input: { pad: "p".repeat(bytes - shell.length) } });
+  };
+
+  it("accepts exactly 10 MB on /run and answers 413 above it", async () => {
+    h = await harness();
+    const exact = bodyOf(10_000_000);
+    expect(Buffer.byteLength(exact)).toBe(10_000_000);
+    expect((await h.call("POST", "/v2/echo/run", exact)).status).toBe(200);
+    const over = await h.call("POST", "/v2/echo/run", bodyOf(10_000_001));
+    expect(over.status).toBe(413);
+    expect(over.body.message).toMatch(
+      /^body: larger than the 10 MB \(10000000 bytes\) allowed for POST \/v2\/:endpointId\/run/,
+    );
+  });
+
+  it("accepts 20 MB on /runsync and answers 413 above it", async () => {
+    h = await harness();
+    expect((await h.call("POST", "/v2/echo/runsync", bodyOf(20_000_000))).status).toBe(200);
+    expect((await h.call("POST", "/v2/echo/runsync", bodyOf(20_000_001))).status).toBe(413);
+  });
+});
