@@ -1,0 +1,170 @@
+/**
+ * The `runpod-emulator` bin, as users run it: the compiled dist/emulator/cli.js under this Node.
+ * (vitest's globalSetup rebuilds dist/ when src/ is newer.)
+ */
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { request } from "undici";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
+const CLI = resolve(__dirname, "../../dist/emulator/cli.js");
+const running: ChildProcessWithoutNullStreams[] = [];
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "emu-cli-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+afterEach(() => {
+  for (const child of running.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+});
+
+interface Ready {
+  restUrl: string;
+  restUrlV2: string;
+  serverlessUrl: string;
+  apiKey: string;
+  port: number;
+}
+
+/** Starts the CLI and resolves with its ready line. */
+async function start(args: string[]): Promise<{ child: ChildProcessWithoutNullStreams; ready: Ready }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: "pipe" });
+  running.push(child);
+  let stderr = "";
+  child.stderr.on("data", (c) => {
+    stderr += c;
+  });
+  const lines = createInterface({ input: child.stdout });
+  const line = await new Promise<string>((resolveLine, reject) => {
+    lines.once("line", resolveLine);
+    child.once("exit", (code) => reject(new Error(`cli exited ${code} before ready: ${stderr}`)));
+  });
+  return { child, ready: JSON.parse(line) as Ready };
+}
+
+function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolveExit) => child.once("exit", (code) => resolveExit(code)));
+}
+
+async function call(
+  ready: Ready,
+  method: string,
+  url: string,
+  body?: unknown,
+  auth = `Bearer ${ready.apiKey}`,
+) {
+  const res = await request(url, {
+    method: method as "GET",
+    headers: { authorization: auth, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
+}
+
+describe("runpod-emulator CLI", () => {
+  it("prints one ready line, serves both interfaces, and exits 0 on SIGTERM", async () => {
+    const { child, ready } = await start(["--port", "0", "--api-key", "dev", "--endpoint", "gpu:2"]);
+    expect(ready).toEqual({
+      restUrl: `http://127.0.0.1:${ready.port}/v1`,
+      serverlessUrl: `http://127.0.0.1:${ready.port}`,
+      apiKey: "dev",
+      restUrlV2: `http://127.0.0.1:${ready.port}/v2`,
+      port: ready.port,
+    });
+    const sync = await call(
+      ready,
+      "POST",
+      `${ready.serverlessUrl}/v2/gpu/runsync`,
+      { input: { prompt: "hi" } },
+      "dev",
+    );
+    expect(sync.body).toMatchObject({ status: "COMPLETED", output: { prompt: "hi" } });
+    expect((await call(ready, "GET", `${ready.restUrl}/networkvolumes`)).body).toEqual([]);
+    child.kill("SIGTERM");
+    expect(await exitOf(child)).toBe(0);
+  });
+
+  it("--help lists every flag and the reserved endpoint ids", () => {
+    const out = spawnSync(process.execPath, [CLI, "--help"], { encoding: "utf8" });
+    expect(out.status).toBe(0);
+    for (const flag of [
+      "--port",
+      "--host",
+      "--api-key",
+      "--endpoint",
+      "--volumes",
+      "--state-file",
+      "--handlers",
+      "--webhook-retry-delay-ms",
+      "--retention-run-ms",
+      "--retention-runsync-ms",
+      "--faults",
+      "--fault-seed",
+      "--rate-limits",
+      "--cold-start-ms",
+      "--help",
+    ]) {
+      expect(out.stdout).toContain(`  ${flag} `);
+    }
+    expect(out.stdout).toMatch(/"registries"\s+and "network-volumes" are reserved/);
+  });
+
+  it("exits 2 with a message naming a bad flag", () => {
+    const cases: [string[], RegExp][] = [
+      [["--bogus"], /Unknown option '--bogus'/],
+      [["--rate-limits", "maybe"], /--rate-limits must be on or off/],
+      [["--port", "abc"], /--port must be a non-negative integer/],
+      [["--endpoint", "registries"], /endpoint id "registries" is reserved/],
+      [["--faults", "429=5"], /faults: 429 must be a probability/],
+    ];
+    for (const [args, message] of cases) {
+      const out = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8" });
+      expect(out.status, args.join(" ")).toBe(2);
+      expect(out.stderr).toMatch(message);
+      expect(out.stdout).toBe("");
+    }
+  });
+
+  it("keeps management data in --state-file across restarts and loads --volumes and --handlers", async () => {
+    const stateFile = join(dir, "state.json");
+    const volumes = join(dir, "volumes.json");
+    const handlers = join(dir, "handlers.mjs");
+    await writeFile(
+      volumes,
+      JSON.stringify([{ id: "vol1", name: "models", size: 100, dataCenterId: "EU-RO-1" }]),
+    );
+    await writeFile(handlers, "export default async (job) => `hello ${job.input.name}`;\n");
+    const args = ["--state-file", stateFile, "--volumes", volumes, "--handlers", handlers, "--api-key", "k"];
+    const first = await start(args);
+    const reg = await call(first.ready, "POST", `${first.ready.restUrlV2}/registries`, {
+      name: "r",
+      username: "u",
+      password: "p",
+    });
+    expect(reg.status).toBe(201);
+    const out = await call(first.ready, "POST", `${first.ready.serverlessUrl}/v2/echo/runsync`, {
+      input: { name: "you" },
+    });
+    expect(out.body.output).toBe("hello you");
+    first.child.kill("SIGINT");
+    expect(await exitOf(first.child)).toBe(0);
+
+    const second = await start(args);
+    expect((await call(second.ready, "GET", `${second.ready.restUrl}/containerregistryauth`)).body).toEqual([
+      reg.body,
+    ]);
+    expect((await call(second.ready, "GET", `${second.ready.restUrl}/networkvolumes/vol1`)).body.name).toBe(
+      "models",
+    );
+    second.child.kill("SIGTERM");
+    expect(await exitOf(second.child)).toBe(0);
+  });
+});
