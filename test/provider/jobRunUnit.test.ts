@@ -185,7 +185,9 @@ describe("JobRun argument checks (no network)", () => {
 
 describe("JobRun diff and recorded outputs", () => {
   const inputs = { endpointId: "echo", input: { a: 1, b: [1, 2] }, s3Config: s3, triggers: ["v1"] };
-  const outs = buildOutputs(inputs, { attempts: 1, timeline: [], jobId: "j1", status: "COMPLETED" });
+  const outs: Record<string, unknown> = {
+    ...buildOutputs(inputs, { attempts: 1, timeline: [], jobId: "j1", status: "COMPLETED" }),
+  };
 
   it("records a salted digest of s3Config, never the secret", () => {
     expect(JSON.stringify(outs)).not.toContain(s3.accessSecret);

@@ -1,0 +1,420 @@
+/**
+ * JobRun through Pulumi's real dynamic-provider host (gRPC), with `__provider` serialized from the
+ * INSTALLED package, against the emulator. Each test is one behaviour of issue 5's "Done when".
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { RunpodClient } from "../../src/client";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import {
+  HostError,
+  type ProviderHost,
+  secretValue,
+  startProviderHost,
+  urnFor,
+} from "../support/providerHost";
+import { serializedProvider } from "../support/serializedProvider";
+
+const S3 = {
+  accessId: "AKIAEXAMPLE",
+  accessSecret: "s3-secret-d41d8cd98f00b204",
+  bucketName: "results",
+  endpointUrl: "https://s3.example.com",
+};
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+let emu: RunningEmulator;
+let host: ProviderHost;
+let client: RunpodClient;
+/** Job ids of "flaky" that already failed once (the handler fails each job's first run). */
+const flakyFailed = new Set<string>();
+/** While true, the "toggle" endpoint fails every job. */
+let toggleBroken = true;
+/** Wall-clock ms at which each "timed" job's handler returned, by job id. */
+const finishedAt = new Map<string, number>();
+
+beforeAll(async () => {
+  emu = await startEmulator({
+    apiKeys: ["emu-key-7f3a9c2e"],
+    endpoints: ["echo:3", "flaky:2", "toggle:2", "timed:2"],
+    handlers: {
+      flaky: async (job) => {
+        if (!flakyFailed.has(job.id)) {
+          flakyFailed.add(job.id);
+          throw new Error("first run always fails");
+        }
+        return { ok: true };
+      },
+      toggle: async () => {
+        if (toggleBroken) throw new Error("model weights not found at /models/llama");
+        return { ok: true };
+      },
+      timed: async (job, { signal }) => {
+        await new Promise((resolve, reject) => {
+          const t = setTimeout(resolve, Number(job.input.ms));
+          signal.addEventListener("abort", () => {
+            clearTimeout(t);
+            reject(signal.reason);
+          });
+        });
+        finishedAt.set(job.id, Date.now());
+        return { slept: job.input.ms };
+      },
+    },
+  });
+  client = new RunpodClient({ apiKey: emu.apiKey, serverlessUrl: emu.serverlessUrl, restUrl: emu.restUrl });
+  host = await startProviderHost({ projectDir: inject("installedProjectDir") });
+  await host.configure({
+    "runpod:apiKey": emu.apiKey,
+    "runpod:serverlessUrl": emu.serverlessUrl,
+    "runpod:restUrl": emu.restUrl,
+  });
+});
+
+afterAll(async () => {
+  await host?.close();
+  await emu?.close();
+});
+
+/** check then create, as the engine does; resolves with the created resource. */
+async function up(name: string, news: Record<string, unknown>) {
+  const urn = urnFor("JobRun", name);
+  const { inputs, failures } = await host.check(urn, {}, news);
+  expect(failures).toEqual([]);
+  return { urn, inputs, ...(await host.create(urn, inputs)) };
+}
+
+/** check then create, expecting a partial failure; resolves with the HostError. */
+async function upFails(
+  name: string,
+  news: Record<string, unknown>,
+): Promise<HostError & { inputs: unknown }> {
+  const urn = urnFor("JobRun", name);
+  const { inputs, failures } = await host.check(urn, {}, news);
+  expect(failures).toEqual([]);
+  const error = await host.create(urn, inputs).then(
+    () => {
+      throw new Error("create succeeded; a failure was expected");
+    },
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(HostError);
+  return Object.assign(error as HostError, { inputs });
+}
+
+const statuses = (timeline: { status: string }[]) => timeline.map((e) => e.status);
+
+describe("JobRun in the provider host", () => {
+  it("records a completed job under its own stable id, not the job id", async () => {
+    const { id, outs } = await up("completed", { endpointId: "echo", input: { output: { ok: true } } });
+    expect(id).toMatch(UUID);
+    expect(outs.jobId).not.toBe(id);
+    expect(outs).toMatchObject({ status: "COMPLETED", output: { ok: true }, attempts: 1 });
+    expect(statuses(outs.timeline).at(-1)).toBe("COMPLETED");
+    expect(typeof outs.executionTime).toBe("number");
+    expect(Date.parse(outs.completedAt)).toBeGreaterThanOrEqual(Date.parse(outs.startedAt));
+    expect(outs.__provider).toEqual(expect.any(String));
+  });
+
+  it("fails a FAILED job as a partial failure carrying endpoint, job id, status, worker error, timeline and hint", async () => {
+    const error = await upFails("failed", {
+      endpointId: "echo",
+      input: { fail: "CUDA error: out of memory" },
+    });
+    expect(error.id).toMatch(UUID);
+    expect(error.properties).toMatchObject({
+      status: "FAILED",
+      error: "CUDA error: out of memory",
+      attempts: 1,
+    });
+    expect(error.properties.__provider).toEqual(expect.any(String));
+    const jobId = error.properties.jobId as string;
+    expect(error.message).toContain(`endpoint echo, job ${jobId}`);
+    expect(error.message).toContain("ended FAILED, expected COMPLETED");
+    expect(error.message).toContain("Worker error: CUDA error: out of memory");
+    expect(error.message).toMatch(/Timeline: IN_QUEUE .* -> FAILED/);
+    expect(error.message).toContain("Hint:");
+  });
+
+  it("reports a job the service timed out by policy.executionTimeout", async () => {
+    const error = await upFails("policy-timeout", {
+      endpointId: "echo",
+      input: { sleepMs: 30_000 },
+      policy: { executionTimeout: 5_001 },
+    });
+    expect(error.properties.status).toBe("TIMED_OUT");
+    expect(error.message).toContain("ended TIMED_OUT");
+    expect(error.message).toContain("executionTimeout");
+  });
+
+  it("cancels the remote job when timeoutMs expires and says so", async () => {
+    const before = emu.stats().endpoints.echo?.cancelled ?? 0;
+    const error = await upFails("deploy-timeout", {
+      endpointId: "echo",
+      input: { sleepMs: 60_000 },
+      timeoutMs: 1_500,
+    });
+    expect(error.message).toContain("did not finish within timeoutMs (1500 ms)");
+    expect(error.message).toContain("cancelled the job on the service");
+    expect(error.properties.status).toBe("CANCELLED");
+    expect(statuses(error.properties.timeline).at(-1)).toBe("CANCELLED");
+    expect(emu.stats().endpoints.echo?.cancelled).toBe(before + 1);
+    expect((await client.endpoint("echo").status(error.properties.jobId)).status).toBe("CANCELLED");
+  });
+
+  it("uses the service's retry on FAILED and succeeds, counting attempts", async () => {
+    const { outs } = await up("retries", { endpointId: "flaky", input: {}, retries: 2 });
+    expect(outs).toMatchObject({ status: "COMPLETED", attempts: 2, output: { ok: true } });
+    expect(statuses(outs.timeline)).toEqual(expect.arrayContaining(["FAILED", "IN_QUEUE", "COMPLETED"]));
+    expect(statuses(outs.timeline).indexOf("FAILED")).toBeLessThan(
+      statuses(outs.timeline).lastIndexOf("COMPLETED"),
+    );
+  });
+
+  it("passes when the output contains expect.output", async () => {
+    const { outs } = await up("match", {
+      endpointId: "echo",
+      input: { output: { greeting: "hello", tokens: [1, 2], extra: true } },
+      expect: { output: { greeting: "hello", tokens: [1, 2] } },
+    });
+    expect(outs.status).toBe("COMPLETED");
+  });
+
+  it("fails with a readable diff when the output does not contain expect.output", async () => {
+    const error = await upFails("mismatch", {
+      endpointId: "echo",
+      input: { output: { greeting: "hullo", tokens: [1] } },
+      expect: { output: { greeting: "hello", tokens: [1, 2] } },
+    });
+    expect(error.message).toContain('output.greeting: expected "hello", got "hullo"');
+    expect(error.message).toContain("output.tokens: expected an array of 2 items, got an array of 1 item");
+    expect(error.properties.status).toBe("COMPLETED");
+  });
+
+  it("runs in runsync mode with a sync job id", async () => {
+    const { outs } = await up("runsync", { endpointId: "echo", input: { output: "done" }, mode: "runsync" });
+    expect(outs.jobId).toMatch(/^sync-/);
+    expect(outs).toMatchObject({ status: "COMPLETED", output: "done" });
+  });
+
+  it("keeps waiting after runsync answers before the job ends", async () => {
+    // timeoutMs 3000 -> runsync wait 2000 ms; the job takes 2400 ms, so /runsync answers IN_PROGRESS.
+    const { outs } = await up("runsync-long", {
+      endpointId: "echo",
+      input: { sleepMs: 2_400, output: "late" },
+      mode: "runsync",
+      timeoutMs: 3_000,
+    });
+    expect(outs).toMatchObject({ status: "COMPLETED", output: "late" });
+    expect(statuses(outs.timeline)).toContain("IN_PROGRESS");
+  });
+
+  it("runs in run mode with an async job id", async () => {
+    const { outs } = await up("run", { endpointId: "echo", input: { output: 1 }, mode: "run" });
+    expect(outs.jobId).not.toMatch(/^sync-/);
+    expect(outs.output).toBe(1);
+  });
+
+  it("captures the stream chunks with collectStream", async () => {
+    const { outs } = await up("stream", {
+      endpointId: "echo",
+      input: { sleepMs: 200, stream: ["a", "b", { c: 3 }] },
+      collectStream: true,
+    });
+    expect(outs.stream.map((chunk: { output: unknown }) => chunk.output)).toEqual(["a", "b", { c: 3 }]);
+    expect(outs.streamTruncated).toBe(false);
+  });
+
+  it("bounds the captured stream at 1000 chunks and marks it truncated", async () => {
+    const items = Array.from({ length: 1_100 }, (_, i) => i);
+    const { outs } = await up("stream-bound", {
+      endpointId: "echo",
+      input: { stream: items },
+      collectStream: true,
+    });
+    expect(outs.stream).toHaveLength(1_000);
+    expect(outs.streamTruncated).toBe(true);
+    expect(outs.status).toBe("COMPLETED");
+  });
+
+  it("re-runs the job in place when a trigger changes", async () => {
+    const first = await up("trigger", { endpointId: "echo", input: {}, triggers: ["v1"] });
+    const urn = first.urn;
+    const same = await host.diff(first.id, urn, first.outs, {
+      endpointId: "echo",
+      input: {},
+      triggers: ["v1"],
+    });
+    expect(same.changes).toBe(false);
+    const news = { endpointId: "echo", input: {}, triggers: ["v2"] };
+    const diff = await host.diff(first.id, urn, first.outs, news);
+    expect(diff).toMatchObject({ changes: true, replaces: [] });
+    const { outs } = await host.update(first.id, urn, first.outs, news);
+    expect(outs.jobId).not.toBe(first.outs.jobId);
+    expect(outs.triggers).toEqual(["v2"]);
+    expect(outs.status).toBe("COMPLETED");
+  });
+
+  it("re-runs a failed JobRun through update with the same id and unchanged arguments", async () => {
+    toggleBroken = true;
+    const failed = await upFails("rerun", { endpointId: "toggle", input: { n: 1 } });
+    expect(failed.message).toContain("model weights not found");
+    const urn = urnFor("JobRun", "rerun");
+    const diff = await host.diff(failed.id as string, urn, failed.properties, failed.inputs as object);
+    expect(diff.changes).toBe(false);
+    toggleBroken = false;
+    const { outs } = await host.update(failed.id as string, urn, failed.properties, failed.inputs as object);
+    expect(outs.status).toBe("COMPLETED");
+    expect(outs.jobId).not.toBe(failed.properties.jobId);
+    expect(outs.error).toBeUndefined();
+  });
+
+  it("keeps the recorded result on refresh once the service has expired the job", async () => {
+    const { id, urn, outs } = await up("refresh", { endpointId: "echo", input: { output: { kept: true } } });
+    const fresh = await host.read(id, urn, outs);
+    expect(fresh).toMatchObject({ id, props: { status: "COMPLETED", output: { kept: true } } });
+    await client.endpoint("echo").status(outs.jobId, { ttl: 1 }); // result expires 1 ms after completion
+    await expect(client.endpoint("echo").status(outs.jobId)).rejects.toMatchObject({ status: 404 });
+    const expired = await host.read(id, urn, outs);
+    expect(expired.id).toBe(id);
+    expect(expired.props).toMatchObject({ jobId: outs.jobId, status: "COMPLETED", output: { kept: true } });
+  });
+
+  it("cancels a still-running job on delete, and sends nothing for a finished one", async () => {
+    const running = await upFails("delete-running", {
+      endpointId: "echo",
+      input: { sleepMs: 60_000 },
+      timeoutMs: 1_000,
+      cancelOnTimeout: false,
+    });
+    expect(running.message).toContain("left running on the service (cancelOnTimeout is false)");
+    expect(running.properties.status).toMatch(/IN_QUEUE|IN_PROGRESS/);
+    const urn = urnFor("JobRun", "delete-running");
+    await host.delete(running.id as string, urn, running.properties);
+    expect((await client.endpoint("echo").status(running.properties.jobId)).status).toBe("CANCELLED");
+
+    const done = await up("delete-done", { endpointId: "echo", input: {} });
+    const before = emu.stats().requests;
+    await host.delete(done.id, done.urn, done.outs);
+    expect(emu.stats().requests).toBe(before);
+  });
+
+  it("rejects bad arguments field by field in check, before any network call", async () => {
+    const before = emu.stats().requests;
+    const { failures } = await host.check(
+      urnFor("JobRun", "bad"),
+      {},
+      {
+        endpointId: "echo",
+        input: [1, 2],
+        webhook: "not a url",
+        policy: { executionTimeout: 1_000, ttl: 999_999_999_999 },
+        s3Config: secretValue({ ...S3, endpointUrl: "s3://bucket" }),
+        mode: "fast",
+        timeoutMs: -5,
+        retries: 1.5,
+        expect: { status: "DONE" },
+      },
+    );
+    expect(failures.map((f) => f.property).sort()).toEqual([
+      "expect.status",
+      "input",
+      "mode",
+      "policy.executionTimeout",
+      "policy.ttl",
+      "retries",
+      "s3Config.endpointUrl",
+      "timeoutMs",
+      "webhook",
+    ]);
+    expect(failures.find((f) => f.property === "policy.ttl")?.reason).toBe(
+      "policy.ttl must be at most 604800000 ms (1 week)",
+    );
+    expect(emu.stats().requests).toBe(before);
+  });
+
+  it("accepts unknown values in a preview check", async () => {
+    const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+    const { failures } = await host.check(
+      urnFor("JobRun", "preview"),
+      {},
+      {
+        endpointId: UNKNOWN,
+        input: UNKNOWN,
+        policy: { ttl: UNKNOWN },
+      },
+    );
+    expect(failures).toEqual([]);
+  });
+
+  it("never puts the s3 accessSecret or the api key in __provider, outputs, errors or host stderr", async () => {
+    const ok = await up("secrets-ok", {
+      endpointId: "echo",
+      input: { output: 1 },
+      s3Config: secretValue(S3),
+    });
+    const bad = await upFails("secrets-bad", {
+      endpointId: "echo",
+      input: { fail: "x" },
+      s3Config: secretValue(S3),
+    });
+    expect(ok.outs.s3ConfigDigest).toMatch(/^hmac-sha256:/);
+    const provider = await serializedProvider(inject("installedProjectDir"), "JobRun");
+    const seen = [
+      JSON.stringify(ok.outs),
+      JSON.stringify(bad.properties),
+      bad.message,
+      host.stderr(),
+      provider,
+    ];
+    for (const text of seen) {
+      expect(text).not.toContain(S3.accessSecret);
+      expect(text).not.toContain(emu.apiKey);
+    }
+    // s3Config unchanged -> no re-run; rotated secret -> re-run.
+    const same = await host.diff(ok.id, ok.urn, ok.outs, {
+      endpointId: "echo",
+      input: { output: 1 },
+      s3Config: S3,
+    });
+    expect(same.changes).toBe(false);
+    const rotated = { ...S3, accessSecret: "rotated" };
+    const diff = await host.diff(ok.id, ok.urn, ok.outs, {
+      endpointId: "echo",
+      input: { output: 1 },
+      s3Config: rotated,
+    });
+    expect(diff.changes).toBe(true);
+  });
+
+  it("logs status changes with elapsed time to the host's stderr", async () => {
+    const { outs } = await up("progress", { endpointId: "echo", input: { sleepMs: 100 } });
+    expect(host.stderr()).toMatch(
+      new RegExp(`JobRun endpoint echo job ${outs.jobId}: COMPLETED after \\d+\\.\\d+ s`),
+    );
+  });
+});
+
+describe("JobRun detection latency and request count (measured, not asserted on time)", () => {
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] as number;
+  };
+
+  for (const ms of [100, 1_000]) {
+    it(`notices a ${ms} ms job with at most 3 requests`, async () => {
+      const latencies: number[] = [];
+      const requests: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const before = emu.stats().requests;
+        const { outs } = await up(`latency-${ms}-${i}`, { endpointId: "timed", input: { ms } });
+        requests.push(emu.stats().requests - before);
+        latencies.push(Date.parse(outs.completedAt) - (finishedAt.get(outs.jobId) as number));
+      }
+      console.log(
+        `JobRun ${ms} ms job: detection latency median ${median(latencies)} ms (${latencies.join(", ")}); ` +
+          `requests per run ${requests.join(", ")}`,
+      );
+      for (const count of requests) expect(count).toBeLessThanOrEqual(3);
+    });
+  }
+});
