@@ -150,9 +150,13 @@ async function main(): Promise<void> {
   try {
     emu = await startEmulator(options);
   } catch (err) {
-    // Option errors (bad endpoint id, fault spec, unreadable handlers) are usage errors too.
+    // Option errors (bad endpoint id, fault spec, unreadable handlers) are usage errors (2);
+    // system errors such as a port in use (EADDRINUSE) are not (1).
+    const system =
+      typeof (err as NodeJS.ErrnoException).code === "string" &&
+      /^E[A-Z]+$/.test((err as NodeJS.ErrnoException).code as string);
     process.stderr.write(`runpod-emulator: ${(err as Error).message}\n`);
-    process.exit(2);
+    process.exit(system ? 1 : 2);
   }
   const ready = {
     restUrl: emu.restUrl,
