@@ -67,6 +67,9 @@ export interface WaitForJobOptions {
   maxRetries?: number;
 }
 
+/** Serverless hosts that answered 404/405 to `/status-sync` for a job `/status` knows. */
+const hostsWithoutStatusSync = new Set<string>();
+
 /** Client-wide settings an endpoint needs. */
 export interface EndpointContext {
   transport: Transport;
@@ -80,8 +83,6 @@ export class Endpoint {
   readonly id: string;
   readonly #ctx: EndpointContext;
   readonly #base: string;
-  /** False once the server answered 404/405 to `/status-sync` for a job `/status` knows. */
-  #statusSyncSupported = true;
 
   constructor(ctx: EndpointContext, endpointId: string) {
     if (typeof endpointId !== "string" || endpointId.trim() === "") {
@@ -314,7 +315,7 @@ export class Endpoint {
       const request = { signal, maxRetries };
       let job: Job;
       let pauseNext = true;
-      if (this.#statusSyncSupported && remaining >= SYNC_WAIT_MIN_MS) {
+      if (!hostsWithoutStatusSync.has(this.#ctx.serverlessUrl) && remaining >= SYNC_WAIT_MIN_MS) {
         const wait = Math.floor(Math.min(remaining, SYNC_WAIT_DEFAULT_MS));
         const sent = performance.now();
         try {
@@ -326,7 +327,7 @@ export class Endpoint {
           if (!(error instanceof APIError) || (error.status !== 404 && error.status !== 405)) throw error;
           // Either the server has no /status-sync or the job is unknown: /status tells which.
           job = await this.status(jobId, request);
-          this.#statusSyncSupported = false;
+          hostsWithoutStatusSync.add(this.#ctx.serverlessUrl);
         }
       } else {
         job = await this.status(jobId, request);

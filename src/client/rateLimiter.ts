@@ -12,7 +12,7 @@
  * had either not finished or finished less than `windowMs` before, so the limiter counted it.
  *
  * Limiters live in one module-level registry, so every `RunpodClient` in the process shares the
- * budget of an endpoint. They hold no sockets; an idle limiter keeps no timer alive.
+ * budget of an endpoint. They hold no sockets; a limiter with nobody waiting holds no timer.
  */
 import { APIUserAbortError } from "./errors";
 import type { RateLimitRule } from "./limits";
@@ -27,11 +27,8 @@ export interface LimiterClock {
 /** The real clock. */
 export const systemClock: LimiterClock = {
   now: () => performance.now(),
-  setTimeout: (fn, ms) => {
-    const t = setTimeout(fn, ms);
-    t.unref?.();
-    return t;
-  },
+  // Not unref'd: a timer exists only while callers wait, and they must keep the process alive.
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 

@@ -16,6 +16,7 @@ import {
   ResponseValidationError,
   type RunpodError,
   redactHeaders,
+  ValidationError,
 } from "./errors";
 import type { RateLimiter } from "./rateLimiter";
 import { backoffMs, isRetryableError, isRetryableStatus, serverDelayMs } from "./retry";
@@ -120,6 +121,23 @@ function errorCodes(error: unknown, depth = 0): string[] {
   return codes;
 }
 
+/** Rejects per-call numbers that would make no sense, naming the option. */
+function checkRequestOptions(options: RequestOptions | undefined): void {
+  const timeoutMs = options?.timeoutMs;
+  if (
+    timeoutMs !== undefined &&
+    !(typeof timeoutMs === "number" && timeoutMs > 0 && Number.isFinite(timeoutMs))
+  ) {
+    throw new ValidationError(`timeoutMs must be a positive number of milliseconds, got ${timeoutMs}`, [
+      "timeoutMs",
+    ]);
+  }
+  const maxRetries = options?.maxRetries;
+  if (maxRetries !== undefined && !(Number.isInteger(maxRetries) && maxRetries >= 0)) {
+    throw new ValidationError(`maxRetries must be an integer >= 0, got ${maxRetries}`, ["maxRetries"]);
+  }
+}
+
 /** The core: holds the key privately (never enumerable, never in an error). */
 export class Transport {
   readonly #apiKey: string;
@@ -136,6 +154,7 @@ export class Transport {
     req: TransportRequest<S>,
   ): Promise<TransportResponse<S extends z.ZodType ? z.output<S> : undefined>> {
     const maxRetries = req.options?.maxRetries ?? this.config.maxRetries;
+    checkRequestOptions(req.options);
     const signal = req.options?.signal;
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw userAbort(signal);

@@ -203,9 +203,9 @@ describe("waitForJob", () => {
       "GET /v2/ep-1/status/job-1",
     ]);
     expect(sleeps).toEqual([50, 100, 200]);
-    // The endpoint remembers: the next wait goes straight to /status.
+    // The process remembers for this host: the next wait goes straight to /status.
     server.enqueue({ body: job("COMPLETED") });
-    await endpoint.waitForJob("job-1");
+    await ep().waitForJob("job-1");
     expect(sent().at(-1)).toBe("GET /v2/ep-1/status/job-1");
   });
 

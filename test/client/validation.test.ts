@@ -170,6 +170,14 @@ describe("query and path parameters", () => {
     expect(() => clientFor(server).endpoint("..")).toThrow(ValidationError);
     expect(() => clientFor(server).endpoint("")).toThrow(/endpointId must be a non-empty string/);
   });
+  it("rejects per-call timeoutMs and maxRetries that make no sense", async () => {
+    await rejects(() => ep().health({ timeoutMs: 0 }), ["timeoutMs"], "timeoutMs must be a positive number");
+    await rejects(
+      () => ep().status("j", { maxRetries: -1 }),
+      ["maxRetries"],
+      "maxRetries must be an integer >= 0",
+    );
+  });
   it("rejects waitForJob timeoutMs that is not positive", () =>
     rejects(() => ep().waitForJob("j", { timeoutMs: 0 }), ["timeoutMs"], "timeoutMs must be a positive"));
 });
