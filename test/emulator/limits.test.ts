@@ -1,5 +1,6 @@
 import { request } from "undici";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { startEmulator } from "../../src/emulator/index";
 import { type Harness, harness, KEY } from "./helpers";
 
 let h: Harness;
@@ -33,7 +34,6 @@ describe("auth", () => {
   });
 
   it("makes a random key when none is given", async () => {
-    const { startEmulator } = await import("../../src/emulator/index");
     const emu = await startEmulator({ rateLimits: false });
     try {
       expect(emu.apiKey).toMatch(/^emu_[A-Za-z0-9_-]{24}$/);
