@@ -12,7 +12,9 @@ export {
 export { JobRun, type JobRunArgs } from "./provider/jobRun";
 export {
   type GetNetworkVolumeArgs,
+  type GetNetworkVolumeResult,
   type GetNetworkVolumesArgs,
+  type LookupOptions,
   getNetworkVolume,
   getNetworkVolumeOutput,
   getNetworkVolumes,

@@ -8,10 +8,18 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient } from "../client";
 import { ValidationError } from "../client/errors";
-import type { NetworkVolume } from "../client/schemas";
+import type { NetworkVolume as WireNetworkVolume } from "../client/schemas";
 import { clientFromSettings, type RunpodSettings, settingsFromStack } from "./config";
 
-export type { NetworkVolume } from "../client/schemas";
+/**
+ * A network volume as the lookups return it: `id`, `name`, `size` (GB), `dataCenterId`, and
+ * `type` (v2 only). Fields the service adds beyond these are kept at run time but not typed, so
+ * that `getNetworkVolumeOutput(...).id` lifts to `Output<string>`.
+ */
+export type GetNetworkVolumeResult = Pick<
+  WireNetworkVolume,
+  "id" | "name" | "size" | "dataCenterId" | "type"
+>;
 
 /** Find one volume by its id. */
 export interface GetNetworkVolumeByIdArgs {
@@ -69,7 +77,7 @@ const MAX_LISTED = 20;
 export async function getNetworkVolume(
   args: GetNetworkVolumeArgs,
   opts?: LookupOptions,
-): Promise<NetworkVolume> {
+): Promise<GetNetworkVolumeResult> {
   const query = validateOne(args);
   const volumes = await clientFor(opts).networkVolumes.list();
   if (query.id !== undefined) {
@@ -104,7 +112,7 @@ export async function getNetworkVolume(
 export function getNetworkVolumeOutput(
   args: GetNetworkVolumeOutputArgs,
   opts?: LookupOptions,
-): pulumi.Output<NetworkVolume> {
+): pulumi.Output<GetNetworkVolumeResult> {
   return pulumi.output(args).apply((resolved) => getNetworkVolume(resolved as GetNetworkVolumeArgs, opts));
 }
 
@@ -112,7 +120,7 @@ export function getNetworkVolumeOutput(
 export async function getNetworkVolumes(
   args: GetNetworkVolumesArgs = {},
   opts?: LookupOptions,
-): Promise<NetworkVolume[]> {
+): Promise<GetNetworkVolumeResult[]> {
   const filters = validateFilters(args);
   const volumes = await clientFor(opts).networkVolumes.list();
   return volumes.filter(
@@ -126,7 +134,7 @@ export async function getNetworkVolumes(
 export function getNetworkVolumesOutput(
   args: GetNetworkVolumesOutputArgs = {},
   opts?: LookupOptions,
-): pulumi.Output<NetworkVolume[]> {
+): pulumi.Output<GetNetworkVolumeResult[]> {
   return pulumi.output(args).apply((resolved) => getNetworkVolumes(resolved as GetNetworkVolumesArgs, opts));
 }
 
@@ -206,7 +214,7 @@ function nonEmpty(value: unknown, field: string): string {
 }
 
 /** "Existing volumes (N): id "name" (dc), ..." capped at {@link MAX_LISTED}. */
-function existing(volumes: NetworkVolume[]): string {
+function existing(volumes: GetNetworkVolumeResult[]): string {
   if (volumes.length === 0) return "The account has no network volumes.";
   const shown = volumes
     .slice(0, MAX_LISTED)

@@ -59,13 +59,27 @@ class VolumeServer {
   }
 }
 
+/** A resource of some other provider that takes a volume id (registered with the mock monitor). */
+class Consumer extends pulumi.CustomResource {
+  constructor(name: string, args: { networkVolumeId: pulumi.Input<string> }) {
+    super("test:index:Consumer", name, args);
+  }
+}
+
+const registeredInputs = new Map<string, Record<string, unknown>>();
 const server = new VolumeServer();
 let origin = "";
 
 beforeAll(async () => {
   origin = await server.start();
   await pulumi.runtime.setMocks(
-    { newResource: (args) => ({ id: `id-${args.name}`, state: args.inputs }), call: () => ({}) },
+    {
+      newResource: (args) => {
+        registeredInputs.set(args.name, args.inputs);
+        return { id: `id-${args.name}`, state: args.inputs };
+      },
+      call: () => ({}),
+    },
     "project",
     "stack",
     false,
@@ -178,13 +192,11 @@ describe.each(["v1", "v2"] as const)("network volume lookups over REST %s", (dia
     expect(await value(many.apply((vs) => vs.map((v) => v.id)))).toEqual(["vol-b2", "vol-d4"]);
   });
 
-  it("feeds a looked-up id into a resource's inputs", async () => {
+  it("feeds a looked-up id into another resource's inputs", async () => {
     const volume = getNetworkVolumeOutput({ id: "vol-b2" }, { client: client() });
-    const res = new pulumi.CustomResource(`test:index:Consumer`, `consumer-${dialect}`, {
-      networkVolumeId: volume.id,
-    }) as pulumi.CustomResource & { networkVolumeId?: pulumi.Output<string> };
-    const state = await value(pulumi.output(res.urn).apply(() => volume.id));
-    expect(state).toBe("vol-b2");
+    const consumer = new Consumer(`consumer-${dialect}`, { networkVolumeId: volume.id });
+    expect(await value(consumer.urn)).toContain(`consumer-${dialect}`);
+    expect(registeredInputs.get(`consumer-${dialect}`)).toMatchObject({ networkVolumeId: "vol-b2" });
   });
 });
 
