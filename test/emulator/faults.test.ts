@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { parseFaults } from "../../src/emulator/faults";
+import { FaultInjector, parseFaults } from "../../src/emulator/faults";
 import { type Harness, harness } from "./helpers";
 
 let h: Harness | undefined;
@@ -41,6 +41,19 @@ describe("fault spec", () => {
 });
 
 describe("fault injection", () => {
+  it("draws latency uniformly within the range, reproducibly per seed", () => {
+    const draw = (seed: number) => {
+      const f = new FaultInjector({ latency: { min: 50, max: 150 } }, seed);
+      return Array.from({ length: 200 }, () => f.latencyMs());
+    };
+    const a = draw(1);
+    expect(draw(1)).toEqual(a);
+    expect(Math.min(...a)).toBeGreaterThanOrEqual(50);
+    expect(Math.max(...a)).toBeLessThanOrEqual(150);
+    expect(a.filter((ms) => ms < 100).length).toBeGreaterThan(60); // both halves of the range occur
+    expect(a.filter((ms) => ms >= 100).length).toBeGreaterThan(60);
+  });
+
   it("is deterministic for a given seed", async () => {
     const options = { faults: "429=0.3,503=0.3", faultSeed: 42 };
     const first = await statuses(options, 30);
