@@ -1,0 +1,161 @@
+import { existsSync, readFileSync } from "node:fs";
+import { rm, writeFile } from "node:fs/promises";
+import * as path from "node:path";
+import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { createDeployHarness, type DeployHarness } from "../support/deployHarness";
+import { installEchoFixture } from "../support/fixtures/echo.mts";
+
+const projectDir = inject("installedProjectDir");
+const program = path.join(__dirname, "programs", "echo");
+const SECRET = "pa55-w0rd-that-must-stay-encrypted";
+
+/** Ops by resource name, in run order. */
+const ops = (r: { resources: Array<{ urn: string; op: string }> }) =>
+  r.resources.map((x) => `${x.urn.split("::").pop()}:${x.op}`);
+
+describe("deploy harness with the echo fixture", () => {
+  const harnesses: DeployHarness[] = [];
+  const make = async (config: Record<string, string | { secret: string }> = {}, env?: NodeJS.ProcessEnv) => {
+    const h = await createDeployHarness({
+      projectDir,
+      program,
+      passphrase: "correct horse",
+      config: { "echo:secret": { secret: SECRET }, ...config },
+      ...(env ? { env } : {}),
+    });
+    harnesses.push(h);
+    return h;
+  };
+
+  beforeAll(async () => {
+    await installEchoFixture(projectDir);
+  });
+  afterEach(async () => {
+    for (const h of harnesses.splice(0)) await h.dispose();
+  });
+
+  it("creates, leaves unchanged, updates, replaces and deletes across runs", async () => {
+    const h = await make({ "echo:names": "a,b" });
+    const first = await h.up();
+    expect(first.errors).toEqual([]);
+    expect(ops(first)).toEqual(["a:create", "b:create"]);
+    expect(first.outputs.values).toEqual(["v1", "v1"]);
+
+    const second = await h.up();
+    expect(ops(second)).toEqual(["a:same", "b:same"]);
+    expect(second.outputs.ids).toEqual(first.outputs.ids);
+
+    h.setConfig("echo:value", "v2");
+    const third = await h.up();
+    expect(ops(third)).toEqual(["a:update", "b:update"]);
+    expect(third.outputs.ids).toEqual(first.outputs.ids);
+    expect(third.outputs.values).toEqual(["v2", "v2"]);
+
+    h.setConfig("echo:immutable", "i2");
+    h.setConfig("echo:names", "a");
+    const fourth = await h.up();
+    expect(fourth.errors).toEqual([]);
+    expect(ops(fourth)).toEqual(["a:replace", "b:delete", "a:delete"]);
+    expect((fourth.outputs.ids as string[])[0]).not.toBe((first.outputs.ids as string[])[0]);
+    const state = await h.state();
+    expect(state.resources.map((r) => r.name)).toEqual(["a"]);
+    expect(state.pendingDeletes).toEqual([]);
+  });
+
+  it("deletes the old resource first when the diff asks for deleteBeforeReplace", async () => {
+    const log = path.join(projectDir, `echo-log-${Date.now()}.jsonl`);
+    const h = await make({ "echo:deleteBeforeReplace": "true" }, { ...process.env, ECHO_LOG: log });
+    await h.up();
+    h.setConfig("echo:immutable", "i2");
+    const second = await h.up();
+    expect(ops(second)).toEqual(["a:replace"]);
+    const lines = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).op);
+    expect(lines).toEqual(["create", "delete", "create"]);
+    await rm(log, { force: true });
+  });
+
+  it("keeps secrets encrypted in the state, never plaintext, and marks secret outputs", async () => {
+    const h = await make();
+    const result = await h.up();
+    expect(result.errors).toEqual([]);
+    expect(result.secretOutputs.sort()).toEqual(["secretEcho", "token"]);
+    expect(result.outputs.token).toBe("[secret]");
+    const raw = await h.rawState();
+    expect(raw).not.toContain(SECRET);
+    const [resource] = (await h.state()).resources;
+    expect(raw).not.toContain(resource!.outputs.token as string);
+    expect(resource!.secretInputs).toEqual(["secretInput"]);
+    expect(resource!.secretOutputs.sort()).toEqual(["secretInput", "token"]);
+    expect(resource!.outputs.secretInput).toBe(SECRET);
+    expect((await h.stackOutputs({ showSecrets: true })).secretEcho).toBe(SECRET);
+    expect(JSON.stringify(result)).not.toContain(SECRET);
+  });
+
+  it("refuses to read the state with another passphrase", async () => {
+    const h = await make();
+    await h.up();
+    const other = await createDeployHarness({
+      projectDir,
+      program,
+      passphrase: "wrong",
+      stateFile: h.stateFile,
+    });
+    harnesses.push(other);
+    await expect(other.state()).rejects.toThrow(/incorrect passphrase/);
+  });
+
+  it("records a partial failure and re-runs it through update on the next up without a diff", async () => {
+    const failFile = path.join(projectDir, `fail-${Date.now()}`);
+    await writeFile(failFile, "x");
+    const h = await make({ "echo:failWhileExists": failFile });
+    const first = await h.up();
+    expect(ops(first)).toEqual(["a:failed"]);
+    expect(first.ok).toBe(false);
+    expect(first.errors.join("\n")).toMatch(/create failed after the resource was created \(id echo-/);
+    const [failed] = (await h.state()).resources;
+    expect(failed!.initErrors?.[0]).toContain("failed after creation");
+
+    const again = await h.up();
+    expect(ops(again)).toEqual(["a:failed"]);
+    expect(again.errors.join("\n")).toContain("update failed");
+
+    await rm(failFile);
+    const third = await h.up();
+    expect(third.errors).toEqual([]);
+    expect(ops(third)).toEqual(["a:update"]);
+    const [fixed] = (await h.state()).resources;
+    expect(fixed!.id).toBe(failed!.id);
+    expect(fixed!.initErrors).toBeUndefined();
+    expect((await h.up()).resources.map((r) => r.op)).toEqual(["same"]);
+  });
+
+  it("refresh drops resources the provider reports gone, and destroy deletes everything", async () => {
+    const h = await make({ "echo:names": "a,b" });
+    await h.up();
+    const refreshed = await h.refresh();
+    expect(refreshed.errors).toEqual([]);
+    expect(refreshed.resources.map((r) => r.op)).toEqual(["update", "update"]);
+    expect((await h.state()).resources[0]!.outputs.refreshed).toBe(true);
+
+    const destroyed = await h.destroy();
+    expect(ops(destroyed)).toEqual(["b:delete", "a:delete"]);
+    expect((await h.state()).resources).toEqual([]);
+  });
+
+  it("reports check failures as step errors naming the property", async () => {
+    const h = await make();
+    await writeFile(
+      path.join(h.workDir, "index.mjs"),
+      'import fixture from "runpod-echo-fixture";\nnew fixture.Echo("bad", { value: 42 });\n',
+    );
+    const result = await h.up();
+    expect(result.ok).toBe(false);
+    expect(result.errors).toEqual([
+      expect.stringContaining("bad: invalid inputs: value: value must be a string"),
+    ]);
+    expect(existsSync(h.stateFile) ? (await h.state()).resources : []).toEqual([]);
+  });
+});

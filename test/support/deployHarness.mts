@@ -1,0 +1,327 @@
+/**
+ * Deploy harness: runs a Pulumi program the way `pulumi up` would, without the Pulumi CLI. The
+ * program runs under `pulumi.runtime.setMocks`, and every dynamic resource it declares
+ * (`pulumi-nodejs:dynamic/...`) goes to Pulumi's REAL dynamic-provider host over gRPC
+ * (`providerHost.mts`). State is carried between runs in a JSON file with secrets encrypted.
+ *
+ * ```ts
+ * import { createDeployHarness } from "../support/deployHarness";
+ * const harness = await createDeployHarness({
+ *   projectDir: inject("installedProjectDir"),        // temp project with the packed package
+ *   program: "examples/registry-auth",                 // a Pulumi project dir, or one .ts/.mts/.js file
+ *   passphrase: "test",                                // or env PULUMI_CONFIG_PASSPHRASE
+ *   config: { "runpod:apiKey": { secret: emu.apiKey }, "runpod:restUrl": emu.restUrl },
+ * });
+ * const first = await harness.up();      // { ok, outputs, secretOutputs, resources: [{urn,id,op}], errors, logs }
+ * harness.setConfig("registry-auth:password", { secret: "new" });
+ * const second = await harness.up();     // ops: "create" | "update" | "replace" | "same" | "delete" | "failed"
+ * await harness.refresh();               // read() each resource; gone ones leave the state
+ * await harness.destroy();               // deletes everything, newest first
+ * await harness.dispose();               // removes the program copy (and the state, unless stateFile was given)
+ * ```
+ *
+ * What it does, per run, in a fresh child process (`deployRunner.mts`) whose cwd is a copy of the
+ * program inside `projectDir`, so `import ... from "pulumi-runpod-dynamic"` resolves to the packed
+ * package and `@pulumi/pulumi` is the one copy the package uses:
+ * - `up`: the program's entry is the Pulumi.yaml `main` (default `index.ts`, then `index.js`) or the
+ *   given file; its named exports, or the result of its default-exported function, are the stack
+ *   outputs. For each dynamic resource: Check (failures fail the step), then Create when new, else
+ *   Diff against the saved outputs: `replaces` → Replace (delete first when the diff or the
+ *   `deleteBeforeReplace` option says so; else create, and delete the old one at the end), changes →
+ *   Update, none → same. A resource whose last create/update was a partial failure (an error with
+ *   an `id`) is kept in state with `initErrors` and is re-run through Update on the next `up`
+ *   even without a diff, as the engine does. After a run without errors, resources that left the
+ *   program are deleted (newest first). Components are accepted; other custom resources and
+ *   invokes are errors.
+ * - Secrets (the engine's rules): an output is secret when its top-level key was a secret input or
+ *   is listed in `additionalSecretOutputs` (read through `registerStackTransformation` inside
+ *   `runInPulumiStack`); the program sees those outputs as secret. In the state file secrets are
+ *   encrypted (AES-256-GCM, scrypt key; see `harnessState.mts`), never plaintext nor redacted.
+ *   `result.outputs` shows secret stack outputs as "[secret]" (`stackOutputs({ showSecrets: true })`
+ *   reads the real values).
+ * - Stack config reaches the program as Pulumi's `PULUMI_CONFIG`/`PULUMI_CONFIG_SECRET_KEYS` env and
+ *   the host through Configure (plaintext, as the engine sends it with `acceptSecrets=false`).
+ * - `logs` holds the harness's step lines, the program's stdout/stderr and the host's stderr
+ *   (prefixed `[host]`); `errors` one line per failed step or program error. `ok` = no errors.
+ *
+ * Limits: state is keyed by type and name (parents are not part of the key); no preview, no
+ * `protect`/`ignoreChanges`/`replaceOnChanges`/`dependsOn` ordering of deletes.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Operation, RunnerRequest, RunnerResult } from "./deployRunner.mts";
+import { loadState } from "./harnessState.mts";
+
+/** A stack config value: plaintext, or `{ secret }` for `pulumi config set --secret`. */
+export type ConfigValue = string | { secret: string };
+
+export interface HarnessOptions {
+  /** Temp project with the packed package installed (`inject("installedProjectDir")`). */
+  projectDir: string;
+  /** A Pulumi project directory (copied without node_modules), or a single program file (copied alone). */
+  program: string;
+  /** Encrypts secrets in the state. @default env PULUMI_CONFIG_PASSPHRASE (one of the two is required) */
+  passphrase?: string;
+  /** @default "<program copy>/.harness/state.json" */
+  stateFile?: string;
+  /** Stack name. @default "dev" */
+  stack?: string;
+  /** Project name. @default Pulumi.yaml `name`, else "harness" */
+  project?: string;
+  /** Stack config, keys namespaced ("runpod:apiKey"). */
+  config?: Record<string, ConfigValue>;
+  /** Environment of the program and the host. @default this process's, without RUNPOD_* variables */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface DeployResult {
+  ok: boolean;
+  /** Stack exports; secret ones shown as "[secret]". */
+  outputs: Record<string, unknown>;
+  secretOutputs: string[];
+  resources: Array<{
+    urn: string;
+    id: string;
+    op: "create" | "update" | "replace" | "same" | "delete" | "failed";
+    error?: string;
+  }>;
+  errors: string[];
+  logs: string[];
+}
+
+const RUNNER = path.join(path.dirname(fileURLToPath(import.meta.url)), "deployRunner.mts");
+
+function defaultEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("RUNPOD_")));
+}
+
+/** Reads `name:` and `main:` from a Pulumi.yaml (top-level scalar keys only). */
+function readPulumiYaml(dir: string): { name?: string; main?: string } {
+  const file = path.join(dir, "Pulumi.yaml");
+  if (!existsSync(file)) return {};
+  const text = readFileSync(file, "utf8");
+  const pick = (key: string) =>
+    text.match(new RegExp(`^${key}:\\s*["']?([^"'\\n#]+?)["']?\\s*(#.*)?$`, "m"))?.[1];
+  return { name: pick("name"), main: pick("main") };
+}
+
+export class DeployHarness {
+  /** The program's copy inside the temp project (the child's cwd). */
+  readonly workDir: string;
+  readonly stateFile: string;
+  readonly stack: string;
+  readonly project: string;
+  private readonly main: string;
+  private readonly passphrase: string;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly ownsState: boolean;
+  private config: Record<string, ConfigValue>;
+
+  private constructor(init: {
+    workDir: string;
+    main: string;
+    stateFile: string;
+    ownsState: boolean;
+    stack: string;
+    project: string;
+    passphrase: string;
+    env: NodeJS.ProcessEnv;
+    config: Record<string, ConfigValue>;
+  }) {
+    this.workDir = init.workDir;
+    this.main = init.main;
+    this.stateFile = init.stateFile;
+    this.ownsState = init.ownsState;
+    this.stack = init.stack;
+    this.project = init.project;
+    this.passphrase = init.passphrase;
+    this.env = init.env;
+    this.config = { ...init.config };
+  }
+
+  /** Copies the program into `projectDir/programs/<name>-XXXX` and prepares a harness for it. */
+  static async create(opts: HarnessOptions): Promise<DeployHarness> {
+    if (
+      !opts ||
+      typeof opts.projectDir !== "string" ||
+      !existsSync(path.join(opts.projectDir, "node_modules"))
+    ) {
+      throw new Error('projectDir must be a temp project with node_modules (inject("installedProjectDir"))');
+    }
+    if (typeof opts.program !== "string" || !existsSync(opts.program)) {
+      throw new Error(
+        `program must be an existing Pulumi project directory or program file; got ${JSON.stringify(opts.program)}`,
+      );
+    }
+    const passphrase = opts.passphrase ?? process.env.PULUMI_CONFIG_PASSPHRASE;
+    if (!passphrase)
+      throw new Error("passphrase is required: pass options.passphrase or set PULUMI_CONFIG_PASSPHRASE");
+
+    const source = path.resolve(opts.program);
+    const isDir = statSync(source).isDirectory();
+    const programs = path.join(opts.projectDir, "programs");
+    await fs.mkdir(programs, { recursive: true });
+    const workDir = await fs.mkdtemp(path.join(programs, `${path.basename(source).replace(/\W+/g, "-")}-`));
+    let main: string;
+    let yaml: { name?: string; main?: string } = {};
+    if (isDir) {
+      await fs.cp(source, workDir, {
+        recursive: true,
+        filter: (src) => !/[\\/](node_modules|\.harness|\.pulumi)([\\/]|$)/.test(src.slice(source.length)),
+      });
+      yaml = readPulumiYaml(workDir);
+      const base = path.resolve(workDir, yaml.main ?? ".");
+      const candidates = statSync(base, { throwIfNoEntry: false })?.isFile()
+        ? [base]
+        : ["index.ts", "index.mts", "index.js", "index.mjs", "index.cjs"].map((f) => path.join(base, f));
+      const found = candidates.find((f) => existsSync(f));
+      if (!found)
+        throw new Error(
+          `program ${source}: no entry point (looked for ${candidates.map((c) => path.relative(workDir, c)).join(", ")})`,
+        );
+      main = found;
+    } else {
+      main = path.join(workDir, path.basename(source));
+      await fs.copyFile(source, main);
+    }
+    const stateFile = opts.stateFile
+      ? path.resolve(opts.stateFile)
+      : path.join(workDir, ".harness", "state.json");
+    return new DeployHarness({
+      workDir,
+      main,
+      stateFile,
+      ownsState: !opts.stateFile,
+      stack: opts.stack ?? "dev",
+      project: opts.project ?? yaml.name ?? "harness",
+      passphrase,
+      env: opts.env ?? defaultEnv(),
+      config: opts.config ?? {},
+    });
+  }
+
+  /** Sets (or with `undefined`, removes) one stack config value for the following runs. */
+  setConfig(key: string, value: ConfigValue | undefined): void {
+    if (!key.includes(":"))
+      throw new Error(`config key must be namespaced like "runpod:apiKey"; got ${JSON.stringify(key)}`);
+    if (value === undefined) delete this.config[key];
+    else this.config[key] = value;
+  }
+
+  /** Deploys the program: see the module comment. Never throws for deployment errors: see `errors`. */
+  up(): Promise<DeployResult> {
+    return this.run("up");
+  }
+
+  /** Reads every resource through the provider; gone ones leave the state. */
+  refresh(): Promise<DeployResult> {
+    return this.run("refresh");
+  }
+
+  /** Deletes every resource in the state, newest first (pending replacement deletes before them). */
+  destroy(): Promise<DeployResult> {
+    return this.run("destroy");
+  }
+
+  /** The decrypted state (plaintext secrets: for assertions only, never print it). */
+  async state() {
+    return (await loadState(this.stateFile, this.passphrase, this.project, this.stack)).state;
+  }
+
+  /** The state file as stored (encrypted secrets): what to scan for leaked plaintext. */
+  async rawState(): Promise<string> {
+    return existsSync(this.stateFile) ? fs.readFile(this.stateFile, "utf8") : "";
+  }
+
+  /** Stack exports of the last successful `up`; secret ones as "[secret]" unless showSecrets. */
+  async stackOutputs(opts: { showSecrets?: boolean } = {}): Promise<Record<string, unknown>> {
+    const st = await this.state();
+    return Object.fromEntries(
+      Object.entries(st.outputs).map(([k, v]) => [
+        k,
+        st.secretOutputs.includes(k) && !opts.showSecrets ? "[secret]" : v,
+      ]),
+    );
+  }
+
+  /** Removes the program copy (and the state file when the harness chose its location). */
+  async dispose(): Promise<void> {
+    await fs.rm(this.workDir, { recursive: true, force: true });
+    if (!this.ownsState) return;
+    await fs.rm(this.stateFile, { force: true });
+  }
+
+  private async run(op: Operation): Promise<DeployResult> {
+    const plain: Record<string, string> = {};
+    const secretKeys: string[] = [];
+    for (const [k, v] of Object.entries(this.config)) {
+      if (typeof v === "string") plain[k] = v;
+      else {
+        plain[k] = v.secret;
+        secretKeys.push(k);
+      }
+    }
+    const resultFile = path.join(this.workDir, `.harness-result-${process.pid}-${Date.now()}.json`);
+    const request: RunnerRequest = {
+      op,
+      main: this.main,
+      stateFile: this.stateFile,
+      resultFile,
+      passphrase: this.passphrase,
+      project: this.project,
+      stack: this.stack,
+      config: plain,
+      secretConfigKeys: secretKeys,
+      hostEnv: this.env,
+    };
+    const env: NodeJS.ProcessEnv = {
+      ...this.env,
+      PULUMI_CONFIG: JSON.stringify(plain),
+      PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys),
+      PULUMI_NODEJS_PROJECT: this.project,
+      PULUMI_NODEJS_STACK: this.stack,
+    };
+    delete env.PULUMI_CONFIG_PASSPHRASE;
+    const child = spawn(process.execPath, [RUNNER], {
+      cwd: this.workDir,
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      output += d;
+    });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      output += d;
+    });
+    child.stdin.end(JSON.stringify(request));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once("error", reject);
+      child.once("close", (c) => resolve(c));
+    });
+    const programLogs = output.split("\n").filter((l) => l.trim() !== "");
+    let result: RunnerResult;
+    try {
+      result = JSON.parse(await fs.readFile(resultFile, "utf8"));
+      await fs.rm(resultFile, { force: true });
+    } catch {
+      return {
+        ok: false,
+        outputs: {},
+        secretOutputs: [],
+        resources: [],
+        errors: [`deploy runner exited with code ${code} before writing a result`],
+        logs: programLogs,
+      };
+    }
+    return { ok: result.errors.length === 0, ...result, logs: [...result.logs, ...programLogs] };
+  }
+}
+
+/** Same as `DeployHarness.create(opts)`. */
+export function createDeployHarness(opts: HarnessOptions): Promise<DeployHarness> {
+  return DeployHarness.create(opts);
+}

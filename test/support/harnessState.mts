@@ -1,0 +1,173 @@
+/**
+ * The deploy harness's state file: what the engine's checkpoint holds for dynamic resources, with
+ * every secret encrypted the way Pulumi's passphrase secrets provider does it (never plaintext,
+ * never redacted, because the next diff and delete need the values).
+ *
+ * File format (JSON, version 1):
+ * ```json
+ * { "version": 1, "project": "p", "stack": "dev",
+ *   "encryptionSalt": "v1:<salt b64>:<verifier>",
+ *   "resources": [ResourceState...], "pendingDeletes": [ResourceState...],
+ *   "outputs": { "name": value | SecretEnvelope }, "secretOutputs": ["name"] }
+ * ```
+ * A secret value is stored as Pulumi's envelope
+ * `{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "ciphertext": "v1:<iv>:<data>"}`
+ * where data = AES-256-GCM(JSON of the value) followed by its 16-byte tag, with the key derived
+ * from the passphrase by scrypt (N=16384, r=8, p=1, 32 bytes) and a random 16-byte salt per file.
+ * The verifier is the encryption of `"pulumi"`: a wrong passphrase fails with a clear error.
+ */
+import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from "node:crypto";
+import { existsSync } from "node:fs";
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+
+export const SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d";
+export const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
+
+/** One dynamic resource as the engine records it. Values here are plaintext (decrypted). */
+export interface ResourceState {
+  urn: string;
+  type: string;
+  name: string;
+  id: string;
+  /** Checked inputs (with `__provider`), as sent to create/update. */
+  inputs: Record<string, unknown>;
+  /** Outputs the provider returned (with `__provider`, except after a partial failure). */
+  outputs: Record<string, unknown>;
+  /** Top-level input keys that were secret. */
+  secretInputs: string[];
+  /** Top-level output keys stored as secrets. */
+  secretOutputs: string[];
+  /** The resource option, as last registered. */
+  additionalSecretOutputs?: string[];
+  /** Set when the last create/update was a partial failure: the next `up` runs `update` on it. */
+  initErrors?: string[];
+}
+
+export interface HarnessState {
+  version: 1;
+  project: string;
+  stack: string;
+  resources: ResourceState[];
+  /** Old halves of create-before-delete replacements not yet deleted (a failed deploy leaves them). */
+  pendingDeletes: ResourceState[];
+  /** Stack exports of the last successful `up`. */
+  outputs: Record<string, unknown>;
+  secretOutputs: string[];
+}
+
+export function emptyState(project: string, stack: string): HarnessState {
+  return { version: 1, project, stack, resources: [], pendingDeletes: [], outputs: {}, secretOutputs: [] };
+}
+
+/** AES-256-GCM with a scrypt-derived key; see the module comment for the format. */
+export class Crypter {
+  readonly salt: Buffer;
+  private readonly key: Buffer;
+  constructor(passphrase: string, salt: Buffer = randomBytes(16)) {
+    if (typeof passphrase !== "string" || passphrase === "") {
+      throw new Error(
+        "passphrase must be a non-empty string (option passphrase or env PULUMI_CONFIG_PASSPHRASE)",
+      );
+    }
+    this.salt = salt;
+    this.key = scryptSync(passphrase, salt, 32, { N: 16384, r: 8, p: 1 });
+  }
+  encrypt(plaintext: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv("aes-256-gcm", this.key, iv);
+    const data = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final(), cipher.getAuthTag()]);
+    return `v1:${iv.toString("base64")}:${data.toString("base64")}`;
+  }
+  decrypt(ciphertext: string): string {
+    const [version, ivB64, dataB64] = ciphertext.split(":");
+    if (version !== "v1" || !ivB64 || !dataB64)
+      throw new Error("state: malformed ciphertext (expected v1:<iv>:<data>)");
+    const data = Buffer.from(dataB64, "base64");
+    const decipher = createDecipheriv("aes-256-gcm", this.key, Buffer.from(ivB64, "base64"));
+    decipher.setAuthTag(data.subarray(data.length - 16));
+    return Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString(
+      "utf8",
+    );
+  }
+  /** `v1:<salt>:<encrypted "pulumi">`, stored in the file to check the passphrase on load. */
+  header(): string {
+    return `v1:${this.salt.toString("base64")}:${this.encrypt(JSON.stringify("pulumi"))}`;
+  }
+  static fromHeader(passphrase: string, header: string, file: string): Crypter {
+    const [version, saltB64, ...rest] = header.split(":");
+    if (version !== "v1" || !saltB64)
+      throw new Error(`${file}: unsupported encryptionSalt ${JSON.stringify(header)}`);
+    const crypter = new Crypter(passphrase, Buffer.from(saltB64, "base64"));
+    try {
+      if (JSON.parse(crypter.decrypt(rest.join(":"))) !== "pulumi") throw new Error("verifier mismatch");
+    } catch {
+      throw new Error(`${file}: incorrect passphrase (the state was written with another one)`);
+    }
+    return crypter;
+  }
+}
+
+function isEnvelope(v: unknown): v is { ciphertext: string } {
+  return typeof v === "object" && v !== null && (v as Record<string, unknown>)[SECRET_SIG_KEY] === SECRET_SIG;
+}
+
+function sealKeys(c: Crypter, obj: Record<string, unknown>, secretKeys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    out[k] = secretKeys.includes(k)
+      ? { [SECRET_SIG_KEY]: SECRET_SIG, ciphertext: c.encrypt(JSON.stringify(v ?? null)) }
+      : v;
+  }
+  return out;
+}
+
+function openAll(c: Crypter, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((v) => openAll(c, v));
+  if (isEnvelope(value)) return JSON.parse(c.decrypt(value.ciphertext));
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, openAll(c, v)]));
+  }
+  return value;
+}
+
+function sealResource(c: Crypter, r: ResourceState): unknown {
+  return {
+    ...r,
+    inputs: sealKeys(c, r.inputs, r.secretInputs),
+    outputs: sealKeys(c, r.outputs, r.secretOutputs),
+  };
+}
+
+/** Reads and decrypts a state file; a missing file is an empty state. */
+export async function loadState(
+  file: string,
+  passphrase: string,
+  project: string,
+  stack: string,
+): Promise<{ state: HarnessState; crypter: Crypter }> {
+  if (!existsSync(file)) return { state: emptyState(project, stack), crypter: new Crypter(passphrase) };
+  const raw = JSON.parse(await fs.readFile(file, "utf8"));
+  if (raw.version !== 1) throw new Error(`${file}: unsupported state version ${JSON.stringify(raw.version)}`);
+  const crypter = Crypter.fromHeader(passphrase, String(raw.encryptionSalt ?? ""), file);
+  const { encryptionSalt: _salt, ...rest } = raw;
+  return { state: openAll(crypter, rest) as HarnessState, crypter };
+}
+
+/** Encrypts the secret keys and writes the file atomically (temp file + rename). */
+export async function saveState(file: string, state: HarnessState, crypter: Crypter): Promise<void> {
+  const sealed = {
+    version: 1,
+    project: state.project,
+    stack: state.stack,
+    encryptionSalt: crypter.header(),
+    resources: state.resources.map((r) => sealResource(crypter, r)),
+    pendingDeletes: state.pendingDeletes.map((r) => sealResource(crypter, r)),
+    outputs: sealKeys(crypter, state.outputs, state.secretOutputs),
+    secretOutputs: state.secretOutputs,
+  };
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await fs.writeFile(tmp, `${JSON.stringify(sealed, null, 2)}\n`, { mode: 0o600 });
+  await fs.rename(tmp, file);
+}
