@@ -8,6 +8,10 @@
  * and delegates to the operations exported here. Nothing but that module path is captured: no
  * client, no schema, no credential. The API key comes from `configure(req)` (stack config
  * `runpod:apiKey`, else `RUNPOD_API_KEY`) and lives only in the host process's memory.
+ *
+ * Compatibility: `__provider` strings already stored in users' states call the exported
+ * operations below by name with these arguments, using whatever version of the package is
+ * installed when they run. Keep the names and signatures stable and accept older state shapes.
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient } from "../client";

@@ -299,6 +299,15 @@ describe.each([
     expect(gone.id).toBe("");
   });
 
+  it("reads a credential by id alone, as ContainerRegistryAuth.get does", async () => {
+    const name = fresh("get");
+    const { id } = await create("get", { name, username: "u", password: PASSWORD });
+    const read = await host.read(id, urnFor("ContainerRegistryAuth", "get"), {});
+    expect(read.id).toBe(id);
+    expect(read.props).toMatchObject({ name });
+    expect(read.props).not.toHaveProperty("password");
+  });
+
   it("deletes, and a second delete of the same credential succeeds", async () => {
     const name = fresh("twice");
     const { id, outs } = await create("twice", { name, username: "u", password: PASSWORD });
