@@ -9,7 +9,8 @@
  * | errors | `{ message }` | `application/problem+json` `{ title, status, detail, errors? }` |
  *
  * Users see one shape either way (`NetworkVolume` with `dataCenterId`). Management calls are not
- * rate limited client-side; `Retry-After` and `RateLimit` headers drive the retry delay.
+ * rate limited client-side; `Retry-After` and `RateLimit` headers drive the retry delay, and an
+ * answer whose `RateLimit` shows a used-up window (`r=0;t=N`) delays the next call until it resets.
  */
 import { ValidationError } from "./errors";
 import { path } from "./path";

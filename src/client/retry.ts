@@ -59,17 +59,23 @@ export function serverDelayMs(headers: Record<string, string>, now: number = Dat
     }
     if (ms !== undefined) return Math.min(ms, MAX_RETRY_AFTER_MS);
   }
+  return exhaustedWindowMs(headers);
+}
+
+/**
+ * Pause a `RateLimit` header asks for on any answer (not only a 429), in ms: the longest reset
+ * among windows with zero requests remaining, capped at `MAX_RETRY_AFTER_MS`; else `undefined`.
+ */
+export function exhaustedWindowMs(headers: Record<string, string>): number | undefined {
   const rateLimit = headers.ratelimit;
-  if (rateLimit) {
-    let longest: number | undefined;
-    for (const member of rateLimit.split(",")) {
-      const r = /;\s*r=(\d+)/.exec(member);
-      const t = /;\s*t=(\d+)/.exec(member);
-      if (r && t && Number(r[1]) === 0) longest = Math.max(longest ?? 0, Number(t[1]) * 1000);
-    }
-    if (longest !== undefined) return Math.min(longest, MAX_RETRY_AFTER_MS);
+  if (!rateLimit) return undefined;
+  let longest: number | undefined;
+  for (const member of rateLimit.split(",")) {
+    const r = /;\s*r=(\d+)/.exec(member);
+    const t = /;\s*t=(\d+)/.exec(member);
+    if (r && t && Number(r[1]) === 0) longest = Math.max(longest ?? 0, Number(t[1]) * 1000);
   }
-  return undefined;
+  return longest === undefined ? undefined : Math.min(longest, MAX_RETRY_AFTER_MS);
 }
 
 /**

@@ -19,7 +19,7 @@ import {
   ValidationError,
 } from "./errors";
 import type { RateLimiter } from "./rateLimiter";
-import { backoffMs, isRetryableError, isRetryableStatus, serverDelayMs } from "./retry";
+import { backoffMs, exhaustedWindowMs, isRetryableError, isRetryableStatus, serverDelayMs } from "./retry";
 import { parseResponse } from "./validate";
 
 /** Per-call options every client method accepts. */
@@ -77,6 +77,12 @@ export interface TransportResponse<T> {
 }
 
 let agent: Agent | undefined;
+
+/**
+ * Base URLs whose last answer said (`RateLimit: ...;r=0;t=N`) that a quota window is used up,
+ * with the time (ms since epoch) it resets. Shared by every client in the process.
+ */
+const pausedUntil = new Map<string, number>();
 
 /** The process-wide keep-alive Agent, created on first use (never at module load). */
 export function sharedAgent(): Agent {
@@ -156,12 +162,24 @@ export class Transport {
     const maxRetries = req.options?.maxRetries ?? this.config.maxRetries;
     checkRequestOptions(req.options);
     const signal = req.options?.signal;
+    const resumeAt = pausedUntil.get(req.baseUrl);
+    if (resumeAt !== undefined) {
+      const wait = resumeAt - Date.now();
+      if (wait > 0) {
+        this.config.logger?.debug?.(`runpod: ${req.baseUrl} quota used up; waiting ${wait} ms for its reset`);
+        await this.config.sleep(wait, signal);
+      }
+      if (pausedUntil.get(req.baseUrl) === resumeAt) pausedUntil.delete(req.baseUrl);
+    }
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw userAbort(signal);
       const release = req.limiter ? await req.limiter.acquire(signal) : undefined;
       let error: unknown;
       try {
-        return await this.attempt(req);
+        const response = await this.attempt(req);
+        const pause = exhaustedWindowMs(response.headers);
+        if (pause !== undefined && pause > 0) pausedUntil.set(req.baseUrl, Date.now() + pause);
+        return response;
       } catch (e) {
         error = e;
       } finally {

@@ -204,6 +204,25 @@ describe("REST v2 specifics", () => {
     expect(sleeps).toEqual([12_000]);
   });
 
+  it("waits for the reset before the next call when an answer says a quota window is used up", async () => {
+    const { sleeps, sleep } = recordingSleep();
+    server.enqueue(
+      { body: { registries: [] }, headers: { ratelimit: '"minute";r=0;t=5, "hour";r=10;t=900' } },
+      { body: { registries: [] }, headers: { ratelimit: '"minute";r=59;t=60' } },
+      { body: { registries: [] } },
+    );
+    const client = clientFor(server, { restUrl: `${server.url}/v2`, sleep });
+    await client.registryAuths.list();
+    expect(sleeps).toEqual([]);
+    await client.registryAuths.list();
+    expect(sleeps).toHaveLength(1);
+    expect(sleeps[0]).toBeGreaterThan(4000);
+    expect(sleeps[0]).toBeLessThanOrEqual(5000);
+    await client.registryAuths.list();
+    expect(sleeps).toHaveLength(1);
+    expect(server.requests).toHaveLength(3);
+  });
+
   it("gives up with RateLimitError once retries are spent", async () => {
     server.enqueue(
       { status: 429, headers: { "retry-after": "0" } },
