@@ -1,0 +1,95 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startEmulator } from "../../src/emulator";
+import { createDeployHarness, type DeployHarness } from "../support/deployHarness";
+
+const projectDir = inject("installedProjectDir");
+const PASSWORD = "registry-pa55word-never-in-plaintext";
+
+// A user's program, importing the installed package (the provider's own file, so this test does not
+// depend on every other module behind the package root).
+const PROGRAM = `
+import * as pulumi from "@pulumi/pulumi";
+import registryAuth from "pulumi-runpod-dynamic/dist/provider/registryAuth.js";
+const cfg = new pulumi.Config("app");
+const auth = new registryAuth.ContainerRegistryAuth("creds", {
+  name: cfg.require("registryName"),
+  username: "robot",
+  password: cfg.requireSecret("registryPassword"),
+});
+export const registryAuthId = auth.id;
+`;
+
+describe("deploy harness with ContainerRegistryAuth against the emulator", () => {
+  let emu: Awaited<ReturnType<typeof startEmulator>>;
+  let programDir: string;
+  let harness: DeployHarness;
+
+  beforeAll(async () => {
+    emu = await startEmulator({ port: 0 });
+    programDir = await mkdtemp(path.join(os.tmpdir(), "registry-auth-program-"));
+    await writeFile(path.join(programDir, "Pulumi.yaml"), "name: registry-auth-harness\nruntime: nodejs\n");
+    await writeFile(path.join(programDir, "package.json"), '{ "type": "module", "private": true }\n');
+    await writeFile(path.join(programDir, "index.mjs"), PROGRAM);
+    harness = await createDeployHarness({
+      projectDir,
+      program: programDir,
+      passphrase: "registry test",
+      config: {
+        "runpod:apiKey": { secret: emu.apiKey },
+        "runpod:restUrl": emu.restUrl,
+        "runpod:serverlessUrl": emu.serverlessUrl,
+        "app:registryName": "harness-creds",
+        "app:registryPassword": { secret: PASSWORD },
+      },
+    });
+  });
+  afterAll(async () => {
+    await harness?.dispose();
+    await emu?.close();
+    if (programDir) await rm(programDir, { recursive: true, force: true });
+  });
+
+  const listOnEmulator = async () => {
+    const res = await fetch(`${emu.restUrl}/containerregistryauth`, {
+      headers: { authorization: `Bearer ${emu.apiKey}` },
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as Array<{ id: string; name: string }>;
+  };
+
+  it("creates, keeps, replaces on a name change and destroys, leaking no secret", async () => {
+    const first = await harness.up();
+    expect(first.errors).toEqual([]);
+    expect(first.resources.map((r) => r.op)).toEqual(["create"]);
+    expect((await listOnEmulator()).map((a) => a.id)).toEqual([first.outputs.registryAuthId]);
+
+    const second = await harness.up();
+    expect(second.resources.map((r) => r.op)).toEqual(["same"]);
+
+    harness.setConfig("app:registryName", "harness-creds-2");
+    const third = await harness.up();
+    expect(third.errors).toEqual([]);
+    // Create-before-delete: the new one first, the old one deleted at the end of the run.
+    expect(third.resources.map((r) => [r.op, r.id])).toEqual([
+      ["replace", third.outputs.registryAuthId],
+      ["delete", first.outputs.registryAuthId],
+    ]);
+    expect((await listOnEmulator()).map((a) => a.name)).toEqual(["harness-creds-2"]);
+
+    const destroyed = await harness.destroy();
+    expect(destroyed.errors).toEqual([]);
+    expect(await listOnEmulator()).toEqual([]);
+
+    const everything = [
+      await harness.rawState(),
+      ...[first, second, third, destroyed].map((r) => JSON.stringify(r)),
+    ];
+    for (const text of everything) {
+      expect(text).not.toContain(PASSWORD);
+      expect(text).not.toContain(emu.apiKey);
+    }
+  });
+});
