@@ -234,3 +234,33 @@ describe("client-side limits against a server enforcing them", () => {
     await expect(pending).rejects.toBeInstanceOf(APIUserAbortError);
   });
 });
+
+describe("process lifetime", () => {
+  it("keeps the process alive while calls wait for a slot", async () => {
+    const { execFile } = await import("node:child_process");
+    const path = await import("node:path");
+    // The server is unref'd and closes each connection, so only the limiter's wake-up timer can
+    // keep this process running between the two calls.
+    const script = `
+      const http = require("node:http");
+      const { RunpodClient } = require(${JSON.stringify(path.resolve(__dirname, "../../dist/client"))});
+      const server = http.createServer((req, res) => {
+        req.resume();
+        req.on("end", () => { res.setHeader("content-type", "application/json"); res.setHeader("connection", "close"); res.end('{"id":"j","status":"IN_QUEUE"}'); });
+      });
+      server.listen(0, "127.0.0.1", async () => {
+        server.unref();
+        const ep = new RunpodClient({ apiKey: "k", serverlessUrl: "http://127.0.0.1:" + server.address().port,
+          rateLimits: { run: { requests: 1, windowMs: 300 } }, env: {} }).endpoint("e");
+        await Promise.all([ep.run({ input: {} }), ep.run({ input: {} })]);
+        console.log("both done");
+        process.exit(0);
+      });`;
+    const output = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ["-e", script], { timeout: 20_000 }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+      ),
+    );
+    expect(output.trim()).toBe("both done");
+  });
+});
