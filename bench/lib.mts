@@ -1,0 +1,116 @@
+/**
+ * Shared parts of the benchmarks: the built package (`dist/`, loaded with `require` because the
+ * package is CommonJS), statistics, rows of the results table, and small timing helpers.
+ *
+ * Every figure is measured on 127.0.0.1 in this process or in child processes this module starts;
+ * nothing here uses the network beyond the loopback interface.
+ */
+import { createRequire } from "node:module";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The repository root. */
+export const REPO_DIR: string = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+const require = createRequire(import.meta.url);
+
+/** The built package root (`dist/index.js`): RunpodClient, startEmulator, the error classes. */
+export const pkg: typeof import("../src/index.ts") = require("../dist/index.js");
+/** JobRun's execution logic, exactly as the provider runs it (`dist/provider/jobRun/run.js`). */
+export const jobRunLogic: typeof import("../src/provider/jobRun/run.ts") = require("../dist/provider/jobRun/run.js");
+/** JobRun's argument resolution (defaults applied), as the provider runs it. */
+export const jobRunArgs: typeof import("../src/provider/jobRun/args.ts") = require("../dist/provider/jobRun/args.js");
+/** The service's limits table and constants. */
+export const limits: typeof import("../src/client/limits.ts") = require("../dist/client/limits.js");
+/** undici, the HTTP client the package itself uses (same copy). */
+export const undici: typeof import("undici") = require("undici");
+
+/** One row of the results table and of `bench/results.json`. */
+export interface ResultRow {
+  /** What was measured, including the contender ("ours", "runpod-sdk", ...). */
+  name: string;
+  value: number;
+  unit: string;
+  /** The contender compared against, when there is one. */
+  peer?: string;
+  peerValue?: number;
+  /** The target from DESIGN.md, as text (e.g. "<= 50 ms"). */
+  target?: string;
+  /** Whether `value` meets `target` (absent when there is no target). */
+  meetsTarget?: boolean;
+}
+
+/** Median of `values` (NaN when empty). */
+export function median(values: number[]): number {
+  return quantile(values, 0.5);
+}
+
+/** The q-quantile (0..1) of `values` with linear interpolation (NaN when empty). */
+export function quantile(values: number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return (sorted[lo] as number) + ((sorted[hi] as number) - (sorted[lo] as number)) * (pos - lo);
+}
+
+/** Rounds to `digits` decimals. */
+export function round(value: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/** Formats a number for the table: thousands separators, up to `digits` decimals. */
+export function fmt(value: number | undefined, digits = 1): string {
+  if (value === undefined) return "";
+  if (!Number.isFinite(value)) return String(value);
+  return value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: 0 });
+}
+
+/** Renders rows as a Markdown table: measure, ours, peer, peer value, ratio, target. */
+export function renderTable(rows: ResultRow[]): string {
+  const header = ["Measure", "Value", "Peer", "Peer value", "Ratio", "Target"];
+  const lines = rows.map((r) => {
+    const ratio =
+      r.peerValue !== undefined && r.peerValue !== 0 && Number.isFinite(r.value)
+        ? `${fmt(r.value / r.peerValue, 2)}x`
+        : "";
+    const target = r.target === undefined ? "" : `${r.target} ${r.meetsTarget ? "(met)" : "(MISSED)"}`;
+    return [
+      r.name,
+      `${fmt(r.value)} ${r.unit}`,
+      r.peer ?? "",
+      r.peerValue === undefined ? "" : `${fmt(r.peerValue)} ${r.unit}`,
+      ratio,
+      target,
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] as string).length)));
+  const row = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(" | ")} |`;
+  return [row(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...lines.map(row)].join("\n");
+}
+
+/** Resolves after `ms` milliseconds. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Runs `tasks` with at most `limit` in flight; resolves to their results in order. */
+export async function pool<T>(limit: number, tasks: Array<() => Promise<T>>): Promise<T[]> {
+  const results = new Array<T>(tasks.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      results[i] = await (tasks[i] as () => Promise<T>)();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  return results;
+}
+
+/** Writes one progress line to stderr (the table goes to stdout). */
+export function progress(line: string): void {
+  process.stderr.write(`[bench] ${line}\n`);
+}

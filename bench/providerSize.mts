@@ -1,0 +1,32 @@
+/**
+ * `__provider` size per resource type, as users get it: the repo is packed (`npm pack`) and
+ * installed into a temp project (`test/support/packedPackage.mts`), and each provider is
+ * serialized there the way `pulumi.dynamic.Resource` does (`test/support/serializedProvider.mts`).
+ */
+import { installPackedPackage } from "../test/support/packedPackage.mts";
+import { type ProviderKind, serializedProvider } from "../test/support/serializedProvider.mts";
+import { progress, type ResultRow } from "./lib.mts";
+
+/** DESIGN.md's target, bytes. */
+export const PROVIDER_SIZE_TARGET_BYTES = 8 * 1024;
+
+export async function benchProviderSize(): Promise<ResultRow[]> {
+  progress("__provider size: packing and installing the package into a temp project");
+  const installed = await installPackedPackage({ build: false });
+  try {
+    const rows: ResultRow[] = [];
+    for (const kind of ["ContainerRegistryAuth", "JobRun"] as ProviderKind[]) {
+      const bytes = Buffer.byteLength(await serializedProvider(installed.projectDir, kind), "utf8");
+      rows.push({
+        name: `__provider size, ${kind} (installed package)`,
+        value: bytes,
+        unit: "bytes",
+        target: "<= 8 KB (8192 bytes)",
+        meetsTarget: bytes <= PROVIDER_SIZE_TARGET_BYTES,
+      });
+    }
+    return rows;
+  } finally {
+    await installed.cleanup();
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * `npm run bench`: builds, then measures the package against its peers and the targets of
+ * DESIGN.md in one run, prints ONE table (Markdown, on stdout) and writes the same figures to
+ * `bench/results.json` (an array of `{ name, value, unit, peer?, peerValue?, target?, meetsTarget? }`).
+ * Progress goes to stderr. Everything runs on 127.0.0.1; the whole run takes about a minute.
+ *
+ * Sections (each module's comment says exactly what it measures and how):
+ * - `latency.mts`: JobRun detection latency and requests per job, ours vs runpod-sdk vs 1 s polling.
+ * - `throughput.mts`: client overhead vs raw undici; emulator throughput vs a bare node:http server.
+ * - `scale.mts`: 100 and 500 JobRuns at once under the service's limits, vs the bound.
+ * - `providerSize.mts`: `__provider` size per resource type from the installed package.
+ */
+import { writeFile } from "node:fs/promises";
+import * as os from "node:os";
+import * as path from "node:path";
+import { benchLatency } from "./latency.mts";
+import { fmt, progress, REPO_DIR, type ResultRow, renderTable, round } from "./lib.mts";
+import { benchProviderSize } from "./providerSize.mts";
+import { benchScale } from "./scale.mts";
+import { benchThroughput } from "./throughput.mts";
+
+const started = performance.now();
+const rows: ResultRow[] = [];
+for (const section of [benchLatency, benchThroughput, benchScale, benchProviderSize]) {
+  rows.push(...(await section()));
+}
+const seconds = (performance.now() - started) / 1000;
+
+const rounded = rows.map((r) => ({
+  ...r,
+  value: round(r.value, 2),
+  ...(r.peerValue === undefined ? {} : { peerValue: round(r.peerValue, 2) }),
+}));
+await writeFile(path.join(REPO_DIR, "bench", "results.json"), `${JSON.stringify(rounded, null, 2)}\n`);
+
+const missed = rows.filter((r) => r.meetsTarget === false);
+process.stdout.write(
+  `\nBenchmarks, ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ` +
+    `${os.cpus().length} CPU(s) (${os.cpus()[0]?.model.trim() ?? "unknown"}), ${fmt(seconds)} s\n\n`,
+);
+process.stdout.write(`${renderTable(rows)}\n\n`);
+process.stdout.write(
+  `Targets: ${rows.filter((r) => r.meetsTarget === true).length} met, ${missed.length} missed` +
+    `${missed.length ? `: ${missed.map((r) => r.name).join("; ")}` : ""}.\n`,
+);
+progress(`wrote bench/results.json (${rows.length} rows) in ${fmt(seconds)} s`);
