@@ -1,0 +1,35 @@
+// The demo stack: one program using all three features. `npm run demo` deploys it against the
+// local emulator; with a real API key and no URL overrides it targets RunPod itself.
+import * as pulumi from "@pulumi/pulumi";
+import { ContainerRegistryAuth, getNetworkVolumeOutput, JobRun } from "pulumi-runpod-dynamic";
+
+const config = new pulumi.Config();
+
+// 1. Private registry credentials (the password is stored as a secret, always).
+const registry = new ContainerRegistryAuth("registry", {
+  name: config.get("registryAuthName") ?? "demo-registry",
+  username: config.get("registryUsername") ?? "demo-bot",
+  password: config.getSecret("registryPassword") ?? pulumi.secret("demo-password"),
+});
+
+// 2. An existing network volume, found by name and data centre.
+const volume = getNetworkVolumeOutput({
+  name: config.get("volumeName") ?? "models",
+  dataCenterId: config.get("dataCenterId") ?? "EU-RO-1",
+});
+
+// 3. A smoke test of the serverless endpoint: fails the deploy if the worker is broken.
+const smoke = new JobRun("smoke", {
+  endpointId: config.get("endpointId") ?? "echo",
+  input: { prompt: "ping", volumeId: volume.id, output: { reply: "pong" } },
+  expect: { output: { reply: "pong" } },
+  timeoutMs: 2 * 60 * 1000,
+  triggers: [config.get("endpointRevision") ?? "1"],
+});
+
+export const registryAuthId = registry.id;
+export const volumeId = volume.id;
+export const volumeSizeGb = volume.size;
+export const smokeJobId = smoke.jobId;
+export const smokeStatus = smoke.status;
+export const smokeTimeline = smoke.timeline;

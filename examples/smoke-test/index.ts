@@ -1,0 +1,22 @@
+// Runs one job against a serverless endpoint during `pulumi up` and fails the deploy when the
+// endpoint does not answer as expected. The job runs on the first `up`, and again whenever
+// `endpointRevision` (or any other argument) changes: bump it when you redeploy the worker.
+//   pulumi config set endpointId abc123xyz
+//   pulumi config set endpointRevision 2024-06-01
+import * as pulumi from "@pulumi/pulumi";
+import { JobRun } from "pulumi-runpod-dynamic";
+
+const config = new pulumi.Config();
+
+const smoke = new JobRun("smoke", {
+  endpointId: config.get("endpointId") ?? "echo",
+  input: { prompt: "ping", output: { reply: "pong" } },
+  expect: { status: "COMPLETED", output: { reply: "pong" } },
+  timeoutMs: 5 * 60 * 1000,
+  triggers: [config.get("endpointRevision") ?? "1"],
+});
+
+export const jobId = smoke.jobId;
+export const jobStatus = smoke.status;
+export const jobOutput = smoke.output;
+export const jobTimeline = smoke.timeline;

@@ -1,0 +1,198 @@
+/**
+ * `npm run demo`: the demo stack (`examples/demo`: a registry credential, a volume lookup and a
+ * smoke-test job) deployed against the local emulator, with no account and no network.
+ *
+ * 1. Starts the emulator in-process from the built `dist/`, seeded with network volumes named
+ *    "models" (in EU-RO-1 and in US-KS-2, so the data-centre filter matters) and the `echo` endpoint.
+ * 2. Installs the packed package into a temp project (`npm pack`, dependencies linked from this
+ *    repo's node_modules: offline), the way users get it.
+ * 3. `pulumi up`, prints the outputs; `pulumi config set endpointRevision 2` and `pulumi up` again
+ *    (only the smoke test runs again, as an in-place update); `pulumi destroy`.
+ * 4. Stops the emulator and removes every temp directory, also on failure or Ctrl-C.
+ *
+ * With a `pulumi` CLI on PATH it runs the real CLI (local file backend in the temp project,
+ * passphrase set for the run only) and shows its own output. Without one it runs the same program
+ * through the deploy harness (`test/support/deployHarness.mts`: Pulumi's own dynamic-provider
+ * host, state in a temp file) and prints the same summary `pulumi up` would.
+ *
+ * Exit status: 0 on success, 1 when a step fails (its diagnostics are printed), 130 on Ctrl-C.
+ * Run with `npm run demo` (builds first; Node 24 from the devDependency), or `npx node scripts/demo.mts`.
+ */
+import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
+import * as path from "node:path";
+import { performance } from "node:perf_hooks";
+import type { RunningEmulator, startEmulator as StartEmulator } from "../src/emulator/index.ts";
+import {
+  createDeployHarness,
+  type DeployHarness,
+  type DeployResult,
+} from "../test/support/deployHarness.mts";
+import { type InstalledPackage, installPackedPackage, REPO_DIR } from "../test/support/packedPackage.mts";
+import { CliStack, findPulumi } from "./lib/pulumiCli.mts";
+import { renderStep, type StepView } from "./lib/render.mts";
+
+const PROJECT = "runpod-demo";
+const STACK = "dev";
+const PROGRAM = path.join(REPO_DIR, "examples", "demo");
+
+/** Volumes the emulator starts with: two named "models", the demo picks the EU-RO-1 one. */
+const VOLUMES = [
+  { id: "agv6w2qcg7", name: "models", size: 100, dataCenterId: "EU-RO-1" },
+  { id: "q3ykc5r0zv", name: "models", size: 50, dataCenterId: "US-KS-2" },
+];
+
+/** Thrown when a deploy step fails; its diagnostics were printed already. */
+class StepFailed extends Error {}
+
+const print = (text = "") => process.stdout.write(`${text}\n`);
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+async function main(): Promise<number> {
+  const started = performance.now();
+  const require = createRequire(import.meta.url);
+  const { startEmulator }: { startEmulator: typeof StartEmulator } = require(
+    path.join(REPO_DIR, "dist", "emulator", "index.js"),
+  );
+
+  let emu: RunningEmulator | undefined;
+  let installed: InstalledPackage | undefined;
+  let harness: DeployHarness | undefined;
+  let cli: CliStack | undefined;
+  let cleaning: Promise<void> | undefined;
+  const cleanup = () => {
+    cleaning ??= (async () => {
+      await harness?.dispose().catch(() => {});
+      await cli?.dispose().catch(() => {});
+      await emu?.close().catch(() => {});
+      await installed?.cleanup().catch(() => {});
+    })();
+    return cleaning;
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    process.stderr.write(`\n${signal}: stopping the emulator and removing temp files\n`);
+    void cleanup().then(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+
+  try {
+    emu = await startEmulator({ volumes: VOLUMES, endpoints: ["echo"] });
+    print(`Emulator: RunPod REST + serverless API on ${emu.serverlessUrl} (in-process, offline)`);
+    print(`  volumes "models" in EU-RO-1 and US-KS-2; endpoint "echo"`);
+    installed = await installPackedPackage();
+    print(`Package: npm pack of pulumi-runpod-dynamic installed into ${installed.projectDir}`);
+
+    const passphrase = randomBytes(18).toString("base64url");
+    const config = {
+      "runpod:apiKey": { secret: emu.apiKey },
+      "runpod:restUrl": emu.restUrl,
+      "runpod:serverlessUrl": emu.serverlessUrl,
+    };
+
+    const pulumiPath = findPulumi();
+    if (pulumiPath) {
+      print(`Pulumi CLI: ${pulumiPath} (local file backend in the temp project)`);
+      cli = await CliStack.create({
+        projectDir: installed.projectDir,
+        program: PROGRAM,
+        passphrase,
+        config,
+        stack: STACK,
+        echo: true,
+        pulumi: pulumiPath,
+      });
+      const run = async (title: string, step: () => Promise<{ ok: boolean; errors: string[] }>) => {
+        print(`\n$ ${title}`);
+        const result = await step();
+        if (!result.ok) throw new StepFailed(result.errors.join("\n"));
+      };
+      await run("pulumi up --yes --skip-preview", () => cli!.up());
+      print(
+        `\n$ pulumi config set endpointRevision 2    # the endpoint was redeployed: re-run the smoke test`,
+      );
+      await cli.setConfig(`${PROJECT}:endpointRevision`, "2");
+      await run("pulumi up --yes --skip-preview", () => cli!.up());
+      await run("pulumi destroy --yes --skip-preview", () => cli!.destroy());
+    } else {
+      print(
+        "No `pulumi` CLI on PATH: running the same program through the deploy harness (Pulumi's own provider host).",
+      );
+      harness = await createDeployHarness({
+        projectDir: installed.projectDir,
+        program: PROGRAM,
+        passphrase,
+        config,
+        stack: STACK,
+      });
+      const h = harness;
+      let previous: Record<string, unknown> | undefined;
+      const run = async (kind: StepView["kind"], title: string, step: () => Promise<DeployResult>) => {
+        print(`\n$ ${title}`);
+        const before = (await h.state()).resources;
+        const t = performance.now();
+        const result = await step();
+        const durationMs = performance.now() - t;
+        const after = (await h.state()).resources;
+        const resources = result.resources.map((r) => ({
+          ...r,
+          diffKeys: r.op === "update" || r.op === "replace" ? changedInputs(before, after, r.urn) : undefined,
+        }));
+        print(
+          renderStep({
+            kind,
+            project: PROJECT,
+            stack: STACK,
+            resources,
+            outputs: result.outputs,
+            previousOutputs: previous,
+            errors: result.errors.filter((e) => !result.resources.some((r) => r.error === e)),
+            durationMs,
+          }),
+        );
+        if (!result.ok) throw new StepFailed(result.errors.join("\n"));
+        previous = result.outputs;
+      };
+      await run("up", "pulumi up --yes --skip-preview", () => h.up());
+      print(
+        `\n$ pulumi config set endpointRevision 2    # the endpoint was redeployed: re-run the smoke test`,
+      );
+      h.setConfig(`${PROJECT}:endpointRevision`, "2");
+      await run("up", "pulumi up --yes --skip-preview", () => h.up());
+      await run("destroy", "pulumi destroy --yes --skip-preview", () => h.destroy());
+      print("\nThe resources in the stack have been deleted.");
+    }
+
+    await cleanup();
+    print(`\nDemo done in ${seconds(performance.now() - started)}: emulator stopped, temp files removed.`);
+    print("Next: README.md shows `pulumi up` against the real service (runpod:apiKey, RUNPOD_API_KEY).");
+    return 0;
+  } catch (err) {
+    await cleanup();
+    if (err instanceof StepFailed) {
+      process.stderr.write(`\nDemo failed: a deploy step reported errors (above).\n`);
+    } else {
+      process.stderr.write(`\nDemo failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
+    return 1;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+/** Top-level input keys (without `__provider`) whose values differ between two states of `urn`. */
+function changedInputs(
+  before: Array<{ urn: string; inputs: Record<string, unknown> }>,
+  after: Array<{ urn: string; inputs: Record<string, unknown> }>,
+  urn: string,
+): string[] | undefined {
+  const old = before.find((r) => r.urn === urn)?.inputs;
+  const now = after.find((r) => r.urn === urn)?.inputs;
+  if (!old || !now) return undefined;
+  const keys = new Set([...Object.keys(old), ...Object.keys(now)]);
+  keys.delete("__provider");
+  return [...keys].filter((k) => JSON.stringify(old[k]) !== JSON.stringify(now[k])).sort();
+}
+
+process.exitCode = await main();

@@ -1,0 +1,165 @@
+/**
+ * Renders a deploy step the way `pulumi up` / `pulumi destroy` print their summary, for runs made
+ * without the Pulumi CLI (the deploy harness): the resource table with its op symbols
+ * (`+` create, `~` update, `+-` replace, `-` delete), the stack outputs (changed ones marked
+ * `~ old => new`), the resource counts, diagnostics for failed steps, and the duration.
+ *
+ * Only node: builtins; plain text (no colours), so it reads the same in a terminal and in a log.
+ */
+
+/** What happened to one resource in a step (the deploy harness's ops). */
+export type StepOp = "create" | "update" | "replace" | "same" | "delete" | "failed";
+
+/** One step to render. */
+export interface StepView {
+  /** `up` prints "Updating", `destroy` "Destroying", `refresh` "Refreshing". */
+  kind: "up" | "destroy" | "refresh";
+  project: string;
+  stack: string;
+  resources: Array<{ urn: string; op: StepOp; error?: string; diffKeys?: string[] }>;
+  /** Stack outputs after the step (secret ones already shown as "[secret]"). */
+  outputs: Record<string, unknown>;
+  /** Outputs before the step; when given, changed outputs are marked `~`, new ones `+`. */
+  previousOutputs?: Record<string, unknown>;
+  /** Step errors that belong to no resource (program errors). */
+  errors: string[];
+  durationMs: number;
+}
+
+const SYMBOL: Record<StepOp, string> = {
+  create: "+ ",
+  update: "~ ",
+  replace: "+-",
+  delete: "- ",
+  same: "  ",
+  failed: "  ",
+};
+const PAST: Record<StepOp, string> = {
+  create: "created",
+  update: "updated",
+  replace: "replaced",
+  delete: "deleted",
+  same: "",
+  failed: "failed",
+};
+const SUMMARY: Array<[StepOp, string, string]> = [
+  ["create", "+", "created"],
+  ["update", "~", "updated"],
+  ["replace", "+-", "replaced"],
+  ["delete", "-", "deleted"],
+];
+
+/** `urn:pulumi:stack::project::type::name` → `{ type, name }`. */
+export function parseUrn(urn: string): { type: string; name: string } {
+  const parts = urn.split("::");
+  return { type: parts[2] ?? urn, name: parts[3] ?? "" };
+}
+
+/** A value in Pulumi's output notation: strings quoted, objects and arrays one entry per line. */
+export function renderValue(value: unknown, indent: string): string {
+  if (value === null || value === undefined) return "<null>";
+  if (typeof value === "string") return value === "[secret]" ? "[secret]" : JSON.stringify(value);
+  if (typeof value !== "object") return String(value);
+  const inner = `${indent}    `;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return "[]";
+    const lines = value.map((v, i) => `${inner}[${i}]: ${renderValue(v, inner)}`);
+    return `[\n${lines.join("\n")}\n${indent}]`;
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 0) return "{}";
+  const width = Math.max(...entries.map(([k]) => k.length));
+  const lines = entries.map(([k, v]) => `${inner}${k.padEnd(width)}: ${renderValue(v, inner)}`);
+  return `{\n${lines.join("\n")}\n${indent}}`;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const isScalar = (v: unknown) => v === null || typeof v !== "object";
+
+/** Pulumi-style duration: "850ms", "3s", "1m4s". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${s % 60}s`;
+}
+
+/** The whole summary of one step, as lines of text (no trailing newline). */
+export function renderStep(view: StepView): string {
+  const out: string[] = [];
+  const verb = { up: "Updating", destroy: "Destroying", refresh: "Refreshing" }[view.kind];
+  out.push(`${verb} (${view.stack}):`, "");
+
+  const shown = view.resources.filter((r) => r.op !== "same");
+  const failed = view.resources.filter((r) => r.op === "failed");
+  const stackName = `${view.project}-${view.stack}`;
+  const anyCreated = view.resources.some((r) => r.op === "create");
+  const firstDeploy = view.kind === "up" && anyCreated && !view.resources.some((r) => r.op !== "create");
+  const destroyedAll = view.kind === "destroy" && failed.length === 0;
+  const stackOp: StepOp = firstDeploy ? "create" : destroyedAll ? "delete" : "same";
+  const stackStatus = failed.length > 0 || view.errors.length > 0 ? "failed" : PAST[stackOp];
+  const rows: Array<[string, string, string, string, string]> = [
+    [SYMBOL[stackOp], "pulumi:pulumi:Stack", stackName, stackStatus, failed.length ? "1 error" : ""],
+  ];
+  shown.forEach((r, i) => {
+    const { type, name } = parseUrn(r.urn);
+    const branch = i === shown.length - 1 ? "└─ " : "├─ ";
+    const status = r.op === "failed" ? "**failed**" : PAST[r.op];
+    const info = r.op === "failed" ? "1 error" : r.diffKeys?.length ? `[diff: ~${r.diffKeys.join(",")}]` : "";
+    rows.push([SYMBOL[r.op], branch + type, name, status, info]);
+  });
+  const typeWidth = Math.max("Type".length, ...rows.map((r) => r[1].length));
+  const nameWidth = Math.max("Name".length, ...rows.map((r) => r[2].length));
+  const statusWidth = Math.max("Status".length, ...rows.map((r) => r[3].length));
+  const row = (sym: string, type: string, name: string, status: string, info: string) =>
+    ` ${sym}  ${type.padEnd(typeWidth)}  ${name.padEnd(nameWidth)}  ${status.padEnd(statusWidth)}  ${info}`.trimEnd();
+  out.push(row("  ", "Type", "Name", "Status", "Info"));
+  for (const r of rows) out.push(row(...r));
+
+  if (failed.length > 0 || view.errors.length > 0) {
+    out.push("", "Diagnostics:");
+    for (const r of failed) {
+      const { type, name } = parseUrn(r.urn);
+      out.push(`  ${type} (${name}):`, `    error: ${(r.error ?? "failed").replace(/\n/g, "\n    ")}`);
+    }
+    for (const e of view.errors.filter((e) => !failed.some((r) => r.error === e))) {
+      out.push(`  pulumi:pulumi:Stack (${stackName}):`, `    error: ${e.replace(/\n/g, "\n    ")}`);
+    }
+  }
+
+  const keys = Object.keys(view.outputs);
+  const previous = view.previousOutputs;
+  const removed = previous ? Object.keys(previous).filter((k) => !(k in view.outputs)) : [];
+  if (view.kind !== "destroy" && (keys.length > 0 || removed.length > 0)) {
+    const width = Math.max(...[...keys, ...removed].map((k) => k.length));
+    out.push("", "Outputs:");
+    for (const k of keys) {
+      const now = view.outputs[k];
+      if (previous && !(k in previous)) {
+        out.push(`  + ${k.padEnd(width)}: ${renderValue(now, "    ")}`);
+      } else if (previous && !same(previous[k], now)) {
+        const shownNow = renderValue(now, "    ");
+        const text =
+          isScalar(previous[k]) && isScalar(now)
+            ? `${renderValue(previous[k], "")} => ${shownNow}`
+            : shownNow;
+        out.push(`  ~ ${k.padEnd(width)}: ${text}`);
+      } else {
+        out.push(`    ${k.padEnd(width)}: ${renderValue(now, "    ")}`);
+      }
+    }
+    for (const k of removed) out.push(`  - ${k.padEnd(width)}: ${renderValue(previous?.[k], "    ")}`);
+  }
+
+  out.push("", "Resources:");
+  const counts = new Map<StepOp, number>();
+  counts.set(stackOp, 1);
+  for (const r of view.resources) counts.set(r.op, (counts.get(r.op) ?? 0) + 1);
+  for (const [op, sym, label] of SUMMARY) {
+    const n = counts.get(op);
+    if (n) out.push(`    ${sym} ${n} ${label}`);
+  }
+  if (counts.get("failed")) out.push(`    ${counts.get("failed")} errored`);
+  if (counts.get("same")) out.push(`    ${counts.get("same")} unchanged`);
+  out.push("", `Duration: ${formatDuration(view.durationMs)}`);
+  return out.join("\n");
+}
