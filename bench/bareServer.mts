@@ -11,7 +11,10 @@ const body = Buffer.from(process.argv[2] ?? "{}");
 const server = http.createServer((request, response) => {
   request.resume();
   request.on("end", () => {
-    response.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": body.length });
+    response.writeHead(200, {
+      "content-type": "application/json; charset=utf-8",
+      "content-length": body.length,
+    });
     response.end(body);
   });
 });

@@ -25,7 +25,17 @@
  */
 import { createRequire } from "node:module";
 import type { RunningEmulator } from "../src/emulator/index.ts";
-import { delay, jobRunArgs, jobRunLogic, median, pkg, progress, quantile, type ResultRow, undici } from "./lib.mts";
+import {
+  delay,
+  jobRunArgs,
+  jobRunLogic,
+  median,
+  pkg,
+  progress,
+  quantile,
+  type ResultRow,
+  undici,
+} from "./lib.mts";
 
 const require = createRequire(import.meta.url);
 
@@ -54,7 +64,10 @@ const LABEL: Record<Contender, string> = {
 const finishedAt = new Map<string, number>();
 
 /** A worker that sleeps `input.ms` + `input.jitterMs` (abortable) and records when it returns. */
-async function timedHandler(job: { id: string; input: Record<string, unknown> }, ctx: { signal: AbortSignal }) {
+async function timedHandler(
+  job: { id: string; input: Record<string, unknown> },
+  ctx: { signal: AbortSignal },
+) {
   const ms = Number(job.input.ms) + Number(job.input.jitterMs ?? 0);
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
@@ -78,7 +91,10 @@ interface Sample {
 }
 
 /** The contenders' "run one job and notice its end" functions, bound to their emulator. */
-async function makeRunner(contender: Contender, emu: RunningEmulator): Promise<(ms: number, jitterMs: number) => Promise<Sample>> {
+async function makeRunner(
+  contender: Contender,
+  emu: RunningEmulator,
+): Promise<(ms: number, jitterMs: number) => Promise<Sample>> {
   if (contender === "ours-run" || contender === "ours-runsync") {
     const client = new pkg.RunpodClient({
       apiKey: emu.apiKey,
@@ -218,7 +234,11 @@ export async function benchLatency(): Promise<ResultRow[]> {
           meetsTarget: ours.requests <= 3,
         });
       }
-      rows.push({ name: `Requests per job, ${size} job: ${LABEL["poll-1s"]}`, value: poll.requests, unit: "req" });
+      rows.push({
+        name: `Requests per job, ${size} job: ${LABEL["poll-1s"]}`,
+        value: poll.requests,
+        unit: "req",
+      });
     }
     return rows;
   } finally {

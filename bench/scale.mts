@@ -167,7 +167,9 @@ async function runScale(n: number): Promise<ScaleResult> {
 export async function benchScale(): Promise<ResultRow[]> {
   const rows: ResultRow[] = [];
   for (const n of SIZES) {
-    progress(`scale: ${n} JobRuns of ${JOB_MS} ms, workersMax ${WORKERS}, service limits on, ${REPEATS} runs`);
+    progress(
+      `scale: ${n} JobRuns of ${JOB_MS} ms, workersMax ${WORKERS}, service limits on, ${REPEATS} runs`,
+    );
     const ours: ScaleResult[] = [];
     const raws: number[] = [];
     for (let rep = 0; rep < REPEATS; rep++) {
@@ -181,7 +183,9 @@ export async function benchScale(): Promise<ResultRow[]> {
       ours.push(r);
       const raw = await runRaw(n);
       if (raw.completed !== n) {
-        throw new Error(`scale N=${n}: the raw peer completed ${raw.completed} of ${n} (429s: ${raw.got429})`);
+        throw new Error(
+          `scale N=${n}: the raw peer completed ${raw.completed} of ${n} (429s: ${raw.got429})`,
+        );
       }
       raws.push(raw.totalMs);
     }

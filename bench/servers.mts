@@ -50,7 +50,10 @@ async function startChild(args: string[], what: string): Promise<ChildServer> {
 export async function startEmulatorProcess(
   flags: string[],
 ): Promise<ChildServer & { serverlessUrl: string; apiKey: string }> {
-  const server = await startChild([path.join(REPO_DIR, "dist", "emulator", "cli.js"), ...flags], "runpod-emulator");
+  const server = await startChild(
+    [path.join(REPO_DIR, "dist", "emulator", "cli.js"), ...flags],
+    "runpod-emulator",
+  );
   return {
     ...server,
     serverlessUrl: server.ready.serverlessUrl as string,

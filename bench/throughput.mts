@@ -93,7 +93,9 @@ export async function benchThroughput(): Promise<ResultRow[]> {
       OVERHEAD_CONCURRENCY,
     );
 
-    progress(`emulator throughput: ${ROUNDS} rounds of ${ROUND_MS} ms each, concurrency ${THROUGHPUT_CONCURRENCY}`);
+    progress(
+      `emulator throughput: ${ROUNDS} rounds of ${ROUND_MS} ms each, concurrency ${THROUGHPUT_CONCURRENCY}`,
+    );
     bare = await startBareServer(JSON.stringify(finished));
     const bareAgent = new undici.Agent({ keepAliveTimeout: 10_000 });
     const emuAgent = new undici.Agent({ keepAliveTimeout: 10_000 });
