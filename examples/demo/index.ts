@@ -18,10 +18,22 @@ const volume = getNetworkVolumeOutput({
   dataCenterId: config.get("dataCenterId") ?? "EU-RO-1",
 });
 
+// Optional: S3-compatible storage handed to the worker (the whole s3Config is kept secret).
+const s3Bucket = config.get("s3Bucket");
+const s3Config = s3Bucket
+  ? {
+      bucketName: s3Bucket,
+      endpointUrl: config.require("s3EndpointUrl"),
+      accessId: config.require("s3AccessId"),
+      accessSecret: config.requireSecret("s3AccessSecret"),
+    }
+  : undefined;
+
 // 3. A smoke test of the serverless endpoint: fails the deploy if the worker is broken.
 const smoke = new JobRun("smoke", {
   endpointId: config.get("endpointId") ?? "echo",
   input: { prompt: "ping", volumeId: volume.id, output: { reply: "pong" } },
+  s3Config,
   expect: { output: { reply: "pong" } },
   timeoutMs: 2 * 60 * 1000,
   triggers: [config.get("endpointRevision") ?? "1"],

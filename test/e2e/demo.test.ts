@@ -1,0 +1,42 @@
+/**
+ * The demo stack (all three features, with s3Config) through the deploy harness against the
+ * emulator, then a scan of everything it left behind for the secrets it was given.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  type DemoSecrets,
+  demoScenario,
+  type E2eEmulator,
+  expectNoSecrets,
+  harnessDriver,
+  startE2eEmulator,
+  type Transcript,
+} from "./scenarios";
+
+const make = harnessDriver(inject("installedProjectDir"));
+const SECRETS: DemoSecrets = {
+  registryPassword: "demo-registry-passw0rd-e2e",
+  s3AccessSecret: "wJalrXUtnFEMI-K7MDENG-e2e-s3-secret",
+};
+
+describe("demo example through the deploy harness", () => {
+  let e: E2eEmulator;
+  beforeAll(async () => {
+    e = await startE2eEmulator();
+  });
+  afterAll(async () => {
+    await e?.close();
+  });
+
+  let transcript: Transcript | undefined;
+  it("up; a trigger re-runs only the smoke test; a rename replaces only the credential; broken then fixed endpoint; refresh; destroy", async () => {
+    transcript = await demoScenario(make, e, SECRETS);
+  });
+
+  it("no registry password, api key or s3 accessSecret in plaintext in the saved state, the logs or any error", () => {
+    expect(transcript, "the demo scenario did not complete").toBeDefined();
+    expectNoSecrets(transcript!, { ...SECRETS, apiKey: e.emu.apiKey });
+    // The secrets were stored (encrypted), so the scan looked where they would be.
+    expect(transcript!.join("\n")).toContain("ciphertext");
+  });
+});

@@ -1,0 +1,418 @@
+/**
+ * End-to-end scenarios over the examples, written once and run through two drivers with the same
+ * surface: the deploy harness (`test/support/deployHarness.mts`, always) and the real `pulumi`
+ * CLI with a local file backend (`scripts/lib/pulumiCli.mts`, when it is on PATH).
+ *
+ * Each scenario deploys one example against an in-process emulator started by
+ * {@link startE2eEmulator}, changes an input, deploys again, refreshes and destroys, asserting the
+ * per-resource ops, the outputs and what exists on the emulator. Every result and every stored
+ * state is appended to `transcript`, for the secret scans.
+ */
+import { randomBytes } from "node:crypto";
+import * as path from "node:path";
+import { expect } from "vitest";
+import { CliStack } from "../../scripts/lib/pulumiCli.mts";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { createDeployHarness } from "../support/deployHarness";
+
+export const EXAMPLES_DIR = path.resolve(__dirname, "..", "..", "examples");
+
+/** A stack config value: plaintext, or `{ secret }`. */
+export type ConfigValue = string | { secret: string };
+
+/** What a driver's `up`/`refresh`/`destroy` returns (the deploy harness's `DeployResult`). */
+export interface StepResult {
+  ok: boolean;
+  outputs: Record<string, unknown>;
+  secretOutputs: string[];
+  resources: Array<{ urn: string; id: string; op: string; error?: string }>;
+  errors: string[];
+  logs: string[];
+}
+
+/** One stack of one example program, driven by the harness or by the CLI. */
+export interface Driver {
+  up(): Promise<StepResult>;
+  refresh(): Promise<StepResult>;
+  destroy(): Promise<StepResult>;
+  setConfig(key: string, value: ConfigValue | undefined): void | Promise<void>;
+  stackOutputs(opts?: { showSecrets?: boolean }): Promise<Record<string, unknown>>;
+  /** Everything stored, as stored (secrets must be ciphertext there). */
+  rawState(): Promise<string>;
+  dispose(): Promise<void>;
+}
+
+/** Makes a driver for an example directory with the given stack config. */
+export type MakeDriver = (program: string, config: Record<string, ConfigValue>) => Promise<Driver>;
+
+const PASSPHRASE = "e2e passphrase";
+
+/** Drivers through the deploy harness, in the temp project with the packed package. */
+export const harnessDriver =
+  (projectDir: string): MakeDriver =>
+  (program, config) =>
+    createDeployHarness({ projectDir, program, passphrase: PASSPHRASE, config });
+
+/** Drivers through the `pulumi` CLI (local file backend inside the program copy). */
+export const cliDriver =
+  (projectDir: string): MakeDriver =>
+  (program, config) =>
+    CliStack.create({ projectDir, program, passphrase: PASSPHRASE, config });
+
+/** The network volumes the emulator starts with: two named "models". */
+export const VOLUMES = {
+  eu: { id: "agv6w2qcg7", name: "models", size: 100, dataCenterId: "EU-RO-1" },
+  us: { id: "q3ykc5r0zv", name: "models", size: 50, dataCenterId: "US-KS-2" },
+};
+
+/** The error the `flaky` endpoint's worker fails with while broken. */
+export const WORKER_ERROR = "worker crashed: model weights not found at /runpod-volume/models";
+
+/** An emulator for the scenarios, and the switch that breaks the `flaky` endpoint. */
+export interface E2eEmulator {
+  emu: RunningEmulator;
+  /** While true, jobs on endpoint `flaky` end FAILED with {@link WORKER_ERROR}. */
+  setBroken(broken: boolean): void;
+  /** Registry auths on the emulator (REST v1 list). */
+  registryAuths(): Promise<Array<{ id: string; name: string }>>;
+  /** Jobs queued or running on an endpoint (`/health`). */
+  activeJobs(endpointId: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Starts an emulator with {@link VOLUMES}, the built-in `echo` endpoint and the `flaky` one. */
+export async function startE2eEmulator(): Promise<E2eEmulator> {
+  let broken = false;
+  const emu = await startEmulator({
+    volumes: [VOLUMES.eu, VOLUMES.us],
+    endpoints: ["echo", "flaky"],
+    handlers: {
+      flaky: async (job) => {
+        if (broken) throw new Error(WORKER_ERROR);
+        return job.input.output ?? job.input;
+      },
+    },
+  });
+  const auth = { authorization: `Bearer ${emu.apiKey}` };
+  return {
+    emu,
+    setBroken: (b) => {
+      broken = b;
+    },
+    async registryAuths() {
+      const res = await fetch(`${emu.restUrl}/containerregistryauth`, { headers: auth });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Array<{ id: string; name: string }>;
+    },
+    async activeJobs(endpointId) {
+      const res = await fetch(`${emu.serverlessUrl}/v2/${endpointId}/health`, { headers: auth });
+      expect(res.status).toBe(200);
+      const { jobs } = (await res.json()) as { jobs: { inQueue: number; inProgress: number } };
+      return jobs.inQueue + jobs.inProgress;
+    },
+    close: () => emu.close(),
+  };
+}
+
+/** The emulator's connection settings as stack config (the key as a secret). */
+export function runpodConfig(emu: RunningEmulator): Record<string, ConfigValue> {
+  return {
+    "runpod:apiKey": { secret: emu.apiKey },
+    "runpod:restUrl": emu.restUrl,
+    "runpod:serverlessUrl": emu.serverlessUrl,
+  };
+}
+
+/**
+ * `name:op` per resource, sorted (the CLI and the harness may finish steps in another order). A
+ * replacement is one `replace`: the harness also lists the old half's delete at the end of the run.
+ */
+export function ops(r: StepResult): string[] {
+  const byUrn = new Map<string, string>();
+  for (const x of r.resources) {
+    if (x.op === "delete" && byUrn.get(x.urn) === "replace") continue;
+    byUrn.set(x.urn, x.op);
+  }
+  return [...byUrn].map(([urn, op]) => `${urn.split("::").pop()}:${op}`).sort();
+}
+
+/** Everything a run left behind, for the secret scans. */
+export type Transcript = string[];
+
+/** Runs one step, records its result and the stored state in `transcript`. */
+async function record(
+  transcript: Transcript,
+  driver: Driver,
+  step: Promise<StepResult>,
+): Promise<StepResult> {
+  const result = await step;
+  transcript.push(JSON.stringify(result), await driver.rawState());
+  return result;
+}
+
+const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString("hex")}`;
+
+/**
+ * registry-auth: create, unchanged up, password change → replace (the old credential deleted
+ * first: the name stays), refresh, destroy (no credential left).
+ */
+export async function registryAuthScenario(make: MakeDriver, e: E2eEmulator, password: string) {
+  const transcript: Transcript = [];
+  const name = unique("e2e-ghcr");
+  const d = await make(path.join(EXAMPLES_DIR, "registry-auth"), {
+    ...runpodConfig(e.emu),
+    "runpod-registry-auth:registryAuthName": name,
+    "runpod-registry-auth:registryUsername": "ci-bot",
+    "runpod-registry-auth:registryPassword": { secret: password },
+  });
+  try {
+    const first = await record(transcript, d, d.up());
+    expect(first.errors).toEqual([]);
+    expect(ops(first)).toEqual(["ghcr:create"]);
+    const firstId = first.outputs.registryAuthId as string;
+    expect(await e.registryAuths()).toEqual([expect.objectContaining({ id: firstId, name })]);
+
+    const again = await record(transcript, d, d.up());
+    expect(again.errors).toEqual([]);
+    expect(ops(again)).toEqual(["ghcr:same"]);
+    expect(again.outputs.registryAuthId).toBe(firstId);
+
+    await d.setConfig("runpod-registry-auth:registryPassword", { secret: `${password}-rotated` });
+    const rotated = await record(transcript, d, d.up());
+    expect(rotated.errors).toEqual([]);
+    expect(ops(rotated)).toEqual(["ghcr:replace"]);
+    const secondId = rotated.outputs.registryAuthId as string;
+    expect(secondId).not.toBe(firstId);
+    expect(await e.registryAuths()).toEqual([expect.objectContaining({ id: secondId, name })]);
+
+    const refreshed = await record(transcript, d, d.refresh());
+    expect(refreshed.errors).toEqual([]);
+    expect(ops(refreshed)).toEqual(["ghcr:same"]);
+    expect((await d.stackOutputs()).registryAuthId).toBe(secondId);
+
+    const destroyed = await record(transcript, d, d.destroy());
+    expect(destroyed.errors).toEqual([]);
+    expect(ops(destroyed)).toEqual(["ghcr:delete"]);
+    expect(await e.registryAuths()).toEqual([]);
+  } finally {
+    await d.dispose();
+  }
+  return transcript;
+}
+
+/**
+ * volume-lookup: the EU-RO-1 "models" volume, then the US-KS-2 one after a config change, a
+ * clear error for a name that does not exist, refresh and destroy (no resources, volumes kept).
+ */
+export async function volumeLookupScenario(make: MakeDriver, e: E2eEmulator) {
+  const transcript: Transcript = [];
+  const d = await make(path.join(EXAMPLES_DIR, "volume-lookup"), runpodConfig(e.emu));
+  try {
+    const first = await record(transcript, d, d.up());
+    expect(first.errors).toEqual([]);
+    expect(first.resources).toEqual([]);
+    expect(first.outputs).toEqual({
+      volumeId: VOLUMES.eu.id,
+      volumeSizeGb: VOLUMES.eu.size,
+      volumeDataCenter: "EU-RO-1",
+    });
+
+    await d.setConfig("runpod-volume-lookup:dataCenterId", "US-KS-2");
+    const moved = await record(transcript, d, d.up());
+    expect(moved.errors).toEqual([]);
+    expect(moved.outputs).toEqual({
+      volumeId: VOLUMES.us.id,
+      volumeSizeGb: VOLUMES.us.size,
+      volumeDataCenter: "US-KS-2",
+    });
+
+    await d.setConfig("runpod-volume-lookup:volumeName", "no-such-volume");
+    const missing = await record(transcript, d, d.up());
+    expect(missing.ok).toBe(false);
+    expect(missing.errors.join("\n")).toMatch(/no-such-volume/);
+    // The failed update keeps the last good outputs.
+    expect((await d.stackOutputs()).volumeId).toBe(VOLUMES.us.id);
+    await d.setConfig("runpod-volume-lookup:volumeName", undefined);
+
+    const refreshed = await record(transcript, d, d.refresh());
+    expect(refreshed.errors).toEqual([]);
+    const destroyed = await record(transcript, d, d.destroy());
+    expect(destroyed.errors).toEqual([]);
+    expect(destroyed.resources).toEqual([]);
+  } finally {
+    await d.dispose();
+  }
+  return transcript;
+}
+
+/**
+ * smoke-test: the job runs on create; not on an unchanged up; again (in-place update, same
+ * resource id, a new job) when `endpointRevision` changes; not on refresh; destroy leaves no
+ * job queued or running.
+ */
+export async function smokeTestScenario(make: MakeDriver, e: E2eEmulator) {
+  const transcript: Transcript = [];
+  const submitted = () => e.emu.stats().submitted.echo ?? 0;
+  const d = await make(path.join(EXAMPLES_DIR, "smoke-test"), runpodConfig(e.emu));
+  try {
+    const before = submitted();
+    const first = await record(transcript, d, d.up());
+    expect(first.errors).toEqual([]);
+    expect(ops(first)).toEqual(["smoke:create"]);
+    expect(first.outputs).toMatchObject({ jobStatus: "COMPLETED", jobOutput: { reply: "pong" } });
+    expect(submitted()).toBe(before + 1);
+    const resourceId = first.resources[0]!.id;
+
+    const again = await record(transcript, d, d.up());
+    expect(ops(again)).toEqual(["smoke:same"]);
+    expect(again.outputs.jobId).toBe(first.outputs.jobId);
+    expect(submitted()).toBe(before + 1);
+
+    await d.setConfig("runpod-smoke-test:endpointRevision", "2");
+    const rerun = await record(transcript, d, d.up());
+    expect(rerun.errors).toEqual([]);
+    expect(ops(rerun)).toEqual(["smoke:update"]);
+    expect(rerun.resources[0]!.id).toBe(resourceId);
+    expect(rerun.outputs.jobId).not.toBe(first.outputs.jobId);
+    expect(rerun.outputs.jobStatus).toBe("COMPLETED");
+    expect(submitted()).toBe(before + 2);
+
+    const refreshed = await record(transcript, d, d.refresh());
+    expect(refreshed.errors).toEqual([]);
+    expect(refreshed.resources.map((r) => r.op)).not.toContain("delete");
+    expect((await d.stackOutputs()).jobId).toBe(rerun.outputs.jobId);
+    expect(submitted()).toBe(before + 2);
+
+    const destroyed = await record(transcript, d, d.destroy());
+    expect(destroyed.errors).toEqual([]);
+    expect(ops(destroyed)).toEqual(["smoke:delete"]);
+    expect(await e.activeJobs("echo")).toBe(0);
+  } finally {
+    await d.dispose();
+  }
+  return transcript;
+}
+
+/**
+ * smoke-test on a broken endpoint: the deploy fails naming the worker's error and the job, the
+ * JobRun stays in the stack; once the endpoint is fixed, the next up (no config change) re-runs
+ * it through update under the same id and passes.
+ */
+export async function brokenEndpointScenario(make: MakeDriver, e: E2eEmulator) {
+  const transcript: Transcript = [];
+  const d = await make(path.join(EXAMPLES_DIR, "smoke-test"), {
+    ...runpodConfig(e.emu),
+    "runpod-smoke-test:endpointId": "flaky",
+  });
+  try {
+    e.setBroken(true);
+    const failed = await record(transcript, d, d.up());
+    expect(failed.ok).toBe(false);
+    expect(ops(failed)).toEqual(["smoke:failed"]);
+    const message = failed.errors.join("\n");
+    expect(message).toContain(WORKER_ERROR);
+    expect(message).toContain("FAILED");
+
+    e.setBroken(false);
+    const fixed = await record(transcript, d, d.up());
+    expect(fixed.errors).toEqual([]);
+    expect(ops(fixed)).toEqual(["smoke:update"]);
+    expect(fixed.resources[0]!.id).toBe(failed.resources[0]!.id);
+    expect(fixed.outputs).toMatchObject({ jobStatus: "COMPLETED", jobOutput: { reply: "pong" } });
+
+    const destroyed = await record(transcript, d, d.destroy());
+    expect(destroyed.errors).toEqual([]);
+    expect(await e.activeJobs("flaky")).toBe(0);
+  } finally {
+    e.setBroken(false);
+    await d.dispose();
+  }
+  return transcript;
+}
+
+/** Secrets the demo scenario is given; none may appear in plaintext anywhere. */
+export interface DemoSecrets {
+  registryPassword: string;
+  s3AccessSecret: string;
+}
+
+/**
+ * demo (all three features, with s3Config): up; endpointRevision → only the smoke test re-runs;
+ * registry name → only the credential is replaced; a broken endpoint fails the deploy and the
+ * fixed one passes on the next up; refresh; destroy (no credential, no job left).
+ */
+export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: DemoSecrets) {
+  const transcript: Transcript = [];
+  const name = unique("e2e-demo");
+  const d = await make(path.join(EXAMPLES_DIR, "demo"), {
+    ...runpodConfig(e.emu),
+    "runpod-demo:registryAuthName": name,
+    "runpod-demo:registryPassword": { secret: secrets.registryPassword },
+    "runpod-demo:s3Bucket": "demo-results",
+    "runpod-demo:s3EndpointUrl": "https://s3.eu-ro-1.example.com",
+    "runpod-demo:s3AccessId": "AKIADEMO",
+    "runpod-demo:s3AccessSecret": { secret: secrets.s3AccessSecret },
+  });
+  try {
+    const first = await record(transcript, d, d.up());
+    expect(first.errors).toEqual([]);
+    expect(ops(first)).toEqual(["registry:create", "smoke:create"]);
+    expect(first.outputs).toMatchObject({
+      volumeId: VOLUMES.eu.id,
+      volumeSizeGb: VOLUMES.eu.size,
+      smokeStatus: "COMPLETED",
+    });
+    const registryId = first.outputs.registryAuthId as string;
+
+    await d.setConfig("runpod-demo:endpointRevision", "2");
+    const rerun = await record(transcript, d, d.up());
+    expect(rerun.errors).toEqual([]);
+    expect(ops(rerun)).toEqual(["registry:same", "smoke:update"]);
+    expect(rerun.outputs.registryAuthId).toBe(registryId);
+    expect(rerun.outputs.smokeJobId).not.toBe(first.outputs.smokeJobId);
+
+    await d.setConfig("runpod-demo:registryAuthName", `${name}-v2`);
+    const renamed = await record(transcript, d, d.up());
+    expect(renamed.errors).toEqual([]);
+    expect(ops(renamed)).toEqual(["registry:replace", "smoke:same"]);
+    expect(renamed.outputs.smokeJobId).toBe(rerun.outputs.smokeJobId);
+    expect((await e.registryAuths()).map((a) => a.name)).toEqual([`${name}-v2`]);
+
+    e.setBroken(true);
+    await d.setConfig("runpod-demo:endpointId", "flaky");
+    const broken = await record(transcript, d, d.up());
+    expect(broken.ok).toBe(false);
+    expect(ops(broken)).toEqual(["registry:same", "smoke:failed"]);
+    expect(broken.errors.join("\n")).toContain(WORKER_ERROR);
+
+    e.setBroken(false);
+    const fixed = await record(transcript, d, d.up());
+    expect(fixed.errors).toEqual([]);
+    expect(ops(fixed)).toEqual(["registry:same", "smoke:update"]);
+    expect(fixed.outputs.smokeStatus).toBe("COMPLETED");
+
+    const refreshed = await record(transcript, d, d.refresh());
+    expect(refreshed.errors).toEqual([]);
+    expect(refreshed.resources.map((r) => r.op)).not.toContain("delete");
+
+    const destroyed = await record(transcript, d, d.destroy());
+    expect(destroyed.errors).toEqual([]);
+    expect(ops(destroyed)).toEqual(["registry:delete", "smoke:delete"]);
+    expect(await e.registryAuths()).toEqual([]);
+    expect(await e.activeJobs("echo")).toBe(0);
+    expect(await e.activeJobs("flaky")).toBe(0);
+  } finally {
+    e.setBroken(false);
+    await d.dispose();
+  }
+  return transcript;
+}
+
+/** Fails naming the first secret found in plaintext in any transcript entry. */
+export function expectNoSecrets(transcript: Transcript, secrets: Record<string, string>): void {
+  expect(transcript.length).toBeGreaterThan(0);
+  for (const [label, secret] of Object.entries(secrets)) {
+    const at = transcript.findIndex((t) => t.includes(secret));
+    expect(at, `${label} found in plaintext in transcript entry ${at}`).toBe(-1);
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * smoke-test example through the deploy harness against the emulator: when the job runs (create,
+ * trigger change) and when it does not (unchanged up, refresh), and a broken endpoint failing the
+ * deploy until it is fixed.
+ */
+import { afterAll, beforeAll, describe, inject, it } from "vitest";
+import {
+  brokenEndpointScenario,
+  type E2eEmulator,
+  harnessDriver,
+  smokeTestScenario,
+  startE2eEmulator,
+} from "./scenarios";
+
+const make = harnessDriver(inject("installedProjectDir"));
+
+describe("smoke-test example through the deploy harness", () => {
+  let e: E2eEmulator;
+  beforeAll(async () => {
+    e = await startE2eEmulator();
+  });
+  afterAll(async () => {
+    await e?.close();
+  });
+
+  it("runs the job on create and on a trigger change (update, same id), not on an unchanged up or refresh", async () => {
+    await smokeTestScenario(make, e);
+  });
+
+  it("fails the deploy on a broken endpoint, then passes through update on the next up once fixed", async () => {
+    await brokenEndpointScenario(make, e);
+  });
+});
