@@ -1,0 +1,92 @@
+/**
+ * `npm run demo` (scripts/demo.mts) as a user runs it, and the examples as Node 24 runs them.
+ */
+import { execFile } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { stripTypeScriptTypes } from "node:module";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { findPulumi } from "../../scripts/lib/pulumiCli.mts";
+import { EXAMPLES_DIR } from "./scenarios";
+
+const REPO = path.resolve(__dirname, "..", "..");
+const run = promisify(execFile);
+
+/** Runs the demo script with PATH as given; never rejects (the exit code is in `code`). */
+async function demo(env: NodeJS.ProcessEnv) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [path.join(REPO, "scripts", "demo.mts")], {
+      cwd: REPO,
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+  }
+}
+
+describe("npm run demo", () => {
+  it("without a pulumi CLI: says so in one line, deploys, re-runs only the smoke test, destroys, cleans up", async () => {
+    const PATH = (process.env.PATH ?? "")
+      .split(path.delimiter)
+      .filter((d) => d && !existsSync(path.join(d, "pulumi")))
+      .join(path.delimiter);
+    const { code, stdout, stderr } = await demo({ ...process.env, PATH });
+    expect(code, stderr).toBe(0);
+    expect(stdout.split("\n").filter((l) => l.includes("deploy harness"))).toHaveLength(1);
+    expect(stdout).toMatch(/volumeId +: "agv6w2qcg7"/);
+    expect(stdout).toContain("+ 3 created");
+    expect(stdout).toMatch(/~ +└─ pulumi-nodejs:dynamic\/runpod:JobRun +smoke +updated +\[diff: ~triggers\]/);
+    expect(stdout).toMatch(/~ 1 updated\n {4}2 unchanged/);
+    expect(stdout).toContain("- 3 deleted");
+    expect(stdout).toMatch(/Demo done in [\d.]+ s/);
+    expect(`${stdout}\n${stderr}`).not.toMatch(/\n\s+at .+:\d+:\d+/); // no stack trace
+    const projectDir = stdout.match(/installed into (\S+)/)?.[1];
+    expect(projectDir).toBeDefined();
+    expect(existsSync(projectDir!)).toBe(false);
+  });
+
+  it.skipIf(!findPulumi())(
+    "with the pulumi CLI on PATH: runs pulumi up, config set, up, destroy (requires the pulumi CLI on PATH)",
+    async () => {
+      const { code, stdout, stderr } = await demo(process.env);
+      expect(code, stderr).toBe(0);
+      expect(stdout).toContain("Pulumi CLI:");
+      expect(stdout).toContain("$ pulumi destroy");
+      expect(stdout).toMatch(/Demo done in/);
+    },
+  );
+});
+
+describe("examples", () => {
+  const examples = readdirSync(EXAMPLES_DIR, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
+
+  it("are the four documented ones, each a Pulumi project with a README", () => {
+    expect(examples.sort()).toEqual(["demo", "registry-auth", "smoke-test", "volume-lookup"]);
+    for (const name of examples) {
+      for (const file of ["Pulumi.yaml", "package.json", "index.ts", "README.md"])
+        expect(existsSync(path.join(EXAMPLES_DIR, name, file)), `${name}/${file}`).toBe(true);
+    }
+  });
+
+  it.each(["demo", "registry-auth", "smoke-test", "volume-lookup"])(
+    "%s/index.ts uses only erasable TypeScript and is an ES module Node 24 runs directly",
+    (name) => {
+      const dir = path.join(EXAMPLES_DIR, name);
+      const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
+      expect(pkg).toMatchObject({ type: "module", main: "index.ts" });
+      // Throws ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX on enums, namespaces, parameter properties...
+      const js = stripTypeScriptTypes(readFileSync(path.join(dir, "index.ts"), "utf8"), { mode: "strip" });
+      expect(js).toContain('from "pulumi-runpod-dynamic"');
+    },
+  );
+
+  it("the root Pulumi.yaml runs the demo", () => {
+    expect(readFileSync(path.join(REPO, "Pulumi.yaml"), "utf8")).toMatch(/^main: examples\/demo\/?$/m);
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * The same end-to-end scenarios as the harness tests, run through the real `pulumi` CLI (local
+ * file backend, passphrase secrets provider) when it is on PATH. The CLI cannot be installed on
+ * every machine (it downloads at install time), so without it each test is skipped, and its name
+ * says why.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { findPulumi } from "../../scripts/lib/pulumiCli.mts";
+import {
+  brokenEndpointScenario,
+  cliDriver,
+  type DemoSecrets,
+  demoScenario,
+  type E2eEmulator,
+  expectNoSecrets,
+  registryAuthScenario,
+  smokeTestScenario,
+  startE2eEmulator,
+  volumeLookupScenario,
+} from "./scenarios";
+
+const hasPulumi = findPulumi() !== undefined;
+const needs = "(requires the pulumi CLI on PATH)";
+const SECRETS: DemoSecrets = {
+  registryPassword: "cli-registry-passw0rd-e2e",
+  s3AccessSecret: "cli-s3-access-secret-e2e",
+};
+const PASSWORD = "ghp_cliRegistryPassw0rd-e2e";
+
+describe.skipIf(!hasPulumi)("examples through the pulumi CLI", () => {
+  const make = cliDriver(inject("installedProjectDir"));
+  let e: E2eEmulator;
+  beforeAll(async () => {
+    e = await startE2eEmulator();
+  });
+  afterAll(async () => {
+    await e?.close();
+  });
+
+  it(`registry-auth: create, unchanged, replace on a password change, refresh, destroy; no secret stored in plaintext ${needs}`, async () => {
+    const transcript = await registryAuthScenario(make, e, PASSWORD);
+    expectNoSecrets(transcript, { registryPassword: PASSWORD, apiKey: e.emu.apiKey });
+  }, 180_000);
+
+  it(`volume-lookup: by name and data centre, then another data centre, a missing name fails ${needs}`, async () => {
+    await volumeLookupScenario(make, e);
+  }, 180_000);
+
+  it(`smoke-test: runs on create and on a trigger change only ${needs}`, async () => {
+    await smokeTestScenario(make, e);
+  }, 180_000);
+
+  it(`smoke-test: a broken endpoint fails the deploy, the next up passes once fixed ${needs}`, async () => {
+    await brokenEndpointScenario(make, e);
+  }, 180_000);
+
+  it(`demo: every change touches only its resource; no registry password, api key or s3 accessSecret in the backend, logs or errors ${needs}`, async () => {
+    const transcript = await demoScenario(make, e, SECRETS);
+    expectNoSecrets(transcript, { ...SECRETS, apiKey: e.emu.apiKey });
+    expect(transcript.join("\n")).toContain("ciphertext");
+  }, 180_000);
+});
