@@ -34,6 +34,8 @@ export interface ResultRow {
   /** The contender compared against, when there is one. */
   peer?: string;
   peerValue?: number;
+  /** value / peerValue as measured (for rates: the median of per-round ratios); else computed. */
+  ratio?: number;
   /** The target from DESIGN.md, as text (e.g. "<= 50 ms"). */
   target?: string;
   /** Whether `value` meets `target` (absent when there is no target). */
@@ -73,9 +75,11 @@ export function renderTable(rows: ResultRow[]): string {
   const header = ["Measure", "Value", "Peer", "Peer value", "Ratio", "Target"];
   const lines = rows.map((r) => {
     const ratio =
-      r.peerValue !== undefined && r.peerValue !== 0 && Number.isFinite(r.value)
-        ? `${fmt(r.value / r.peerValue, 2)}x`
-        : "";
+      r.ratio !== undefined
+        ? `${fmt(r.ratio, 2)}x`
+        : r.peerValue !== undefined && r.peerValue !== 0 && Number.isFinite(r.value)
+          ? `${fmt(r.value / r.peerValue, 2)}x`
+          : "";
     const target = r.target === undefined ? "" : `${r.target} ${r.meetsTarget ? "(met)" : "(MISSED)"}`;
     return [
       r.name,

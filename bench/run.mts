@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: builds, then measures the package against its peers and the targets of
  * DESIGN.md in one run, prints ONE table (Markdown, on stdout) and writes the same figures to
- * `bench/results.json` (an array of `{ name, value, unit, peer?, peerValue?, target?, meetsTarget? }`).
+ * `bench/results.json` (an array of `{ name, value, unit, peer?, peerValue?, ratio?, target?, meetsTarget? }`).
  * Progress goes to stderr. Everything runs on 127.0.0.1; the whole run takes about a minute.
  *
  * Sections (each module's comment says exactly what it measures and how):
@@ -30,6 +30,7 @@ const rounded = rows.map((r) => ({
   ...r,
   value: round(r.value, 2),
   ...(r.peerValue === undefined ? {} : { peerValue: round(r.peerValue, 2) }),
+  ...(r.ratio === undefined ? {} : { ratio: round(r.ratio, 3) }),
 }));
 await writeFile(path.join(REPO_DIR, "bench", "results.json"), `${JSON.stringify(rounded, null, 2)}\n`);
 
