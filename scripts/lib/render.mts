@@ -96,9 +96,12 @@ export function renderStep(view: StepView): string {
   const firstDeploy = view.kind === "up" && anyCreated && !view.resources.some((r) => r.op !== "create");
   const destroyedAll = view.kind === "destroy" && failed.length === 0;
   const stackOp: StepOp = firstDeploy ? "create" : destroyedAll ? "delete" : "same";
-  const stackStatus = failed.length > 0 || view.errors.length > 0 ? "failed" : PAST[stackOp];
+  const programErrors = view.errors.filter((e) => !failed.some((r) => r.error === e));
+  const errorCount = failed.length + programErrors.length;
+  const stackStatus = errorCount > 0 ? "**failed**" : PAST[stackOp];
+  const stackInfo = errorCount > 0 ? `${errorCount} error${errorCount > 1 ? "s" : ""}` : "";
   const rows: Array<[string, string, string, string, string]> = [
-    [SYMBOL[stackOp], "pulumi:pulumi:Stack", stackName, stackStatus, failed.length ? "1 error" : ""],
+    [SYMBOL[stackOp], "pulumi:pulumi:Stack", stackName, stackStatus, stackInfo],
   ];
   shown.forEach((r, i) => {
     const { type, name } = parseUrn(r.urn);
@@ -115,13 +118,13 @@ export function renderStep(view: StepView): string {
   out.push(row("  ", "Type", "Name", "Status", "Info"));
   for (const r of rows) out.push(row(...r));
 
-  if (failed.length > 0 || view.errors.length > 0) {
+  if (errorCount > 0) {
     out.push("", "Diagnostics:");
     for (const r of failed) {
       const { type, name } = parseUrn(r.urn);
       out.push(`  ${type} (${name}):`, `    error: ${(r.error ?? "failed").replace(/\n/g, "\n    ")}`);
     }
-    for (const e of view.errors.filter((e) => !failed.some((r) => r.error === e))) {
+    for (const e of programErrors) {
       out.push(`  pulumi:pulumi:Stack (${stackName}):`, `    error: ${e.replace(/\n/g, "\n    ")}`);
     }
   }

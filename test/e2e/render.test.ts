@@ -1,0 +1,93 @@
+/** The pulumi-style summary the demo prints when it runs without the CLI (`scripts/lib/render.mts`). */
+import { describe, expect, it } from "vitest";
+import { formatDuration, renderStep, renderValue } from "../../scripts/lib/render.mts";
+
+const urn = (type: string, name: string) =>
+  `urn:pulumi:dev::p::pulumi-nodejs:dynamic/runpod:${type}::${name}`;
+
+describe("renderStep", () => {
+  it("shows each op with its symbol, the stack row, counts and duration", () => {
+    const text = renderStep({
+      kind: "up",
+      project: "p",
+      stack: "dev",
+      resources: [
+        { urn: urn("JobRun", "smoke"), op: "update", diffKeys: ["triggers"] },
+        { urn: urn("ContainerRegistryAuth", "a"), op: "replace" },
+        { urn: urn("ContainerRegistryAuth", "b"), op: "delete" },
+        { urn: urn("ContainerRegistryAuth", "c"), op: "same" },
+      ],
+      outputs: {},
+      errors: [],
+      durationMs: 2400,
+    });
+    const lines = text.split("\n");
+    expect(lines[0]).toBe("Updating (dev):");
+    expect(lines).toContainEqual(expect.stringMatching(/^ {5}pulumi:pulumi:Stack +p-dev$/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^ ~ +├─ .*:JobRun +smoke +updated +\[diff: ~triggers\]$/),
+    );
+    expect(lines).toContainEqual(expect.stringMatching(/^ \+- +├─ .*:ContainerRegistryAuth +a +replaced$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^ - +└─ .*:ContainerRegistryAuth +b +deleted$/));
+    expect(text).not.toMatch(/ c /);
+    expect(text).toContain(
+      "Resources:\n    ~ 1 updated\n    +- 1 replaced\n    - 1 deleted\n    2 unchanged",
+    );
+    expect(text.endsWith("Duration: 2s")).toBe(true);
+  });
+
+  it("marks changed, added and removed outputs against the previous ones; secrets stay [secret]", () => {
+    const text = renderStep({
+      kind: "up",
+      project: "p",
+      stack: "dev",
+      resources: [],
+      outputs: { jobId: "j2", id: "x", token: "[secret]", added: 1 },
+      previousOutputs: { jobId: "j1", id: "x", token: "[secret]", gone: true },
+      errors: [],
+      durationMs: 10,
+    });
+    expect(text).toContain('  ~ jobId: "j1" => "j2"');
+    expect(text).toContain('    id   : "x"');
+    expect(text).toContain("    token: [secret]");
+    expect(text).toContain("  + added: 1");
+    expect(text).toContain("  - gone : true");
+  });
+
+  it("lists a failed resource and a program error under Diagnostics, and the stack as failed", () => {
+    const text = renderStep({
+      kind: "up",
+      project: "p",
+      stack: "dev",
+      resources: [
+        { urn: urn("JobRun", "smoke"), op: "failed", error: "job ended FAILED\nWorker error: boom" },
+      ],
+      outputs: {},
+      errors: ["program failed: no volume"],
+      durationMs: 10,
+    });
+    expect(text).toMatch(/pulumi:pulumi:Stack +p-dev +\*\*failed\*\* +2 errors/);
+    expect(text).toContain(
+      "Diagnostics:\n  pulumi-nodejs:dynamic/runpod:JobRun (smoke):\n    error: job ended FAILED\n    Worker error: boom",
+    );
+    expect(text).toContain("  pulumi:pulumi:Stack (p-dev):\n    error: program failed: no volume");
+  });
+});
+
+describe("renderValue and formatDuration", () => {
+  it("renders nested values in Pulumi's notation", () => {
+    expect(renderValue([{ atMs: 1, status: "DONE" }], "")).toBe(
+      '[\n    [0]: {\n        atMs  : 1\n        status: "DONE"\n    }\n]',
+    );
+    expect(renderValue([], "")).toBe("[]");
+    expect(renderValue(null, "")).toBe("<null>");
+  });
+
+  it("formats durations like the CLI", () => {
+    expect([formatDuration(850), formatDuration(2400), formatDuration(64_000)]).toEqual([
+      "850ms",
+      "2s",
+      "1m4s",
+    ]);
+  });
+});
