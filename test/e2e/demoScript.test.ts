@@ -29,7 +29,9 @@ async function demo(env: NodeJS.ProcessEnv) {
 }
 
 describe("npm run demo", () => {
-  it("without a pulumi CLI: says so in one line, deploys, re-runs only the smoke test, destroys, cleans up", async () => {
+  it("without a pulumi CLI: says so in one line, deploys, re-runs only the smoke test, destroys, cleans up", {
+    timeout: 150_000,
+  }, async () => {
     const PATH = (process.env.PATH ?? "")
       .split(path.delimiter)
       .filter((d) => d && !existsSync(path.join(d, "pulumi")))
