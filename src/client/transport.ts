@@ -26,7 +26,10 @@ import { parseResponse } from "./validate";
 export interface RequestOptions {
   /** Aborts the call (also while it waits for a rate-limit slot or a retry): `APIUserAbortError`. */
   signal?: AbortSignal;
-  /** Per-attempt timeout in ms (`APITimeoutError`). @default the client's `timeoutMs` (60000) */
+  /**
+   * Per-attempt timeout in ms (`APITimeoutError`): the longest wait for the response headers, and
+   * for any pause inside the body. @default the client's `timeoutMs` (60000)
+   */
   timeoutMs?: number;
   /** Retries after the first attempt, under the retry policy. @default the client's `maxRetries` (5) */
   maxRetries?: number;
@@ -72,6 +75,7 @@ export interface TransportRequest<S extends z.ZodType | undefined> {
 
 export interface TransportResponse<T> {
   status: number;
+  /** The answer's headers as undici gives them (lower-case names). */
   headers: Record<string, string>;
   data: T;
 }
@@ -116,6 +120,9 @@ const NOT_SENT_CODES = new Set([
   "UND_ERR_CONNECT_TIMEOUT",
   "EHOSTUNREACH",
 ]);
+
+/** undici's codes for a response whose headers, or a pause in whose body, outlasted `timeoutMs`. */
+const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 
 /** Collects `code`s from an error, its cause and an AggregateError's members. */
 function errorCodes(error: unknown, depth = 0): string[] {
@@ -205,11 +212,18 @@ export class Transport {
   private async attempt<S extends z.ZodType | undefined>(
     req: TransportRequest<S>,
   ): Promise<TransportResponse<S extends z.ZodType ? z.output<S> : undefined>> {
-    const url = new URL(req.baseUrl + req.path);
-    for (const [key, value] of Object.entries(req.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(key, String(value));
+    // Built as a string (no URL object per request): the base was validated at construction
+    // and `req.path` comes from the encoding `path` tag.
+    let url = req.baseUrl + req.path;
+    if (req.query) {
+      const query = new URLSearchParams();
+      for (const [key, value] of Object.entries(req.query)) {
+        if (value !== undefined) query.set(key, String(value));
+      }
+      const search = query.toString();
+      if (search !== "") url += `?${search}`;
     }
-    const where = { method: req.method, path: url.pathname };
+    const where = { method: req.method, path: req.path };
     const timeoutMs = Math.max(req.options?.timeoutMs ?? this.config.timeoutMs, req.minTimeoutMs ?? 0);
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.#apiKey}`,
@@ -222,86 +236,81 @@ export class Transport {
       headers["content-type"] = "application/json";
     }
 
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new Error("timeout"));
-    }, timeoutMs);
+    // The per-attempt timeout uses undici's own header and body timers (shared, coarse timers:
+    // no AbortController or setTimeout per request); the caller's signal is passed through.
     const userSignal = req.options?.signal;
-    const onUserAbort = () => controller.abort(userSignal?.reason);
-    userSignal?.addEventListener("abort", onUserAbort, { once: true });
 
+    let status: number;
+    let rawHeaders: Record<string, string | string[] | undefined>;
+    let text: string;
     try {
-      let status: number;
-      let responseHeaders: Record<string, string>;
-      let text: string;
+      const res = await request(url, {
+        method: req.method,
+        headers,
+        body,
+        signal: userSignal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        dispatcher: sharedAgent(),
+      });
+      status = res.statusCode;
+      rawHeaders = res.headers;
       try {
-        const res = await request(url, {
-          method: req.method,
-          headers,
-          body,
-          signal: controller.signal,
-          dispatcher: sharedAgent(),
-        });
-        status = res.statusCode;
-        responseHeaders = redactHeaders(res.headers);
-        try {
-          text = await res.body.text();
-        } catch (error) {
-          res.body.destroy();
-          throw error;
-        }
+        text = await res.body.text();
       } catch (error) {
-        if (timedOut) {
-          throw new APITimeoutError(
-            `${where.method} ${where.path} timed out after ${timeoutMs} ms ` +
-              "(raise timeoutMs for slow calls; a timed-out POST may still have been acted on)",
-          );
-        }
-        if (userSignal?.aborted) throw userAbort(userSignal, `${where.method} ${where.path}`);
-        const codes = errorCodes(error);
-        const notSent = codes.some((c) => NOT_SENT_CODES.has(c));
-        const code = codes[0] ?? (error instanceof Error ? error.name : "unknown");
-        throw new APIConnectionError(
-          `${where.method} ${where.path} failed: ${
-            notSent ? `could not connect to ${url.origin}` : `connection to ${url.origin} failed mid-request`
-          } (${code})`,
-          { cause: error, notSent },
+        res.body.destroy();
+        throw error;
+      }
+    } catch (error) {
+      const codes = errorCodes(error);
+      if (codes.some((c) => TIMEOUT_CODES.has(c))) {
+        throw new APITimeoutError(
+          `${where.method} ${where.path} timed out after ${timeoutMs} ms ` +
+            "(raise timeoutMs for slow calls; a timed-out POST may still have been acted on)",
         );
       }
-
-      const contentType = responseHeaders["content-type"] ?? "";
-      const isJson = /json/i.test(contentType);
-      let parsed: unknown = text;
-      let parseFailed = false;
-      if (text === "") parsed = undefined;
-      else if (isJson || /^\s*[[{]/.test(text)) {
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parseFailed = isJson;
-          parsed = text.length > 4096 ? `${text.slice(0, 4096)}...` : text;
-        }
-      } else if (text.length > 4096) parsed = `${text.slice(0, 4096)}...`;
-
-      if (status < 200 || status >= 300) {
-        throw APIError.from({ status, body: parsed, headers: responseHeaders, ...where });
-      }
-      if (!req.schema) return { status, headers: responseHeaders, data: undefined as never };
-      if (parseFailed) {
-        throw new ResponseValidationError(
-          `${where.method} ${where.path} answered ${status} with malformed JSON`,
-          {
-            body: parsed,
-          },
-        );
-      }
-      const data = parseResponse(req.schema, parsed, where);
-      return { status, headers: responseHeaders, data: data as never };
-    } finally {
-      clearTimeout(timer);
-      userSignal?.removeEventListener("abort", onUserAbort);
+      if (userSignal?.aborted) throw userAbort(userSignal, `${where.method} ${where.path}`);
+      const notSent = codes.some((c) => NOT_SENT_CODES.has(c));
+      const origin = new URL(req.baseUrl).origin;
+      const code = codes[0] ?? (error instanceof Error ? error.name : "unknown");
+      throw new APIConnectionError(
+        `${where.method} ${where.path} failed: ${
+          notSent ? `could not connect to ${origin}` : `connection to ${origin} failed mid-request`
+        } (${code})`,
+        { cause: error, notSent },
+      );
     }
+
+    const contentType = String(rawHeaders["content-type"] ?? "");
+    const isJson = /json/i.test(contentType);
+    let parsed: unknown = text;
+    let parseFailed = false;
+    if (text === "") parsed = undefined;
+    else if (isJson || /^\s*[[{]/.test(text)) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parseFailed = isJson;
+        parsed = text.length > 4096 ? `${text.slice(0, 4096)}...` : text;
+      }
+    } else if (text.length > 4096) parsed = `${text.slice(0, 4096)}...`;
+
+    if (status < 200 || status >= 300) {
+      throw APIError.from({ status, body: parsed, headers: redactHeaders(rawHeaders), ...where });
+    }
+    // Success answers keep undici's header object as is: redaction matters only for what
+    // errors carry, and copying the headers of every answer costs throughput.
+    const responseHeaders = rawHeaders as Record<string, string>;
+    if (!req.schema) return { status, headers: responseHeaders, data: undefined as never };
+    if (parseFailed) {
+      throw new ResponseValidationError(
+        `${where.method} ${where.path} answered ${status} with malformed JSON`,
+        {
+          body: parsed,
+        },
+      );
+    }
+    const data = parseResponse(req.schema, parsed, where);
+    return { status, headers: responseHeaders, data: data as never };
   }
 }
