@@ -121,6 +121,19 @@ const NOT_SENT_CODES = new Set([
   "EHOSTUNREACH",
 ]);
 
+const basePaths = new Map<string, string>();
+
+/** The path part of a base URL (`https://api.runpod.ai/v2/ep` -> `/v2/ep`), cached per base. */
+function basePathOf(baseUrl: string): string {
+  let base = basePaths.get(baseUrl);
+  if (base === undefined) {
+    base = new URL(baseUrl).pathname.replace(/\/+$/, "");
+    if (basePaths.size > 1000) basePaths.clear();
+    basePaths.set(baseUrl, base);
+  }
+  return base;
+}
+
 /** undici's codes for a response whose headers, or a pause in whose body, outlasted `timeoutMs`. */
 const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 
@@ -223,7 +236,7 @@ export class Transport {
       const search = query.toString();
       if (search !== "") url += `?${search}`;
     }
-    const where = { method: req.method, path: req.path };
+    const where = { method: req.method, path: basePathOf(req.baseUrl) + req.path };
     const timeoutMs = Math.max(req.options?.timeoutMs ?? this.config.timeoutMs, req.minTimeoutMs ?? 0);
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.#apiKey}`,
