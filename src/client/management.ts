@@ -12,6 +12,8 @@
  * rate limited client-side; `Retry-After` and `RateLimit` headers drive the retry delay, and an
  * answer whose `RateLimit` shows a used-up window (`r=0;t=N`) delays the next call until it resets.
  */
+
+import type { z } from "zod";
 import { ValidationError } from "./errors";
 import { path } from "./path";
 import {
@@ -54,16 +56,42 @@ export function volumeFromV2(volume: V2NetworkVolume): NetworkVolume {
   return { ...rest, dataCenterId: dataCenter };
 }
 
-/** Container registry credentials. Username and password are write-only. */
-export class RegistryAuths {
-  readonly #t: RestTarget;
+/** What both management resources share: the target and one way to send a call. */
+abstract class ManagementResource {
+  protected readonly target: RestTarget;
 
   constructor(target: RestTarget) {
-    this.#t = target;
+    this.target = target;
   }
 
+  protected get v1(): boolean {
+    return this.target.dialect === "v1";
+  }
+
+  /** Sends one call to `{restUrl}{path}`; resolves to the parsed answer (nothing without a schema). */
+  protected async send<S extends z.ZodType>(
+    method: "GET" | "POST" | "PATCH" | "DELETE",
+    path: string,
+    schema: S | undefined,
+    options: RequestOptions | undefined,
+    body?: unknown,
+  ): Promise<z.output<S>> {
+    const { data } = await this.target.transport.request({
+      method,
+      baseUrl: this.target.restUrl,
+      path,
+      body,
+      schema,
+      options,
+    });
+    return data as z.output<S>;
+  }
+}
+
+/** Container registry credentials. Username and password are write-only. */
+export class RegistryAuths extends ManagementResource {
   private get collection(): string {
-    return this.#t.dialect === "v1" ? "/containerregistryauth" : "/registries";
+    return this.v1 ? "/containerregistryauth" : "/registries";
   }
 
   /**
@@ -75,94 +103,37 @@ export class RegistryAuths {
     options?: RequestOptions,
   ): Promise<ContainerRegistryAuth> {
     const body = parseInput(ContainerRegistryAuthCreateInputSchema, input, "registry auth");
-    const { data } = await this.#t.transport.request({
-      method: "POST",
-      baseUrl: this.#t.restUrl,
-      path: this.collection,
-      body,
-      schema: ContainerRegistryAuthSchema,
-      options,
-    });
-    return data;
+    return this.send("POST", this.collection, ContainerRegistryAuthSchema, options, body);
   }
 
   /** Every credential of the account: `[{ id, name }]`. */
   async list(options?: RequestOptions): Promise<ContainerRegistryAuth[]> {
-    if (this.#t.dialect === "v1") {
-      const { data } = await this.#t.transport.request({
-        method: "GET",
-        baseUrl: this.#t.restUrl,
-        path: this.collection,
-        schema: ContainerRegistryAuthListSchema,
-        options,
-      });
-      return data;
-    }
-    const { data } = await this.#t.transport.request({
-      method: "GET",
-      baseUrl: this.#t.restUrl,
-      path: this.collection,
-      schema: V2RegistryListSchema,
-      options,
-    });
-    return data.registries;
+    if (this.v1) return this.send("GET", this.collection, ContainerRegistryAuthListSchema, options);
+    return (await this.send("GET", this.collection, V2RegistryListSchema, options)).registries;
   }
 
   /** One credential by id; `NotFoundError` when it does not exist. */
   async get(id: string, options?: RequestOptions): Promise<ContainerRegistryAuth> {
-    const { data } = await this.#t.transport.request({
-      method: "GET",
-      baseUrl: this.#t.restUrl,
-      path: this.collection + path`/${id}`,
-      schema: ContainerRegistryAuthSchema,
-      options,
-    });
-    return data;
+    return this.send("GET", this.collection + path`/${id}`, ContainerRegistryAuthSchema, options);
   }
 
   /** Deletes a credential (204); `NotFoundError` when it does not exist. */
   async delete(id: string, options?: RequestOptions): Promise<void> {
-    await this.#t.transport.request({
-      method: "DELETE",
-      baseUrl: this.#t.restUrl,
-      path: this.collection + path`/${id}`,
-      options,
-    });
+    await this.send("DELETE", this.collection + path`/${id}`, undefined, options);
   }
 }
 
 /** Network volumes, in one shape for both dialects. */
-export class NetworkVolumes {
-  readonly #t: RestTarget;
-
-  constructor(target: RestTarget) {
-    this.#t = target;
-  }
-
+export class NetworkVolumes extends ManagementResource {
   private get collection(): string {
-    return this.#t.dialect === "v1" ? "/networkvolumes" : "/network-volumes";
+    return this.v1 ? "/networkvolumes" : "/network-volumes";
   }
 
   /** Every volume of the account. */
   async list(options?: RequestOptions): Promise<NetworkVolume[]> {
-    if (this.#t.dialect === "v1") {
-      const { data } = await this.#t.transport.request({
-        method: "GET",
-        baseUrl: this.#t.restUrl,
-        path: this.collection,
-        schema: NetworkVolumeListSchema,
-        options,
-      });
-      return data;
-    }
-    const { data } = await this.#t.transport.request({
-      method: "GET",
-      baseUrl: this.#t.restUrl,
-      path: this.collection,
-      schema: V2NetworkVolumeListSchema,
-      options,
-    });
-    return data.networkVolumes.map(volumeFromV2);
+    if (this.v1) return this.send("GET", this.collection, NetworkVolumeListSchema, options);
+    const { networkVolumes } = await this.send("GET", this.collection, V2NetworkVolumeListSchema, options);
+    return networkVolumes.map(volumeFromV2);
   }
 
   /** One volume by id; `NotFoundError` when it does not exist. */
@@ -175,7 +146,7 @@ export class NetworkVolumes {
    * `HIGH_PERFORMANCE`) exists only in v2. Not retried after the service may have acted.
    */
   async create(input: NetworkVolumeCreateInput, options?: RequestOptions): Promise<NetworkVolume> {
-    if (this.#t.dialect === "v1") {
+    if (this.v1) {
       const body = parseInput(NetworkVolumeCreateInputSchema, input, "network volume");
       if (body.type !== undefined) {
         throw new ValidationError(
@@ -183,26 +154,11 @@ export class NetworkVolumes {
           ["type"],
         );
       }
-      const { data } = await this.#t.transport.request({
-        method: "POST",
-        baseUrl: this.#t.restUrl,
-        path: this.collection,
-        body,
-        schema: NetworkVolumeSchema,
-        options,
-      });
-      return data;
+      return this.send("POST", this.collection, NetworkVolumeSchema, options, body);
     }
     const { dataCenterId, ...rest } = parseInput(V2NetworkVolumeCreateInputSchema, input, "network volume");
-    const { data } = await this.#t.transport.request({
-      method: "POST",
-      baseUrl: this.#t.restUrl,
-      path: this.collection,
-      body: { ...rest, dataCenter: dataCenterId },
-      schema: V2NetworkVolumeSchema,
-      options,
-    });
-    return volumeFromV2(data);
+    const body = { ...rest, dataCenter: dataCenterId };
+    return volumeFromV2(await this.send("POST", this.collection, V2NetworkVolumeSchema, options, body));
   }
 
   /**
@@ -215,22 +171,17 @@ export class NetworkVolumes {
     input: NetworkVolumeUpdateInput,
     options?: RequestOptions,
   ): Promise<NetworkVolume> {
-    const schema =
-      this.#t.dialect === "v1" ? NetworkVolumeUpdateInputSchema : V2NetworkVolumeUpdateInputSchema;
+    const schema = this.v1 ? NetworkVolumeUpdateInputSchema : V2NetworkVolumeUpdateInputSchema;
     const body = parseInput(schema, input, "network volume update");
     return this.one("PATCH", id, body, options);
   }
 
   /** Deletes a volume (204); `NotFoundError` when it does not exist. */
   async delete(id: string, options?: RequestOptions): Promise<void> {
-    await this.#t.transport.request({
-      method: "DELETE",
-      baseUrl: this.#t.restUrl,
-      path: this.collection + path`/${id}`,
-      options,
-    });
+    await this.send("DELETE", this.collection + path`/${id}`, undefined, options);
   }
 
+  /** GET or PATCH of one volume, mapped to the one user-facing shape. */
   private async one(
     method: "GET" | "PATCH",
     id: string,
@@ -238,25 +189,7 @@ export class NetworkVolumes {
     options: RequestOptions | undefined,
   ): Promise<NetworkVolume> {
     const p = this.collection + path`/${id}`;
-    if (this.#t.dialect === "v1") {
-      const { data } = await this.#t.transport.request({
-        method,
-        baseUrl: this.#t.restUrl,
-        path: p,
-        body,
-        schema: NetworkVolumeSchema,
-        options,
-      });
-      return data;
-    }
-    const { data } = await this.#t.transport.request({
-      method,
-      baseUrl: this.#t.restUrl,
-      path: p,
-      body,
-      schema: V2NetworkVolumeSchema,
-      options,
-    });
-    return volumeFromV2(data);
+    if (this.v1) return this.send(method, p, NetworkVolumeSchema, options, body);
+    return volumeFromV2(await this.send(method, p, V2NetworkVolumeSchema, options, body));
   }
 }
