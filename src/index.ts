@@ -39,11 +39,11 @@ export {
   type GetNetworkVolumeArgs,
   type GetNetworkVolumeResult,
   type GetNetworkVolumesArgs,
-  type LookupOptions,
   getNetworkVolume,
   getNetworkVolumeOutput,
   getNetworkVolumes,
   getNetworkVolumesOutput,
+  type LookupOptions,
 } from "./provider/networkVolumes";
 export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/registryAuth";
 

@@ -141,6 +141,7 @@ describe("runpod-emulator CLI", () => {
       volumes,
       JSON.stringify([{ id: "vol1", name: "models", size: 100, dataCenterId: "EU-RO-1" }]),
     );
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the module source contains a template literal
     await writeFile(handlers, "export default async (job) => `hello ${job.input.name}`;\n");
     const args = ["--state-file", stateFile, "--volumes", volumes, "--handlers", handlers, "--api-key", "k"];
     const first = await start(args);

@@ -52,7 +52,7 @@ interface Rule {
   action: Action;
 }
 
-class Proxy {
+class FaultProxy {
   readonly rules: Rule[] = [];
   readonly seen: ProxiedRequest[] = [];
   private readonly server: http.Server;
@@ -149,7 +149,7 @@ describe.each([
   ["v2", (emu: RunningEmulator) => emu.restUrlV2],
 ] as const)("ContainerRegistryAuth in the provider host, REST %s", (dialect, restUrlOf) => {
   let emu: RunningEmulator;
-  let proxy: Proxy;
+  let proxy: FaultProxy;
   let host: ProviderHost;
   let client: RunpodClient;
   let restUrl: string;
@@ -163,7 +163,7 @@ describe.each([
 
   beforeAll(async () => {
     emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false });
-    proxy = await new Proxy(`http://127.0.0.1:${emu.port}`).start();
+    proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
     restUrl = `${proxy.url}/${dialect}`;
     expect(restUrlOf(emu)).toBe(`http://127.0.0.1:${emu.port}/${dialect}`);
     client = new RunpodClient({ apiKey: API_KEY, restUrl: restUrlOf(emu), maxRetries: 0 });
