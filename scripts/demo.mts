@@ -78,7 +78,9 @@ async function main(): Promise<number> {
 
   try {
     emu = await startEmulator({ volumes: VOLUMES, endpoints: ["echo"] });
-    print(`Emulator: RunPod REST + serverless API on ${emu.serverlessUrl} (in-process, offline)`);
+    print(
+      `Emulator: RunPod REST + serverless API on ${emu.serverlessUrl} (in-process, offline; REST v2, the default)`,
+    );
     print(`  volumes "models" in EU-RO-1 and US-KS-2; endpoint "echo"`);
     installed = await installPackedPackage();
     print(`Package: npm pack of pulumi-runpod-dynamic installed into ${installed.projectDir}`);
@@ -86,7 +88,7 @@ async function main(): Promise<number> {
     const passphrase = randomBytes(18).toString("base64url");
     const config = {
       "runpod:apiKey": { secret: emu.apiKey },
-      "runpod:restUrl": emu.restUrl,
+      "runpod:restUrl": emu.restUrlV2, // REST v2: the default dialect, as on the real service
       "runpod:serverlessUrl": emu.serverlessUrl,
     };
 

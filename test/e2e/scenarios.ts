@@ -114,11 +114,14 @@ export async function startE2eEmulator(): Promise<E2eEmulator> {
   };
 }
 
-/** The emulator's connection settings as stack config (the key as a secret). */
-export function runpodConfig(emu: RunningEmulator): Record<string, ConfigValue> {
+/**
+ * The emulator's connection settings as stack config (the key as a secret). REST v2 is the
+ * default dialect, as it is for users; `"v1"` points the stack at the older interface.
+ */
+export function runpodConfig(emu: RunningEmulator, dialect: "v1" | "v2" = "v2"): Record<string, ConfigValue> {
   return {
     "runpod:apiKey": { secret: emu.apiKey },
-    "runpod:restUrl": emu.restUrl,
+    "runpod:restUrl": dialect === "v1" ? emu.restUrl : emu.restUrlV2,
     "runpod:serverlessUrl": emu.serverlessUrl,
   };
 }
@@ -160,7 +163,7 @@ export async function registryAuthScenario(make: MakeDriver, e: E2eEmulator, pas
   const transcript: Transcript = [];
   const name = unique("e2e-ghcr");
   const d = await make(path.join(EXAMPLES_DIR, "registry-auth"), {
-    ...runpodConfig(e.emu),
+    ...runpodConfig(e.emu, "v1"), // the older interface; the demo covers v2
     "runpod-registry-auth:registryAuthName": name,
     "runpod-registry-auth:registryUsername": "ci-bot",
     "runpod-registry-auth:registryPassword": { secret: password },
@@ -206,7 +209,7 @@ export async function registryAuthScenario(make: MakeDriver, e: E2eEmulator, pas
  */
 export async function volumeLookupScenario(make: MakeDriver, e: E2eEmulator) {
   const transcript: Transcript = [];
-  const d = await make(path.join(EXAMPLES_DIR, "volume-lookup"), runpodConfig(e.emu));
+  const d = await make(path.join(EXAMPLES_DIR, "volume-lookup"), runpodConfig(e.emu, "v1"));
   try {
     const first = await record(transcript, d, d.up());
     expect(first.errors).toEqual([]);
