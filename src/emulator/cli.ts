@@ -34,8 +34,10 @@ Flags:
                               a handler is async (job, { signal }) => output, or an async
                               generator whose yields are stream chunks (default: built-in worker)
   --webhook-retry-delay-ms MS delay between webhook attempts (default 10000)
-  --retention-run-ms MS       how long /run results stay readable (default 1800000)
-  --retention-runsync-ms MS   how long /runsync results stay readable (default 60000)
+  --retention SPEC            how long results stay readable after completion, in ms:
+                              "run=1800000,runsync=60000" (the defaults; either key may be left out)
+  --retention-run-ms MS       the same for /run results alone (default 1800000)
+  --retention-runsync-ms MS   the same for /runsync results alone (default 60000)
   --faults SPEC               inject faults, e.g. "429=0.05,503=0.05,500=0.05,reset=0.05,latency=0-200":
                               429/503 before acting (with Retry-After), 500 after acting on a
                               POST, reset before or after at random, latency in ms (default none)
@@ -58,6 +60,23 @@ function int(flag: string, value: string | undefined): number | undefined {
   return Number(value);
 }
 
+/** Parses `--retention "run=MS,runsync=MS"` into the `retention` option. */
+function retentionSpec(spec: string | undefined): { runMs?: number; runsyncMs?: number } {
+  const out: { runMs?: number; runsyncMs?: number } = {};
+  if (spec === undefined) return out;
+  for (const part of spec.split(",")) {
+    const [key, value = ""] = part.split("=").map((x) => x.trim());
+    if (key === "run") out.runMs = int("retention run", value);
+    else if (key === "runsync") out.runsyncMs = int("retention runsync", value);
+    else {
+      throw new UsageError(
+        `--retention takes "run=MS,runsync=MS", got "${part}" (allowed keys: run, runsync)`,
+      );
+    }
+  }
+  return out;
+}
+
 /** Turns argv into `startEmulator` options; undefined when `--help` was asked. */
 export function parseCli(argv: string[]): EmulatorOptions | undefined {
   let parsed: ReturnType<typeof parseArgs>;
@@ -75,6 +94,7 @@ export function parseCli(argv: string[]): EmulatorOptions | undefined {
         "state-file": { type: "string" },
         handlers: { type: "string" },
         "webhook-retry-delay-ms": { type: "string" },
+        retention: { type: "string" },
         "retention-run-ms": { type: "string" },
         "retention-runsync-ms": { type: "string" },
         faults: { type: "string" },
@@ -114,8 +134,9 @@ export function parseCli(argv: string[]): EmulatorOptions | undefined {
   if (s("state-file") !== undefined) options.stateFile = s("state-file");
   if (s("handlers") !== undefined) options.handlers = s("handlers");
   options.webhookRetryDelayMs = int("webhook-retry-delay-ms", s("webhook-retry-delay-ms"));
-  const runMs = int("retention-run-ms", s("retention-run-ms"));
-  const runsyncMs = int("retention-runsync-ms", s("retention-runsync-ms"));
+  const retention = retentionSpec(s("retention"));
+  const runMs = int("retention-run-ms", s("retention-run-ms")) ?? retention.runMs;
+  const runsyncMs = int("retention-runsync-ms", s("retention-runsync-ms")) ?? retention.runsyncMs;
   if (runMs !== undefined || runsyncMs !== undefined) options.retention = { runMs, runsyncMs };
   if (s("faults") !== undefined) options.faults = s("faults");
   options.faultSeed = int("fault-seed", s("fault-seed"));

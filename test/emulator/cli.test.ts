@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { parseCli } from "../../src/emulator/cli";
 
 const CLI = resolve(__dirname, "../../dist/emulator/cli.js");
 const running: ChildProcessWithoutNullStreams[] = [];
@@ -104,6 +105,7 @@ describe("runpod-emulator CLI", () => {
       "--state-file",
       "--handlers",
       "--webhook-retry-delay-ms",
+      "--retention",
       "--retention-run-ms",
       "--retention-runsync-ms",
       "--faults",
@@ -117,10 +119,23 @@ describe("runpod-emulator CLI", () => {
     expect(out.stdout).toMatch(/"registries"\s+and "network-volumes" are reserved/);
   });
 
+  it("--retention sets both retention periods; the specific flags override it", () => {
+    expect(parseCli(["--retention", "run=1000,runsync=2000"])?.retention).toEqual({
+      runMs: 1000,
+      runsyncMs: 2000,
+    });
+    expect(parseCli(["--retention", "run=1000", "--retention-run-ms", "5"])?.retention).toEqual({
+      runMs: 5,
+      runsyncMs: undefined,
+    });
+  });
+
   it("exits 2 with a message naming a bad flag", () => {
     const cases: [string[], RegExp][] = [
       [["--bogus"], /Unknown option '--bogus'/],
       [["--rate-limits", "maybe"], /--rate-limits must be on or off/],
+      [["--retention", "runs=5"], /--retention takes "run=MS,runsync=MS", got "runs=5"/],
+      [["--retention", "run=soon"], /--retention run must be a non-negative integer/],
       [["--port", "abc"], /--port must be a non-negative integer/],
       [["--endpoint", "registries"], /endpoint id "registries" is reserved/],
       [["--faults", "429=5"], /faults: 429 must be a probability/],
