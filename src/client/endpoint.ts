@@ -38,6 +38,8 @@ import { parseInput } from "./validate";
 const LONG_POLL_MARGIN_MS = 15_000;
 /** First and longest pause between `/status` or `/stream` polls, in ms. */
 const POLL_MIN_MS = 50;
+/** How long before `waitForJob`'s deadline its last long poll ends, in ms. */
+const DEADLINE_MARGIN_MS = 250;
 const POLL_MAX_MS = 1_000;
 
 /** Options of `runSync` and `statusSync`. */
@@ -57,7 +59,10 @@ export interface StreamOptions extends RequestOptions {}
 
 /** Options of `waitForJob`. */
 export interface WaitForJobOptions {
-  /** Give up after this many ms with `JobWaitTimeoutError`. @default no limit */
+  /**
+   * Give up after this many ms with `JobWaitTimeoutError`, also aborting a request or retry pause
+   * in flight at that moment. The job keeps running on the service. @default no limit
+   */
   timeoutMs?: number;
   /** Stops waiting with `APIUserAbortError`. */
   signal?: AbortSignal;
@@ -308,40 +313,53 @@ export class Endpoint {
           `(last status ${last?.status ?? "unknown"}); it keeps running on the service`,
         { jobId, lastStatus: last },
       );
-    let pause = POLL_MIN_MS;
-    for (;;) {
-      const remaining = deadline - performance.now();
-      if (remaining <= 0) throw giveUp();
-      const request = { signal, maxRetries };
-      let job: Job;
-      let pauseNext = true;
-      if (!hostsWithoutStatusSync.has(this.#ctx.serverlessUrl) && remaining >= SYNC_WAIT_MIN_MS) {
-        const wait = Math.floor(Math.min(remaining, SYNC_WAIT_DEFAULT_MS));
-        const sent = performance.now();
-        try {
-          job = await this.statusSync(jobId, { ...request, wait });
-          // A server that held the request is long-polling: ask again at once. One that answered
-          // early (it ignores `wait`) is polled with backoff instead of in a tight loop.
-          pauseNext = performance.now() - sent < wait / 2;
-        } catch (error) {
-          if (!(error instanceof APIError) || (error.status !== 404 && error.status !== 405)) throw error;
-          // Either the server has no /status-sync or the job is unknown: /status tells which.
+    // The deadline also aborts a request in flight and any retry pause inside it, so a slow or
+    // failing service cannot hold the caller past `timeoutMs`.
+    const deadlineSignal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+    const callSignal =
+      signal && deadlineSignal ? AbortSignal.any([signal, deadlineSignal]) : (signal ?? deadlineSignal);
+    try {
+      let pause = POLL_MIN_MS;
+      for (;;) {
+        const remaining = deadline - performance.now();
+        if (remaining <= 0) throw giveUp();
+        const request = { signal: callSignal, maxRetries };
+        let job: Job;
+        let pauseNext = true;
+        // The long poll ends a little before the deadline, so its answer (the last status seen)
+        // arrives before the deadline aborts it.
+        const longPoll = Math.floor(Math.min(remaining - DEADLINE_MARGIN_MS, SYNC_WAIT_DEFAULT_MS));
+        if (!hostsWithoutStatusSync.has(this.#ctx.serverlessUrl) && longPoll >= SYNC_WAIT_MIN_MS) {
+          const wait = longPoll;
+          const sent = performance.now();
+          try {
+            job = await this.statusSync(jobId, { ...request, wait });
+            // A server that held the request is long-polling: ask again at once. One that answered
+            // early (it ignores `wait`) is polled with backoff instead of in a tight loop.
+            pauseNext = performance.now() - sent < wait / 2;
+          } catch (error) {
+            if (!(error instanceof APIError) || (error.status !== 404 && error.status !== 405)) throw error;
+            // Either the server has no /status-sync or the job is unknown: /status tells which.
+            job = await this.status(jobId, request);
+            hostsWithoutStatusSync.add(this.#ctx.serverlessUrl);
+          }
+        } else {
           job = await this.status(jobId, request);
-          hostsWithoutStatusSync.add(this.#ctx.serverlessUrl);
         }
-      } else {
-        job = await this.status(jobId, request);
+        observe(job);
+        if (isTerminalStatus(job.status)) return job;
+        if (pauseNext) {
+          const left = deadline - performance.now();
+          if (left <= 0) throw giveUp();
+          await this.#ctx.transport.config.sleep(Math.min(pause, left), callSignal);
+          pause = Math.min(pause * 2, POLL_MAX_MS);
+        } else {
+          pause = POLL_MIN_MS;
+        }
       }
-      observe(job);
-      if (isTerminalStatus(job.status)) return job;
-      if (pauseNext) {
-        const left = deadline - performance.now();
-        if (left <= 0) throw giveUp();
-        await this.#ctx.transport.config.sleep(Math.min(pause, left), signal);
-        pause = Math.min(pause * 2, POLL_MAX_MS);
-      } else {
-        pause = POLL_MIN_MS;
-      }
+    } catch (error) {
+      if (deadlineSignal?.aborted && !signal?.aborted) throw giveUp();
+      throw error;
     }
   }
 }

@@ -7,6 +7,7 @@ import {
   ResponseValidationError,
   type StreamChunk,
 } from "../../src/client";
+import { defaultSleep } from "../../src/client/transport";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 import { clientFor, job, recordingSleep } from "./helpers";
 
@@ -227,17 +228,19 @@ describe("waitForJob", () => {
   it("throws JobWaitTimeoutError carrying the last status when timeoutMs passes", async () => {
     // A long-polling server: holds each /status-sync for its wait.
     server.fallback = (req) => ({ delayMs: Number(req.query.get("wait") ?? 0), body: job("IN_PROGRESS") });
-    const e = (await ep()
-      .waitForJob("job-1", { timeoutMs: 1200 })
+    const e = (await ep({ sleep: defaultSleep })
+      .waitForJob("job-1", { timeoutMs: 1500 })
       .catch((x: unknown) => x)) as JobWaitTimeoutError;
     expect(e).toBeInstanceOf(JobWaitTimeoutError);
     expect(e.code).toBe("job_wait_timeout");
     expect(e.lastStatus).toEqual(job("IN_PROGRESS"));
     expect(e.message).toContain("job-1");
-    expect(server.requests).toHaveLength(1);
+    // One long poll that ends before the deadline, then a few /status polls in the time left.
+    expect(server.requests[0]?.url).toMatch(/^\/v2\/ep-1\/status-sync\/job-1\?wait=/);
     const wait = Number(server.requests[0]?.query.get("wait"));
-    expect(wait).toBeGreaterThan(1000);
-    expect(wait).toBeLessThanOrEqual(1200);
+    expect(wait).toBeGreaterThanOrEqual(1000);
+    expect(wait).toBeLessThan(1500);
+    expect(server.requests.length).toBeLessThanOrEqual(5);
   });
 
   it("stops with APIUserAbortError when the signal aborts", async () => {
@@ -250,5 +253,35 @@ describe("waitForJob", () => {
       APIUserAbortError,
     );
     expect(server.requests).toHaveLength(2);
+  });
+});
+
+describe("waitForJob deadline", () => {
+  it("gives up at timeoutMs even while a retry pause is pending (503 with Retry-After: 30)", async () => {
+    server.fallback = () => ({ status: 503, headers: { "retry-after": "30" }, body: { message: "busy" } });
+    const e = await ep({ sleep: defaultSleep })
+      .waitForJob("job-1", { timeoutMs: 300, maxRetries: 3 })
+      .catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(JobWaitTimeoutError);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("gives up at timeoutMs while a request hangs", async () => {
+    server.fallback = () => ({ hang: true });
+    const e = await ep()
+      .waitForJob("job-1", { timeoutMs: 300 })
+      .catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(JobWaitTimeoutError);
+    expect((e as JobWaitTimeoutError).message).toContain("keeps running on the service");
+  });
+
+  it("lets the caller's own signal win over the deadline", async () => {
+    server.fallback = () => ({ hang: true });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 20);
+    const e = await ep()
+      .waitForJob("job-1", { timeoutMs: 60_000, signal: controller.signal })
+      .catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(APIUserAbortError);
   });
 });
