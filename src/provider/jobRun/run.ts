@@ -257,6 +257,10 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
     if (args.webhook !== undefined) body.webhook = args.webhook;
     if (args.policy !== undefined) body.policy = args.policy;
     if (args.s3Config !== undefined) body.s3Config = args.s3Config;
+    // The client's own retries are off (`maxRetries: 0`): it would sleep between refusals on the
+    // deadline's signal, and an abort there is indistinguishable from one mid-request, so a job
+    // that was never accepted would be reported as possibly submitted. This loop retries instead.
+    const options = { signal, maxRetries: 0 };
     for (let round = 0; ; round++) {
       try {
         if (args.mode === "runsync") {
@@ -265,9 +269,9 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
           const wait = Math.floor(
             Math.min(SYNC_WAIT_MAX_MS, Math.max(SYNC_WAIT_MIN_MS, remaining() - RUNSYNC_MARGIN_MS)),
           );
-          return await endpoint.runSync(body, { wait, signal });
+          return await endpoint.runSync(body, { ...options, wait });
         }
-        return await endpoint.run(body, { signal });
+        return await endpoint.run(body, options);
       } catch (error) {
         if (provablyNotSubmitted(error)) {
           // The service did nothing: wait as it asked (or back off) and send again, until the deadline.
