@@ -8,6 +8,9 @@
  * - `500`: on a POST, AFTER the request was acted on (the job exists, the credential was made);
  *   on other methods before. This is the ambiguous case a client must not blindly retry.
  * - `reset`: the TCP connection is destroyed without an answer, before or after acting (50/50).
+ * A post-action fault (500 or reset "after") applies only to a request that was really acted on,
+ * i.e. whose answer is a success (< 400); a refused request (400, 404, 413, 429, ...) gets its real
+ * answer, so a fault never claims that a refused request did something.
  * - `latency=MIN-MAX`: every request waits a uniform random time in [MIN, MAX] ms of real time first.
  */
 
@@ -137,7 +140,15 @@ export class FaultInjector {
     else if (hit(c["503"])) decision = { kind: "503", when: "before" };
     else if (hit(c["500"])) decision = { kind: "500", when: method === "POST" ? "after" : "before" };
     else if (hit(c.reset)) decision = { kind: "reset", when: this.#random() < 0.5 ? "before" : "after" };
-    if (decision.kind !== "none") this.counts[decision.kind]++;
+    if (decision.kind !== "none" && decision.when === "before") this.counts[decision.kind]++;
     return decision;
+  }
+
+  /**
+   * Counts a post-action fault that was really applied. The server calls it only when the request
+   * was acted on (its route succeeded); a refused request keeps its real answer and is not counted.
+   */
+  recordAfter(decision: FaultDecision): void {
+    if (decision.kind !== "none" && decision.when === "after") this.counts[decision.kind]++;
   }
 }

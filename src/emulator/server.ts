@@ -291,10 +291,15 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     }
   });
 
-  // Faults after acting: a 500 over a POST that did its work, or a reset before the answer.
+  // Faults after acting: a 500 over a POST that did its work, or a reset before the answer. Only a
+  // request that was really acted on (a success answer, < 400) gets one; a refused request (400
+  // validation, 404, 413, 429 rate limit or queue full) keeps its real answer.
   app.addHook("onSend", async (request, reply, payload) => {
     const fault = request.emulatorFault;
     if (!fault || fault.kind === "none" || fault.when !== "after") return payload;
+    if (reply.statusCode >= 400) return payload;
+    request.emulatorFault = undefined; // apply once, even if onSend were to run again
+    faults?.recordAfter(fault);
     if (fault.kind === "reset") {
       request.raw.socket.destroy();
       return payload;

@@ -86,6 +86,49 @@ describe("fault injection", () => {
     expect(reg.headers["content-type"]).toMatch(/problem\+json/);
   });
 
+  it("never turns a refused request (400, 404, 422, 429) into a post-action 500", async () => {
+    h = await harness({
+      faults: "500=1",
+      faultSeed: 3,
+      rateLimits: { run: { requests: 2, windowMs: 10_000 } }, // the 400 takes one of the two
+    });
+    const invalid = await h.call("POST", "/v2/echo/run", { nope: 1 });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.message).not.toMatch(/injected fault/);
+    const unknownJob = await h.call("POST", "/v2/echo/cancel/no-such-job");
+    expect(unknownJob.status).toBe(404);
+    expect(unknownJob.body.message).toMatch(/job no-such-job not found/);
+    const acted = await h.call("POST", "/v2/echo/run", { input: {} });
+    expect(acted.status).toBe(500);
+    expect(acted.body.message).toMatch(/after the request was acted on/);
+    const limited = await h.call("POST", "/v2/echo/run", { input: {} });
+    expect(limited.status).toBe(429);
+    expect(limited.headers["retry-after"]).toBeDefined();
+    expect(limited.body.message).toMatch(/rate limit of run exceeded/);
+    expect(h.emu.stats().submitted.echo).toBe(1);
+    expect(h.emu.stats().faults["500"]).toBe(1); // only the answer that was really replaced
+    const badV2 = await h.call("POST", "/v2/registries", { name: "r" });
+    expect(badV2.status).toBe(422); // v2 validation failure, not a 500
+    expect(badV2.body.detail).not.toMatch(/injected fault/);
+    expect(h.emu.stats().faults["500"]).toBe(1);
+  });
+
+  it("never resets a refused request after the fact; a successful POST is reset", async () => {
+    h = await harness({ faults: "reset=1", faultSeed: 7 });
+    let answered = 0;
+    for (let i = 0; i < 12; i++) {
+      const res = await h.call("POST", "/v2/echo/run", { nope: i }).catch(() => undefined);
+      if (res) {
+        expect(res.status).toBe(400);
+        answered++;
+      }
+    }
+    expect(answered).toBeGreaterThan(0); // the "after" draws answered with the real 400
+    expect(answered).toBeLessThan(12); // the "before" draws still reset
+    expect(h.emu.stats().faults.reset).toBe(12 - answered);
+    await expect(h.call("POST", "/v2/echo/run", { input: {} })).rejects.toThrow();
+  });
+
   it("resets connections before or after acting", async () => {
     h = await harness({ faults: "reset=1", faultSeed: 7 });
     let failures = 0;
