@@ -130,15 +130,18 @@ describe("rate limits", () => {
 });
 
 describe("queue full", () => {
-  it("answers 429 once the queue holds the most it may (max(50, workersMax x 500))", async () => {
+  // Spec: 429 "when the queue holds more than 50 jobs AND more than WorkersMax x 500 jobs". With
+  // workersMax 0 the bound is 50: submissions are accepted while the queue holds 0..50 jobs (so it
+  // reaches 51) and refused once it holds 51, i.e. more than 50.
+  it("answers 429 once the queue holds more than max(50, workersMax x 500) jobs", async () => {
     h = await harness({ endpoints: ["idle:0"] });
-    for (let i = 0; i < 50; i++)
+    for (let i = 0; i < 51; i++)
       expect((await h.call("POST", "/v2/idle/run", { input: { i } })).status).toBe(200);
     const full = await h.call("POST", "/v2/idle/run", { input: {} });
     expect(full.status).toBe(429);
     expect(full.headers["retry-after"]).toBe("1");
-    expect(full.body.message).toMatch(/queue is full/);
-    expect(h.emu.stats().submitted.idle).toBe(50);
+    expect(full.body.message).toMatch(/queue is full \(it holds 51 jobs, more than 50/);
+    expect(h.emu.stats().submitted.idle).toBe(51);
     await h.call("POST", "/v2/idle/purge-queue");
     expect((await h.call("POST", "/v2/idle/run", { input: {} })).status).toBe(200);
   });

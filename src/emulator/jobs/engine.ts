@@ -127,9 +127,10 @@ class EndpointState {
 
 /** Thrown by `submit` when the queue is full (the server answers 429). */
 export class QueueFullError extends Error {
-  constructor(endpointId: string, limit: number) {
+  /** @param held  jobs in the queue now. @param limit  max(50, workersMax x 500); `held` exceeds it. */
+  constructor(endpointId: string, held: number, limit: number) {
     super(
-      `endpoint ${endpointId}: the queue is full (it holds ${limit} jobs, the most allowed: more than ${QUEUE_FULL_MIN_JOBS} and more than workersMax x ${QUEUE_FULL_JOBS_PER_WORKER}); retry later`,
+      `endpoint ${endpointId}: the queue is full (it holds ${held} jobs, more than ${limit} = max(${QUEUE_FULL_MIN_JOBS}, workersMax x ${QUEUE_FULL_JOBS_PER_WORKER})); retry later`,
     );
   }
 }
@@ -192,11 +193,17 @@ export class JobEngine {
     return ep;
   }
 
-  /** Queues a new job. Throws `QueueFullError` when the queue already holds the most it may. */
+  /**
+   * Queues a new job. Throws `QueueFullError` when the queue is full. The spec answers 429 "when the
+   * queue holds more than 50 jobs AND more than WorkersMax x 500 jobs": the test is on the queue as
+   * the submission finds it, so a submission is refused only when the queue already holds MORE than
+   * max(50, workersMax x 500) jobs. With workersMax <= 0 the queue may therefore reach 51 jobs, with
+   * workersMax 2 it may reach 1001.
+   */
   submit(endpointId: string, request: JobRequest, kind: "run" | "sync"): JobRecord {
     const ep = this.#ep(endpointId);
     const limit = Math.max(QUEUE_FULL_MIN_JOBS, ep.config.workersMax * QUEUE_FULL_JOBS_PER_WORKER);
-    if (ep.queue.length >= limit) throw new QueueFullError(endpointId, limit);
+    if (ep.queue.length > limit) throw new QueueFullError(endpointId, ep.queue.length, limit);
     const id = kind === "sync" ? `sync-${randomUUID()}` : `${randomUUID()}-u1`;
     const job: JobRecord = {
       id,
