@@ -71,26 +71,19 @@ export const SERVICE_RATE_LIMITS: Readonly<Record<LimitedOperation, RateLimitRul
   requests: { requests: 10, windowMs: 10_000, concurrent: 2 },
 });
 
-/** Maps a job-interface path operation (the segment after the endpoint id) to its table row. */
-export function limitedOperationFor(segment: string): LimitedOperation | undefined {
+/**
+ * Maps a job-interface path operation (the segment after the endpoint id) to its table row:
+ * `status`, `status-sync` and `stream` share the `status` row; every other segment has a row of its
+ * own name (`run`, `health`, `retry`, ...). A row missing from the table means unlimited, so
+ * `health` and `retry` are limited only by a table that has such a row.
+ */
+export function limitedOperationFor(segment: string): LimitedOperation | (string & {}) {
   switch (segment) {
-    case "run":
-      return "run";
-    case "runsync":
-      return "runsync";
     case "status":
     case "status-sync":
     case "stream":
       return "status";
-    case "cancel":
-      return "cancel";
-    case "purge-queue":
-      return "purge-queue";
-    case "openai":
-      return "openai";
-    case "requests":
-      return "requests";
     default:
-      return undefined;
+      return segment;
   }
 }

@@ -114,6 +114,29 @@ describe("rate limits", () => {
     for (let i = 0; i < 4; i++) expect((await h.call("POST", "/v2/echo/purge-queue")).status).toBe(200);
   });
 
+  it("limits health and retry when a table given to it has rows of those names", async () => {
+    h = await harness({
+      rateLimits: { health: { requests: 2, windowMs: 10_000 }, retry: { requests: 1, windowMs: 10_000 } },
+    });
+    expect((await h.call("GET", "/v2/echo/health")).status).toBe(200);
+    expect((await h.call("GET", "/v2/echo/health")).status).toBe(200);
+    const third = await h.call("GET", "/v2/echo/health");
+    expect(third.status).toBe(429);
+    expect(third.headers["retry-after"]).toBe("10");
+    expect(third.body.message).toMatch(/rate limit of health exceeded \(more than 2 requests in 10 s\)/);
+    expect((await h.call("POST", "/v2/echo/retry/no-such-job")).status).toBe(404);
+    const retry = await h.call("POST", "/v2/echo/retry/no-such-job");
+    expect(retry.status).toBe(429);
+    expect(retry.body.message).toMatch(/rate limit of retry exceeded/);
+    await h.clock.advance(10_000);
+    expect((await h.call("GET", "/v2/echo/health")).status).toBe(200);
+  });
+
+  it("never limits health with the service's default table", async () => {
+    h = await harness({ rateLimits: true });
+    for (let i = 0; i < 30; i++) expect((await h.call("GET", "/v2/echo/health")).status).toBe(200);
+  });
+
   it("limits management only with a management row, with RateLimit headers on v2", async () => {
     h = await harness({ rateLimits: { management: { requests: 2, windowMs: 60_000 } } });
     const ok = await h.call("GET", "/v2/registries");
