@@ -27,7 +27,10 @@ export interface RunpodClientOptions {
    * @default "https://api.runpod.io/v2"
    */
   restUrl?: string;
-  /** Job-interface host, without `/v2`. Env fallback: `RUNPOD_SERVERLESS_API_URL`. @default "https://api.runpod.ai" */
+  /**
+   * Job-interface host; its paths start with `/v2` (a trailing `/v2` given here is dropped).
+   * Env fallback: `RUNPOD_SERVERLESS_API_URL`. @default "https://api.runpod.ai"
+   */
   serverlessUrl?: string;
   /** Per-attempt request timeout in ms (long polls get at least `wait` + 15 s). @default 60000 */
   timeoutMs?: number;
@@ -137,7 +140,9 @@ export class RunpodClient {
       "serverlessUrl",
       "RUNPOD_SERVERLESS_API_URL",
     );
-    this.serverlessUrl = `${serverless.origin}${serverless.pathname.replace(/\/+$/, "")}`;
+    // The job paths start with /v2; a URL that already ends in /v2 (as the official SDKs
+    // write it, `https://api.runpod.ai/v2`) is taken as its host, not doubled into /v2/v2.
+    this.serverlessUrl = `${serverless.origin}${serverless.pathname.replace(/\/+$/, "").replace(/\/v2$/i, "")}`;
     this.#rateLimits = options.rateLimits === undefined ? SERVICE_RATE_LIMITS : options.rateLimits;
     this.#transport = new Transport({
       apiKey,

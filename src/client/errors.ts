@@ -214,6 +214,16 @@ export class APITimeoutError extends APIConnectionError {
 /** The caller's `AbortSignal` fired. */
 export class APIUserAbortError extends RunpodError {
   override readonly code: RunpodErrorCode = "aborted";
+  /**
+   * True when the abort cut a request that was already on the wire (the service may have acted
+   * on it); false when it came while waiting for a rate-limit slot or a retry pause.
+   */
+  readonly sent: boolean;
+
+  constructor(message: string, options?: { cause?: unknown; sent?: boolean }) {
+    super(message, options);
+    this.sent = options?.sent ?? false;
+  }
 }
 
 /** Input rejected before any network call. `path` names the field, e.g. `["policy", "ttl"]`. */

@@ -24,7 +24,14 @@ export * from "./limits";
 export { NetworkVolumes, RegistryAuths, type RestDialect, volumeFromV2 } from "./management";
 export { encodeSegment, path } from "./path";
 export { type LimiterClock, RateLimiter, sharedLimiter } from "./rateLimiter";
-export { backoffMs, exhaustedWindowMs, isRetryableError, isRetryableStatus, serverDelayMs } from "./retry";
+export {
+  backoffMs,
+  exhaustedWindowMs,
+  isRetryableError,
+  isRetryableStatus,
+  mayHaveActed,
+  serverDelayMs,
+} from "./retry";
 export * from "./schemas";
 export type { RequestOptions, RunpodLogger, SleepFn } from "./transport";
 export { describeIssue, formatPath, parseInput, parseResponse, validationErrorFrom } from "./validate";

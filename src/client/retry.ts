@@ -13,7 +13,7 @@
  * inside the dispatcher, under the rate limiter's single slot and the per-attempt timeout. This
  * small module keeps the policy in one readable place instead.
  */
-import { APIConnectionError, APITimeoutError } from "./errors";
+import { APIConnectionError, APIError, APITimeoutError, APIUserAbortError, ValidationError } from "./errors";
 
 /** Longest delay taken from a server hint (Retry-After / RateLimit), in ms. */
 export const MAX_RETRY_AFTER_MS = 60_000;
@@ -42,13 +42,42 @@ export function isRetryableError(method: string, error: unknown): boolean {
 }
 
 /**
+ * Whether the service may have acted on a request that ended in `error`: the question every
+ * caller of a non-idempotent POST must answer before sending it again (a duplicate job costs
+ * money). False only when the service provably did nothing:
+ *
+ * - the request was refused before sending (`ValidationError`), or aborted before it was sent;
+ * - the service answered 4xx other than 408 (it refused), or 503 (it said it did nothing);
+ * - the connection was never opened (`APIConnectionError.notSent`).
+ *
+ * A 500 (and other 5xx, and 408), a timeout, a reset mid-request, an abort while the request
+ * was on the wire, a malformed 2xx answer or an unknown error: true.
+ */
+export function mayHaveActed(error: unknown): boolean {
+  if (error instanceof ValidationError) return false;
+  if (error instanceof APIUserAbortError) return error.sent;
+  if (error instanceof APIError) return error.status === 408 || (error.status >= 500 && error.status !== 503);
+  if (error instanceof APITimeoutError) return true;
+  if (error instanceof APIConnectionError) return !error.notSent;
+  return true; // ResponseValidationError (a 2xx came back), or an error of unknown origin
+}
+
+/** A header's value as one string (undici gives an array for a repeated header). */
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+/**
  * Delay the server asked for, in ms, or `undefined` without a usable hint.
  * Reads `Retry-After` (delta seconds or HTTP date), then the IETF `RateLimit` header
  * (`"minute";r=0;t=12`): the longest reset among windows with no requests remaining.
  * Capped at `MAX_RETRY_AFTER_MS`.
  */
-export function serverDelayMs(headers: Record<string, string>, now: number = Date.now()): number | undefined {
-  const retryAfter = headers["retry-after"];
+export function serverDelayMs(
+  headers: Record<string, string | string[] | undefined>,
+  now: number = Date.now(),
+): number | undefined {
+  const retryAfter = headerText(headers["retry-after"]);
   if (retryAfter !== undefined && retryAfter.trim() !== "") {
     const text = retryAfter.trim();
     let ms: number | undefined;
@@ -66,8 +95,10 @@ export function serverDelayMs(headers: Record<string, string>, now: number = Dat
  * Pause a `RateLimit` header asks for on any answer (not only a 429), in ms: the longest reset
  * among windows with zero requests remaining, capped at `MAX_RETRY_AFTER_MS`; else `undefined`.
  */
-export function exhaustedWindowMs(headers: Record<string, string>): number | undefined {
-  const rateLimit = headers.ratelimit;
+export function exhaustedWindowMs(
+  headers: Record<string, string | string[] | undefined>,
+): number | undefined {
+  const rateLimit = headerText(headers.ratelimit);
   if (!rateLimit) return undefined;
   let longest: number | undefined;
   for (const member of rateLimit.split(",")) {

@@ -6,6 +6,7 @@
  * Response bodies are always read to the end (or the socket destroyed), on success, on errors and
  * before every retry, so keep-alive sockets return to the pool.
  */
+import { createHash } from "node:crypto";
 import { Agent, request } from "undici";
 import type { z } from "zod";
 import {
@@ -83,7 +84,7 @@ export interface TransportResponse<T> {
 let agent: Agent | undefined;
 
 /**
- * Base URLs whose last answer said (`RateLimit: ...;r=0;t=N`) that a quota window is used up,
+ * Base URLs (per API key) whose last answer said (`RateLimit: ...;r=0;t=N`) that a quota window is used up,
  * with the time (ms since epoch) it resets. Shared by every client in the process.
  */
 const pausedUntil = new Map<string, number>();
@@ -109,8 +110,8 @@ export const defaultSleep: SleepFn = (ms, signal) =>
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 
-function userAbort(signal: AbortSignal, what = "Request"): APIUserAbortError {
-  return new APIUserAbortError(`${what} aborted by the caller's signal`, { cause: signal.reason });
+function userAbort(signal: AbortSignal, what = "Request", sent = false): APIUserAbortError {
+  return new APIUserAbortError(`${what} aborted by the caller's signal`, { cause: signal.reason, sent });
 }
 
 const NOT_SENT_CODES = new Set([
@@ -167,11 +168,14 @@ function checkRequestOptions(options: RequestOptions | undefined): void {
 /** The core: holds the key privately (never enumerable, never in an error). */
 export class Transport {
   readonly #apiKey: string;
+  /** A digest of the key, so quota pauses are per account without keeping the key as a map key. */
+  readonly #account: string;
   readonly config: Omit<TransportConfig, "apiKey">;
 
   constructor(config: TransportConfig) {
     const { apiKey, ...rest } = config;
     this.#apiKey = apiKey;
+    this.#account = createHash("sha256").update(apiKey).digest("base64url").slice(0, 16);
     this.config = rest;
   }
 
@@ -182,14 +186,15 @@ export class Transport {
     const maxRetries = req.options?.maxRetries ?? this.config.maxRetries;
     checkRequestOptions(req.options);
     const signal = req.options?.signal;
-    const resumeAt = pausedUntil.get(req.baseUrl);
+    const quota = `${this.#account} ${req.baseUrl}`;
+    const resumeAt = pausedUntil.get(quota);
     if (resumeAt !== undefined) {
       const wait = resumeAt - Date.now();
       if (wait > 0) {
         this.config.logger?.debug?.(`runpod: ${req.baseUrl} quota used up; waiting ${wait} ms for its reset`);
         await this.config.sleep(wait, signal);
       }
-      if (pausedUntil.get(req.baseUrl) === resumeAt) pausedUntil.delete(req.baseUrl);
+      if (pausedUntil.get(quota) === resumeAt) pausedUntil.delete(quota);
     }
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw userAbort(signal);
@@ -198,7 +203,7 @@ export class Transport {
       try {
         const response = await this.attempt(req);
         const pause = exhaustedWindowMs(response.headers);
-        if (pause !== undefined && pause > 0) pausedUntil.set(req.baseUrl, Date.now() + pause);
+        if (pause !== undefined && pause > 0) pausedUntil.set(quota, Date.now() + pause);
         return response;
       } catch (e) {
         error = e;
@@ -282,7 +287,7 @@ export class Transport {
             "(raise timeoutMs for slow calls; a timed-out POST may still have been acted on)",
         );
       }
-      if (userSignal?.aborted) throw userAbort(userSignal, `${where.method} ${where.path}`);
+      if (userSignal?.aborted) throw userAbort(userSignal, `${where.method} ${where.path}`, true);
       const notSent = codes.some((c) => NOT_SENT_CODES.has(c));
       const origin = new URL(req.baseUrl).origin;
       const code = codes[0] ?? (error instanceof Error ? error.name : "unknown");

@@ -35,7 +35,7 @@ export interface RecordedRequest {
 /** What to answer. `body`: an object/array is sent as JSON; a string as is. */
 export interface Reply {
   status?: number;
-  headers?: Record<string, string>;
+  headers?: Record<string, string | string[]>;
   body?: unknown;
   /** Destroy the socket instead of answering. */
   reset?: boolean;
@@ -102,7 +102,7 @@ export async function startScriptedServer(
     }
     const status = reply.status ?? 200;
     recorded.status = status;
-    const headers: Record<string, string> = { ...reply.headers };
+    const headers: Record<string, string | string[]> = { ...reply.headers };
     let payload = "";
     if (reply.body !== undefined) {
       payload = typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body);

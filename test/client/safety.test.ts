@@ -1,0 +1,90 @@
+/**
+ * The client's answers to "may the service have acted?" and the edges of its quota handling:
+ * what callers of non-idempotent POSTs (JobRun, registry-auth create) rely on.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  APIConnectionError,
+  APIError,
+  APITimeoutError,
+  APIUserAbortError,
+  mayHaveActed,
+  ResponseValidationError,
+  RunpodClient,
+  ValidationError,
+} from "../../src/client";
+import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
+import { API_KEY, clientFor, recordingSleep } from "./helpers";
+
+describe("mayHaveActed", () => {
+  const cases: [string, unknown, boolean][] = [
+    ["input refused before sending", new ValidationError("input is required", ["input"]), false],
+    ["aborted while waiting for a slot", new APIUserAbortError("aborted"), false],
+    ["aborted with the request on the wire", new APIUserAbortError("aborted", { sent: true }), true],
+    ["400 refused", APIError.from({ status: 400 }), false],
+    ["401 refused", APIError.from({ status: 401 }), false],
+    ["404 unknown endpoint", APIError.from({ status: 404 }), false],
+    ["429 rate limited", APIError.from({ status: 429 }), false],
+    ["503 said it did nothing", APIError.from({ status: 503 }), false],
+    ["408 request timeout", APIError.from({ status: 408 }), true],
+    ["500 after acting", APIError.from({ status: 500 }), true],
+    ["502 from a gateway", APIError.from({ status: 502 }), true],
+    ["connection refused", new APIConnectionError("refused", { notSent: true }), false],
+    ["reset mid-request", new APIConnectionError("reset"), true],
+    ["timed out", new APITimeoutError("timeout"), true],
+    ["2xx with a malformed body", new ResponseValidationError("bad body"), true],
+    ["an error of unknown origin", new TypeError("x is not a function"), true],
+  ];
+  it.each(cases)("%s -> %s", (_what, error, expected) => {
+    expect(mayHaveActed(error)).toBe(expected);
+  });
+});
+
+describe("request edges", () => {
+  let server: ScriptedServer;
+  beforeEach(async () => {
+    server = await startScriptedServer();
+  });
+  afterEach(async () => {
+    await server.close();
+  });
+
+  it("accepts an answer that repeats the RateLimit header (a created job is never reported as an error)", async () => {
+    server.enqueue({
+      body: { id: "job-1", status: "IN_QUEUE" },
+      headers: { ratelimit: ['"burst";r=5;t=1', '"minute";r=100;t=30'] },
+    });
+    const job = await clientFor(server).endpoint("ep").run({ input: {} });
+    expect(job).toEqual({ id: "job-1", status: "IN_QUEUE" });
+  });
+
+  it("pauses only the account whose quota window is used up", async () => {
+    const { sleeps, sleep } = recordingSleep();
+    server.fallback = () => ({ body: { registries: [] } });
+    server.enqueue({ body: { registries: [] }, headers: { ratelimit: '"minute";r=0;t=5' } });
+    const restUrl = `${server.url}/v2`;
+    const exhausted = clientFor(server, { restUrl, sleep });
+    const other = clientFor(server, { restUrl, sleep, apiKey: `${API_KEY}-other-account` });
+    await exhausted.registryAuths.list();
+    await other.registryAuths.list();
+    expect(sleeps).toEqual([]);
+    await exhausted.registryAuths.list();
+    expect(sleeps).toHaveLength(1);
+  });
+
+  it("takes a serverlessUrl written with /v2 as its host, not /v2/v2", async () => {
+    server.enqueue({ body: { jobs: {}, workers: {} } });
+    const client = new RunpodClient({
+      apiKey: API_KEY,
+      serverlessUrl: `${server.url}/v2/`,
+      rateLimits: false,
+      env: {},
+    });
+    expect(client.serverlessUrl).toBe(server.url);
+    await client
+      .endpoint("ep")
+      .health()
+      .catch(() => undefined);
+    expect(server.requests[0]?.url).toBe("/v2/ep/health");
+  });
+});
