@@ -5,7 +5,6 @@
  */
 import { APIError, JobWaitTimeoutError, ValidationError } from "./errors";
 import {
-  type LimitedOperation,
   limitedOperationFor,
   MB,
   type RateLimitTable,
@@ -101,7 +100,7 @@ export class Endpoint {
   private limiter(segment: string): RateLimiter | undefined {
     const table = this.#ctx.rateLimits;
     if (table === false) return undefined;
-    const row: LimitedOperation | undefined = limitedOperationFor(segment);
+    const row = limitedOperationFor(segment);
     const rule = row ? table[row] : undefined;
     if (!row || !rule) return undefined;
     return sharedLimiter(this.#ctx.serverlessUrl, this.id, row, rule);

@@ -88,3 +88,37 @@ describe("request edges", () => {
     expect(server.requests[0]?.url).toBe("/v2/ep/health");
   });
 });
+
+describe("rate-limit rows beyond the published table", () => {
+  let server: ScriptedServer;
+  beforeEach(async () => {
+    server = await startScriptedServer();
+  });
+  afterEach(async () => {
+    await server.close();
+  });
+  const health = {
+    jobs: { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 },
+    workers: { idle: 1, running: 0 },
+  };
+
+  it("limits /health when the table given has a health row", async () => {
+    server.fallback = () => ({ body: health });
+    const ep = clientFor(server, { rateLimits: { health: { requests: 1, windowMs: 300 } } }).endpoint(
+      "ep-health-row",
+    );
+    const first = ep.health();
+    const second = ep.health();
+    await first;
+    expect(server.requests).toHaveLength(1); // the second call waits for the window
+    await second;
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("does not limit /health under the service's table (it has no health row)", async () => {
+    server.fallback = () => ({ body: health });
+    const ep = clientFor(server, { rateLimits: undefined }).endpoint("ep-health-default");
+    await Promise.all(Array.from({ length: 30 }, () => ep.health()));
+    expect(server.requests).toHaveLength(30);
+  });
+});
