@@ -221,8 +221,9 @@ export const NetworkVolumeUpdateInputSchema = z
   .refine((v) => v.name !== undefined || v.size !== undefined, { error: "give name and/or size to update" });
 export type NetworkVolumeUpdateInput = z.infer<typeof NetworkVolumeUpdateInputSchema>;
 
-/** v1 management error body. */
+/** v1 management error body (and the job interface's): `{ message }`. */
 export const V1ErrorBodySchema = z.looseObject({ message: z.string() });
+export type V1ErrorBody = z.infer<typeof V1ErrorBodySchema>;
 
 // ---------------------------------------------------------------------------------------------
 // Management interface, REST v2 wire shapes (rest-v2.openapi.json); the client maps them onto

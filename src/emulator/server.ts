@@ -30,8 +30,10 @@ import {
   NetworkVolumeUpdateInputSchema,
   StatusTtlSchema,
   SyncWaitSchema,
+  type V1ErrorBody,
   V2NetworkVolumeCreateInputSchema,
   V2NetworkVolumeUpdateInputSchema,
+  type V2Problem,
 } from "../client/schemas";
 import { describeIssue } from "../client/validate";
 import { KeyChecker } from "./auth";
@@ -102,9 +104,9 @@ function sendError(reply: FastifyReply, dialect: Dialect, error: HttpError): Fas
       status: error.statusCode,
       detail: error.message,
       ...(error.errors ? { errors: error.errors } : {}),
-    });
+    } satisfies V2Problem);
   }
-  return reply.type("application/json").send({ message: error.message });
+  return reply.type("application/json").send({ message: error.message } satisfies V1ErrorBody);
 }
 
 /** Parses `value` with `schema` or throws a 400 (or `status`) naming the offending fields. */
