@@ -1,5 +1,5 @@
 /**
- * vitest globalSetup (referenced by vitest.config.ts): once per `vitest run`, builds `dist/` if it
+ * vitest globalSetup (referenced by vitest.config.mts): once per `vitest run`, builds `dist/` if it
  * is missing or older than `src/` (`npm test` already builds in `pretest`), packs the repo and
  * installs the tarball into a temp project (see `packedPackage.mts`), then provides its path:
  *
