@@ -51,7 +51,8 @@ export interface RunpodClientOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-const blank = (value: string | undefined): string | undefined =>
+/** A setting's value trimmed, or `undefined` when it is unset or blank (whitespace only). */
+export const blank = (value: string | undefined): string | undefined =>
   value === undefined || value.trim() === "" ? undefined : value.trim();
 
 function parseBaseUrl(raw: string, option: string, envName: string): URL {

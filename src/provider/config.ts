@@ -13,8 +13,12 @@
  */
 
 import { RunpodClient, ValidationError } from "../client";
+import { blank } from "../client/client";
 
-/** Settings a provider or lookup needs to build a client. Blank strings count as unset. */
+/**
+ * Settings a provider or lookup needs to build a client. Values are trimmed, and blank ones
+ * (empty or whitespace only) count as unset, the same rule as `new RunpodClient(...)`.
+ */
 export interface RunpodSettings {
   apiKey?: string;
   restUrl?: string;
@@ -40,19 +44,16 @@ export interface ConfigSource {
   get(key: string): string | undefined;
 }
 
-const blankToUndefined = (value: string | undefined): string | undefined =>
-  value === undefined || value.trim() === "" ? undefined : value;
-
 /**
  * Resolves settings from a config source (`configure(req).config`, or stack config), falling
- * back to the environment for each key that is unset or blank.
+ * back to the environment for each key that is unset or blank; values come back trimmed.
  */
 export function resolveSettings(
   source: ConfigSource | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): RunpodSettings {
   const pick = (name: keyof typeof CONFIG_KEYS): string | undefined =>
-    blankToUndefined(source?.get(CONFIG_KEYS[name])) ?? blankToUndefined(env[ENV_VARS[name]]);
+    blank(source?.get(CONFIG_KEYS[name])) ?? blank(env[ENV_VARS[name]]);
   return { apiKey: pick("apiKey"), restUrl: pick("restUrl"), serverlessUrl: pick("serverlessUrl") };
 }
 
