@@ -168,7 +168,7 @@ function errorClassFor(status: number): new (message: string, init: APIErrorInit
 }
 
 /** Extracts a one-line human message from an error body: v1 `{message}`, v2 problem+json, or text. */
-function describeBody(body: unknown): string {
+export function describeBody(body: unknown): string {
   if (body === undefined || body === null || body === "") return "";
   if (typeof body === "string") return body.slice(0, 500);
   if (typeof body === "object") {

@@ -17,9 +17,9 @@ import * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient } from "../client";
 import {
   APIConnectionError,
-  type APIError,
   BadRequestError,
   ConflictError,
+  describeBody,
   InternalServerError,
   NotFoundError,
   ResponseValidationError,
@@ -27,12 +27,10 @@ import {
 } from "../client/errors";
 import type { ContainerRegistryAuth as RegistryAuthRecord } from "../client/schemas";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "./config";
+import { describeError, describeType, isUnknown } from "./values";
 
 /** Module the serialized provider loads in the provider host (resolved from the program's node_modules). */
 const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/registryAuth.js";
-
-/** Pulumi's marker for a value that is not known yet (preview). */
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 /** Arguments of a {@link ContainerRegistryAuth}. */
 export interface ContainerRegistryAuthArgs {
@@ -165,8 +163,6 @@ export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
 // ---------------------------------------------------------------------------------------------
 
 const FIELDS = ["name", "username", "password"] as const;
-
-const isUnknown = (value: unknown): boolean => value === UNKNOWN;
 
 /** Settings for the host process: the configure request's config, then the environment. */
 export function settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings {
@@ -342,7 +338,7 @@ export async function deleteRegistryAuth(
     } catch (error) {
       if (error instanceof NotFoundError) return;
       if (error instanceof BadRequestError || error instanceof ConflictError) {
-        const said = serviceDetail(error);
+        const said = describeBody(error.body);
         throw new RunpodError(
           `RunPod refused to delete container registry auth ${label}` +
             (said ? `: ${said}` : " (it is probably still in use)") +
@@ -401,28 +397,6 @@ function nameTakenError(name: string, taken: RegistryAuthRecord[], cause?: unkno
       `cannot be verified).`,
     cause === undefined ? undefined : { cause },
   );
-}
-
-function serviceDetail(error: APIError): string {
-  const body = error.body as Record<string, unknown> | string | undefined;
-  if (typeof body === "string") return body.slice(0, 500);
-  if (body && typeof body === "object") {
-    for (const key of ["detail", "message", "error", "title"]) {
-      if (typeof body[key] === "string" && body[key]) return body[key] as string;
-    }
-  }
-  return "";
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
-}
-
-function describeType(value: unknown): string {
-  if (Array.isArray(value)) return "an array";
-  if (value === null) return "null";
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 /** Secrets shorter than this are not scrubbed from messages (they would mangle the text). */

@@ -7,9 +7,9 @@ import { z } from "zod";
 import { TTL_MAX_MS } from "../../client/limits";
 import { JobRequestSchema, TERMINAL_JOB_STATUSES, type TerminalJobStatus } from "../../client/schemas";
 import { describeIssue, formatPath } from "../../client/validate";
+import { UNKNOWN } from "../values";
 
-/** What Pulumi passes for a value not known yet (preview, outputs of resources not created). */
-export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+export { UNKNOWN } from "../values";
 
 /** Default of `timeoutMs`: 10 minutes. */
 export const DEFAULT_TIMEOUT_MS = 600_000;

@@ -9,6 +9,8 @@
  * - any other expected value (string, number, boolean, null) must be equal (`===`).
  */
 
+import { describeType } from "../values";
+
 /** One place where the output does not contain what was expected. */
 export interface Mismatch {
   /** Dotted path from the root, e.g. `output.choices[0].text`. */
@@ -28,15 +30,6 @@ type Json = unknown;
 
 const isPlainObject = (value: Json): value is Record<string, Json> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
-
-/** Short type description used when the shapes differ. */
-export function describeType(value: Json): string {
-  if (value === undefined) return "missing";
-  if (value === null) return "null";
-  if (Array.isArray(value)) return `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
-  if (typeof value === "object") return "an object";
-  return `a ${typeof value}`;
-}
 
 /** JSON text of a value, shortened to `MAX_VALUE_CHARS`. */
 export function renderValue(value: Json): string {

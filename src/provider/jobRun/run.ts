@@ -23,6 +23,8 @@ import {
 import { MB, SYNC_WAIT_MAX_MS, SYNC_WAIT_MIN_MS } from "../../client/limits";
 import { backoffMs, serverDelayMs } from "../../client/retry";
 import { isTerminalStatus, type Job, type JobRequest, type StreamChunk } from "../../client/schemas";
+import { defaultSleep } from "../../client/transport";
+import { describeError } from "../values";
 import type { ResolvedJobRunInputs } from "./args";
 import { findMismatches, formatMismatches } from "./match";
 
@@ -102,20 +104,6 @@ export interface RunContext {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-const defaultSleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-
 /** True when the service answered in a way that proves it did not act on the submission. */
 export function provablyNotSubmitted(error: unknown): boolean {
   if (error instanceof RateLimitError) return true;
@@ -147,10 +135,6 @@ function errorText(error: unknown): string | undefined {
   } catch {
     return String(error);
   }
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
