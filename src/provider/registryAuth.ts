@@ -14,17 +14,8 @@
  * installed when they run. Keep the names and signatures stable and accept older state shapes.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { RunpodClient } from "../client";
-import {
-  APIConnectionError,
-  BadRequestError,
-  ConflictError,
-  describeBody,
-  InternalServerError,
-  NotFoundError,
-  ResponseValidationError,
-  RunpodError,
-} from "../client/errors";
+import { mayHaveActed, type RunpodClient } from "../client";
+import { BadRequestError, ConflictError, describeBody, NotFoundError, RunpodError } from "../client/errors";
 import type { ContainerRegistryAuth as RegistryAuthRecord } from "../client/schemas";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "./config";
 import { describeError, describeType, isUnknown } from "./values";
@@ -230,8 +221,8 @@ export async function diffRegistryAuth(
 
 /**
  * `create`: list, then POST; never duplicates and never takes over a credential it did not make
- * unless `adoptExisting` is true. After an ambiguous failure (5xx, reset, timeout, malformed
- * answer), lists again: a name that was free before and exists now is this create's credential.
+ * unless `adoptExisting` is true. After a failure the service may have acted on (the client's
+ * `mayHaveActed`: a 500 or 408, a reset or timeout after sending, a malformed answer), lists again: a name that was free before and exists now is this create's credential.
  */
 export async function createRegistryAuth(
   settings: RunpodSettings | undefined,
@@ -261,7 +252,7 @@ export async function createRegistryAuth(
         const after = await client.registryAuths.list().catch(() => undefined);
         throw nameTakenError(inputs.name, after?.filter((r) => r.name === inputs.name) ?? [], error);
       }
-      if (!isAmbiguous(error)) throw error;
+      if (!mayHaveActed(error)) throw error;
       let after: RegistryAuthRecord[];
       try {
         after = await client.registryAuths.list();
@@ -373,14 +364,6 @@ function plainInputs(raw: Record<string, unknown>): RegistryAuthInputs {
   };
   if (typeof raw.adoptExisting === "boolean") inputs.adoptExisting = raw.adoptExisting;
   return inputs;
-}
-
-/** True when the service may have acted on a POST that failed. */
-function isAmbiguous(error: unknown): boolean {
-  if (error instanceof InternalServerError) return true;
-  if (error instanceof ResponseValidationError) return true;
-  if (error instanceof APIConnectionError) return !error.notSent;
-  return false;
 }
 
 function nameTakenError(name: string, taken: RegistryAuthRecord[], cause?: unknown): RunpodError {

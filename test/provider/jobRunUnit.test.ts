@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { RunpodClient } from "../../src/client";
 import {
   APIConnectionError,
   APIError,
   APITimeoutError,
   APIUserAbortError,
   ResponseValidationError,
+  ValidationError,
 } from "../../src/client/errors";
 import { checkJobRunArgs, resolveJobRunArgs, UNKNOWN } from "../../src/provider/jobRun/args";
 import {
@@ -17,11 +19,12 @@ import {
 } from "../../src/provider/jobRun/lifecycle";
 import { findMismatches, formatMismatches, matchesSubset } from "../../src/provider/jobRun/match";
 import {
+  executeJobRun,
   failureMessage,
   formatTimeline,
+  JobRunSubmitError,
   judge,
-  possiblySubmitted,
-  provablyNotSubmitted,
+  resendable,
 } from "../../src/provider/jobRun/run";
 
 const s3 = {
@@ -290,23 +293,112 @@ describe("JobRun verdicts and failure text", () => {
 describe("submission ambiguity", () => {
   const api = (status: number) => APIError.from({ status, method: "POST", path: "/v2/echo/run" });
 
-  it("treats 429, 503 and a connection never opened as provably not submitted", () => {
-    expect(provablyNotSubmitted(api(429))).toBe(true);
-    expect(provablyNotSubmitted(api(503))).toBe(true);
-    expect(provablyNotSubmitted(new APIConnectionError("refused", { notSent: true }))).toBe(true);
+  it("sends again only after a passing refusal the service did not act on: 429, 503, a connection never opened", () => {
+    expect(resendable(api(429))).toBe(true);
+    expect(resendable(api(503))).toBe(true);
+    expect(resendable(new APIConnectionError("refused", { notSent: true }))).toBe(true);
   });
 
-  it("treats a 500, a reset, a timeout, an abort or an unreadable answer as possibly submitted", () => {
-    expect(possiblySubmitted(api(500))).toBe(true);
-    expect(possiblySubmitted(new APIConnectionError("reset"))).toBe(true);
-    expect(possiblySubmitted(new APITimeoutError("timeout", { notSent: true }))).toBe(true);
-    expect(possiblySubmitted(new APIUserAbortError("aborted"))).toBe(true);
-    expect(possiblySubmitted(new ResponseValidationError("bad body"))).toBe(true);
+  it("never sends again after a 500, a reset, a timeout, an abort on the wire or an unreadable answer", () => {
+    expect(resendable(api(500))).toBe(false);
+    expect(resendable(new APIConnectionError("reset"))).toBe(false);
+    expect(resendable(new APITimeoutError("timeout", { notSent: true }))).toBe(false);
+    expect(resendable(new APIUserAbortError("aborted", { sent: true }))).toBe(false);
+    expect(resendable(new ResponseValidationError("bad body"))).toBe(false);
   });
 
-  it("treats a 4xx rejection as definitely not submitted", () => {
-    expect(possiblySubmitted(api(400))).toBe(false);
-    expect(possiblySubmitted(api(401))).toBe(false);
-    expect(provablyNotSubmitted(api(401))).toBe(false);
+  it("does not send again a request the service refused for good (4xx) or the client refused to send", () => {
+    expect(resendable(api(400))).toBe(false);
+    expect(resendable(api(401))).toBe(false);
+    expect(resendable(new ValidationError("too large", []))).toBe(false);
+  });
+});
+
+/** A JobRun on an endpoint whose client is real but whose server does not exist (127.0.0.1:1). */
+const offlineEndpoint = () =>
+  new RunpodClient({ apiKey: "unit-key", serverlessUrl: "http://127.0.0.1:1", maxRetries: 0 }).endpoint(
+    "ep1",
+  );
+
+async function submitFailure(args: Parameters<typeof resolveJobRunArgs>[0], endpoint: unknown) {
+  const error = await executeJobRun(resolveJobRunArgs(args), {
+    endpoint: endpoint as Parameters<typeof executeJobRun>[1]["endpoint"],
+    log: () => {},
+  }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(JobRunSubmitError);
+  return error as JobRunSubmitError;
+}
+
+describe("JobRun submission failures say whether a job may exist", () => {
+  it("says no job was created when the client refuses an 11 MB input before sending it", async () => {
+    const input = { blob: "x".repeat(11 * 1_000_000) };
+    const error = await submitFailure({ endpointId: "ep1", input, timeoutMs: 60_000 }, offlineEndpoint());
+    expect(error.ambiguous).toBe(false);
+    expect(error.message).toContain("No job was created");
+    expect(error.message).toContain("the service accepts at most 10 MB");
+    expect(error.message).not.toContain("may or may not");
+  });
+
+  it("says no job was created when timeoutMs expires while the submission waits for a rate-limit slot", async () => {
+    // What the client throws when the caller's signal fires in its rate limiter: nothing was sent.
+    const endpoint = {
+      id: "ep1",
+      run: (_body: unknown, options: { signal: AbortSignal }) =>
+        new Promise((_resolve, reject) => {
+          options.signal.addEventListener("abort", () =>
+            reject(
+              new APIUserAbortError("Request aborted while waiting for a rate-limit slot", { sent: false }),
+            ),
+          );
+        }),
+    };
+    const error = await submitFailure({ endpointId: "ep1", input: {}, timeoutMs: 20 }, endpoint);
+    expect(error.ambiguous).toBe(false);
+    expect(error.message).toContain("expired before POST /run was sent");
+    expect(error.message).toContain("No job was created");
+    expect(error.message).not.toContain("may or may not");
+  });
+
+  it("says the job may exist when timeoutMs expires while POST /run is on the wire", async () => {
+    const endpoint = {
+      id: "ep1",
+      run: (_body: unknown, options: { signal: AbortSignal }) =>
+        new Promise((_resolve, reject) => {
+          options.signal.addEventListener("abort", () =>
+            reject(new APIUserAbortError("POST /run aborted by the caller's signal", { sent: true })),
+          );
+        }),
+    };
+    const error = await submitFailure({ endpointId: "ep1", input: {}, timeoutMs: 20 }, endpoint);
+    expect(error.ambiguous).toBe(true);
+    expect(error.message).toContain("expired while POST /run was in flight");
+  });
+});
+
+describe("JobRun check of the job request's size", () => {
+  const big = (mb: number) => ({ blob: "x".repeat(mb * 1_000_000) });
+
+  it("rejects an input over 10 MB in run mode as a failure of input", () => {
+    const failures = checkJobRunArgs({ endpointId: "ep1", input: big(11) });
+    expect(failures).toHaveLength(1);
+    expect(failures[0]?.property).toBe("input");
+    expect(failures[0]?.reason).toMatch(
+      /mode "run" accepts at most 10 MB \(10000000 bytes\), mode "runsync" 20 MB/,
+    );
+  });
+
+  it("accepts the same input in runsync mode, and rejects one over 20 MB there", () => {
+    expect(checkJobRunArgs({ endpointId: "ep1", input: big(11), mode: "runsync" })).toEqual([]);
+    const failures = checkJobRunArgs({ endpointId: "ep1", input: big(21), mode: "runsync" });
+    expect(failures.map((f) => f.property)).toEqual(["input"]);
+    expect(failures[0]?.reason).toContain('mode "runsync" accepts at most 20 MB');
+  });
+
+  it("applies the larger limit while mode is unknown (preview)", () => {
+    const failures = checkJobRunArgs({ endpointId: "ep1", input: big(11), mode: UNKNOWN });
+    expect(failures).toEqual([]);
   });
 });

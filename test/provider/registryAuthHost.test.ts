@@ -40,7 +40,7 @@ interface ProxiedRequest {
  */
 type Action =
   | { kind: "lose-after" }
-  | { kind: "fail-after" }
+  | { kind: "fail-after"; status?: number }
   | { kind: "lose-before" }
   | { kind: "reply"; status: number; contentType: string; body: unknown }
   | { kind: "rewrite"; edit: (body: Record<string, unknown>) => unknown };
@@ -103,7 +103,9 @@ class FaultProxy {
       return;
     }
     if (action?.kind === "fail-after") {
-      res.writeHead(500, { "content-type": "application/json" }).end('{"message":"internal error"}');
+      res
+        .writeHead(action.status ?? 500, { "content-type": "application/json" })
+        .end('{"message":"internal error"}');
       return;
     }
     if (action?.kind === "rewrite") text = JSON.stringify(action.edit(JSON.parse(text)));
@@ -413,6 +415,13 @@ describe.each([
     const name = fresh("500");
     proxy.arm("POST", registryPath, { kind: "fail-after" });
     const { id } = await create("five-hundred", { name, username: "u", password: PASSWORD });
+    expect(await named(name)).toEqual([{ id, name }]);
+  });
+
+  it("takes its own credential when the service stored it but answered 408", async () => {
+    const name = fresh("408");
+    proxy.arm("POST", registryPath, { kind: "fail-after", status: 408 });
+    const { id } = await create("four-oh-eight", { name, username: "u", password: PASSWORD });
     expect(await named(name)).toEqual([{ id, name }]);
   });
 

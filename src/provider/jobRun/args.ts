@@ -4,7 +4,7 @@
  * here as from `endpoint.run`), values still unknown in a preview skipped.
  */
 import { z } from "zod";
-import { TTL_MAX_MS } from "../../client/limits";
+import { MB, RUN_PAYLOAD_LIMIT_BYTES, RUNSYNC_PAYLOAD_LIMIT_BYTES, TTL_MAX_MS } from "../../client/limits";
 import { JobRequestSchema, TERMINAL_JOB_STATUSES, type TerminalJobStatus } from "../../client/schemas";
 import { describeIssue, formatPath } from "../../client/validate";
 import { UNKNOWN } from "../values";
@@ -151,9 +151,10 @@ export function containsUnknown(value: unknown): boolean {
  */
 export function checkJobRunArgs(news: Record<string, unknown>): CheckFailure[] {
   const { __provider: _provider, ...args } = news;
+  const tooLarge = payloadTooLarge(args);
   const result = JobRunArgsSchema.safeParse(args);
-  if (result.success) return [];
-  const failures: CheckFailure[] = [];
+  if (result.success) return tooLarge === undefined ? [] : [tooLarge];
+  const failures: CheckFailure[] = tooLarge === undefined ? [] : [tooLarge];
   for (const issue of result.error.issues) {
     if (unknownOnPath(args, issue.path)) continue;
     if (issue.code === "custom" && containsUnknown(args.mode)) continue;
@@ -174,6 +175,34 @@ export function checkJobRunArgs(news: Record<string, unknown>): CheckFailure[] {
     failures.push({ property, reason: describeIssue(issue) });
   }
   return failures;
+}
+
+/**
+ * The failure for a job request larger than its mode accepts (`/run`: 10 MB, `/runsync`: 20 MB,
+ * as JSON), so it fails in check rather than at submission. With `mode` unknown (preview) the
+ * larger limit applies.
+ */
+function payloadTooLarge(args: Record<string, unknown>): CheckFailure | undefined {
+  const { input, webhook, policy, s3Config } = args;
+  if (input === null || typeof input !== "object") return undefined;
+  const body = { input, webhook, policy, s3Config };
+  if (containsUnknown(body)) return undefined;
+  let bytes: number;
+  try {
+    bytes = Buffer.byteLength(JSON.stringify(body), "utf8");
+  } catch {
+    return undefined; // not JSON at all: the schema's failures say so
+  }
+  const sync = args.mode === "runsync" || containsUnknown(args.mode);
+  const limit = sync ? RUNSYNC_PAYLOAD_LIMIT_BYTES : RUN_PAYLOAD_LIMIT_BYTES;
+  if (bytes <= limit) return undefined;
+  return {
+    property: "input",
+    reason:
+      `input makes the job request ${bytes} bytes of JSON; mode "${sync ? "runsync" : "run"}" accepts at most ` +
+      `${limit / MB} MB (${limit} bytes)${sync ? "" : `, mode "runsync" ${RUNSYNC_PAYLOAD_LIMIT_BYTES / MB} MB`}. ` +
+      "Pass large inputs by reference (for example a URL, or through s3Config).",
+  };
 }
 
 /** Applies the documented defaults to checked arguments. */

@@ -9,19 +9,19 @@
  * Submission: a job request that the service provably did not act on (429, 503, a connection
  * never opened) is sent again until `timeoutMs`; one that it may have acted on (a 500, a reset
  * or timeout after sending, an unreadable answer) is never sent again, because the service has
- * no idempotency key and no job listing, and a second GPU job costs money.
+ * no idempotency key and no job listing, and a second GPU job costs money. Which is which is
+ * the client's `mayHaveActed`, the one rule every caller of a non-idempotent POST uses.
  */
 import type { Endpoint } from "../../client/endpoint";
 import {
   APIConnectionError,
   APIError,
   APITimeoutError,
-  InternalServerError,
   JobWaitTimeoutError,
   RateLimitError,
 } from "../../client/errors";
 import { MB, SYNC_WAIT_MAX_MS, SYNC_WAIT_MIN_MS } from "../../client/limits";
-import { backoffMs, serverDelayMs } from "../../client/retry";
+import { backoffMs, mayHaveActed, serverDelayMs } from "../../client/retry";
 import { isTerminalStatus, type Job, type JobRequest, type StreamChunk } from "../../client/schemas";
 import { defaultSleep } from "../../client/transport";
 import { describeError } from "../values";
@@ -104,19 +104,16 @@ export interface RunContext {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-/** True when the service answered in a way that proves it did not act on the submission. */
-export function provablyNotSubmitted(error: unknown): boolean {
+/**
+ * True when a failed submission is worth sending again: the service provably did not act on it
+ * (the client's `mayHaveActed` says no) and the refusal is passing, a 429, a 503 or a connection
+ * that never opened. A 4xx other than 429, or a request the client refused to send, is final.
+ */
+export function resendable(error: unknown): boolean {
+  if (mayHaveActed(error)) return false;
   if (error instanceof RateLimitError) return true;
-  if (error instanceof InternalServerError && error.status === 503) return true;
-  return error instanceof APIConnectionError && error.notSent && !(error instanceof APITimeoutError);
-}
-
-/** True when the service may have created a job although the call failed. */
-export function possiblySubmitted(error: unknown): boolean {
-  if (provablyNotSubmitted(error)) return false;
-  if (error instanceof APIError) return error.status >= 500;
-  // Connection reset / timeout after sending, an abort mid-request, or a 2xx we could not read.
-  return true;
+  if (error instanceof APIError) return error.status === 503;
+  return error instanceof APIConnectionError && !(error instanceof APITimeoutError);
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
@@ -257,7 +254,7 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
         }
         return await endpoint.run(body, options);
       } catch (error) {
-        if (provablyNotSubmitted(error)) {
+        if (resendable(error)) {
           // The service did nothing: wait as it asked (or back off) and send again, until the deadline.
           const hint = error instanceof APIError ? serverDelayMs(error.headers) : undefined;
           const delay = Math.min(hint ?? backoffMs(Math.min(round, 4)), Math.max(0, remaining()));
@@ -280,17 +277,7 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
 
   function submitError(error: unknown): JobRunSubmitError {
     const mode = args.mode === "runsync" ? "POST /runsync" : "POST /run";
-    if (provablyNotSubmitted(error)) {
-      return new JobRunSubmitError(
-        `JobRun could not submit a job to endpoint ${endpoint.id} within timeoutMs (${args.timeoutMs} ms): ` +
-          `the service kept refusing it (${describeError(error)}). No job was created. ` +
-          "Hint: the endpoint's queue or the account's rate limits are full; try again later, raise timeoutMs, " +
-          "or check the endpoint with getEndpointHealth.",
-        false,
-        error,
-      );
-    }
-    if (possiblySubmitted(error)) {
+    if (mayHaveActed(error)) {
       const why = signal.aborted
         ? `timeoutMs (${args.timeoutMs} ms) expired while ${mode} was in flight`
         : `${mode} failed after it was sent (${describeError(error)})`;
@@ -301,6 +288,25 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
           "Hint: check the endpoint's queue (getEndpointHealth or the RunPod console) for a stray job, then run " +
           "`pulumi up` again to submit a new one.",
         true,
+        error,
+      );
+    }
+    if (resendable(error)) {
+      return new JobRunSubmitError(
+        `JobRun could not submit a job to endpoint ${endpoint.id} within timeoutMs (${args.timeoutMs} ms): ` +
+          `the service kept refusing it (${describeError(error)}). No job was created. ` +
+          "Hint: the endpoint's queue or the account's rate limits are full; try again later, raise timeoutMs, " +
+          "or check the endpoint with getEndpointHealth.",
+        false,
+        error,
+      );
+    }
+    if (signal.aborted) {
+      return new JobRunSubmitError(
+        `JobRun could not submit a job to endpoint ${endpoint.id}: timeoutMs (${args.timeoutMs} ms) expired ` +
+          `before ${mode} was sent (it was waiting for the account's rate limit). No job was created. ` +
+          "Hint: other requests of this account are using its rate limit; try again later or raise timeoutMs.",
+        false,
         error,
       );
     }
