@@ -36,12 +36,13 @@ interface ProxiedRequest {
  * What to do with a matching request: `forward` unchanged; `lose-after`: forward, then reset the
  * connection instead of answering; `fail-after`: forward, then answer 500; `lose-before`: reset
  * without forwarding; `reply`: answer this without forwarding; `rewrite`: forward and edit the
- * JSON answer.
+ * JSON answer; `before`: run something (another client's request), then forward.
  */
 type Action =
   | { kind: "lose-after" }
   | { kind: "fail-after"; status?: number }
   | { kind: "lose-before" }
+  | { kind: "before"; run: () => Promise<unknown> }
   | { kind: "reply"; status: number; contentType: string; body: unknown }
   | { kind: "rewrite"; edit: (body: Record<string, unknown>) => unknown };
 
@@ -85,6 +86,7 @@ class FaultProxy {
       req.socket.destroy();
       return;
     }
+    if (action?.kind === "before") await action.run();
     if (action?.kind === "reply") {
       res.writeHead(action.status, { "content-type": action.contentType }).end(JSON.stringify(action.body));
       return;
@@ -377,6 +379,23 @@ describe.each([
     expect(error.message).toContain(`delete the existing one (id ${theirs.id})`);
     expect(error.message).toContain("set adoptExisting: true");
     expect(error.message).toContain("cannot be verified");
+    expect(await named(name)).toEqual([{ id: theirs.id, name }]);
+  });
+
+  it("refuses a name taken between its list and its POST with the same advice, not the raw 400", async () => {
+    const name = fresh("race");
+    let theirs = { id: "" };
+    proxy.arm("POST", registryPath, {
+      kind: "before",
+      run: async () => {
+        theirs = await client.registryAuths.create({ name, username: "them", password: "their-password-3" });
+      },
+    });
+    const error = await hostFailure(() => create("race", { name, username: "u", password: PASSWORD }));
+    expect(error.message).toContain(
+      `A container registry auth named "${name}" already exists (id ${theirs.id})`,
+    );
+    expect(error.message).toContain("set adoptExisting: true");
     expect(await named(name)).toEqual([{ id: theirs.id, name }]);
   });
 

@@ -3,8 +3,10 @@
  * the outcomes a host test cannot produce cheaply (a client timeout, duplicate names appearing).
  */
 import { describe, expect, it } from "vitest";
+import { APIError, APITimeoutError } from "../../src/client/errors";
+import type { ContainerRegistryAuth } from "../../src/client/schemas";
 import { findMismatches } from "../../src/provider/jobRun/match";
-import { checkRegistryAuth } from "../../src/provider/registryAuth";
+import { checkRegistryAuth, createWithClient } from "../../src/provider/registryAuth";
 
 describe("registry auth check", () => {
   it("describes a wrong type with the same words as JobRun's output diff", async () => {
@@ -14,5 +16,70 @@ describe("registry auth check", () => {
     expect(failures).toEqual([
       { property: "name", reason: "name must be a string, got an array of 2 items" },
     ]);
+  });
+});
+
+/** A scripted client: each list answers the next of `lists`; the POST fails with `postError`. */
+function scripted(lists: ContainerRegistryAuth[][], postError: unknown) {
+  const calls: string[] = [];
+  const client = {
+    registryAuths: {
+      list: async () => {
+        calls.push("list");
+        return lists.shift() ?? [];
+      },
+      create: async () => {
+        calls.push("create");
+        throw postError;
+      },
+    },
+  };
+  return { client: client as unknown as Parameters<typeof createWithClient>[0], calls };
+}
+
+const inputs = { name: "ghcr", username: "u", password: "pw-1234" };
+
+async function createFailure(lists: ContainerRegistryAuth[][], postError: unknown): Promise<Error> {
+  const { client } = scripted(lists, postError);
+  const error = await createWithClient(client, inputs).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(Error);
+  return error as Error;
+}
+
+describe("registry auth create after an unclear POST", () => {
+  it("after a timeout with nothing listed, says the credential may still appear and how to resolve it", async () => {
+    const timeout = new APITimeoutError("POST /v2/registries timed out after 60000 ms");
+    const error = await createFailure([[], []], timeout);
+    expect(error.message).toContain("may still complete on the service");
+    expect(error.message).toContain("one may appear in the next minutes, and it would be this deploy's");
+    expect(error.message).toContain("set adoptExisting: true (or delete it) and run pulumi up again");
+    expect(error.message).not.toContain("did not store it");
+  });
+
+  it("when two credentials with the name appeared, names both and says this deploy cannot tell which is its own", async () => {
+    const error = await createFailure(
+      [
+        [],
+        [
+          { id: "a1", name: "ghcr" },
+          { id: "b2", name: "ghcr" },
+        ],
+      ],
+      APIError.from({ status: 500, method: "POST", path: "/v2/registries" }),
+    );
+    expect(error.message).toContain('2 credentials named "ghcr" exist now (id a1, b2)');
+    expect(error.message).toContain("cannot tell which one is its own");
+    expect(error.message).not.toContain("did not store it");
+  });
+
+  it("after a 500 with nothing listed, says nothing was created", async () => {
+    const error = await createFailure(
+      [[], []],
+      APIError.from({ status: 500, method: "POST", path: "/v2/registries" }),
+    );
+    expect(error.message).toContain("the service did not store it, so nothing was created");
   });
 });
