@@ -5,6 +5,7 @@ import {
   APIError,
   APITimeoutError,
   APIUserAbortError,
+  JobWaitTimeoutError,
   ResponseValidationError,
   ValidationError,
 } from "../../src/client/errors";
@@ -400,5 +401,34 @@ describe("JobRun check of the job request's size", () => {
   it("applies the larger limit while mode is unknown (preview)", () => {
     const failures = checkJobRunArgs({ endpointId: "ep1", input: big(11), mode: UNKNOWN });
     expect(failures).toEqual([]);
+  });
+});
+
+describe("JobRun stream capture when the JobRun stops waiting", () => {
+  it("marks a stream cut by the deploy's timeout as truncated, keeping the chunks read", async () => {
+    let chunkTaken!: () => void;
+    const taken = new Promise<void>((resolve) => {
+      chunkTaken = resolve;
+    });
+    const endpoint = {
+      id: "ep1",
+      run: async () => ({ id: "job-1", status: "IN_QUEUE" }),
+      waitForJob: async () => {
+        await taken;
+        throw new JobWaitTimeoutError("timeoutMs expired", { jobId: "job-1", lastStatus: undefined });
+      },
+      async *stream(_jobId: string, options: { signal: AbortSignal }) {
+        yield { output: "first words" };
+        chunkTaken();
+        await new Promise((_resolve, reject) => options.signal.addEventListener("abort", reject));
+      },
+    };
+    const outcome = await executeJobRun(
+      resolveJobRunArgs({ endpointId: "ep1", input: {}, collectStream: true, cancelOnTimeout: false }),
+      { endpoint: endpoint as unknown as Parameters<typeof executeJobRun>[1]["endpoint"], log: () => {} },
+    );
+    expect(outcome.failure).toContain("did not finish within timeoutMs");
+    expect(outcome.result.stream).toEqual([{ output: "first words" }]);
+    expect(outcome.result.streamTruncated).toBe(true);
   });
 });

@@ -165,7 +165,8 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
     ctx.log(`JobRun ${where()}: ${status} after ${seconds(entry.atMs)}`);
   };
 
-  type Collector = { controller: AbortController; done: Promise<void> };
+  /** A stream collection in progress; `finished` turns true once it stopped by itself. */
+  type Collector = { controller: AbortController; done: Promise<void>; finished: () => boolean };
   let collector: Collector | undefined;
 
   try {
@@ -351,7 +352,14 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
     } else {
       cancelled = "The job was left running on the service (cancelOnTimeout is false).";
     }
-    if (collector) collector.controller.abort();
+    if (collector && !collector.finished()) {
+      // The job has not ended, so its stream has not either: what was kept is only a part.
+      collector.controller.abort();
+      result.streamTruncated = true;
+      ctx.log(
+        `JobRun ${where()}: stopped reading the stream with the wait (${result.stream?.length ?? 0} chunks kept)`,
+      );
+    }
     const what = timedOut
       ? `the job did not finish within timeoutMs (${args.timeoutMs} ms); last status ${lastStatus}`
       : `waiting for the job failed (${describeError(error)}); last status ${lastStatus}`;
@@ -370,6 +378,7 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
     result.stream = chunks;
     result.streamTruncated = false;
     let bytes = 2;
+    let finished = false;
     const done = (async () => {
       try {
         for await (const chunk of endpoint.stream(jobId, { signal: controller.signal })) {
@@ -392,9 +401,11 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
             `JobRun ${where()}: reading the stream failed (${describeError(error)}); kept ${chunks.length} chunks`,
           );
         }
+      } finally {
+        finished = true;
       }
     })();
-    return { controller, done };
+    return { controller, done, finished: () => finished };
   }
 
   /** Lets the collector drain the last chunks, at most `STREAM_DRAIN_MS` (and never past the deadline). */
