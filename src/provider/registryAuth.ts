@@ -26,6 +26,7 @@ import {
 } from "../client/errors";
 import type { ContainerRegistryAuth as RegistryAuthRecord } from "../client/schemas";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "./config";
+import { withRedactedErrors } from "./secrets";
 import { describeError, describeType, isUnknown } from "./values";
 
 /** Module the serialized provider loads in the provider host (resolved from the program's node_modules). */
@@ -238,7 +239,7 @@ export async function createRegistryAuth(
 ): Promise<pulumi.dynamic.CreateResult> {
   const inputs = plainInputs(raw);
   const secrets = [inputs.password];
-  return withScrubbedErrors(secrets, () => createWithClient(hostClient(settings), inputs));
+  return withRedactedErrors(secrets, () => createWithClient(hostClient(settings), inputs));
 }
 
 /**
@@ -337,7 +338,7 @@ export async function readRegistryAuth(
 ): Promise<pulumi.dynamic.ReadResult> {
   const old = withoutProvider(props ?? {});
   const secrets = typeof old.password === "string" ? [old.password] : [];
-  return withScrubbedErrors(secrets, async () => {
+  return withRedactedErrors(secrets, async () => {
     const client = hostClient(settings);
     try {
       const live = await client.registryAuths.get(id);
@@ -369,7 +370,7 @@ export async function deleteRegistryAuth(
 ): Promise<void> {
   const secrets = typeof props?.password === "string" ? [props.password] : [];
   const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
-  await withScrubbedErrors(secrets, async () => {
+  await withRedactedErrors(secrets, async () => {
     const client = hostClient(settings);
     try {
       await client.registryAuths.delete(id);
@@ -427,32 +428,4 @@ function nameTakenError(name: string, taken: RegistryAuthRecord[], cause?: unkno
       `cannot be verified).`,
     cause === undefined ? undefined : { cause },
   );
-}
-
-/** Secrets shorter than this are not scrubbed from messages (they would mangle the text). */
-const MIN_SCRUB_LENGTH = 4;
-
-/**
- * Runs `fn`; an error whose message contains one of `secrets` (a service echoing the request,
- * say) is rethrown as a copy with each occurrence replaced by `[redacted]`.
- */
-async function withScrubbedErrors<T>(secrets: string[], fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (error) {
-    throw scrub(
-      error,
-      secrets.filter((s) => s.length >= MIN_SCRUB_LENGTH),
-    );
-  }
-}
-
-function scrub(error: unknown, secrets: string[]): unknown {
-  if (!(error instanceof Error) || secrets.length === 0) return error;
-  const leaks = (text: string | undefined) => text !== undefined && secrets.some((s) => text.includes(s));
-  if (!leaks(error.message) && !leaks(error.stack)) return error;
-  const clean = (text: string) => secrets.reduce((acc, s) => acc.split(s).join("[redacted]"), text);
-  const copy = new RunpodError(clean(error.message));
-  copy.stack = clean(error.stack ?? copy.stack ?? "");
-  return copy;
 }

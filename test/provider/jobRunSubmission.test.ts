@@ -224,6 +224,28 @@ describe("JobRun submission through the provider host", () => {
     expect(seen().every((r) => r === "POST /v2/quick/run")).toBe(true);
   });
 
+  it("keeps the s3 credentials out of the error and host stderr when a 400 echoes them", async () => {
+    const s3Config = {
+      accessId: "AKIA-submission-echo-77",
+      accessSecret: "s3-secret-echoed-by-a-400-9f2c",
+      bucketName: "results",
+      endpointUrl: "https://s3.example.com",
+    };
+    onRun = () => ({
+      status: 400,
+      body: {
+        error: `invalid s3Config: accessId ${s3Config.accessId} accessSecret ${s3Config.accessSecret}`,
+        input: { s3Config },
+      },
+    });
+    const error = await createFails("s3-echo", { endpointId: "quick", input: { n: 5 }, s3Config });
+    expect(error.message).toContain("invalid s3Config: accessId [redacted] accessSecret [redacted]");
+    for (const secret of [s3Config.accessSecret, s3Config.accessId]) {
+      expect(error.message).not.toContain(secret);
+      expect(host.stderr()).not.toContain(secret);
+    }
+  });
+
   for (const lost of [
     { how: "a 500", reply: { status: 500, body: { error: "internal error" } } as Reply },
     { how: "a reset connection", reply: { reset: true } as Reply },

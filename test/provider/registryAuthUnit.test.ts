@@ -2,11 +2,14 @@
  * ContainerRegistryAuth operations without a network: check's wording, and how create explains
  * the outcomes a host test cannot produce cheaply (a client timeout, duplicate names appearing).
  */
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { APIError, APITimeoutError } from "../../src/client/errors";
 import type { ContainerRegistryAuth } from "../../src/client/schemas";
 import { findMismatches } from "../../src/provider/jobRun/match";
-import { checkRegistryAuth, createWithClient } from "../../src/provider/registryAuth";
+import { checkRegistryAuth, createRegistryAuth, createWithClient } from "../../src/provider/registryAuth";
 
 describe("registry auth check", () => {
   it("describes a wrong type with the same words as JobRun's output diff", async () => {
@@ -81,5 +84,38 @@ describe("registry auth create after an unclear POST", () => {
       APIError.from({ status: 500, method: "POST", path: "/v2/registries" }),
     );
     expect(error.message).toContain("the service did not store it, so nothing was created");
+  });
+});
+
+describe("registry auth errors and the password", () => {
+  it("throws an error that carries no copy of the password, even in the service's echoed body", async () => {
+    const password = "echoed-in-body-Pa55-31ab";
+    // The service lists nothing, then refuses the POST, echoing the request in a field the message does not show.
+    const server = http.createServer((req, res) => {
+      const body =
+        req.method === "GET"
+          ? []
+          : { message: "invalid registry credentials", request: { username: "u", password } };
+      res.writeHead(req.method === "GET" ? 200 : 400, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const restUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const error = await createRegistryAuth(
+        { apiKey: "unit-key-1234", restUrl },
+        { name: "n", username: "u", password },
+      ).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toContain("invalid registry credentials");
+      expect(inspect(error, { depth: 10 })).not.toContain(password);
+      expect(error).not.toHaveProperty("body");
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -4,13 +4,15 @@
  *
  * Outputs echo every argument except `s3Config`, which is recorded only as a salted HMAC digest
  * (`s3ConfigDigest`), so its `accessSecret` never reaches state, even encrypted; `diff` compares
- * the digest with the new value.
+ * the digest with the new value. Every error these operations throw, and every progress line,
+ * has the s3Config credentials redacted (`../secrets`) before it reaches the provider host.
  */
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import type { Endpoint } from "../../client/endpoint";
 import { NotFoundError } from "../../client/errors";
 import { isTerminalStatus } from "../../client/schemas";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import { redact, withRedactedErrors } from "../secrets";
 import { ARG_NAMES, containsUnknown, type JobRunInputs, resolveJobRunArgs } from "./args";
 import { executeJobRun, type JobRunResult, type RunContext } from "./run";
 
@@ -136,22 +138,36 @@ export class JobRunFailedError extends Error {
   }
 }
 
-/** Runs the job for `create` (new id) or `update` (same id); throws `JobRunFailedError` on failure. */
+/** The secret values among JobRun arguments: the s3Config credentials. */
+export function jobRunSecrets(news: Record<string, unknown>): string[] {
+  const s3 = news.s3Config as Record<string, unknown> | undefined;
+  if (s3 === null || typeof s3 !== "object") return [];
+  return [s3.accessSecret, s3.accessId].filter((v): v is string => typeof v === "string");
+}
+
+/**
+ * Runs the job for `create` (new id) or `update` (same id); throws `JobRunFailedError` on failure.
+ * Errors and progress lines come out with the s3Config credentials redacted.
+ */
 export async function runAndRecord(
   ctx: LifecycleContext,
   id: string,
   news: Record<string, unknown>,
 ): Promise<{ id: string; outs: JobRunOutputs }> {
-  const { [PROVIDER_KEY]: provider, ...rest } = news;
-  const inputs = rest as unknown as JobRunInputs;
-  const args = resolveJobRunArgs(inputs);
-  const endpoint = ctx.endpoint(args.endpointId);
-  const outcome = await executeJobRun(args, { endpoint, log: ctx.log });
-  const outs = buildOutputs(inputs, outcome.result);
-  if (outcome.failure !== undefined) {
-    throw new JobRunFailedError(outcome.failure, id, { ...outs, [PROVIDER_KEY]: provider });
-  }
-  return { id, outs };
+  const secrets = jobRunSecrets(news);
+  return withRedactedErrors(secrets, async () => {
+    const { [PROVIDER_KEY]: provider, ...rest } = news;
+    const inputs = rest as unknown as JobRunInputs;
+    const args = resolveJobRunArgs(inputs);
+    const endpoint = ctx.endpoint(args.endpointId);
+    const log = (line: string) => ctx.log(redact(line, secrets));
+    const outcome = await executeJobRun(args, { endpoint, log });
+    const outs = buildOutputs(inputs, outcome.result);
+    if (outcome.failure !== undefined) {
+      throw new JobRunFailedError(outcome.failure, id, { ...outs, [PROVIDER_KEY]: provider });
+    }
+    return { id, outs };
+  });
 }
 
 /** `create`: a new JobRun id (a UUID of its own, not the job id), then the run. */
@@ -173,6 +189,10 @@ export async function updateJobRun(ctx: LifecycleContext, id: string, news: Reco
  * has it (results expire: 30 min for /run, 60 s for /runsync) the recorded result is kept.
  */
 export async function readJobRun(ctx: LifecycleContext, id: string, props: Record<string, unknown>) {
+  return withRedactedErrors([], () => readRecordedJob(ctx, id, props));
+}
+
+async function readRecordedJob(ctx: LifecycleContext, id: string, props: Record<string, unknown>) {
   const jobId = props.jobId;
   const endpointId = props.endpointId;
   if (typeof jobId !== "string" || typeof endpointId !== "string") return { id, props };
@@ -195,6 +215,10 @@ export async function readJobRun(ctx: LifecycleContext, id: string, props: Recor
  * IN_QUEUE or IN_PROGRESS). A finished or expired job (404) needs nothing.
  */
 export async function deleteJobRun(ctx: LifecycleContext, props: Record<string, unknown>) {
+  await withRedactedErrors([], () => cancelRecordedJob(ctx, props));
+}
+
+async function cancelRecordedJob(ctx: LifecycleContext, props: Record<string, unknown>) {
   const { jobId, endpointId, status } = props;
   if (typeof jobId !== "string" || typeof endpointId !== "string") return;
   if (typeof status === "string" && isTerminalStatus(status)) return;

@@ -1,0 +1,52 @@
+/**
+ * Keeps secrets out of what the providers hand to the Pulumi provider host. The host prints a
+ * failed operation's error as `${e}: ${e.stack}` on stderr and sends `e.message` over gRPC to
+ * the engine, so every error a provider operation throws goes through {@link redactError}: the
+ * given secret values (a registry password, an s3Config accessSecret) become `[redacted]`, and
+ * the error is rebuilt as a plain `Error` without `cause` or the service's response `body`,
+ * where a service echoing the request would otherwise leave a copy.
+ */
+
+/** What a redacted secret reads as. */
+export const REDACTED = "[redacted]";
+
+/** Secrets shorter than this, in characters, are not redacted (they would mangle ordinary words). */
+export const MIN_REDACTED_LENGTH = 4;
+
+/** The secret values worth redacting: strings of at least `MIN_REDACTED_LENGTH` characters. */
+function usable(secrets: readonly unknown[]): string[] {
+  return secrets.filter((s): s is string => typeof s === "string" && s.length >= MIN_REDACTED_LENGTH);
+}
+
+/** `text` with every occurrence of each secret replaced by `[redacted]`. */
+export function redact(text: string, secrets: readonly unknown[]): string {
+  return usable(secrets).reduce((acc, secret) => acc.split(secret).join(REDACTED), text);
+}
+
+/**
+ * A fresh plain `Error` safe to hand to the provider host: the same `name`, `message` and stack
+ * with the secrets redacted, and the `code` string. A partial failure keeps `id` and
+ * `properties` (the engine records the resource from them; they never hold these secrets).
+ */
+export function redactError(error: unknown, secrets: readonly unknown[]): Error {
+  const source = error instanceof Error ? error : new Error(String(error));
+  const fresh: Error & { code?: string; id?: unknown; properties?: unknown } = new Error(
+    redact(source.message, secrets),
+  );
+  fresh.name = source.name;
+  fresh.stack = redact(source.stack ?? `${source.name}: ${source.message}`, secrets);
+  const extra = source as { code?: unknown; id?: unknown; properties?: unknown };
+  if (typeof extra.code === "string") fresh.code = extra.code;
+  if (extra.id !== undefined) fresh.id = extra.id;
+  if (extra.properties !== undefined) fresh.properties = extra.properties;
+  return fresh;
+}
+
+/** Runs `fn`; whatever it throws is rethrown through {@link redactError}. */
+export async function withRedactedErrors<T>(secrets: readonly unknown[], fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw redactError(error, secrets);
+  }
+}

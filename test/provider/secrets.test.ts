@@ -1,0 +1,37 @@
+import { inspect } from "node:util";
+import { describe, expect, it } from "vitest";
+import { APIError } from "../../src/client/errors";
+import { redactError } from "../../src/provider/secrets";
+
+describe("redactError", () => {
+  const secret = "hunter2-very-secret";
+
+  it("redacts the secret from message and stack and drops the body and cause that held it", () => {
+    const error = APIError.from({
+      status: 400,
+      method: "POST",
+      path: "/v2/ep/run",
+      body: { error: `bad secret ${secret}`, echo: { secret } },
+    });
+    const clean = redactError(error, [secret]);
+    expect(clean.message).toBe("POST /v2/ep/run failed with 400: bad secret [redacted]");
+    expect(clean.name).toBe(error.name);
+    expect(clean.stack).not.toContain(secret);
+    expect(inspect(clean, { depth: 10 })).not.toContain(secret);
+    expect(clean).not.toHaveProperty("body");
+  });
+
+  it("keeps id and properties so a partial failure stays a partial failure", () => {
+    const failed = Object.assign(new Error(`job failed: ${secret}`), {
+      id: "run-1",
+      properties: { status: "FAILED" },
+    });
+    const clean = redactError(failed, [secret, undefined, "ab"]) as Error & {
+      id?: string;
+      properties?: unknown;
+    };
+    expect(clean.message).toBe("job failed: [redacted]");
+    expect(clean.id).toBe("run-1");
+    expect(clean.properties).toEqual({ status: "FAILED" });
+  });
+});
