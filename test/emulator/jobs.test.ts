@@ -69,7 +69,7 @@ describe("job lifecycle", () => {
   it("runsync answers the non-terminal status when its wait ends first", async () => {
     h = await harness();
     const pending = h.call("POST", "/v2/echo/runsync?wait=1000", { input: { sleepMs: 60_000 } });
-    await vi.waitFor(() => expect(h.emu.stats().submitted.echo).toBe(1));
+    await vi.waitFor(() => expect(h.emu.stats().submitted.echo).toBe(1), { timeout: 10_000 });
     await h.clock.advance(1000);
     const res = await pending;
     expect(res.body).toMatchObject({ id: expect.stringMatching(/^sync-/), status: "IN_PROGRESS" });

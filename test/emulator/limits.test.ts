@@ -97,7 +97,7 @@ describe("rate limits", () => {
     h = await harness({ rateLimits: { status: { requests: 100, windowMs: 10_000, concurrent: 1 } } });
     const run = await h.call("POST", "/v2/echo/run", { input: { sleepMs: 5000 } });
     const polling = h.call("GET", `/v2/echo/status-sync/${run.body.id}?wait=5000`);
-    await vi.waitFor(() => expect(h.emu.stats().requests).toBe(2));
+    await vi.waitFor(() => expect(h.emu.stats().requests).toBe(2), { timeout: 10_000 });
     const second = await h.call("GET", `/v2/echo/status/${run.body.id}`);
     expect(second.status).toBe(429);
     expect(second.body.message).toMatch(/more than 1 requests in flight/);

@@ -44,7 +44,7 @@ describe("webhooks", () => {
     r = await receiver();
     h = await harness();
     const run = await h.call("POST", "/v2/echo/run", { input: { output: "hi" }, webhook: r.url });
-    await vi.waitFor(() => expect(r.bodies).toHaveLength(1));
+    await vi.waitFor(() => expect(r.bodies).toHaveLength(1), { timeout: 10_000 });
     const status = await untilStatus(h, "echo", run.body.id, "COMPLETED");
     expect(r.bodies[0]).toEqual(status.body);
     expect(h.emu.stats().webhooks).toEqual([
@@ -56,13 +56,15 @@ describe("webhooks", () => {
     r = await receiver([500, 503, 200]);
     h = await harness();
     await h.call("POST", "/v2/echo/run", { input: { fail: "bad" }, webhook: r.url });
-    await vi.waitFor(() => expect(h.emu.stats().webhooks).toHaveLength(1));
+    await vi.waitFor(() => expect(h.emu.stats().webhooks).toHaveLength(1), { timeout: 10_000 });
+    expect(h.clock.pending).toBe(2); // the result retention timer and the retry
     await h.clock.advance(9999);
+    expect(h.clock.pending).toBe(2); // the retry has not fired early
     expect(r.bodies).toHaveLength(1);
     await h.clock.advance(1);
-    await vi.waitFor(() => expect(h.emu.stats().webhooks).toHaveLength(2));
+    await vi.waitFor(() => expect(h.emu.stats().webhooks).toHaveLength(2), { timeout: 10_000 });
     await h.clock.advance(10_000);
-    await vi.waitFor(() => expect(h.emu.stats().webhooks).toHaveLength(3));
+    await vi.waitFor(() => expect(h.emu.stats().webhooks).toHaveLength(3), { timeout: 10_000 });
     expect(h.emu.stats().webhooks.map((a) => a.status)).toEqual([500, 503, 200]);
     expect(r.bodies[2]).toMatchObject({ status: "FAILED", error: "bad" });
   });
@@ -72,7 +74,9 @@ describe("webhooks", () => {
     h = await harness({ webhookRetryDelayMs: 500 });
     await h.call("POST", "/v2/echo/run", { input: {}, webhook: r.url });
     for (let n = 1; n <= 3; n++) {
-      await vi.waitFor(() => expect(h.emu.stats().webhooks).toHaveLength(n));
+      await vi.waitFor(() => expect(h.emu.stats().webhooks).toHaveLength(n), { timeout: 10_000 });
+      // After attempts 1 and 2 a retry is scheduled beside the retention timer; after 3, none.
+      expect(h.clock.pending).toBe(n < 3 ? 2 : 1);
       await h.clock.advance(500);
     }
     await h.clock.advance(60_000);
@@ -86,9 +90,9 @@ describe("webhooks", () => {
     await gone.close();
     h = await harness({ webhookRetryDelayMs: 100 });
     await h.call("POST", "/v2/echo/run", { input: {}, webhook: url });
-    await vi.waitFor(() => expect(h.emu.stats().webhooks).toHaveLength(1));
+    await vi.waitFor(() => expect(h.emu.stats().webhooks).toHaveLength(1), { timeout: 10_000 });
     expect(h.emu.stats().webhooks[0]).toMatchObject({ ok: false, error: expect.any(String) });
     await h.clock.advance(100);
-    await vi.waitFor(() => expect(h.emu.stats().webhooks).toHaveLength(2));
+    await vi.waitFor(() => expect(h.emu.stats().webhooks).toHaveLength(2), { timeout: 10_000 });
   });
 });

@@ -172,10 +172,13 @@ describe("under 20% injected faults, through the provider host", () => {
     });
 
     // Jobs whose submission answer was lost still run: let the endpoint drain before counting.
-    await vi.waitFor(() => {
-      const c = emu.stats().endpoints.faulty;
-      expect(c?.completed).toBe(c?.submitted);
-    });
+    await vi.waitFor(
+      () => {
+        const c = emu.stats().endpoints.faulty;
+        expect(c?.completed).toBe(c?.submitted);
+      },
+      { timeout: 10_000 },
+    );
     const outcomes = {
       completed: 0,
       "ambiguous submission, no job created": 0,
