@@ -2,12 +2,10 @@
  * Errors keep working when two copies of the package meet (the provider host may load its own):
  * `instanceof` goes by the `Symbol.for` brand and the class name, not by object identity.
  */
-import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 type ErrorsModule = typeof import("../../src/client/errors");
-const require = createRequire(import.meta.url);
 const built = path.resolve(__dirname, "../../dist/client/errors.js");
 
 /** Loads a fresh copy of the built errors module (as a second installed copy would be). */
