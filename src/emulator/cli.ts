@@ -6,8 +6,11 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { startEmulator } from "./index";
+import type { RateLimitTable } from "../client/limits";
 import type { EmulatorOptions } from "./options";
+
+/** Oldest Node the emulator runs on (undici 8's minimum). */
+const MIN_NODE = [22, 19] as const;
 
 const HELP = `Usage: runpod-emulator [flags]
 
@@ -42,10 +45,16 @@ Flags:
                               429/503 before acting (with Retry-After), 500 after acting on a
                               POST, reset before or after at random, latency in ms (default none)
   --fault-seed N              seed of the fault sequence, for reproducible runs (default random)
-  --rate-limits on|off        the service's rate and concurrency limits (default on)
+  --rate-limits on|off|FILE   the service's rate and concurrency limits (default on), or a JSON
+                              table of your own: {"run":{"requests":1000,"windowMs":10000,
+                              "concurrent":200}, "health":{...}}; operations without a row are
+                              not limited
   --cold-start-ms MS          workers start cold and take MS to warm up; lowPriority jobs run
                               only on warm workers (default: workers are warm)
   --help                      print this help
+
+In process, startEmulator() takes the same options in camel case, plus an injectable clock
+(\`clock\`) for tests.
 
 Built-in worker input: sleepMs (wait first), stream (array: each item a chunk),
 fail (string: the job ends FAILED with it), output (the output); otherwise the input is echoed.
@@ -58,6 +67,24 @@ function int(flag: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value)) throw new UsageError(`--${flag} must be a non-negative integer, got "${value}"`);
   return Number(value);
+}
+
+/** Reads `--rate-limits FILE`: a JSON object of rows (`startEmulator` validates each row). */
+function rateLimitFile(file: string): RateLimitTable {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new UsageError(
+      `--rate-limits must be on, off or a JSON file of limits; cannot read "${file}" (${(err as Error).message})`,
+    );
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    throw new UsageError(
+      `--rate-limits ${file}: must hold a JSON object of rows, e.g. {"run":{"requests":1000,"windowMs":10000}}`,
+    );
+  }
+  return data as RateLimitTable;
 }
 
 /** Parses `--retention "run=MS,runsync=MS"` into the `retention` option. */
@@ -142,9 +169,8 @@ export function parseCli(argv: string[]): EmulatorOptions | undefined {
   options.faultSeed = int("fault-seed", s("fault-seed"));
   const rateLimits = s("rate-limits");
   if (rateLimits !== undefined) {
-    if (rateLimits !== "on" && rateLimits !== "off")
-      throw new UsageError(`--rate-limits must be on or off, got "${rateLimits}"`);
-    options.rateLimits = rateLimits === "on";
+    if (rateLimits === "on" || rateLimits === "off") options.rateLimits = rateLimits === "on";
+    else options.rateLimits = rateLimitFile(rateLimits);
   }
   options.coldStartMs = int("cold-start-ms", s("cold-start-ms"));
   for (const key of Object.keys(options) as (keyof EmulatorOptions)[]) {
@@ -153,7 +179,21 @@ export function parseCli(argv: string[]): EmulatorOptions | undefined {
   return options;
 }
 
+/** Exits with a clear message on a Node older than {@link MIN_NODE} (before undici fails to load). */
+function requireSupportedNode(): void {
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+  if (major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1])) return;
+  process.stderr.write(
+    `runpod-emulator: needs Node ${MIN_NODE.join(".")} or newer, this is ${process.versions.node}. ` +
+      "Install Node 22 or 24 (or add the devDependency node@24 and run it through npx).\n",
+  );
+  process.exit(1);
+}
+
 async function main(): Promise<void> {
+  requireSupportedNode();
+  // Loaded after the version check: the server's dependencies need a current Node.
+  const { startEmulator }: typeof import("./index") = require("./index");
   let options: EmulatorOptions | undefined;
   try {
     options = parseCli(process.argv.slice(2));

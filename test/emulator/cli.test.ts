@@ -130,10 +130,27 @@ describe("runpod-emulator CLI", () => {
     });
   });
 
+  it("--rate-limits FILE reads a table of rows, including rows the service does not publish", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "emu-limits-"));
+    try {
+      const file = join(dir, "limits.json");
+      await writeFile(file, JSON.stringify({ health: { requests: 2, windowMs: 10_000 } }));
+      expect(parseCli(["--rate-limits", file])?.rateLimits).toEqual({
+        health: { requests: 2, windowMs: 10_000 },
+      });
+      expect(parseCli(["--rate-limits", "off"])?.rateLimits).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("exits 2 with a message naming a bad flag", () => {
     const cases: [string[], RegExp][] = [
       [["--bogus"], /Unknown option '--bogus'/],
-      [["--rate-limits", "maybe"], /--rate-limits must be on or off/],
+      [
+        ["--rate-limits", "maybe"],
+        /--rate-limits must be on, off or a JSON file of limits; cannot read "maybe"/,
+      ],
       [["--retention", "runs=5"], /--retention takes "run=MS,runsync=MS", got "runs=5"/],
       [["--retention", "run=soon"], /--retention run must be a non-negative integer/],
       [["--port", "abc"], /--port must be a non-negative integer/],
