@@ -8,10 +8,17 @@ import { JobRun } from "pulumi-runpod-dynamic";
 
 const config = new pulumi.Config();
 
+// The default input and expected output fit the emulator's built-in worker (it returns the
+// input's `output`). For your worker, set both, e.g.:
+//   pulumi config set --path 'smokeInput.prompt' 'Say OK'
+//   pulumi config set --path 'expectOutput.text[0]' OK
 const smoke = new JobRun("smoke", {
   endpointId: config.get("endpointId") ?? "echo",
-  input: { prompt: "ping", output: { reply: "pong" } },
-  expect: { status: "COMPLETED", output: { reply: "pong" } },
+  input: config.getObject<Record<string, unknown>>("smokeInput") ?? {
+    prompt: "ping",
+    output: { reply: "pong" },
+  },
+  expect: { status: "COMPLETED", output: config.getObject<unknown>("expectOutput") ?? { reply: "pong" } },
   timeoutMs: 5 * 60 * 1000,
   triggers: [config.get("endpointRevision") ?? "1"],
 });
