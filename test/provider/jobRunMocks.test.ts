@@ -10,10 +10,9 @@ import { RunpodClient, ValidationError } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { getEndpointHealth, getEndpointHealthOutput } from "../../src/provider/endpointHealth";
 import { JobRun, JobRunProvider } from "../../src/provider/jobRun";
+import { SECRET_SIG, SECRET_VALUE_SIG, useMockedProgram } from "../support/mockedProgram";
 
 const TOKEN = "pulumi-nodejs:dynamic/runpod:JobRun";
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-const SECRET_VALUE_SIG = "1b47061264138c4ac30d75fd1eb44270";
 const S3 = {
   accessId: "AKID",
   accessSecret: "mock-s3-secret-99f1",
@@ -21,45 +20,9 @@ const S3 = {
   endpointUrl: "https://s3.example.com",
 };
 
-const registered: { type: string; name: string; inputs: Record<string, unknown> }[] = [];
-const seenOptions = new Map<string, pulumi.CustomResourceOptions>();
-
-beforeAll(async () => {
-  await pulumi.runtime.setMocks(
-    {
-      newResource: (args) => {
-        registered.push({ type: args.type, name: args.name, inputs: args.inputs });
-        return { id: `id-${args.name}`, state: { ...args.inputs, status: "COMPLETED", jobId: "job-1" } };
-      },
-      call: () => ({}),
-    },
-    "project",
-    "stack",
-    false,
-  );
-});
-
-async function runProgram<T>(program: () => T): Promise<T> {
-  let result: T | undefined;
-  await pulumi.runtime.runInPulumiStack(async () => {
-    pulumi.runtime.registerStackTransformation((args) => {
-      seenOptions.set(args.name, args.opts as pulumi.CustomResourceOptions);
-      return undefined;
-    });
-    result = program();
-    return {};
-  });
-  return result as T;
-}
-
-async function registration(name: string) {
-  for (let i = 0; i < 1000 && !registered.some((r) => r.name === name); i++) {
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  const found = registered.find((r) => r.name === name);
-  if (!found) throw new Error(`resource ${name} was never registered`);
-  return found;
-}
+const mocked = useMockedProgram((args) => ({ ...args.inputs, status: "COMPLETED", jobId: "job-1" }));
+const { run: runProgram, registration } = mocked;
+const seenOptions = mocked.options;
 
 describe("JobRun in a program (mocks)", () => {
   it("registers the JobRun type token and sends s3Config to the engine as a secret", async () => {

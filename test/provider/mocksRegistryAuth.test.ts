@@ -4,56 +4,22 @@
  * Mocks never run the provider; the provider host tests cover its methods.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ContainerRegistryAuth } from "../../src/provider/registryAuth";
+import {
+  SECRET_SIG,
+  SECRET_VALUE_SIG,
+  useMockedProgram,
+  outputValue as value,
+} from "../support/mockedProgram";
 
 const PASSWORD = "mock-registry-pass-7f3a9c";
 const TOKEN = "pulumi-nodejs:dynamic/runpod:ContainerRegistryAuth";
-/** Pulumi's special signature key and the value marking a secret (`runtime/rpc.ts`). */
-const SECRET_SIG = "4dabf18193072939515e22adb298388d";
-const SECRET_VALUE_SIG = "1b47061264138c4ac30d75fd1eb44270";
 
-interface Registered {
-  type: string;
-  name: string;
-  inputs: Record<string, unknown>;
-}
-
-const registered: Registered[] = [];
-const seenOptions = new Map<string, pulumi.CustomResourceOptions>();
-
-beforeAll(async () => {
-  await pulumi.runtime.setMocks(
-    {
-      newResource: (args) => {
-        registered.push({ type: args.type, name: args.name, inputs: args.inputs });
-        return { id: `id-${args.name}`, state: args.inputs };
-      },
-      call: () => ({}),
-    },
-    "project",
-    "stack",
-    false,
-  );
-});
-
-/** Runs `program` as a stack whose transformation records each resource's options. */
-async function runProgram<T>(program: () => T): Promise<T> {
-  let result: T | undefined;
-  await pulumi.runtime.runInPulumiStack(async () => {
-    pulumi.runtime.registerStackTransformation((args) => {
-      seenOptions.set(args.name, args.opts as pulumi.CustomResourceOptions);
-      return undefined;
-    });
-    result = program();
-    return {};
-  });
-  return result as T;
-}
-
-function value<T>(output: pulumi.Output<T>): Promise<T> {
-  return new Promise((resolve) => output.apply(resolve));
-}
+const mocked = useMockedProgram();
+const { registered, run: runProgram } = mocked;
+const waitForRegistration = mocked.registration;
+const seenOptions = mocked.options;
 
 describe("ContainerRegistryAuth in a program (mocks)", () => {
   it("registers the dynamic type token and sends the password to the engine as a secret", async () => {
@@ -142,11 +108,3 @@ describe("ContainerRegistryAuth in a program (mocks)", () => {
     expect(provider).toContain("pulumi-runpod-dynamic/dist/provider/registryAuth.js");
   });
 });
-
-/** Resolves once the mock monitor has seen a resource named `name` (registration is async). */
-async function waitForRegistration(name: string): Promise<void> {
-  for (let i = 0; i < 1000 && !registered.some((r) => r.name === name); i++) {
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  if (!registered.some((r) => r.name === name)) throw new Error(`resource ${name} was never registered`);
-}
