@@ -135,6 +135,7 @@ export class Endpoint {
       limiter: this.limiter(segment),
       options,
       minTimeoutMs,
+      secrets: parsed.s3Config ? [parsed.s3Config.accessSecret, parsed.s3Config.accessId] : undefined,
     });
     return data as Job;
   }

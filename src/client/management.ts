@@ -75,6 +75,7 @@ abstract class ManagementResource {
     schema: S | undefined,
     options: RequestOptions | undefined,
     body?: unknown,
+    secrets?: readonly string[],
   ): Promise<z.output<S>> {
     const { data } = await this.target.transport.request({
       method,
@@ -83,6 +84,7 @@ abstract class ManagementResource {
       body,
       schema,
       options,
+      secrets,
     });
     return data as z.output<S>;
   }
@@ -103,7 +105,7 @@ export class RegistryAuths extends ManagementResource {
     options?: RequestOptions,
   ): Promise<ContainerRegistryAuth> {
     const body = parseInput(ContainerRegistryAuthCreateInputSchema, input, "registry auth");
-    return this.send("POST", this.collection, ContainerRegistryAuthSchema, options, body);
+    return this.send("POST", this.collection, ContainerRegistryAuthSchema, options, body, [body.password]);
   }
 
   /** Every credential of the account: `[{ id, name }]`. */

@@ -17,6 +17,7 @@ import {
   ResponseValidationError,
   type RunpodError,
   redactHeaders,
+  redactSecrets,
   ValidationError,
 } from "./errors";
 import type { RateLimiter } from "./rateLimiter";
@@ -70,6 +71,11 @@ export interface TransportRequest<S extends z.ZodType | undefined> {
   schema?: S;
   limiter?: RateLimiter;
   options?: RequestOptions;
+  /**
+   * Secret values sent in this request (a registry password, s3 credentials). An error answer
+   * that echoes one has it replaced by `[redacted]` before the error is built, as is the API key.
+   */
+  secrets?: readonly string[];
   /** Lower bound of the per-attempt timeout (long polls: `wait` plus a margin), in ms. */
   minTimeoutMs?: number;
 }
@@ -314,7 +320,8 @@ export class Transport {
     } else if (text.length > 4096) parsed = `${text.slice(0, 4096)}...`;
 
     if (status < 200 || status >= 300) {
-      throw APIError.from({ status, body: parsed, headers: redactHeaders(rawHeaders), ...where });
+      const body = redactSecrets(parsed, [this.#apiKey, ...(req.secrets ?? [])]);
+      throw APIError.from({ status, body, headers: redactHeaders(rawHeaders), ...where });
     }
     // Success answers keep undici's header object as is: redaction matters only for what
     // errors carry, and copying the headers of every answer costs throughput.

@@ -238,7 +238,7 @@ export async function createRegistryAuth(
   raw: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CreateResult> {
   const inputs = plainInputs(raw);
-  const secrets = [inputs.password];
+  const secrets = [inputs.password, settings?.apiKey];
   return withRedactedErrors(secrets, () => createWithClient(hostClient(settings), inputs));
 }
 
@@ -337,7 +337,7 @@ export async function readRegistryAuth(
   props: Record<string, unknown> | undefined,
 ): Promise<pulumi.dynamic.ReadResult> {
   const old = withoutProvider(props ?? {});
-  const secrets = typeof old.password === "string" ? [old.password] : [];
+  const secrets = [old.password, settings?.apiKey];
   return withRedactedErrors(secrets, async () => {
     const client = hostClient(settings);
     try {
@@ -368,7 +368,7 @@ export async function deleteRegistryAuth(
   id: string,
   props: Record<string, unknown>,
 ): Promise<void> {
-  const secrets = typeof props?.password === "string" ? [props.password] : [];
+  const secrets = [props?.password, settings?.apiKey];
   const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
   await withRedactedErrors(secrets, async () => {
     const client = hostClient(settings);

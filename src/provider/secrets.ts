@@ -7,15 +7,23 @@
  * where a service echoing the request would otherwise leave a copy.
  */
 
-/** What a redacted secret reads as. */
-export const REDACTED = "[redacted]";
+import { MIN_REDACTED_LENGTH, REDACTED } from "../client/errors";
 
-/** Secrets shorter than this, in characters, are not redacted (they would mangle ordinary words). */
-export const MIN_REDACTED_LENGTH = 4;
+export { MIN_REDACTED_LENGTH, REDACTED };
 
-/** The secret values worth redacting: strings of at least `MIN_REDACTED_LENGTH` characters. */
+/**
+ * The forms worth redacting of each secret of at least `MIN_REDACTED_LENGTH` characters: as is,
+ * and as it reads inside JSON text (quotes, backslashes and control characters escaped).
+ */
 function usable(secrets: readonly unknown[]): string[] {
-  return secrets.filter((s): s is string => typeof s === "string" && s.length >= MIN_REDACTED_LENGTH);
+  const forms = new Set<string>();
+  for (const s of secrets) {
+    if (typeof s !== "string" || s.length < MIN_REDACTED_LENGTH) continue;
+    forms.add(s);
+    forms.add(JSON.stringify(s).slice(1, -1));
+  }
+  // Longest first, so a form that contains another is replaced whole.
+  return [...forms].sort((a, b) => b.length - a.length);
 }
 
 /** `text` with every occurrence of each secret replaced by `[redacted]`. */

@@ -122,3 +122,54 @@ describe("rate-limit rows beyond the published table", () => {
     expect(server.requests).toHaveLength(30);
   });
 });
+
+describe("secrets echoed by an error answer", () => {
+  let server: ScriptedServer;
+  beforeEach(async () => {
+    server = await startScriptedServer();
+  });
+  afterEach(async () => {
+    await server.close();
+  });
+  /** Everything an error exposes: message, stack, enumerable fields (body, headers) and cause. */
+  const exposed = (e: unknown) => {
+    const err = e as Error & { body?: unknown };
+    return [err.message, err.stack ?? "", JSON.stringify(err), JSON.stringify(err.body ?? null)].join("\n");
+  };
+
+  it("never carries the registry password (even JSON-escaped or past the message's cut) or the API key", async () => {
+    const password = `p"ss\\word-${"x".repeat(600)}-end`;
+    server.enqueue({
+      status: 400,
+      body: { message: `bad credential ${password} for key ${API_KEY}`, echo: { password } },
+    });
+    const e = await clientFor(server)
+      .registryAuths.create({ name: "n", username: "u", password })
+      .catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(APIError);
+    const text = exposed(e);
+    expect(text).toContain("[redacted]");
+    expect(text).not.toContain('p"ss');
+    expect(text).not.toContain('p\\"ss');
+    expect(text).not.toContain(API_KEY);
+  });
+
+  it("never carries the s3 accessSecret or accessId of a job request", async () => {
+    const s3Config = {
+      accessId: "AKIA-ECHOED-ID",
+      accessSecret: "s3-secret-echoed-by-service",
+      bucketName: "b",
+      endpointUrl: "https://s3.example.com",
+    };
+    server.enqueue({ status: 400, body: { error: `cannot reach bucket with ${JSON.stringify(s3Config)}` } });
+    const e = await clientFor(server)
+      .endpoint("ep")
+      .run({ input: {}, s3Config })
+      .catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(APIError);
+    const text = exposed(e);
+    expect(text).not.toContain(s3Config.accessSecret);
+    expect(text).not.toContain(s3Config.accessId);
+    expect(text).toContain("bucketName");
+  });
+});

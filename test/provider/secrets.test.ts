@@ -21,6 +21,14 @@ describe("redactError", () => {
     expect(clean).not.toHaveProperty("body");
   });
 
+  it("redacts a secret that reads JSON-escaped inside a quoted body", () => {
+    const password = 'pa"ss\\word';
+    const message = `POST /v1/containerregistryauth failed with 400: ${JSON.stringify({ password })}`;
+    const clean = redactError(new Error(message), [password]);
+    expect(clean.message).not.toContain('pa\\"ss');
+    expect(clean.message).toContain("[redacted]");
+  });
+
   it("keeps id and properties so a partial failure stays a partial failure", () => {
     const failed = Object.assign(new Error(`job failed: ${secret}`), {
       id: "run-1",
