@@ -6,8 +6,12 @@
  * - on create (the first `pulumi up` with the resource);
  * - when any argument changes, including `triggers` (the resource is updated in place: same
  *   resource id, a new job, `~ update` in the plan);
- * - on the next `pulumi up` after a failed run, even with unchanged arguments (a failed run is a
- *   partial failure: the resource is kept with what happened, and the engine updates it again).
+ * - on the next `pulumi up` after a failed run (status not as expected, `expect.output` not met,
+ *   or `timeoutMs` expired), even with unchanged arguments: the failed run is kept in state with
+ *   `passed: false`, and `diff` asks for an update, also after a `pulumi refresh` (which makes the
+ *   engine forget the partial failure);
+ * - before that re-run, a job of the previous run still queued or running is cancelled first
+ *   (unless `cancelOnTimeout` is false: it is then left running, and the timeline and log say so).
  *
  * When it does NOT run:
  * - on later `pulumi up`s with unchanged arguments after a successful run;
@@ -66,7 +70,8 @@ export interface JobRunArgs {
   /**
    * How long the deploy waits for the job to end, in ms (1 .. 604800000), counted from the start
    * of the run, submission included. The JobRun enforces it itself (Pulumi's `customTimeouts`
-   * do not reach dynamic providers). @default 600000 (10 minutes)
+   * do not reach dynamic providers); at least 3000 with mode `"runsync"`, so the service answers
+   * with the job id before the deadline. @default 600000 (10 minutes)
    */
   timeoutMs?: pulumi.Input<number>;
   /**
@@ -140,6 +145,11 @@ export class JobRun extends pulumi.dynamic.Resource {
   declare readonly streamTruncated: pulumi.Output<boolean | undefined>;
   /** Salted HMAC-SHA256 digest of `s3Config`, kept instead of the value to notice changes. */
   declare readonly s3ConfigDigest: pulumi.Output<string | undefined>;
+  /**
+   * The verdict of the last run: true when the job ended as `expect` asks; false when it did not,
+   * or the JobRun stopped waiting. A false verdict makes the next `pulumi up` run the job again.
+   */
+  declare readonly passed: pulumi.Output<boolean>;
 
   constructor(name: string, args: JobRunArgs, opts?: pulumi.CustomResourceOptions) {
     const { s3Config, secretOutput, ...rest } = args;
@@ -160,6 +170,7 @@ export class JobRun extends pulumi.dynamic.Resource {
       stream: undefined,
       streamTruncated: undefined,
       s3ConfigDigest: undefined,
+      passed: undefined,
     };
     const secretOpts: pulumi.CustomResourceOptions =
       secretOutput === true ? { additionalSecretOutputs: ["output", "stream"] } : {};
@@ -215,14 +226,14 @@ export class JobRunProvider implements pulumi.dynamic.ResourceProvider {
     return createJobRun(contextFromSettings(this.settings), inputs);
   }
 
-  /** Runs the job again under the same id. */
+  /** Runs the job again under the same id, first cancelling a job of the last run still running. */
   async update(
     id: string,
-    _olds: Record<string, unknown>,
+    olds: Record<string, unknown>,
     news: Record<string, unknown>,
   ): Promise<pulumi.dynamic.UpdateResult> {
     const { contextFromSettings, updateJobRun }: typeof Lifecycle = require(LIFECYCLE_MODULE);
-    return updateJobRun(contextFromSettings(this.settings), id, news);
+    return updateJobRun(contextFromSettings(this.settings), id, news, olds);
   }
 
   /** Refresh: the job's current status, or the recorded result once the service expired it. */

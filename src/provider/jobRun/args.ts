@@ -8,6 +8,7 @@ import { MB, RUN_PAYLOAD_LIMIT_BYTES, RUNSYNC_PAYLOAD_LIMIT_BYTES, TTL_MAX_MS } 
 import { JobRequestSchema, TERMINAL_JOB_STATUSES, type TerminalJobStatus } from "../../client/schemas";
 import { describeIssue, formatPath } from "../../client/validate";
 import { UNKNOWN } from "../values";
+import { MIN_RUNSYNC_TIMEOUT_MS } from "./run";
 
 export { UNKNOWN } from "../values";
 
@@ -113,6 +114,20 @@ const JobRunArgsSchema = z
         message:
           'collectStream needs mode "run": runsync answers only after the job has ended, ' +
           "when its stream chunks may already be gone",
+      });
+    }
+    if (
+      args.mode === "runsync" &&
+      typeof args.timeoutMs === "number" &&
+      args.timeoutMs < MIN_RUNSYNC_TIMEOUT_MS
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["timeoutMs"],
+        message:
+          `timeoutMs must be at least ${MIN_RUNSYNC_TIMEOUT_MS} ms with mode "runsync" (got ${args.timeoutMs}): ` +
+          "the shortest runsync wait is 1000 ms and the service must answer with the job id before the " +
+          'deadline; raise timeoutMs or use mode "run"',
       });
     }
   });

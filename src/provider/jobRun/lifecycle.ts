@@ -13,29 +13,38 @@ import { NotFoundError } from "../../client/errors";
 import { isTerminalStatus } from "../../client/schemas";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { redact, withRedactedErrors } from "../secrets";
+import { describeError } from "../values";
 import { ARG_NAMES, containsUnknown, type JobRunInputs, resolveJobRunArgs } from "./args";
-import { executeJobRun, type JobRunResult, type RunContext } from "./run";
+import { CANCEL_TIMEOUT_MS, executeJobRun, type JobRunResult, judge, type RunContext } from "./run";
 
 export { resolveSettings } from "../config";
 export { checkJobRunArgs } from "./args";
 
 const PROVIDER_KEY = "__provider";
 
-/** Everything a JobRun records: its arguments (s3Config as a digest) and what the job did. */
-export type JobRunOutputs = Omit<JobRunInputs, "s3Config"> & JobRunResult & { s3ConfigDigest?: string };
+/**
+ * Everything a JobRun records: its arguments (s3Config as a digest), what the job did, and
+ * `passed`, the verdict of that run (true only when the job ended as `expect` asks).
+ */
+export type JobRunOutputs = Omit<JobRunInputs, "s3Config"> &
+  JobRunResult & { s3ConfigDigest?: string; passed?: boolean };
 
 /** How the provider reaches the service and reports progress; replaceable in tests. */
 export interface LifecycleContext {
   endpoint: (endpointId: string) => RunContext["endpoint"];
   log: (line: string) => void;
+  /** Values redacted from every error and progress line (the API key). @default [] */
+  secrets?: readonly string[];
 }
 
 /** Builds the context from resolved settings: a client per call, progress to stderr. */
 export function contextFromSettings(settings: RunpodSettings | undefined): LifecycleContext {
   let client: ReturnType<typeof clientFromSettings> | undefined;
+  const resolved = settings ?? resolveSettings(undefined);
   return {
+    secrets: typeof resolved.apiKey === "string" && resolved.apiKey !== "" ? [resolved.apiKey] : [],
     endpoint: (endpointId) => {
-      client ??= clientFromSettings(settings ?? resolveSettings(undefined));
+      client ??= clientFromSettings(resolved);
       return client.endpoint(endpointId) as Endpoint;
     },
     log: (line) => {
@@ -80,8 +89,11 @@ function defined<T extends Record<string, unknown>>(record: T): T {
   return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** The recorded outputs: arguments as given (s3Config digested) plus the result. */
-export function buildOutputs(inputs: JobRunInputs, result: JobRunResult): JobRunOutputs {
+/**
+ * The recorded outputs: arguments as given (s3Config digested) plus the result and its verdict
+ * (`passed`; omitted when not given).
+ */
+export function buildOutputs(inputs: JobRunInputs, result: JobRunResult, passed?: boolean): JobRunOutputs {
   const echoed: Record<string, unknown> = {};
   for (const name of ARG_NAMES) {
     if (name === "s3Config") continue;
@@ -91,6 +103,7 @@ export function buildOutputs(inputs: JobRunInputs, result: JobRunResult): JobRun
     ...echoed,
     s3ConfigDigest: inputs.s3Config === undefined ? undefined : digestS3Config(inputs.s3Config),
     ...result,
+    passed,
   }) as JobRunOutputs;
 }
 
@@ -116,12 +129,34 @@ export function changedArgs(olds: Record<string, unknown>, news: Record<string, 
 }
 
 /**
+ * True when the recorded run met `expect`: its recorded `passed`, or, for states written before
+ * `passed` existed, the recorded status and output judged against the recorded `expect`. A run
+ * that never reached a terminal status did not pass.
+ */
+export function recordedRunPassed(olds: Record<string, unknown>): boolean {
+  if (typeof olds.passed === "boolean") return olds.passed;
+  const { status, jobId, endpointId } = olds;
+  if (typeof status !== "string" || typeof jobId !== "string" || typeof endpointId !== "string") return false;
+  if (!isTerminalStatus(status)) return false;
+  try {
+    const args = resolveJobRunArgs(olds as unknown as JobRunInputs);
+    const attempts = typeof olds.attempts === "number" ? olds.attempts : 1;
+    return judge(args, { status, output: olds.output, attempts, timeline: [] }) === undefined;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Any change of arguments or triggers re-runs the job as an in-place update: the resource keeps
- * its id, and `pulumi up` shows `~ update` with the changed arguments, not a replacement.
+ * its id, and `pulumi up` shows `~ update` with the changed arguments, not a replacement. So does
+ * a recorded run that did not pass or never finished, even with unchanged arguments: the engine
+ * forgets a partial failure after `pulumi refresh`, so the verdict is kept in the outputs.
  */
 export function diffJobRun(olds: Record<string, unknown>, news: Record<string, unknown>) {
   const changed = changedArgs(olds, news);
-  return { changes: changed.length > 0, replaces: [] as string[], deleteBeforeReplace: false };
+  const rerun = changed.length > 0 || !recordedRunPassed(olds);
+  return { changes: rerun, replaces: [] as string[], deleteBeforeReplace: false };
 }
 
 /** The error that makes a failed smoke test a partial failure: the resource stays, the step fails. */
@@ -154,7 +189,7 @@ export async function runAndRecord(
   id: string,
   news: Record<string, unknown>,
 ): Promise<{ id: string; outs: JobRunOutputs }> {
-  const secrets = jobRunSecrets(news);
+  const secrets = [...jobRunSecrets(news), ...(ctx.secrets ?? [])];
   return withRedactedErrors(secrets, async () => {
     const { [PROVIDER_KEY]: provider, ...rest } = news;
     const inputs = rest as unknown as JobRunInputs;
@@ -162,7 +197,7 @@ export async function runAndRecord(
     const endpoint = ctx.endpoint(args.endpointId);
     const log = (line: string) => ctx.log(redact(line, secrets));
     const outcome = await executeJobRun(args, { endpoint, log });
-    const outs = buildOutputs(inputs, outcome.result);
+    const outs = buildOutputs(inputs, outcome.result, outcome.failure === undefined);
     if (outcome.failure !== undefined) {
       throw new JobRunFailedError(outcome.failure, id, { ...outs, [PROVIDER_KEY]: provider });
     }
@@ -177,11 +212,56 @@ export function createJobRun(ctx: LifecycleContext, news: Record<string, unknown
 
 /**
  * `update`: runs the job again under the same id. The engine calls it when arguments or
- * triggers changed, and after a failed run even when nothing changed.
+ * triggers changed, and after a failed run even when nothing changed. A job of the last run
+ * (`olds`) recorded as queued or running is dealt with first, so none is left unrecorded: it is
+ * cancelled (bounded by `CANCEL_TIMEOUT_MS` per call), or left running with a log line when the
+ * last run had `cancelOnTimeout: false`. When that cancel fails the update fails before
+ * submitting, keeping the old state (and its job id) for the next `up` or `destroy`.
  */
-export async function updateJobRun(ctx: LifecycleContext, id: string, news: Record<string, unknown>) {
+export async function updateJobRun(
+  ctx: LifecycleContext,
+  id: string,
+  news: Record<string, unknown>,
+  olds?: Record<string, unknown>,
+) {
+  if (olds !== undefined) {
+    const secrets = [...jobRunSecrets(news), ...(ctx.secrets ?? [])];
+    await withRedactedErrors(secrets, () => settlePreviousJob(ctx, olds));
+  }
   const { outs } = await runAndRecord(ctx, id, news);
   return { outs };
+}
+
+/** Cancels the last run's job when it was recorded as, and still is, queued or running. */
+async function settlePreviousJob(ctx: LifecycleContext, olds: Record<string, unknown>) {
+  const { jobId, endpointId, status } = olds;
+  if (typeof jobId !== "string" || typeof endpointId !== "string") return;
+  if (typeof status === "string" && isTerminalStatus(status)) return;
+  const endpoint = ctx.endpoint(endpointId);
+  const bounded = () => ({ signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS), maxRetries: 1 });
+  const where = `JobRun endpoint ${endpointId} job ${jobId}`;
+  try {
+    const job = await endpoint.status(jobId, bounded());
+    if (isTerminalStatus(job.status)) return;
+    if (olds.cancelOnTimeout === false) {
+      ctx.log(
+        `${where}: the previous run's job is still ${job.status} and is left running (cancelOnTimeout is false); ` +
+          "the new run no longer tracks it",
+      );
+      return;
+    }
+    const answer = await endpoint.cancel(jobId, bounded());
+    ctx.log(`${where}: the previous run's job was cancelled before running again (status ${answer.status})`);
+  } catch (error) {
+    if (error instanceof NotFoundError) return;
+    throw new Error(
+      `JobRun could not cancel the previous run's job ${jobId} on endpoint ${endpointId}, recorded as ` +
+        `${typeof status === "string" ? status : "not finished"} (${describeError(error)}), so it did not ` +
+        "submit a new job (two would run). Hint: cancel it yourself (POST /v2/" +
+        `${endpointId}/cancel/${jobId} or the RunPod console), or run \`pulumi up\` again once the service answers.`,
+      { cause: error },
+    );
+  }
 }
 
 /**
@@ -189,7 +269,7 @@ export async function updateJobRun(ctx: LifecycleContext, id: string, news: Reco
  * has it (results expire: 30 min for /run, 60 s for /runsync) the recorded result is kept.
  */
 export async function readJobRun(ctx: LifecycleContext, id: string, props: Record<string, unknown>) {
-  return withRedactedErrors([], () => readRecordedJob(ctx, id, props));
+  return withRedactedErrors(ctx.secrets ?? [], () => readRecordedJob(ctx, id, props));
 }
 
 async function readRecordedJob(ctx: LifecycleContext, id: string, props: Record<string, unknown>) {
@@ -215,7 +295,7 @@ async function readRecordedJob(ctx: LifecycleContext, id: string, props: Record<
  * IN_QUEUE or IN_PROGRESS). A finished or expired job (404) needs nothing.
  */
 export async function deleteJobRun(ctx: LifecycleContext, props: Record<string, unknown>) {
-  await withRedactedErrors([], () => cancelRecordedJob(ctx, props));
+  await withRedactedErrors(ctx.secrets ?? [], () => cancelRecordedJob(ctx, props));
 }
 
 async function cancelRecordedJob(ctx: LifecycleContext, props: Record<string, unknown>) {

@@ -12,6 +12,7 @@
  * no idempotency key and no job listing, and a second GPU job costs money. Which is which is
  * the client's `mayHaveActed`, the one rule every caller of a non-idempotent POST uses.
  */
+import diagnosticsChannel from "node:diagnostics_channel";
 import type { Endpoint } from "../../client/endpoint";
 import {
   APIConnectionError,
@@ -32,10 +33,19 @@ import { findMismatches, formatMismatches } from "./match";
 export const MAX_STREAM_CHUNKS = 1000;
 /** Most bytes of stream chunk JSON kept in the `stream` output: 1 MB (1,000,000 bytes). */
 export const MAX_STREAM_BYTES = 1 * MB;
-/** How long a cancel on timeout may take, in ms. */
+/** How long a cancel on timeout (or a status check around a retry) may take in all, in ms. */
 export const CANCEL_TIMEOUT_MS = 10_000;
 /** Time kept free at the end of `timeoutMs` so a runsync wait answers before the deadline, in ms. */
 export const RUNSYNC_MARGIN_MS = 1_000;
+/**
+ * Smallest `timeoutMs` of mode "runsync": the shortest runsync wait (1 s), the margin, and 1 s
+ * for the request itself, so the service answers with the job id before the deadline.
+ */
+export const MIN_RUNSYNC_TIMEOUT_MS = SYNC_WAIT_MIN_MS + RUNSYNC_MARGIN_MS + 1_000;
+/** Timeline entry recorded when a cancel got no confirmation from the service. */
+export const CANCEL_NOT_CONFIRMED = "CANCEL_NOT_CONFIRMED";
+/** Status recorded when JobRun cannot tell whether the job is queued again (an ambiguous retry). */
+export const STATUS_UNKNOWN = "UNKNOWN";
 /** How long to wait for the last stream chunks once the job is terminal, at most, in ms. */
 export const STREAM_DRAIN_MS = 5_000;
 
@@ -197,6 +207,35 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
         try {
           job = await endpoint.retry(job.id, { signal });
         } catch (error) {
+          if (mayHaveActed(error)) {
+            // The service may have queued the job again: look before recording it as ended.
+            const requeued = await statusAfterRetry(job);
+            if (requeued === undefined) {
+              result.status = STATUS_UNKNOWN;
+              note(STATUS_UNKNOWN);
+              return {
+                result,
+                failure: failureMessage(
+                  args,
+                  result,
+                  `the job ended ${job.status}, the retry (${result.attempts} of ${args.retries}) may or may not ` +
+                    `have re-queued it (${describeError(error)}), and its status could not be read`,
+                  `Read the job's status (GET /status/${job.id}) and cancel it if it runs (POST /cancel/${job.id}); ` +
+                    "`pulumi destroy` and the next `pulumi up` check it and cancel it first.",
+                ),
+              };
+            }
+            if (!isTerminalStatus(requeued.status)) {
+              ctx.log(
+                `JobRun ${where()}: the retry failed (${describeError(error)}) but the job is ${requeued.status}`,
+              );
+              result.attempts += 1;
+              job = requeued;
+              note(job.status);
+              if (collector) collector = collectStream(job.id);
+              continue;
+            }
+          }
           recordJob(job);
           return {
             result,
@@ -251,7 +290,15 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
           const wait = Math.floor(
             Math.min(SYNC_WAIT_MAX_MS, Math.max(SYNC_WAIT_MIN_MS, remaining() - RUNSYNC_MARGIN_MS)),
           );
-          return await endpoint.runSync(body, { ...options, wait });
+          // Once the body is on its way the deadline must not abort it: the answer carries the only
+          // copy of the job id. The client's per-attempt timeout (wait + 15 s) bounds it instead,
+          // and a job still running past the deadline is then cancelled by id.
+          const untilSent = abortUntilSent(signal, `/${encodeURIComponent(endpoint.id)}/runsync`);
+          try {
+            return await endpoint.runSync(body, { ...options, signal: untilSent.signal, wait });
+          } finally {
+            untilSent.dispose();
+          }
         }
         return await endpoint.run(body, options);
       } catch (error) {
@@ -329,6 +376,19 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
     });
   }
 
+  /**
+   * The job's status after a retry that may have acted, bounded by `CANCEL_TIMEOUT_MS` (not by the
+   * deadline, which may be what aborted the retry); undefined when it cannot be read.
+   */
+  async function statusAfterRetry(job: Job): Promise<Job | undefined> {
+    try {
+      return await endpoint.status(job.id, { signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS), maxRetries: 1 });
+    } catch (error) {
+      ctx.log(`JobRun ${where()}: reading the status after the retry failed (${describeError(error)})`);
+      return undefined;
+    }
+  }
+
   /** The JobRun stopped waiting before the job ended: cancel it when asked and say so. */
   async function stopWaiting(job: Job, error: unknown): Promise<JobRunOutcome> {
     const timedOut = signal.aborted || error instanceof JobWaitTimeoutError || remaining() <= 0;
@@ -340,11 +400,16 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
     let cancelled = "";
     if (args.cancelOnTimeout) {
       try {
-        const answer = await endpoint.cancel(job.id, { timeoutMs: CANCEL_TIMEOUT_MS, maxRetries: 2 });
+        // Bounded as a whole (rate-limit wait, quota pause, one retry), not only per attempt.
+        const answer = await endpoint.cancel(job.id, {
+          signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
+          maxRetries: 1,
+        });
         note(answer.status);
         result.status = answer.status;
         cancelled = `JobRun cancelled the job on the service (status ${answer.status}), so it stops spending credits.`;
       } catch (cancelError) {
+        note(CANCEL_NOT_CONFIRMED);
         cancelled =
           `JobRun tried to cancel the job but the cancel failed (${describeError(cancelError)}): ` +
           `cancel it yourself (POST /v2/${endpoint.id}/cancel/${job.id} or the RunPod console).`;
@@ -429,6 +494,40 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
       );
     }
   }
+}
+
+/**
+ * A signal that follows `deadline` only until the HTTP request (a POST whose path contains
+ * `pathPart`) is handed to undici: it then no longer aborts, so the waits before sending (rate
+ * limiter, quota pause) stay bounded by the deadline while the request on the wire is not. The
+ * hand-over is seen on undici's `undici:request:create` diagnostics channel, published
+ * synchronously when the client creates the request.
+ */
+export function abortUntilSent(
+  deadline: AbortSignal,
+  pathPart: string,
+): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  let sent = false;
+  const onCreate = (message: unknown) => {
+    const request = (message as { request?: { method?: unknown; path?: unknown } } | undefined)?.request;
+    if (request?.method === "POST" && typeof request.path === "string" && request.path.includes(pathPart)) {
+      sent = true;
+    }
+  };
+  const onAbort = () => {
+    if (!sent) controller.abort(deadline.reason);
+  };
+  diagnosticsChannel.subscribe("undici:request:create", onCreate);
+  if (deadline.aborted) onAbort();
+  else deadline.addEventListener("abort", onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      diagnosticsChannel.unsubscribe("undici:request:create", onCreate);
+      deadline.removeEventListener("abort", onAbort);
+    },
+  };
 }
 
 /** Compares a finished job with `expect`; returns the failure message, or undefined on success. */
