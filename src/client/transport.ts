@@ -35,6 +35,13 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Retries after the first attempt, under the retry policy. @default the client's `maxRetries` (5) */
   maxRetries?: number;
+  /**
+   * Aborts the call only while it waits before sending: for a rate-limit slot, a quota pause or a
+   * retry pause (`APIUserAbortError` with `sent: false`). A request already on the wire runs to its
+   * answer or its `timeoutMs`: for a POST whose answer carries the only copy of an id (runsync),
+   * a deadline must not cut it.
+   */
+  waitSignal?: AbortSignal;
 }
 
 /** Where log lines go. Lines name the request (method and path), never a credential. */
@@ -192,19 +199,22 @@ export class Transport {
     const maxRetries = req.options?.maxRetries ?? this.config.maxRetries;
     checkRequestOptions(req.options);
     const signal = req.options?.signal;
+    const waitSignal = req.options?.waitSignal;
+    // What may stop the waits before each send: the caller's signal and the wait-only signal.
+    const beforeSend = signal && waitSignal ? AbortSignal.any([signal, waitSignal]) : (signal ?? waitSignal);
     const quota = `${this.#account} ${req.baseUrl}`;
     const resumeAt = pausedUntil.get(quota);
     if (resumeAt !== undefined) {
       const wait = resumeAt - Date.now();
       if (wait > 0) {
         this.config.logger?.debug?.(`runpod: ${req.baseUrl} quota used up; waiting ${wait} ms for its reset`);
-        await this.config.sleep(wait, signal);
+        await this.config.sleep(wait, beforeSend);
       }
       if (pausedUntil.get(quota) === resumeAt) pausedUntil.delete(quota);
     }
     for (let attempt = 0; ; attempt++) {
-      if (signal?.aborted) throw userAbort(signal);
-      const release = req.limiter ? await req.limiter.acquire(signal) : undefined;
+      if (beforeSend?.aborted) throw userAbort(beforeSend);
+      const release = req.limiter ? await req.limiter.acquire(beforeSend) : undefined;
       let error: unknown;
       try {
         const response = await this.attempt(req);
@@ -228,7 +238,7 @@ export class Transport {
         `runpod: retrying ${req.method} ${req.path} after ${why} in ${Math.round(delay)} ms ` +
           `(retry ${attempt + 1} of ${maxRetries})`,
       );
-      await this.config.sleep(delay, signal);
+      await this.config.sleep(delay, beforeSend);
     }
   }
 

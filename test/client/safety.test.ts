@@ -173,3 +173,34 @@ describe("secrets echoed by an error answer", () => {
     expect(text).toContain("bucketName");
   });
 });
+
+describe("waitSignal: a deadline for the waits before sending, not for the request on the wire", () => {
+  let server: ScriptedServer;
+  beforeEach(async () => {
+    server = await startScriptedServer();
+  });
+  afterEach(async () => {
+    await server.close();
+  });
+
+  it("lets a request already sent run to its answer", async () => {
+    server.enqueue({ delayMs: 300, body: { id: "sync-1", status: "COMPLETED", output: 1 } });
+    const waitSignal = AbortSignal.timeout(50);
+    const job = await clientFor(server).endpoint("ep").runSync({ input: {} }, { waitSignal, wait: 1000 });
+    expect(waitSignal.aborted).toBe(true);
+    expect(job.id).toBe("sync-1");
+  });
+
+  it("stops a request still waiting for a rate-limit slot, marked as not sent", async () => {
+    server.fallback = () => ({ body: { id: "j", status: "IN_QUEUE" } });
+    const ep = clientFor(server, { rateLimits: { run: { requests: 1, windowMs: 60_000 } } }).endpoint(
+      "ep-wait-signal",
+    );
+    await ep.run({ input: {} });
+    const e = await ep.run({ input: {} }, { waitSignal: AbortSignal.timeout(50) }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(APIUserAbortError);
+    expect((e as APIUserAbortError).sent).toBe(false);
+    expect(mayHaveActed(e)).toBe(false);
+    expect(server.requests).toHaveLength(1);
+  });
+});

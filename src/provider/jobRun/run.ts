@@ -12,7 +12,6 @@
  * no idempotency key and no job listing, and a second GPU job costs money. Which is which is
  * the client's `mayHaveActed`, the one rule every caller of a non-idempotent POST uses.
  */
-import diagnosticsChannel from "node:diagnostics_channel";
 import type { Endpoint } from "../../client/endpoint";
 import {
   APIConnectionError,
@@ -291,14 +290,10 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
             Math.min(SYNC_WAIT_MAX_MS, Math.max(SYNC_WAIT_MIN_MS, remaining() - RUNSYNC_MARGIN_MS)),
           );
           // Once the body is on its way the deadline must not abort it: the answer carries the only
-          // copy of the job id. The client's per-attempt timeout (wait + 15 s) bounds it instead,
-          // and a job still running past the deadline is then cancelled by id.
-          const untilSent = abortUntilSent(signal, `/${encodeURIComponent(endpoint.id)}/runsync`);
-          try {
-            return await endpoint.runSync(body, { ...options, signal: untilSent.signal, wait });
-          } finally {
-            untilSent.dispose();
-          }
+          // copy of the job id. So the deadline only bounds the waits before sending (`waitSignal`);
+          // the client's per-attempt timeout (wait + 15 s) bounds the request, and a job still
+          // running past the deadline is then cancelled by id.
+          return await endpoint.runSync(body, { maxRetries: 0, waitSignal: signal, wait });
         }
         return await endpoint.run(body, options);
       } catch (error) {
@@ -494,40 +489,6 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
       );
     }
   }
-}
-
-/**
- * A signal that follows `deadline` only until the HTTP request (a POST whose path contains
- * `pathPart`) is handed to undici: it then no longer aborts, so the waits before sending (rate
- * limiter, quota pause) stay bounded by the deadline while the request on the wire is not. The
- * hand-over is seen on undici's `undici:request:create` diagnostics channel, published
- * synchronously when the client creates the request.
- */
-export function abortUntilSent(
-  deadline: AbortSignal,
-  pathPart: string,
-): { signal: AbortSignal; dispose: () => void } {
-  const controller = new AbortController();
-  let sent = false;
-  const onCreate = (message: unknown) => {
-    const request = (message as { request?: { method?: unknown; path?: unknown } } | undefined)?.request;
-    if (request?.method === "POST" && typeof request.path === "string" && request.path.includes(pathPart)) {
-      sent = true;
-    }
-  };
-  const onAbort = () => {
-    if (!sent) controller.abort(deadline.reason);
-  };
-  diagnosticsChannel.subscribe("undici:request:create", onCreate);
-  if (deadline.aborted) onAbort();
-  else deadline.addEventListener("abort", onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      diagnosticsChannel.unsubscribe("undici:request:create", onCreate);
-      deadline.removeEventListener("abort", onAbort);
-    },
-  };
 }
 
 /** Compares a finished job with `expect`; returns the failure message, or undefined on success. */
