@@ -16,6 +16,15 @@ import {
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 import { API_KEY, clientFor, recordingSleep } from "./helpers";
 
+/** A scripted 127.0.0.1 server per test (the mayHaveActed table does not use it). */
+let server: ScriptedServer;
+beforeEach(async () => {
+  server = await startScriptedServer();
+});
+afterEach(async () => {
+  await server.close();
+});
+
 describe("mayHaveActed", () => {
   const cases: [string, unknown, boolean][] = [
     ["input refused before sending", new ValidationError("input is required", ["input"]), false],
@@ -41,14 +50,6 @@ describe("mayHaveActed", () => {
 });
 
 describe("request edges", () => {
-  let server: ScriptedServer;
-  beforeEach(async () => {
-    server = await startScriptedServer();
-  });
-  afterEach(async () => {
-    await server.close();
-  });
-
   it("accepts an answer that repeats the RateLimit header (a created job is never reported as an error)", async () => {
     server.enqueue({
       body: { id: "job-1", status: "IN_QUEUE" },
@@ -90,13 +91,6 @@ describe("request edges", () => {
 });
 
 describe("rate-limit rows beyond the published table", () => {
-  let server: ScriptedServer;
-  beforeEach(async () => {
-    server = await startScriptedServer();
-  });
-  afterEach(async () => {
-    await server.close();
-  });
   const health = {
     jobs: { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 },
     workers: { idle: 1, running: 0 },
@@ -124,13 +118,6 @@ describe("rate-limit rows beyond the published table", () => {
 });
 
 describe("secrets echoed by an error answer", () => {
-  let server: ScriptedServer;
-  beforeEach(async () => {
-    server = await startScriptedServer();
-  });
-  afterEach(async () => {
-    await server.close();
-  });
   /** Everything an error exposes: message, stack, enumerable fields (body, headers) and cause. */
   const exposed = (e: unknown) => {
     const err = e as Error & { body?: unknown };
@@ -175,14 +162,6 @@ describe("secrets echoed by an error answer", () => {
 });
 
 describe("waitSignal: a deadline for the waits before sending, not for the request on the wire", () => {
-  let server: ScriptedServer;
-  beforeEach(async () => {
-    server = await startScriptedServer();
-  });
-  afterEach(async () => {
-    await server.close();
-  });
-
   it("lets a request already sent run to its answer", async () => {
     server.enqueue({ delayMs: 300, body: { id: "sync-1", status: "COMPLETED", output: 1 } });
     const waitSignal = AbortSignal.timeout(50);
