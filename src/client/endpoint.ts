@@ -200,6 +200,9 @@ export class Endpoint {
    * (`{ output, metrics? }`) until the job is terminal. Accepts the service's
    * `{ status, stream: [...] }` envelope and a bare chunk array (then `/status` tells when the
    * job has ended, followed by one last drain). Polls back off from 50 ms to 1 s while idle.
+   * Each read drains the chunks the service buffered, so a read that failed after the service may
+   * have answered (a reset, a timeout, a 5xx) is not retried, which would skip chunks silently:
+   * the error ends the iteration instead.
    */
   async *stream(jobId: string, options: StreamOptions = {}): AsyncGenerator<StreamChunk, void, undefined> {
     encodeSegment(jobId);
@@ -213,6 +216,7 @@ export class Endpoint {
         schema: StreamResponseSchema,
         limiter: this.limiter("stream"),
         options,
+        drains: true,
       });
       const chunks = Array.isArray(data) ? data : data.stream;
       for (const chunk of chunks) yield chunk;

@@ -83,6 +83,11 @@ export interface TransportRequest<S extends z.ZodType | undefined> {
    * that echoes one has it replaced by `[redacted]` before the error is built, as is the API key.
    */
   secrets?: readonly string[];
+  /**
+   * The read consumes state on the service (`GET /stream` drains buffered chunks): retried only
+   * when the service provably did nothing, as a POST is.
+   */
+  drains?: boolean;
   /** Lower bound of the per-attempt timeout (long polls: `wait` plus a margin), in ms. */
   minTimeoutMs?: number;
 }
@@ -226,10 +231,12 @@ export class Transport {
       } finally {
         release?.();
       }
+      // A draining read is retried under the rules of a non-idempotent request.
+      const policyMethod = req.drains ? "POST" : req.method;
       const retryable =
         error instanceof APIError
-          ? isRetryableStatus(req.method, error.status)
-          : isRetryableError(req.method, error);
+          ? isRetryableStatus(policyMethod, error.status)
+          : isRetryableError(policyMethod, error);
       if (!retryable || attempt >= maxRetries) throw error;
       const hinted = error instanceof APIError ? serverDelayMs(error.headers) : undefined;
       const delay = hinted ?? backoffMs(attempt);

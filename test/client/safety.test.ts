@@ -183,3 +183,30 @@ describe("waitSignal: a deadline for the waits before sending, not for the reque
     expect(server.requests).toHaveLength(1);
   });
 });
+
+describe("stream reads drain the service's buffer", () => {
+  it("does not retry a read that was reset after sending: the iteration fails instead of skipping chunks", async () => {
+    server.enqueue(
+      { body: { status: "IN_PROGRESS", stream: [{ output: "a" }] } },
+      { reset: true },
+      { body: { status: "COMPLETED", stream: [{ output: "c" }] } },
+    );
+    const seen: unknown[] = [];
+    const e = await (async () => {
+      for await (const chunk of clientFor(server).endpoint("ep").stream("job-1")) seen.push(chunk.output);
+    })().catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(APIConnectionError);
+    expect(seen).toEqual(["a"]);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("still retries a read the service refused (503: nothing was drained)", async () => {
+    server.enqueue(
+      { status: 503, headers: { "retry-after": "0" } },
+      { body: { status: "COMPLETED", stream: [{ output: "z" }] } },
+    );
+    const seen: unknown[] = [];
+    for await (const chunk of clientFor(server).endpoint("ep").stream("job-1")) seen.push(chunk.output);
+    expect(seen).toEqual(["z"]);
+  });
+});
