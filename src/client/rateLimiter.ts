@@ -68,6 +68,13 @@ export class RateLimiter {
     return this.inFlight;
   }
 
+  /** True when nothing holds or waits for a slot and no request is left inside the window. */
+  isIdle(): boolean {
+    if (this.inFlight > 0 || this.queue.length > 0) return false;
+    this.prune(this.clock.now());
+    return this.used() === 0;
+  }
+
   /**
    * Waits (FIFO) for a slot and resolves to its `release` function, which must be called exactly
    * once when the request's answer has arrived or it failed. Rejects with `APIUserAbortError`
@@ -166,7 +173,16 @@ function abortError(signal: AbortSignal): APIUserAbortError {
   });
 }
 
+/** The process-wide limiters by key; idle ones are swept once it reaches {@link SWEEP_AT}. */
 const registry = new Map<string, RateLimiter>();
+
+/** Registry size at which idle limiters are dropped (a process may talk to many endpoints). */
+const SWEEP_AT = 256;
+
+/** Drops limiters with nothing in flight, nobody waiting and an empty window: they hold no budget. */
+function sweepIdle(): void {
+  for (const [key, limiter] of registry) if (limiter.isIdle()) registry.delete(key);
+}
 
 /**
  * The process-wide limiter for one (base URL, endpoint, row, rule). The rule is part of the key so
@@ -182,6 +198,7 @@ export function sharedLimiter(
   const key = `${baseUrl}\u0000${endpointId}\u0000${row}\u0000${rule.requests}/${rule.windowMs}/${rule.concurrent ?? "-"}`;
   let limiter = registry.get(key);
   if (!limiter) {
+    if (registry.size >= SWEEP_AT) sweepIdle();
     limiter = new RateLimiter(rule, clock);
     registry.set(key, limiter);
   }

@@ -6,6 +6,7 @@ import {
   type RateLimitTable,
   RunpodClient,
   SERVICE_RATE_LIMITS,
+  sharedLimiter,
 } from "../../src/client";
 import {
   type RecordedRequest,
@@ -262,5 +263,20 @@ describe("process lifetime", () => {
       ),
     );
     expect(output.trim()).toBe("both done");
+  });
+});
+
+describe("shared limiter registry", () => {
+  it("drops idle limiters once many endpoints were used, and keeps busy ones", async () => {
+    const rule = { requests: 5, windowMs: 1 };
+    const busy = sharedLimiter("http://sweep.test", "busy", "run", { requests: 5, windowMs: 60_000 });
+    const release = await busy.acquire();
+    const first = sharedLimiter("http://sweep.test", "ep-0", "run", rule);
+    (await first.acquire())();
+    await new Promise((resolve) => setTimeout(resolve, 5)); // let ep-0's 1 ms window pass
+    for (let i = 1; i <= 300; i++) sharedLimiter("http://sweep.test", `ep-${i}`, "run", rule);
+    expect(sharedLimiter("http://sweep.test", "ep-0", "run", rule)).not.toBe(first);
+    expect(sharedLimiter("http://sweep.test", "busy", "run", { requests: 5, windowMs: 60_000 })).toBe(busy);
+    release();
   });
 });
