@@ -228,6 +228,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       const latency = faults.latencyMs();
       if (latency > 0) await new Promise((resolve) => setTimeout(resolve, latency));
     }
+    // The client hung up already (say during the latency, while the request was "on the wire"):
+    // nothing arrived, nothing to do, and no rate-limit slot to take, whose release would wait for
+    // a `close` already past.
+    if (request.raw.socket.destroyed || reply.raw.destroyed) return reply.hijack();
     const key = KeyChecker.extract(request.headers.authorization, dialect === "job");
     if (!keys.matches(key)) {
       reply.header("www-authenticate", "Bearer");
@@ -288,6 +292,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
           );
         }
         reply.headers(headers);
+        // `close` ends every path: an answer sent (success or error), an injected reset, the client
+        // leaving. The socket was open at the check above (no await since), so it has not fired yet;
+        // `release` is idempotent.
         reply.raw.once("close", admission.release);
       }
     }

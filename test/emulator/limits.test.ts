@@ -106,6 +106,39 @@ describe("rate limits", () => {
     expect((await h.call("GET", `/v2/echo/status/${run.body.id}`)).status).toBe(200);
   });
 
+  it("frees the in-flight slot of a request whose client left during injected latency, once", async () => {
+    h = await harness({
+      rateLimits: { status: { requests: 1000, windowMs: 10_000, concurrent: 2 } },
+      faults: { latency: { min: 1000, max: 1000 } },
+    });
+    const run = await h.call("POST", "/v2/echo/run", { input: { sleepMs: 5000 } });
+    const before = h.emu.stats().requests;
+    const aborts = [new AbortController(), new AbortController()];
+    const abandoned = aborts.map((ac) =>
+      request(`${h.emu.serverlessUrl}/v2/echo/status/${run.body.id}`, {
+        headers: { authorization: `Bearer ${KEY}` },
+        signal: ac.signal,
+      }).catch((err: Error) => err.name),
+    );
+    // Both requests have reached the server and wait out their latency: hang up now.
+    await vi.waitFor(() => expect(h.emu.stats().requests).toBe(before + 2), { timeout: 10_000 });
+    for (const ac of aborts) ac.abort();
+    expect(await Promise.all(abandoned)).toEqual(["AbortError", "AbortError"]);
+    // Asked after them, so admitted after their latency ended: both slots must be free.
+    const status = (path: string, query = "") => h.call("GET", `/v2/echo/${path}/${run.body.id}${query}`);
+    const later = await status("status");
+    expect(later.status, JSON.stringify(later.body)).toBe(200);
+    // Released once only: two requests held in flight still fill the cap of 2.
+    const held = [status("status-sync", "?wait=5000"), status("status-sync", "?wait=5000")];
+    await vi.waitFor(() => expect(h.emu.stats().requests).toBe(before + 5), { timeout: 10_000 });
+    // Sent after them with the same latency, so admitted after them.
+    const third = await status("status");
+    expect(third.status).toBe(429);
+    expect(third.body.message).toMatch(/more than 2 requests in flight/);
+    await h.clock.advance(5000);
+    for (const answer of await Promise.all(held)) expect(answer.body.status).toBe("COMPLETED");
+  }, 20_000);
+
   it("leaves health and retry unlimited and turns off with rateLimits: false", async () => {
     h = await harness({ rateLimits: { "purge-queue": { requests: 1, windowMs: 10_000 } } });
     for (let i = 0; i < 5; i++) expect((await h.call("GET", "/v2/echo/health")).status).toBe(200);
