@@ -38,7 +38,13 @@ import {
 import { describeIssue } from "../client/validate";
 import { KeyChecker } from "./auth";
 import type { FaultDecision, FaultInjector } from "./faults";
-import { type JobEngine, type JobRecord, NotRetryableError, QueueFullError } from "./jobs/engine";
+import {
+  EngineClosedError,
+  type JobEngine,
+  type JobRecord,
+  NotRetryableError,
+  QueueFullError,
+} from "./jobs/engine";
 import type { RateLimiter } from "./rateLimit";
 import { DuplicateNameError, type ManagementStore, ShrinkError, type StoredVolume } from "./store";
 
@@ -194,6 +200,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     const dialect = (request.routeOptions.config as Partial<RouteMeta>).dialect ?? dialectOf(request.url);
     if (error instanceof HttpError) return sendError(reply, dialect, error);
+    if (error instanceof EngineClosedError) {
+      return sendError(reply, dialect, new HttpError(503, error.message, undefined, { "retry-after": "1" }));
+    }
     if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
       const limit = request.routeOptions.bodyLimit ?? MB;
       return sendError(

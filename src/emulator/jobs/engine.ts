@@ -138,6 +138,13 @@ export class QueueFullError extends Error {
 /** Thrown by `retry` for a job that is not FAILED or TIMED_OUT (the server answers 400). */
 export class NotRetryableError extends Error {}
 
+/** Thrown by `submit`, `retry`, `cancel` and `purgeQueue` once the engine is closed (the server answers 503). */
+export class EngineClosedError extends Error {
+  constructor() {
+    super("the emulator is closing: jobs are no longer accepted, retried, cancelled or purged");
+  }
+}
+
 /** Options of the engine. */
 export interface EngineOptions {
   clock: Clock;
@@ -201,6 +208,7 @@ export class JobEngine {
    * workersMax 2 it may reach 1001.
    */
   submit(endpointId: string, request: JobRequest, kind: "run" | "sync"): JobRecord {
+    this.#assertOpen();
     const ep = this.#ep(endpointId);
     const limit = Math.max(QUEUE_FULL_MIN_JOBS, ep.config.workersMax * QUEUE_FULL_JOBS_PER_WORKER);
     if (ep.queue.length > limit) throw new QueueFullError(endpointId, ep.queue.length, limit);
@@ -221,6 +229,11 @@ export class JobEngine {
     ep.counters.submitted++;
     this.#enqueue(ep, job);
     return job;
+  }
+
+  /** Throws `EngineClosedError` once `close()` ran: a closed engine sets no timer and counts nothing. */
+  #assertOpen(): void {
+    if (this.#closed) throw new EngineClosedError();
   }
 
   #enqueue(ep: EndpointState, job: JobRecord): void {
@@ -330,6 +343,8 @@ export class JobEngine {
     status: "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT",
     result: { output?: unknown; error?: string },
   ): void {
+    // After close(), handlers aborted by it still settle: the job keeps its state, counts stay.
+    if (this.#closed) return;
     const now = this.#clock.now();
     if (job.ttlTimer !== undefined) this.#clock.clearTimeout(job.ttlTimer);
     if (job.execTimer !== undefined) this.#clock.clearTimeout(job.execTimer);
@@ -365,6 +380,7 @@ export class JobEngine {
   }
 
   #expireAt(ep: EndpointState, job: JobRecord, at: number): void {
+    if (this.#closed) return;
     if (job.expiryTimer !== undefined) this.#clock.clearTimeout(job.expiryTimer);
     job.expiresAt = at;
     job.expiryTimer = this.#clock.setTimeout(() => {
@@ -421,7 +437,7 @@ export class JobEngine {
   ): Promise<void> {
     const ep = this.#endpoints.get(job.endpointId);
     const gone = () => ep?.jobs.get(job.id) !== job;
-    if (ready(job) || gone() || signal?.aborted) return Promise.resolve();
+    if (ready(job) || gone() || signal?.aborted || this.#closed) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         this.#clock.clearTimeout(timer);
@@ -452,6 +468,7 @@ export class JobEngine {
 
   /** Cancels a queued or running job (a running handler is aborted); a finished job is unchanged. */
   cancel(job: JobRecord): JobRecord {
+    this.#assertOpen();
     const ep = this.#ep(job.endpointId);
     if (job.status === "IN_QUEUE") {
       ep.queue = ep.queue.filter((j) => j !== job);
@@ -465,6 +482,7 @@ export class JobEngine {
 
   /** Re-queues a FAILED or TIMED_OUT job with the same id and input; previous output is removed. */
   retry(job: JobRecord): JobRecord {
+    this.#assertOpen();
     if (job.status !== "FAILED" && job.status !== "TIMED_OUT") {
       throw new NotRetryableError(
         `job ${job.id} is ${job.status}; only FAILED or TIMED_OUT jobs can be retried`,
@@ -486,6 +504,7 @@ export class JobEngine {
 
   /** Removes every queued job of the endpoint (running jobs keep running); returns how many. */
   purgeQueue(endpointId: string): number {
+    this.#assertOpen();
     const ep = this.#ep(endpointId);
     const purged = ep.queue;
     ep.queue = [];
@@ -520,14 +539,20 @@ export class JobEngine {
     };
   }
 
-  /** Stops every timer and aborts running handlers; waiting requests are released. */
+  /**
+   * Stops every timer and aborts running handlers; waiting requests are released. From then on jobs
+   * keep their state and counts stay as they are: `submit`, `retry`, `cancel` and `purgeQueue` throw
+   * `EngineClosedError`, and no path sets a timer.
+   */
   close(): void {
     this.#closed = true;
     for (const t of this.#coldTimers) this.#clock.clearTimeout(t);
+    this.#coldTimers.clear();
     for (const ep of this.#endpoints.values()) {
       for (const job of ep.jobs.values()) {
         for (const t of [job.ttlTimer, job.execTimer, job.expiryTimer])
           if (t !== undefined) this.#clock.clearTimeout(t);
+        job.ttlTimer = job.execTimer = job.expiryTimer = undefined;
         job.abort?.abort(new Error("emulator closed"));
         this.#notify(job);
       }
