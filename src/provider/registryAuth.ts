@@ -156,6 +156,24 @@ export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
       "ContainerRegistryAuth",
     );
   }
+
+  /**
+   * Reads an existing credential into the program by its service id, without managing it: the
+   * stack neither changes nor deletes it (`pulumi import` does not work for dynamic resources).
+   * `name` is read from the service; `username` and `password` stay unknown, since the service
+   * never returns them.
+   */
+  static get(
+    name: string,
+    id: pulumi.Input<pulumi.ID>,
+    opts?: pulumi.CustomResourceOptions,
+  ): ContainerRegistryAuth {
+    const unknownArgs = { name: undefined, username: undefined, password: undefined };
+    return new ContainerRegistryAuth(name, unknownArgs as unknown as ContainerRegistryAuthArgs, {
+      ...opts,
+      id,
+    });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

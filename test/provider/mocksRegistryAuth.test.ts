@@ -97,6 +97,16 @@ describe("ContainerRegistryAuth in a program (mocks)", () => {
     expect(registered.find((r) => r.name === "no-adopt")?.inputs).not.toHaveProperty("adoptExisting");
   });
 
+  it("reads an existing credential by id with ContainerRegistryAuth.get, as a read of the same type", async () => {
+    const existing = await runProgram(() => ContainerRegistryAuth.get("existing", "reg-123"));
+    await waitForRegistration("existing");
+    const reg = registered.find((r) => r.name === "existing");
+    expect(reg?.type).toBe(TOKEN);
+    expect(reg?.id).toBe("reg-123");
+    expect(await value(existing.id)).toBe("reg-123");
+    expect(typeof reg?.inputs.__provider).toBe("string");
+  });
+
   it("never puts the password into the serialized provider", async () => {
     await runProgram(
       () => new ContainerRegistryAuth("ser", { name: "ser", username: "u", password: PASSWORD }),

@@ -22,6 +22,8 @@ export interface Registered {
   type: string;
   name: string;
   inputs: Record<string, unknown>;
+  /** The id asked for when the program read an existing resource (`Resource.get`). */
+  id?: string;
 }
 
 export interface MockedProgram {
@@ -48,8 +50,8 @@ export function useMockedProgram(
     await pulumi.runtime.setMocks(
       {
         newResource: (args) => {
-          registered.push({ type: args.type, name: args.name, inputs: args.inputs });
-          return { id: `id-${args.name}`, state: state(args) };
+          registered.push({ type: args.type, name: args.name, inputs: args.inputs, id: args.id || undefined });
+          return { id: args.id || `id-${args.name}`, state: state(args) };
         },
         call: () => ({}),
       },
