@@ -50,7 +50,12 @@ export function useMockedProgram(
     await pulumi.runtime.setMocks(
       {
         newResource: (args) => {
-          registered.push({ type: args.type, name: args.name, inputs: args.inputs, id: args.id || undefined });
+          registered.push({
+            type: args.type,
+            name: args.name,
+            inputs: args.inputs,
+            id: args.id || undefined,
+          });
           return { id: args.id || `id-${args.name}`, state: state(args) };
         },
         call: () => ({}),
