@@ -3,6 +3,8 @@
  * Every method validates its input before any network call and goes through the shared
  * transport (retries, rate limits, timeouts).
  */
+
+import type { z } from "zod";
 import { APIError, JobWaitTimeoutError, ValidationError } from "./errors";
 import {
   limitedOperationFor,
@@ -30,7 +32,7 @@ import {
   StreamResponseSchema,
   SyncWaitSchema,
 } from "./schemas";
-import type { RequestOptions, Transport } from "./transport";
+import type { RequestOptions, Transport, TransportRequest } from "./transport";
 import { parseInput } from "./validate";
 
 /** Extra time a long poll's per-attempt timeout gets beyond its `wait`, in ms. */
@@ -106,6 +108,33 @@ export class Endpoint {
     return sharedLimiter(this.#ctx.serverlessUrl, this.id, row, rule);
   }
 
+  /**
+   * One call to `{serverlessUrl}/v2/{endpointId}{requestPath}`, under the rate-limit row of its
+   * operation (the path's first segment: `status`, `cancel`, `health`, ...).
+   */
+  private async send<S extends z.ZodType>(
+    method: "GET" | "POST",
+    operation: string,
+    requestPath: string,
+    schema: S,
+    options: RequestOptions | undefined,
+    extra: Pick<
+      TransportRequest<S>,
+      "query" | "body" | "serialized" | "minTimeoutMs" | "drains" | "secrets"
+    > = {},
+  ): Promise<z.output<S>> {
+    const { data } = await this.#ctx.transport.request({
+      method,
+      baseUrl: this.#base,
+      path: requestPath,
+      schema,
+      limiter: this.limiter(operation),
+      options,
+      ...extra,
+    });
+    return data as z.output<S>;
+  }
+
   private async submit(
     segment: "run" | "runsync",
     body: JobRequest,
@@ -124,20 +153,13 @@ export class Endpoint {
         [],
       );
     }
-    const { data } = await this.#ctx.transport.request({
-      method: "POST",
-      baseUrl: this.#base,
-      path: `/${segment}`,
+    return (await this.send("POST", segment, `/${segment}`, JobSchema, options, {
       query,
       body: json,
       serialized: true,
-      schema: JobSchema,
-      limiter: this.limiter(segment),
-      options,
       minTimeoutMs,
       secrets: parsed.s3Config ? [parsed.s3Config.accessSecret, parsed.s3Config.accessId] : undefined,
-    });
-    return data as Job;
+    })) as Job;
   }
 
   /** Queues a job (`POST /run`, body at most 10 MB); resolves to `{ id, status }`. Never retried after the service may have acted. */
@@ -166,33 +188,19 @@ export class Endpoint {
   async status(jobId: string, options: StatusOptions = {}): Promise<Job> {
     const { ttl, ...rest } = options;
     if (ttl !== undefined) parseInput(StatusTtlSchema, ttl, "status options", ["ttl"]);
-    const { data } = await this.#ctx.transport.request({
-      method: "GET",
-      baseUrl: this.#base,
-      path: path`/status/${jobId}`,
+    return (await this.send("GET", "status", path`/status/${jobId}`, JobSchema, rest, {
       query: { ttl },
-      schema: JobSchema,
-      limiter: this.limiter("status"),
-      options: rest,
-    });
-    return data as Job;
+    })) as Job;
   }
 
   /** Long-polls a job (`GET /status-sync/{id}?wait=`): answers when it is terminal or `wait` ends. */
   async statusSync(jobId: string, options: SyncOptions = {}): Promise<Job> {
     const { wait, ...rest } = options;
     if (wait !== undefined) parseInput(SyncWaitSchema, wait, "statusSync options", ["wait"]);
-    const { data } = await this.#ctx.transport.request({
-      method: "GET",
-      baseUrl: this.#base,
-      path: path`/status-sync/${jobId}`,
+    return (await this.send("GET", "status-sync", path`/status-sync/${jobId}`, JobSchema, rest, {
       query: { wait },
-      schema: JobSchema,
-      limiter: this.limiter("status-sync"),
-      options: rest,
       minTimeoutMs: (wait ?? SYNC_WAIT_DEFAULT_MS) + LONG_POLL_MARGIN_MS,
-    });
-    return data as Job;
+    })) as Job;
   }
 
   /**
@@ -209,13 +217,7 @@ export class Endpoint {
     let pause = POLL_MIN_MS;
     let finalDrain = false;
     for (;;) {
-      const { data } = await this.#ctx.transport.request({
-        method: "GET",
-        baseUrl: this.#base,
-        path: path`/stream/${jobId}`,
-        schema: StreamResponseSchema,
-        limiter: this.limiter("stream"),
-        options,
+      const data = await this.send("GET", "stream", path`/stream/${jobId}`, StreamResponseSchema, options, {
         drains: true,
       });
       const chunks = Array.isArray(data) ? data : data.stream;
@@ -239,55 +241,24 @@ export class Endpoint {
     }
   }
 
-  /** Job and worker counts (`GET /health`). Not rate limited client-side. */
+  /** Job and worker counts (`GET /health`). Not rate limited unless the client's table has a `health` row. */
   async health(options?: RequestOptions): Promise<Health> {
-    const { data } = await this.#ctx.transport.request({
-      method: "GET",
-      baseUrl: this.#base,
-      path: "/health",
-      schema: HealthSchema,
-      options,
-    });
-    return data;
+    return this.send("GET", "health", "/health", HealthSchema, options);
   }
 
   /** Cancels a queued or running job (`POST /cancel/{id}`); resolves to `{ id, status }`. */
   async cancel(jobId: string, options?: RequestOptions): Promise<Job> {
-    const { data } = await this.#ctx.transport.request({
-      method: "POST",
-      baseUrl: this.#base,
-      path: path`/cancel/${jobId}`,
-      schema: JobSchema,
-      limiter: this.limiter("cancel"),
-      options,
-    });
-    return data as Job;
+    return (await this.send("POST", "cancel", path`/cancel/${jobId}`, JobSchema, options)) as Job;
   }
 
   /** Re-queues a FAILED or TIMED_OUT job under the same id (`POST /retry/{id}`). */
   async retry(jobId: string, options?: RequestOptions): Promise<Job> {
-    const { data } = await this.#ctx.transport.request({
-      method: "POST",
-      baseUrl: this.#base,
-      path: path`/retry/${jobId}`,
-      schema: JobSchema,
-      limiter: this.limiter("retry"),
-      options,
-    });
-    return data as Job;
+    return (await this.send("POST", "retry", path`/retry/${jobId}`, JobSchema, options)) as Job;
   }
 
   /** Removes every queued job (`POST /purge-queue`); running jobs keep running. */
   async purgeQueue(options?: RequestOptions): Promise<PurgeQueueResult> {
-    const { data } = await this.#ctx.transport.request({
-      method: "POST",
-      baseUrl: this.#base,
-      path: "/purge-queue",
-      schema: PurgeQueueResultSchema,
-      limiter: this.limiter("purge-queue"),
-      options,
-    });
-    return data;
+    return this.send("POST", "purge-queue", "/purge-queue", PurgeQueueResultSchema, options);
   }
 
   /**
