@@ -156,17 +156,16 @@ export class ManagementStore {
     username: string;
     password: string;
   }): Promise<StoredRegistryAuth> {
-    const taken = () => [...this.#registryAuths.values()].some((r) => r.name === input.name);
-    if (taken())
-      throw new DuplicateNameError(
-        `name: a registry auth named "${input.name}" already exists; names must be unique`,
-      );
+    const refuseTakenName = () => {
+      if ([...this.#registryAuths.values()].some((r) => r.name === input.name)) {
+        throw new DuplicateNameError(
+          `name: a registry auth named "${input.name}" already exists; names must be unique`,
+        );
+      }
+    };
+    refuseTakenName();
     const passwordHash = await hashPassword(input.password);
-    // Another create may have taken the name while hashing.
-    if (taken())
-      throw new DuplicateNameError(
-        `name: a registry auth named "${input.name}" already exists; names must be unique`,
-      );
+    refuseTakenName(); // another create may have taken the name while hashing
     let id = randomId(25);
     while (this.#registryAuths.has(id)) id = randomId(25);
     const record: StoredRegistryAuth = {
