@@ -98,6 +98,22 @@ function dialectOf(url: string): Dialect {
   return "job";
 }
 
+/** Renames and/or grows a volume for either dialect: 404 when absent, 400 when it would shrink. */
+async function updateVolume(
+  store: ManagementStore,
+  id: string,
+  input: Parameters<ManagementStore["updateVolume"]>[1],
+) {
+  try {
+    const updated = await store.updateVolume(id, input);
+    if (!updated) throw new HttpError(404, `network volume ${id} not found`);
+    return updated;
+  } catch (err) {
+    if (err instanceof ShrinkError) throw new HttpError(400, err.message);
+    throw err;
+  }
+}
+
 /** Sends an error in the dialect's shape. */
 function sendError(reply: FastifyReply, dialect: Dialect, error: HttpError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
@@ -500,22 +516,10 @@ function registerV1Routes(app: FastifyInstance, store: ManagementStore): void {
     return v1Volume(found);
   });
 
-  /** Renames and/or grows a volume for either dialect: 404 when absent, 400 when it would shrink. */
-  const updateVolume = async (id: string, input: Parameters<typeof store.updateVolume>[1]) => {
-    try {
-      const updated = await store.updateVolume(id, input);
-      if (!updated) throw new HttpError(404, `network volume ${id} not found`);
-      return updated;
-    } catch (err) {
-      if (err instanceof ShrinkError) throw new HttpError(400, err.message);
-      throw err;
-    }
-  };
-
   const update = async (request: FastifyRequest) => {
     const id = (request.params as P).id;
     const input = parse(NetworkVolumeUpdateInputSchema, body(request));
-    return v1Volume(await updateVolume(id, input));
+    return v1Volume(await updateVolume(store, id, input));
   };
   app.patch("/v1/networkvolumes/:id", v1, update);
   app.post("/v1/networkvolumes/:id/update", v1, update);
@@ -600,7 +604,7 @@ function registerV2Routes(app: FastifyInstance, store: ManagementStore): void {
   app.patch("/v2/network-volumes/:id", v2, async (request) => {
     const id = (request.params as P).id;
     const input = validate(V2NetworkVolumeUpdateInputSchema, body(request));
-    return v2Volume(await updateVolume(id, input));
+    return v2Volume(await updateVolume(store, id, input));
   });
 
   app.delete("/v2/network-volumes/:id", v2, async (request, reply) => {
