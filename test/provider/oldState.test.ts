@@ -20,11 +20,11 @@
  */
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { NotFoundError, RunpodClient } from "../../src/client";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import type * as Package from "../../src/index";
 import { HostError, type ProviderHost, startProviderHost } from "../support/providerHost";
 import { type ProviderKind, serializedProvider } from "../support/serializedProvider";
 
@@ -54,6 +54,12 @@ const OLD: Record<ProviderKind, string> = {
   JobRun: fixture.providers.JobRun.text,
 };
 const projectDir = inject("installedProjectDir");
+/**
+ * The current package's public root, from the installed copy (client, errors, emulator): the test
+ * depends on nothing inside `src/` but what users import.
+ */
+const pkg = createRequire(path.join(projectDir, "package.json"))("pulumi-runpod-dynamic") as typeof Package;
+const { NotFoundError } = pkg;
 
 /** A deep copy of a stored resource, so no test edits another's state. */
 function stored(name: keyof Fixture["resources"]): StoredResource {
@@ -225,17 +231,22 @@ describe("the 0.1.0 __provider texts against the current package's modules", () 
 // ---------------------------------------------------------------------------------------------
 
 const API_KEY = "old-state-test-key-5e1f";
-let emu: RunningEmulator;
-let client: RunpodClient;
+let emu: Package.RunningEmulator;
+let client: Package.RunpodClient;
 let host: ProviderHost;
 /** The current package's `__provider` texts: what a program sends after upgrading. */
 const CURRENT = {} as Record<ProviderKind, string>;
 
 beforeAll(async () => {
-  emu = await startEmulator({ apiKeys: [API_KEY], endpoints: ["echo:3"], rateLimits: false });
+  emu = await pkg.startEmulator({ apiKeys: [API_KEY], endpoints: ["echo:3"], rateLimits: false });
   // The 0.1.0 default dialect (REST v2); the stored config's keys, pointing at this emulator.
   const restUrl = `${emu.serverlessUrl}/v2`;
-  client = new RunpodClient({ apiKey: API_KEY, restUrl, serverlessUrl: emu.serverlessUrl, maxRetries: 0 });
+  client = new pkg.RunpodClient({
+    apiKey: API_KEY,
+    restUrl,
+    serverlessUrl: emu.serverlessUrl,
+    maxRetries: 0,
+  });
   host = await startProviderHost({ projectDir });
   await host.configure({
     "runpod:apiKey": API_KEY,
