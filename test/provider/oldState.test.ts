@@ -332,6 +332,18 @@ describe("a ContainerRegistryAuth stored by 0.1.0", () => {
     });
   });
 
+  it("creates with the 0.1.0 __provider (no engine step does; it holds createRegistryAuth to its 0.1.0 arguments)", async () => {
+    const state = stored("registry");
+    const props = { ...state.inputs, name: "fixture-registry-created-by-0-1-0-text" };
+    const { id, outs } = await host.create(state.urn, props);
+    try {
+      expect(outs).toEqual(props);
+      expect(await client.registryAuths.get(id)).toMatchObject({ id, name: props.name });
+    } finally {
+      await host.delete(id, state.urn, outs);
+    }
+  });
+
   it("refreshes and destroys with a stored restUrl of REST v1 (retired, still served)", async () => {
     const v1 = await startProviderHost({ projectDir });
     try {
@@ -437,6 +449,21 @@ describe("JobRuns stored by 0.1.0", () => {
     expect(diff).toMatchObject({ changes: false, replaces: [] });
   });
 
+  it("creates with the 0.1.0 __provider (no engine step does; it holds createJobRun to its 0.1.0 arguments)", async () => {
+    const state = stored("passed");
+    const { id, outs } = await host.create(state.urn, state.inputs);
+    expect(id).not.toBe(state.id);
+    expect(outs).toMatchObject({
+      status: "COMPLETED",
+      passed: true,
+      output: state.inputs.input.output,
+      triggers: state.inputs.triggers,
+      __provider: OLD.JobRun,
+    });
+    expect(outs.s3ConfigDigest).toEqual(expect.any(String));
+    expect(JSON.stringify(outs)).not.toContain(s3Secret());
+  });
+
   it("refreshes the failed and the running JobRun, and the refresh's Diff asks to run them again", async () => {
     for (const name of ["failed", "running"] as const) {
       const state = stored(name);
@@ -526,7 +553,12 @@ describe("JobRuns stored by 0.1.0", () => {
       );
       expect(again).toBeInstanceOf(HostError);
       expect((again as HostError).id).toBe(state.id);
-      expect((again as HostError).properties).toMatchObject({ status: "FAILED", passed: false });
+      // The engine stores these properties as the outputs: they must carry a __provider to load later.
+      expect((again as HostError).properties).toMatchObject({
+        status: "FAILED",
+        passed: false,
+        __provider: textOf("JobRun", which),
+      });
       const fixed = await checked(state, { input: { output: { ok: true } } });
       const { outs } = await host.update(state.id, state.urn, state.outputs, fixed);
       expect(outs).toMatchObject({ status: "COMPLETED", passed: true, output: { ok: true } });
