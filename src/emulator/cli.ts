@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import type { RateLimitTable } from "../client/limits";
+import type { RateLimitTable } from "../wire/limits";
 import type { EmulatorOptions } from "./options";
 
 /** Oldest Node the emulator runs on (undici 8's minimum). */

@@ -3,18 +3,13 @@
  * resolution into checked values. Every bad value fails with an error naming the option.
  */
 import { randomBytes } from "node:crypto";
-import {
-  type RateLimitTable,
-  RUN_RESULT_RETENTION_MS,
-  RUNSYNC_RESULT_RETENTION_MS,
-  SERVICE_RATE_LIMITS,
-  WEBHOOK_RETRY_DELAY_MS,
-} from "../client/limits";
-import type { NetworkVolume } from "../client/schemas";
+import { type RateLimitTable, SERVICE_RATE_LIMITS } from "../wire/limits";
+import type { NetworkVolume } from "../wire/schemas";
 import { type Clock, realClock } from "./clock";
 import { type FaultConfig, parseFaults, validateFaults } from "./faults";
 import type { EndpointConfig, Retention } from "./jobs/engine";
 import type { HandlerSpec } from "./jobs/handlers";
+import { RUN_RESULT_RETENTION_MS, RUNSYNC_RESULT_RETENTION_MS, WEBHOOK_RETRY_DELAY_MS } from "./serviceFacts";
 import type { StoredVolume } from "./store";
 
 /** Endpoint ids that would collide with the v2 management paths `/v2/registries`, `/v2/network-volumes`. */

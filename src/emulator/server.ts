@@ -13,6 +13,7 @@
 import { STATUS_CODES } from "node:http";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { z } from "zod";
+import { describeIssue } from "../client/validate";
 import {
   limitedOperationFor,
   MB,
@@ -21,7 +22,7 @@ import {
   RUN_PAYLOAD_LIMIT_BYTES,
   RUNSYNC_PAYLOAD_LIMIT_BYTES,
   SYNC_WAIT_DEFAULT_MS,
-} from "../client/limits";
+} from "../wire/limits";
 import {
   ContainerRegistryAuthCreateInputSchema,
   isTerminalStatus,
@@ -34,8 +35,7 @@ import {
   V2NetworkVolumeCreateInputSchema,
   V2NetworkVolumeUpdateInputSchema,
   type V2Problem,
-} from "../client/schemas";
-import { describeIssue } from "../client/validate";
+} from "../wire/schemas";
 import { KeyChecker } from "./auth";
 import type { FaultDecision, FaultInjector } from "./faults";
 import {
