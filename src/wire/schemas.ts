@@ -254,6 +254,14 @@ const v2Size = z
 /** Network-volume create input with v2 bounds (size 10..4096 GB), in the user-facing shape. */
 export const V2NetworkVolumeCreateInputSchema = NetworkVolumeCreateInputSchema.extend({ size: v2Size });
 
+/**
+ * v2 create body as sent on the wire (`CreateNetworkVolumeRequest`): `dataCenter` in place of the
+ * user-facing `dataCenterId`.
+ */
+export const V2NetworkVolumeCreateRequestSchema = V2NetworkVolumeCreateInputSchema.omit({
+  dataCenterId: true,
+}).extend({ dataCenter: nonEmpty("dataCenter") });
+
 /** Network-volume update input with v2 bounds, in the user-facing shape. */
 export const V2NetworkVolumeUpdateInputSchema = z
   .strictObject({ name: nonEmpty("name").optional(), size: v2Size.optional() })
