@@ -212,10 +212,9 @@ async function main(): Promise<void> {
     emu = await startEmulator(options);
   } catch (err) {
     // Option errors (bad endpoint id, fault spec, unreadable handlers) are usage errors (2);
-    // system errors such as a port in use (EADDRINUSE) are not (1).
-    const system =
-      typeof (err as NodeJS.ErrnoException).code === "string" &&
-      /^E[A-Z]+$/.test((err as NodeJS.ErrnoException).code as string);
+    // system errors such as a port in use (EADDRINUSE) or fastify not installed are not (1).
+    const code = (err as NodeJS.ErrnoException).code;
+    const system = typeof code === "string" && (/^E[A-Z]+$/.test(code) || code === "MODULE_NOT_FOUND");
     process.stderr.write(`runpod-emulator: ${(err as Error).message}\n`);
     process.exit(system ? 1 : 2);
   }

@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Readable } from "node:stream";
 import Ajv2020 from "ajv/dist/2020";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
@@ -235,7 +236,7 @@ describe("oversized job bodies (item 13)", () => {
         const res = await request(`${h.emu.serverlessUrl}/v2/echo/run`, {
           method: "POST",
           headers: { authorization: `Bearer ${KEY}`, "content-length": String(11 * MB) },
-          body: streamed(11),
+          body: Readable.from(streamed(11)),
         });
         await res.body.text();
         outcomes.push(res.statusCode);

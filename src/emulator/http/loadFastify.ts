@@ -12,10 +12,13 @@ export function loadFastify(): typeof fastify {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "MODULE_NOT_FOUND" && /['"]fastify['"]/.test((err as Error).message)) {
-      throw new Error(
-        "The RunPod emulator needs fastify, which is not installed: run `npm install fastify` " +
-          "(an optional peer dependency of pulumi-runpod-dynamic, needed only to run the emulator).",
-        { cause: err },
+      throw Object.assign(
+        new Error(
+          "The RunPod emulator needs fastify, which is not installed: run `npm install fastify` " +
+            "(an optional peer dependency of pulumi-runpod-dynamic, needed only to run the emulator).",
+          { cause: err },
+        ),
+        { code: "MODULE_NOT_FOUND" },
       );
     }
     throw err;
