@@ -72,10 +72,13 @@ Flags:
                               429/503 before acting (with Retry-After), 500 after acting on a
                               POST, reset before or after at random, latency in ms (default none)
   --fault-seed N              seed of the fault sequence, for reproducible runs (default random)
-  --rate-limits on|off|FILE   the service's rate and concurrency limits (default on), or a JSON
-                              table of your own: {"run":{"requests":1000,"windowMs":10000,
-                              "concurrent":200}, "health":{...}}; operations without a row are
-                              not limited
+  --rate-limits on|off|FILE   the service's rate and concurrency limits (default on; management
+                              calls: 3000 a minute, the emulator's choice, as the service
+                              publishes none), or a JSON table of your own:
+                              {"run":{"requests":1000,"windowMs":10000,"concurrent":200},
+                              "management":{...}}; operations without a row are not limited.
+                              REST v2 answers carry RateLimit / RateLimit-Policy for the
+                              management row in force
   --cold-start-ms MS          workers start cold and take MS to warm up; lowPriority jobs run
                               only on warm workers (default: workers are warm)
   --no-parent-watch           keep serving when the parent process exits (see below)
