@@ -131,7 +131,12 @@ function readBody(payload: Readable, limit: number, declared: number): Promise<B
     };
     const onEnd = () => finish(tooLarge ? "too large" : Buffer.concat(chunks));
     const onError = (err: Error) => finish(err);
-    const onClose = () => finish(tooLarge ? "too large" : new Error("the client closed the request"));
+    const onClose = () =>
+      finish(
+        tooLarge
+          ? "too large"
+          : new HttpError(400, "body: the client closed the connection before sending it whole"),
+      );
     if (tooLarge) startDraining();
     payload.on("data", onData);
     payload.on("end", onEnd);
