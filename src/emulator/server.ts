@@ -16,6 +16,7 @@ import { registerManagementRoutes } from "./http/management";
 import { createApp, type PipelineDeps } from "./http/pipeline";
 import type { ManagementStore } from "./store";
 
+export { STREAM_WAIT_DEFAULT_MS } from "./http/jobRoutes";
 export { MANAGEMENT_RATE_LIMIT_ROW } from "./http/pipeline";
 
 /** Dependencies of the server. */
