@@ -265,6 +265,16 @@ describe("runpod-emulator and its parent process", () => {
     return { parent, pid, ready, text };
   }
 
+  it("exits 2 naming the field and the range for a --volumes entry v2 could not show", async () => {
+    const file = join(dir, "small-volumes.json");
+    await writeFile(file, JSON.stringify([{ id: "v", name: "n", size: 5, dataCenterId: "EU" }]));
+    const out = spawnSync(process.execPath, [CLI, "--volumes", file], { encoding: "utf8" });
+    expect(out.status).toBe(2);
+    expect(out.stderr).toMatch(
+      /^runpod-emulator: volumes\[0\]\.size must be an integer from 10 to 4096 GB, got 5/,
+    );
+  });
+
   it("--version prints the package's version", () => {
     const out = spawnSync(process.execPath, [CLI, "--version"], { encoding: "utf8" });
     const pkg = JSON.parse(readFileSync(resolve(__dirname, "../../package.json"), "utf8"));
