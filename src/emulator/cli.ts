@@ -1,23 +1,49 @@
 #!/usr/bin/env node
 /**
- * `runpod-emulator`: runs the local emulator until SIGINT/SIGTERM. When ready it prints one JSON
- * line on stdout (`{"restUrl","serverlessUrl","apiKey","restUrlV2","port"}`); everything else goes
- * to stderr. Bad flags print a message naming the flag and exit with status 2.
+ * `runpod-emulator`: runs the local emulator until SIGINT/SIGTERM, or until its parent process
+ * exits. When ready it prints one JSON line on stdout (`{"restUrl","serverlessUrl","apiKey",
+ * "restUrlV2","port"}`); everything else goes to stderr. Bad flags print a message naming the flag
+ * and exit with status 2.
  */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import type { RateLimitTable } from "../client/limits";
-import type { EmulatorOptions } from "./options";
+import type { RateLimitTable } from "../wire/limits";
+import { type EmulatorOptions, RESERVED_ENDPOINT_IDS } from "./options";
 
 /** Oldest Node the emulator runs on (undici 8's minimum). */
 const MIN_NODE = [22, 19] as const;
+
+/** How often the parent process is checked for, ms. */
+export const PARENT_CHECK_INTERVAL_MS = 1000;
+
+const RESERVED_LIST = wrap(
+  RESERVED_ENDPOINT_IDS.map((id) => `"${id}"`).join(", "),
+  62,
+  "                              ",
+);
+const PARENT_CHECK_INTERVAL_S = PARENT_CHECK_INTERVAL_MS / 1000;
+
+/** Wraps `text` at spaces to lines of at most `width`, indenting the lines after the first. */
+function wrap(text: string, width: number, indent: string): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  lines.push(line);
+  return lines.join(`\n${indent}`);
+}
 
 const HELP = `Usage: runpod-emulator [flags]
 
 A local emulator of the RunPod REST management API (v1 and v2) and the serverless job API,
 all on one port. When ready it prints one JSON line on stdout:
   {"restUrl":"http://127.0.0.1:PORT/v1","serverlessUrl":"http://127.0.0.1:PORT","apiKey":"KEY","restUrlV2":"http://127.0.0.1:PORT/v2","port":PORT}
-and serves until SIGINT or SIGTERM.
+and serves until SIGINT or SIGTERM, or until its parent process exits (see Stopping).
 
 Flags:
   --port N                    TCP port; 0 picks a free one (default 0)
@@ -25,11 +51,12 @@ Flags:
   --api-key KEY               accepted API key; repeatable; the ready line shows the first
                               (default: one random key)
   --endpoint ID[:N]           a serverless endpoint with N workers (workersMax, default 3);
-                              repeatable (default: one endpoint "echo"). The ids "registries"
-                              and "network-volumes" are reserved: /v2/registries and
-                              /v2/network-volumes are the REST v2 management paths
+                              repeatable (default: one endpoint "echo"). Reserved, as the first
+                              path segments of REST v2 management (/v2/registries, ...):
+                              ${RESERVED_LIST}
   --volumes FILE              JSON array of network volumes that exist at start
-                              ({id, name, size, dataCenterId})
+                              ({id, name, size, dataCenterId}); size 10..4096 GB, the bounds of
+                              REST v2, so that both dialects can show every volume
   --state-file FILE           keep registry auths and volumes in FILE across restarts
                               (written atomically; passwords only as salted hashes)
   --handlers FILE             worker code: a CommonJS or ES module whose default export is one
@@ -45,13 +72,24 @@ Flags:
                               429/503 before acting (with Retry-After), 500 after acting on a
                               POST, reset before or after at random, latency in ms (default none)
   --fault-seed N              seed of the fault sequence, for reproducible runs (default random)
-  --rate-limits on|off|FILE   the service's rate and concurrency limits (default on), or a JSON
-                              table of your own: {"run":{"requests":1000,"windowMs":10000,
-                              "concurrent":200}, "health":{...}}; operations without a row are
-                              not limited
+  --rate-limits on|off|FILE   the service's rate and concurrency limits (default on; management
+                              calls: 3000 a minute, the emulator's choice, as the service
+                              publishes none), or a JSON table of your own:
+                              {"run":{"requests":1000,"windowMs":10000,"concurrent":200},
+                              "management":{...}}; operations without a row are not limited.
+                              REST v2 answers carry RateLimit / RateLimit-Policy for the
+                              management row in force
   --cold-start-ms MS          workers start cold and take MS to warm up; lowPriority jobs run
                               only on warm workers (default: workers are warm)
+  --no-parent-watch           keep serving when the parent process exits (see below)
+  --version                   print the version
   --help                      print this help
+
+Stopping: SIGINT or SIGTERM close the emulator cleanly. It also closes when the process that
+started it exits: every ${PARENT_CHECK_INTERVAL_S} s it reads its parent process id, which changes once the parent
+is gone. So "npx runpod-emulator ... &" then "kill %1" stops it, although npm's exec does not
+pass the signal on. To keep it running without its parent (nohup, a double-forking service
+manager), pass --no-parent-watch.
 
 In process, startEmulator() takes the same options in camel case, plus an injectable clock
 (\`clock\`) for tests.
@@ -104,8 +142,20 @@ function retentionSpec(spec: string | undefined): { runMs?: number; runsyncMs?: 
   return out;
 }
 
-/** Turns argv into `startEmulator` options; undefined when `--help` was asked. */
+/** What the command line asks for. */
+export type Command =
+  | { kind: "help" }
+  | { kind: "version" }
+  | { kind: "run"; options: EmulatorOptions; watchParent: boolean };
+
+/** Turns argv into `startEmulator` options; undefined when `--help` or `--version` was asked. */
 export function parseCli(argv: string[]): EmulatorOptions | undefined {
+  const command = parseCommand(argv);
+  return command.kind === "run" ? command.options : undefined;
+}
+
+/** Turns argv into what to do: print help or the version, or run with these options. */
+export function parseCommand(argv: string[]): Command {
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
@@ -128,6 +178,8 @@ export function parseCli(argv: string[]): EmulatorOptions | undefined {
         "fault-seed": { type: "string" },
         "rate-limits": { type: "string" },
         "cold-start-ms": { type: "string" },
+        "no-parent-watch": { type: "boolean" },
+        version: { type: "boolean", short: "v" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -135,7 +187,8 @@ export function parseCli(argv: string[]): EmulatorOptions | undefined {
     throw new UsageError((err as Error).message);
   }
   const v = parsed.values as Record<string, string | string[] | boolean | undefined>;
-  if (v.help) return undefined;
+  if (v.help) return { kind: "help" };
+  if (v.version) return { kind: "version" };
   const s = (name: string) => v[name] as string | undefined;
   const options: EmulatorOptions = {};
   const port = int("port", s("port"));
@@ -176,7 +229,34 @@ export function parseCli(argv: string[]): EmulatorOptions | undefined {
   for (const key of Object.keys(options) as (keyof EmulatorOptions)[]) {
     if (options[key] === undefined) delete options[key];
   }
-  return options;
+  return { kind: "run", options, watchParent: v["no-parent-watch"] !== true };
+}
+
+/** The package's version, from its package.json (two folders up from src/emulator and dist/emulator). */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(__dirname, "..", "..", "package.json"), "utf8")) as {
+    version?: string;
+  };
+  return pkg.version ?? "unknown";
+}
+
+/**
+ * Calls `onGone` once the parent process has exited. A process whose parent exits is re-parented
+ * (to init or a subreaper), so its parent pid changes; polling it works whatever started us (npm's
+ * exec, a shell, a test runner) and needs no cooperation from the parent, unlike a signal it
+ * would have to forward or a stdin pipe (a background job's stdin is often /dev/null, at EOF at
+ * once). The timer is unref'd: it never keeps the process alive on its own.
+ */
+export function watchParent(onGone: () => void, intervalMs = PARENT_CHECK_INTERVAL_MS): () => void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid !== parent) {
+      clearInterval(timer);
+      onGone();
+    }
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** Exits with a clear message on a Node older than {@link MIN_NODE} (before undici fails to load). */
@@ -194,28 +274,32 @@ async function main(): Promise<void> {
   requireSupportedNode();
   // Loaded after the version check: the server's dependencies need a current Node.
   const { startEmulator }: typeof import("./index") = require("./index");
-  let options: EmulatorOptions | undefined;
+  let command: Command;
   try {
-    options = parseCli(process.argv.slice(2));
+    command = parseCommand(process.argv.slice(2));
   } catch (err) {
     process.stderr.write(
       `runpod-emulator: ${(err as Error).message}\nRun runpod-emulator --help for the flags.\n`,
     );
     process.exit(2);
   }
-  if (!options) {
+  if (command.kind === "help") {
     process.stdout.write(HELP);
     return;
   }
+  if (command.kind === "version") {
+    process.stdout.write(`${packageVersion()}\n`);
+    return;
+  }
+  const { options, watchParent: shouldWatchParent } = command;
   let emu: Awaited<ReturnType<typeof startEmulator>>;
   try {
     emu = await startEmulator(options);
   } catch (err) {
     // Option errors (bad endpoint id, fault spec, unreadable handlers) are usage errors (2);
-    // system errors such as a port in use (EADDRINUSE) are not (1).
-    const system =
-      typeof (err as NodeJS.ErrnoException).code === "string" &&
-      /^E[A-Z]+$/.test((err as NodeJS.ErrnoException).code as string);
+    // system errors such as a port in use (EADDRINUSE) or fastify not installed are not (1).
+    const code = (err as NodeJS.ErrnoException).code;
+    const system = typeof code === "string" && (/^E[A-Z]+$/.test(code) || code === "MODULE_NOT_FOUND");
     process.stderr.write(`runpod-emulator: ${(err as Error).message}\n`);
     process.exit(system ? 1 : 2);
   }
@@ -228,10 +312,10 @@ async function main(): Promise<void> {
   };
   process.stdout.write(`${JSON.stringify(ready)}\n`);
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (why: string) => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`runpod-emulator: ${signal} received, closing\n`);
+    process.stderr.write(`runpod-emulator: ${why}, closing\n`);
     emu.close().then(
       () => process.exit(0),
       (err: unknown) => {
@@ -240,8 +324,9 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on("SIGINT", () => stop("SIGINT"));
-  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT received"));
+  process.on("SIGTERM", () => stop("SIGTERM received"));
+  if (shouldWatchParent) watchParent(() => stop("parent process exited"));
 }
 
 if (require.main === module) void main();

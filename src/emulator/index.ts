@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import { KeyChecker } from "./auth";
 import type { Clock } from "./clock";
 import { FaultInjector } from "./faults";
+import { loadFastify } from "./http/loadFastify";
 import { type EndpointCounters, JobEngine } from "./jobs/engine";
 import { checkHandlerSpec, type HandlerSpec, loadHandlerModule } from "./jobs/handlers";
 import { type EmulatorOptions, resolveOptions } from "./options";
@@ -66,9 +67,14 @@ function urlHost(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
 }
 
-/** Starts the emulator; resolves once it listens. Bad options reject with an error naming them. */
+/**
+ * Starts the emulator; resolves once it listens. Bad options reject with an error naming them.
+ * The HTTP server (fastify, an optional peer dependency) is loaded here, not when this module is
+ * required; without it this rejects with an error saying `npm install fastify`.
+ */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const resolved = resolveOptions(options);
+  loadFastify(); // before touching any state file: fails with what to install when it is missing
   let handlers: HandlerSpec | undefined;
   if (typeof resolved.handlers === "string") handlers = await loadHandlerModule(resolved.handlers);
   else if (resolved.handlers !== undefined) handlers = checkHandlerSpec(resolved.handlers);

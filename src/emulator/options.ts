@@ -3,22 +3,26 @@
  * resolution into checked values. Every bad value fails with an error naming the option.
  */
 import { randomBytes } from "node:crypto";
-import {
-  type RateLimitTable,
-  RUN_RESULT_RETENTION_MS,
-  RUNSYNC_RESULT_RETENTION_MS,
-  SERVICE_RATE_LIMITS,
-  WEBHOOK_RETRY_DELAY_MS,
-} from "../client/limits";
-import type { NetworkVolume } from "../client/schemas";
+import { type RateLimitTable, SERVICE_RATE_LIMITS } from "../wire/limits";
+import type { NetworkVolume } from "../wire/schemas";
 import { type Clock, realClock } from "./clock";
 import { type FaultConfig, parseFaults, validateFaults } from "./faults";
+import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
 import type { EndpointConfig, Retention } from "./jobs/engine";
 import type { HandlerSpec } from "./jobs/handlers";
-import type { StoredVolume } from "./store";
+import {
+  EMULATOR_MANAGEMENT_RATE_LIMIT,
+  RUN_RESULT_RETENTION_MS,
+  RUNSYNC_RESULT_RETENTION_MS,
+  WEBHOOK_RETRY_DELAY_MS,
+} from "./serviceFacts";
+import { type StoredVolume, volumeSizeProblem } from "./store";
 
-/** Endpoint ids that would collide with the v2 management paths `/v2/registries`, `/v2/network-volumes`. */
-export const RESERVED_ENDPOINT_IDS: readonly string[] = ["registries", "network-volumes"];
+/**
+ * Endpoint ids that would collide with REST v2 management paths: every first segment of the v2
+ * document (`registries`, `network-volumes`, `pods`, `serverless`, `templates`, ...).
+ */
+export const RESERVED_ENDPOINT_IDS: readonly string[] = V2_MANAGEMENT_SEGMENTS;
 
 /** One endpoint: `{ id, workersMax?, coldStartMs? }` or the string `"ID"` / `"ID:N"` (N = workersMax). */
 export type EndpointSpec = string | { id: string; workersMax?: number; coldStartMs?: number };
@@ -50,7 +54,12 @@ export interface EmulatorOptions {
   faults?: string | FaultConfig;
   /** Seed of the fault sequence, for deterministic tests. @default random */
   faultSeed?: number;
-  /** `true`: the service's table; `false`: off; or a table (a `management` row limits management calls). @default true */
+  /**
+   * `true`: the service's table plus the emulator's management row
+   * (`EMULATOR_MANAGEMENT_RATE_LIMIT`: 3000 per minute); `false`: off; or a table of your own (a
+   * `management` row limits management calls; rows left out are not limited). REST v2 answers
+   * carry `RateLimit` / `RateLimit-Policy` for the management row in force. @default true
+   */
   rateLimits?: boolean | RateLimitTable;
   /** Time source of every job timer. @default the real clock */
   clock?: Clock;
@@ -134,9 +143,8 @@ function parseVolume(v: unknown, index: number): StoredVolume {
   const dataCenterId = o.dataCenterId ?? o.dataCenter;
   if (typeof o.id !== "string" || o.id === "") throw new Error(`${where}.id must be a non-empty string`);
   if (typeof o.name !== "string") throw new Error(`${where}.name must be a string`);
-  if (typeof o.size !== "number" || !Number.isInteger(o.size) || o.size < 0) {
-    throw new Error(`${where}.size must be a non-negative integer (GB)`);
-  }
+  const sizeProblem = volumeSizeProblem(o.size, `${where}.size`);
+  if (sizeProblem) throw new Error(sizeProblem);
   if (typeof dataCenterId !== "string" || dataCenterId === "") {
     throw new Error(`${where}.dataCenterId must be a non-empty string`);
   }
@@ -144,7 +152,7 @@ function parseVolume(v: unknown, index: number): StoredVolume {
   if (type !== "STANDARD" && type !== "HIGH_PERFORMANCE") {
     throw new Error(`${where}.type must be STANDARD or HIGH_PERFORMANCE`);
   }
-  return { id: o.id, name: o.name, size: o.size, dataCenterId, type };
+  return { id: o.id, name: o.name, size: o.size as number, dataCenterId, type };
 }
 
 /** Checks and completes the options; throws an error naming the first bad option. */
@@ -191,7 +199,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
   }
   const rateLimits =
     options.rateLimits === undefined || options.rateLimits === true
-      ? (SERVICE_RATE_LIMITS as RateLimitTable)
+      ? ({ ...SERVICE_RATE_LIMITS, management: EMULATOR_MANAGEMENT_RATE_LIMIT } as RateLimitTable)
       : options.rateLimits === false
         ? undefined
         : options.rateLimits;

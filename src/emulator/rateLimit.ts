@@ -3,7 +3,7 @@
  * `requests` per `windowMs` plus a cap on requests in flight. A refused request learns how long
  * to wait (`retryAfterMs`), which the server turns into `Retry-After` (whole seconds, at least 1).
  */
-import type { RateLimitRule } from "../client/limits";
+import type { RateLimitRule } from "../wire/limits";
 import type { Clock } from "./clock";
 
 /** Outcome of `RateLimiter.acquire`. */

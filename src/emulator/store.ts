@@ -10,6 +10,7 @@ import { randomBytes, scrypt } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { promisify } from "node:util";
+import { V2_VOLUME_SIZE } from "../wire/schemas";
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
 
@@ -40,6 +41,31 @@ interface StateFileV1 {
   networkVolumes: StoredVolume[];
 }
 
+/**
+ * Sizes the store keeps, in GB: REST v2's bounds (10..4096), so every stored volume satisfies v2's
+ * `NetworkVolume` schema whichever dialect created it (v1's answer schema has no bounds; v1's
+ * create allows 0..4000, so over v1 the emulator takes 10..4000).
+ */
+export const STORED_VOLUME_SIZE = V2_VOLUME_SIZE;
+
+/** Why `size` cannot be stored (naming `field` and the allowed range), or undefined when it can. */
+export function volumeSizeProblem(size: unknown, field = "size"): string | undefined {
+  if (
+    typeof size === "number" &&
+    Number.isInteger(size) &&
+    size >= STORED_VOLUME_SIZE.min &&
+    size <= STORED_VOLUME_SIZE.max
+  ) {
+    return undefined;
+  }
+  return (
+    `${field} must be an integer from ${STORED_VOLUME_SIZE.min} to ${STORED_VOLUME_SIZE.max} GB, got ${JSON.stringify(size)} ` +
+    "(the emulator keeps every network volume within REST v2's bounds, so both dialects can show it)"
+  );
+}
+
+/** Thrown for a volume size outside {@link STORED_VOLUME_SIZE} (both dialects answer 400). */
+export class VolumeSizeError extends Error {}
 /** Thrown on a duplicate registry-auth name (both dialects answer 400). */
 export class DuplicateNameError extends Error {}
 /** Thrown when an update would shrink a volume (both dialects answer 400). */
@@ -101,11 +127,17 @@ export class ManagementStore {
           throw new Error(`stateFile ${options.stateFile} is not an emulator state file (version 1)`);
         }
         for (const r of state.registryAuths) store.#registryAuths.set(r.id, r);
-        for (const v of state.networkVolumes) store.#volumes.set(v.id, v);
+        for (const [i, v] of state.networkVolumes.entries()) {
+          const problem = volumeSizeProblem(v?.size, `networkVolumes[${i}].size`);
+          if (problem) throw new Error(`stateFile ${options.stateFile}: ${problem}`);
+          store.#volumes.set(v.id, { ...v, type: v.type ?? "STANDARD" });
+        }
       }
     }
     let seeded = false;
     for (const v of options.volumes ?? []) {
+      const problem = volumeSizeProblem(v.size, `volumes: ${v.id}.size`);
+      if (problem) throw new VolumeSizeError(problem);
       if (!store.#volumes.has(v.id)) {
         store.#volumes.set(v.id, { ...v });
         seeded = true;
@@ -203,6 +235,8 @@ export class ManagementStore {
     dataCenterId: string;
     type?: string;
   }): Promise<StoredVolume> {
+    const problem = volumeSizeProblem(input.size);
+    if (problem) throw new VolumeSizeError(problem);
     let id = randomId(10);
     while (this.#volumes.has(id)) id = randomId(10);
     const record: StoredVolume = {
@@ -229,6 +263,8 @@ export class ManagementStore {
         `size: a network volume can only grow; it is ${current.size} GB, ${input.size} GB asked`,
       );
     }
+    const problem = input.size === undefined ? undefined : volumeSizeProblem(input.size);
+    if (problem) throw new VolumeSizeError(problem);
     const next = {
       ...current,
       ...(input.name !== undefined ? { name: input.name } : {}),

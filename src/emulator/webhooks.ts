@@ -5,8 +5,8 @@
  * `retryDelayMs` of the emulator's clock.
  */
 import { request } from "undici";
-import { WEBHOOK_RETRIES } from "../client/limits";
 import type { Clock } from "./clock";
+import { WEBHOOK_RETRIES } from "./serviceFacts";
 
 /** One delivery attempt, as recorded for introspection. */
 export interface WebhookAttempt {

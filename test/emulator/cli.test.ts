@@ -3,6 +3,7 @@
  * (vitest's globalSetup rebuilds dist/ when src/ is newer.)
  */
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -112,11 +113,16 @@ describe("runpod-emulator CLI", () => {
       "--fault-seed",
       "--rate-limits",
       "--cold-start-ms",
+      "--no-parent-watch",
+      "--version",
       "--help",
     ]) {
       expect(out.stdout).toContain(`  ${flag} `);
     }
-    expect(out.stdout).toMatch(/"registries"\s+and "network-volumes" are reserved/);
+    expect(out.stdout).toMatch(/Reserved, as the first\s+path segments of REST v2 management/);
+    for (const id of ["registries", "network-volumes", "pods", "serverless", "templates"]) {
+      expect(out.stdout).toContain(`"${id}"`);
+    }
   });
 
   it("--retention sets both retention periods; the specific flags override it", () => {
@@ -199,5 +205,113 @@ describe("runpod-emulator CLI", () => {
     );
     second.child.kill("SIGTERM");
     expect(await exitOf(second.child)).toBe(0);
+  });
+});
+
+/** True while `pid` runs (a zombie waiting for a reaper counts as gone). */
+function alive(pid: number): boolean {
+  if (existsSync("/proc")) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      return !/^\d+ \(.*\) Z /.test(stat);
+    } catch {
+      return false;
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `condition` every 100 ms; fails after `tries`. */
+async function eventually(condition: () => boolean, what: string, tries = 200): Promise<void> {
+  for (let i = 0; i < tries; i++) {
+    if (condition()) return;
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
+describe("runpod-emulator and its parent process", () => {
+  /**
+   * Starts the CLI through an intermediate process, as npm's exec runs it (`npx runpod-emulator`),
+   * with its output in a file that outlives the intermediate. Resolves with both pids and the log.
+   */
+  async function startThroughParent(args: string[]) {
+    const log = join(dir, `emu-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
+    const parentScript = `
+      const { spawn } = require("node:child_process");
+      const { openSync } = require("node:fs");
+      const fd = openSync(${JSON.stringify(log)}, "a");
+      const child = spawn(process.execPath, [${JSON.stringify(CLI)}, ...${JSON.stringify(args)}], {
+        stdio: ["ignore", fd, fd],
+      });
+      console.log(child.pid);
+      setInterval(() => {}, 1000); // stays until killed, forwarding nothing`;
+    const parent = spawn(process.execPath, ["-e", parentScript], { stdio: "pipe" });
+    running.push(parent);
+    const lines = createInterface({ input: parent.stdout });
+    const pid = Number(await new Promise<string>((resolveLine) => lines.once("line", resolveLine)));
+    const text = () => (existsSync(log) ? readFileSync(log, "utf8") : "");
+    await eventually(() => text().includes('"serverlessUrl"'), "the ready line");
+    const ready = JSON.parse(
+      text()
+        .split("\n")
+        .find((l) => l.startsWith("{")) as string,
+    ) as Ready;
+    return { parent, pid, ready, text };
+  }
+
+  it("exits 2 naming the field and the range for a --volumes entry v2 could not show", async () => {
+    const file = join(dir, "small-volumes.json");
+    await writeFile(file, JSON.stringify([{ id: "v", name: "n", size: 5, dataCenterId: "EU" }]));
+    const out = spawnSync(process.execPath, [CLI, "--volumes", file], { encoding: "utf8" });
+    expect(out.status).toBe(2);
+    expect(out.stderr).toMatch(
+      /^runpod-emulator: volumes\[0\]\.size must be an integer from 10 to 4096 GB, got 5/,
+    );
+  });
+
+  it("--version prints the package's version", () => {
+    const out = spawnSync(process.execPath, [CLI, "--version"], { encoding: "utf8" });
+    const pkg = JSON.parse(readFileSync(resolve(__dirname, "../../package.json"), "utf8"));
+    expect(out.status).toBe(0);
+    expect(out.stdout).toBe(`${pkg.version}\n`);
+  });
+
+  it("closes when its parent exits without passing a signal on (npx ... & then kill %1)", async () => {
+    const { parent, pid, ready, text } = await startThroughParent(["--port", "0", "--api-key", "k"]);
+    expect((await call(ready, "GET", `${ready.serverlessUrl}/v2/echo/health`, undefined, "k")).status).toBe(
+      200,
+    );
+    parent.kill("SIGKILL"); // the parent dies at once: no signal reaches the emulator
+    await eventually(() => !alive(pid), `emulator ${pid} to exit`);
+    expect(text()).toContain("runpod-emulator: parent process exited, closing");
+    await expect(request(`${ready.serverlessUrl}/v2/echo/health`)).rejects.toThrow();
+  });
+
+  it("keeps serving without its parent with --no-parent-watch", async () => {
+    const { parent, pid, ready } = await startThroughParent([
+      "--port",
+      "0",
+      "--api-key",
+      "k",
+      "--no-parent-watch",
+    ]);
+    parent.kill("SIGKILL");
+    // Three parent checks' worth of waiting, then it must still answer.
+    await new Promise((resolveWait) => setTimeout(resolveWait, 3000));
+    try {
+      expect(alive(pid)).toBe(true);
+      expect((await call(ready, "GET", `${ready.serverlessUrl}/v2/echo/health`, undefined, "k")).status).toBe(
+        200,
+      );
+    } finally {
+      process.kill(pid, "SIGTERM");
+    }
+    await eventually(() => !alive(pid), `emulator ${pid} to exit on SIGTERM`);
   });
 });

@@ -173,13 +173,13 @@ describe("rate limits", () => {
   it("limits management only with a management row, with RateLimit headers on v2", async () => {
     h = await harness({ rateLimits: { management: { requests: 2, windowMs: 60_000 } } });
     const ok = await h.call("GET", "/v2/registries");
-    expect(ok.headers.ratelimit).toBe('"default";r=1;t=60');
-    expect(ok.headers["ratelimit-policy"]).toBe('"default";q=2;w=60');
+    expect(ok.headers.ratelimit).toBe('"minute";r=1;t=60');
+    expect(ok.headers["ratelimit-policy"]).toBe('"minute";q=2;w=60');
     await h.call("GET", "/v1/networkvolumes");
     const limited = await h.call("GET", "/v2/network-volumes");
     expect(limited.status).toBe(429);
     expect(limited.headers["retry-after"]).toBe("60");
-    expect(limited.headers.ratelimit).toBe('"default";r=0;t=60');
+    expect(limited.headers.ratelimit).toBe('"minute";r=0;t=60');
     expect(limited.headers["content-type"]).toMatch(/problem\+json/);
     expect(limited.body).toMatchObject({ title: "Too Many Requests", status: 429 });
   });

@@ -3,7 +3,7 @@
  * A larger string is split into substrings and a larger array into sub-arrays, in order; any
  * other oversized value cannot be split and fails the job with a clear error.
  */
-import { STREAM_CHUNK_LIMIT_BYTES } from "../../client/limits";
+import { STREAM_CHUNK_LIMIT_BYTES } from "../../wire/limits";
 
 /** A stream chunk as sent. */
 export interface Chunk {

@@ -11,14 +11,10 @@
  * jobs never start one: they run only on workers already warm, after normal jobs.
  */
 import { randomUUID } from "node:crypto";
-import {
-  EXECUTION_TIMEOUT_DEFAULT_MS,
-  QUEUE_FULL_JOBS_PER_WORKER,
-  QUEUE_FULL_MIN_JOBS,
-  TTL_DEFAULT_MS,
-} from "../../client/limits";
-import { isTerminalStatus, type JobRequest } from "../../client/schemas";
+import { EXECUTION_TIMEOUT_DEFAULT_MS, TTL_DEFAULT_MS } from "../../wire/limits";
+import { isTerminalStatus, type JobRequest } from "../../wire/schemas";
 import type { Clock, TimerHandle } from "../clock";
+import { QUEUE_FULL_JOBS_PER_WORKER, QUEUE_FULL_MIN_JOBS } from "../serviceFacts";
 import type { WebhookSender } from "../webhooks";
 import { builtinWorker } from "./builtinWorker";
 import { type Chunk, toChunks } from "./chunks";

@@ -10,7 +10,7 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { S3Config } from "../../client/schemas";
+import type { S3Config } from "../../wire/schemas";
 
 /** What a handler receives about its job. */
 export interface HandlerJob {

@@ -1,0 +1,260 @@
+/**
+ * REST management, written once for both dialects: ONE table of resources (what each operation
+ * does to the store), and one adapter per dialect (paths, status codes, list wrapping, validation
+ * answers, body checks). A new v2 resource is one more table entry; a dialect that lacks it simply
+ * has no wire for it.
+ *
+ * | | v1 (`/v1`) | v2 (`/v2`) |
+ * |---|---|---|
+ * | create | 200 | 201 |
+ * | list | bare array | `{ <listKey>: [...] }` |
+ * | schema failure | 400 `{message}` | 422 problem+json with `errors` |
+ * | shrink, duplicate name, size the store refuses | 400 | 400 |
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { z } from "zod";
+import {
+  type ContainerRegistryAuth,
+  ContainerRegistryAuthCreateInputSchema,
+  type NetworkVolume,
+  NetworkVolumeCreateInputSchema,
+  NetworkVolumeUpdateInputSchema,
+  type V2NetworkVolume,
+  V2NetworkVolumeCreateRequestSchema,
+  V2NetworkVolumeUpdateInputSchema,
+} from "../../wire/schemas";
+import {
+  DuplicateNameError,
+  type ManagementStore,
+  ShrinkError,
+  type StoredRegistryAuth,
+  type StoredVolume,
+  VolumeSizeError,
+} from "../store";
+import { HttpError, parse } from "./errors";
+import type { RouteMeta } from "./pipeline";
+
+type DialectName = "v1" | "v2";
+
+/** How one dialect speaks: everything that differs between v1 and v2 apart from the shapes. */
+interface DialectAdapter {
+  name: DialectName;
+  /** Path prefix. */
+  base: string;
+  /** Status of a successful create. */
+  createdStatus: number;
+  /** The request body, or a 400 when it is not what the dialect requires. */
+  body(request: FastifyRequest): unknown;
+  /** Parses `value` with `schema`, or throws the dialect's validation error. */
+  validate<S extends z.ZodType>(schema: S, value: unknown): z.output<S>;
+  /** A list answer: v1 sends the bare array, v2 wraps it under `listKey`. */
+  list(listKey: string, items: unknown[]): unknown;
+}
+
+const v1: DialectAdapter = {
+  name: "v1",
+  base: "/v1",
+  createdStatus: 200,
+  body(request) {
+    if (request.body === undefined) throw new HttpError(400, "body: a JSON object is required");
+    return request.body;
+  },
+  validate: (schema, value) => parse(schema, value, 400),
+  list: (_listKey, items) => items,
+};
+
+const v2: DialectAdapter = {
+  name: "v2",
+  base: "/v2",
+  createdStatus: 201,
+  body(request) {
+    const body = request.body;
+    if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
+      throw new HttpError(400, "the request body must be a JSON object");
+    }
+    return body;
+  },
+  // The document: 422 "The request body or parameters were syntactically valid but failed
+  // validation", with the individual failures in `errors`.
+  validate(schema, value) {
+    try {
+      return parse(schema, value, 422);
+    } catch (err) {
+      if (err instanceof HttpError) {
+        throw new HttpError(422, `Request validation failed: ${err.message}`, err.errors);
+      }
+      throw err;
+    }
+  },
+  list: (listKey, items) => ({ [listKey]: items }),
+};
+
+/** A resource as one dialect shows it. `Create`/`Update` are the store's inputs. */
+interface ResourceWire<Rec, Create, Update> {
+  /** Path below the dialect's base: `/networkvolumes`, `/network-volumes`. */
+  path: string;
+  /** What the dialect calls one record in messages: `network volume`, `registry`. */
+  noun: string;
+  render(record: Rec): unknown;
+  /** The create body, parsed into the store's input. */
+  create: z.ZodType<Create>;
+  /** The update body, parsed into the store's input; routes are `PATCH /{id}` plus `updateAliases`. */
+  update?: z.ZodType<Update>;
+  /** More routes that update: v1 also takes `POST /networkvolumes/{id}/update`. */
+  updateAliases?: readonly { method: "POST" | "PUT"; suffix: string }[];
+}
+
+/** One management resource: what each operation does to the store, and its wire per dialect. */
+interface ManagedResource<Rec, Create, Update> {
+  /** v2's list wrapper key (`registries`, `networkVolumes`). */
+  listKey: string;
+  list(store: ManagementStore): Rec[];
+  get(store: ManagementStore, id: string): Rec | undefined;
+  create(store: ManagementStore, input: Create): Promise<Rec>;
+  update?(store: ManagementStore, id: string, input: Update): Promise<Rec | undefined>;
+  delete(store: ManagementStore, id: string): Promise<boolean>;
+  wire: Partial<Record<DialectName, ResourceWire<Rec, Create, Update>>>;
+}
+
+/** Builds a table entry with its type parameters inferred and checked. */
+function resource<R, C, U = never>(definition: ManagedResource<R, C, U>): ManagedResource<R, C, U> {
+  return definition;
+}
+
+type VolumeCreate = Parameters<ManagementStore["createVolume"]>[0];
+type VolumeUpdate = Parameters<ManagementStore["updateVolume"]>[1];
+
+const registryRecord = (r: StoredRegistryAuth) =>
+  ({ id: r.id, name: r.name }) satisfies ContainerRegistryAuth;
+
+/** The table: every management resource the emulator serves. */
+export const MANAGEMENT_RESOURCES = [
+  resource<StoredRegistryAuth, z.output<typeof ContainerRegistryAuthCreateInputSchema>>({
+    listKey: "registries",
+    list: (store) => store.listRegistryAuths(),
+    get: (store, id) => store.getRegistryAuth(id),
+    create: (store, input) => store.createRegistryAuth(input),
+    delete: (store, id) => store.deleteRegistryAuth(id),
+    wire: {
+      v1: {
+        path: "/containerregistryauth",
+        noun: "container registry auth",
+        render: registryRecord,
+        create: ContainerRegistryAuthCreateInputSchema,
+      },
+      v2: {
+        path: "/registries",
+        noun: "registry",
+        render: registryRecord,
+        create: ContainerRegistryAuthCreateInputSchema,
+      },
+    },
+  }),
+  resource<StoredVolume, VolumeCreate, VolumeUpdate>({
+    listKey: "networkVolumes",
+    list: (store) => store.listVolumes(),
+    get: (store, id) => store.getVolume(id),
+    create: (store, input) => store.createVolume(input),
+    update: (store, id, input) => store.updateVolume(id, input),
+    delete: (store, id) => store.deleteVolume(id),
+    wire: {
+      v1: {
+        path: "/networkvolumes",
+        noun: "network volume",
+        render: (v) =>
+          ({ id: v.id, name: v.name, size: v.size, dataCenterId: v.dataCenterId }) satisfies NetworkVolume,
+        create: NetworkVolumeCreateInputSchema,
+        update: NetworkVolumeUpdateInputSchema,
+        updateAliases: [{ method: "POST", suffix: "/update" }],
+      },
+      v2: {
+        path: "/network-volumes",
+        noun: "network volume",
+        render: (v) =>
+          ({
+            id: v.id,
+            name: v.name,
+            size: v.size,
+            dataCenter: v.dataCenterId,
+            type: v.type,
+          }) satisfies V2NetworkVolume,
+        create: V2NetworkVolumeCreateRequestSchema.transform(
+          ({ dataCenter, ...rest }): VolumeCreate => ({ ...rest, dataCenterId: dataCenter }),
+        ),
+        update: V2NetworkVolumeUpdateInputSchema,
+      },
+    },
+  }),
+] as const;
+
+/** Store refusals that are the caller's fault: 400 in both dialects. */
+async function storeCall<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (err) {
+    if (err instanceof DuplicateNameError || err instanceof ShrinkError || err instanceof VolumeSizeError) {
+      throw new HttpError(400, err.message);
+    }
+    throw err;
+  }
+}
+
+function registerResource<R, C, U>(
+  app: FastifyInstance,
+  store: ManagementStore,
+  dialect: DialectAdapter,
+  res: ManagedResource<R, C, U>,
+  wire: ResourceWire<R, C, U>,
+): void {
+  const options = { config: { dialect: dialect.name } satisfies RouteMeta };
+  const collection = `${dialect.base}${wire.path}`;
+  const item = `${collection}/:id`;
+  const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+  const notFound = (id: string) => new HttpError(404, `${wire.noun} ${id} not found`);
+
+  app.get(collection, options, async () => dialect.list(res.listKey, res.list(store).map(wire.render)));
+
+  app.post(collection, options, async (request, reply) => {
+    const input = dialect.validate(wire.create, dialect.body(request));
+    const created = await storeCall(() => res.create(store, input));
+    return reply.code(dialect.createdStatus).send(wire.render(created));
+  });
+
+  app.get(item, options, async (request) => {
+    const found = res.get(store, idOf(request));
+    if (found === undefined) throw notFound(idOf(request));
+    return wire.render(found);
+  });
+
+  const { update: updateSchema } = wire;
+  const updateRecord = res.update;
+  if (updateSchema && updateRecord) {
+    const update = async (request: FastifyRequest) => {
+      const id = idOf(request);
+      const input = dialect.validate(updateSchema, dialect.body(request));
+      const updated = await storeCall(() => updateRecord(store, id, input));
+      if (updated === undefined) throw notFound(id);
+      return wire.render(updated);
+    };
+    app.patch(item, options, update);
+    for (const alias of wire.updateAliases ?? []) {
+      app.route({ method: alias.method, url: `${item}${alias.suffix}`, ...options, handler: update });
+    }
+  }
+
+  app.delete(item, options, async (request, reply: FastifyReply) => {
+    const id = idOf(request);
+    if (!(await res.delete(store, id))) throw notFound(id);
+    return reply.code(204).send();
+  });
+}
+
+/** Registers every resource of the table in both dialects. */
+export function registerManagementRoutes(app: FastifyInstance, store: ManagementStore): void {
+  for (const dialect of [v1, v2]) {
+    for (const res of MANAGEMENT_RESOURCES as readonly ManagedResource<unknown, unknown, unknown>[]) {
+      const wire = res.wire[dialect.name];
+      if (wire) registerResource(app, store, dialect, res, wire);
+    }
+  }
+}

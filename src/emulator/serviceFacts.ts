@@ -1,0 +1,28 @@
+import type { RateLimitRule } from "../wire/limits";
+
+/**
+ * Service facts only the emulator needs: how long results stay readable, how webhooks are
+ * retried, and when the queue counts as full. The limits a client also needs are in
+ * `wire/limits.ts`.
+ */
+
+/** How long results stay readable after completion, in ms. */
+export const RUN_RESULT_RETENTION_MS = 30 * 60 * 1000;
+export const RUNSYNC_RESULT_RETENTION_MS = 60 * 1000;
+/** Webhook delivery: 1 attempt plus this many retries, this far apart by default. */
+export const WEBHOOK_RETRIES = 2;
+export const WEBHOOK_RETRY_DELAY_MS = 10_000;
+/** The queue is full (429) when it holds more than 50 jobs AND more than workersMax x 500. */
+export const QUEUE_FULL_MIN_JOBS = 50;
+export const QUEUE_FULL_JOBS_PER_WORKER = 500;
+
+/**
+ * The management quota of the emulator's default table. The service publishes none (its v2
+ * document shows the `RateLimit` header format with example windows of 60/minute, 3000/hour and
+ * 50000/day), yet says authenticated v2 answers carry the headers: so the default table has one
+ * window, generous enough that no test or deploy meets it by accident, enforced and reported.
+ */
+export const EMULATOR_MANAGEMENT_RATE_LIMIT: RateLimitRule = Object.freeze({
+  requests: 3000,
+  windowMs: 60_000,
+});
