@@ -27,9 +27,15 @@ export { type LimiterClock, RateLimiter, sharedLimiter } from "./rateLimiter";
 export {
   backoffMs,
   exhaustedWindowMs,
+  INITIAL_BACKOFF_MS,
   isRetryableError,
   isRetryableStatus,
+  MAX_BACKOFF_MS,
+  MAX_RETRY_AFTER_MS,
   mayHaveActed,
+  parseHttpDate,
+  parseRetryAfter,
+  retryDelayMs,
   serverDelayMs,
 } from "./retry";
 export * from "./schemas";

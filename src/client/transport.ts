@@ -21,7 +21,7 @@ import {
   ValidationError,
 } from "./errors";
 import type { RateLimiter } from "./rateLimiter";
-import { backoffMs, exhaustedWindowMs, isRetryableError, isRetryableStatus, serverDelayMs } from "./retry";
+import { exhaustedWindowMs, isRetryableError, isRetryableStatus, retryDelayMs } from "./retry";
 import { parseResponse } from "./validate";
 
 /** Per-call options every client method accepts. */
@@ -33,7 +33,12 @@ export interface RequestOptions {
    * for any pause inside the body. @default the client's `timeoutMs` (60000)
    */
   timeoutMs?: number;
-  /** Retries after the first attempt, under the retry policy. @default the client's `maxRetries` (5) */
+  /**
+   * Retries after the first attempt, under the retry policy. `Infinity` retries until `signal` or
+   * `waitSignal` aborts (a caller that must keep resending, such as a deploy step with a deadline,
+   * uses that instead of a loop of its own, so it never resends faster than the policy's pauses).
+   * @default the client's `maxRetries` (5)
+   */
   maxRetries?: number;
   /**
    * Aborts the call only while it waits before sending: for a rate-limit slot, a quota pause or a
@@ -178,8 +183,13 @@ function checkRequestOptions(options: RequestOptions | undefined): void {
     ]);
   }
   const maxRetries = options?.maxRetries;
-  if (maxRetries !== undefined && !(Number.isInteger(maxRetries) && maxRetries >= 0)) {
-    throw new ValidationError(`maxRetries must be an integer >= 0, got ${maxRetries}`, ["maxRetries"]);
+  if (
+    maxRetries !== undefined &&
+    !((Number.isInteger(maxRetries) && maxRetries >= 0) || maxRetries === Number.POSITIVE_INFINITY)
+  ) {
+    throw new ValidationError(`maxRetries must be an integer >= 0 or Infinity, got ${maxRetries}`, [
+      "maxRetries",
+    ]);
   }
 }
 
@@ -238,14 +248,22 @@ export class Transport {
           ? isRetryableStatus(policyMethod, error.status)
           : isRetryableError(policyMethod, error);
       if (!retryable || attempt >= maxRetries) throw error;
-      const hinted = error instanceof APIError ? serverDelayMs(error.headers) : undefined;
-      const delay = hinted ?? backoffMs(attempt);
+      const delay = retryDelayMs(error, attempt);
       const why = error instanceof APIError ? String(error.status) : (error as RunpodError).code;
       this.config.logger?.debug?.(
         `runpod: retrying ${req.method} ${req.path} after ${why} in ${Math.round(delay)} ms ` +
           `(retry ${attempt + 1} of ${maxRetries})`,
       );
-      await this.config.sleep(delay, beforeSend);
+      try {
+        await this.config.sleep(delay, beforeSend);
+      } catch (abort) {
+        if (!beforeSend?.aborted) throw abort;
+        // Aborted in the pause: nothing was sent since the last refusal, which is the cause.
+        throw new APIUserAbortError(
+          `${req.method} ${req.path} aborted by the caller's signal while waiting to retry after ${why}`,
+          { cause: error, sent: false },
+        );
+      }
     }
   }
 
