@@ -39,5 +39,12 @@ export {
   serverDelayMs,
 } from "./retry";
 export * from "./schemas";
-export type { RequestOptions, RunpodLogger, SleepFn } from "./transport";
+export {
+  type AttemptTimers,
+  attemptTimers,
+  COARSE_TIMEOUT_MIN_MS,
+  type RequestOptions,
+  type RunpodLogger,
+  type SleepFn,
+} from "./transport";
 export { describeIssue, formatPath, parseInput, parseResponse, validationErrorFrom } from "./validate";
