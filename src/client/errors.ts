@@ -28,46 +28,17 @@ export type RunpodErrorCode =
 
 const BRAND = Symbol.for("pulumi-runpod-dynamic.error");
 
-/** Headers whose values are never kept on an error. */
-const SECRET_HEADERS = new Set(["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"]);
-
-/** What a redacted secret reads as. */
-export const REDACTED = "[redacted]";
-
-/** Secrets shorter than this, in characters, are not redacted (they would mangle ordinary words). */
-export const MIN_REDACTED_LENGTH = 4;
-
 /**
- * `value` with every occurrence of each secret inside its strings replaced by `[redacted]`,
- * walking arrays and objects (a service error body that echoes the request). Secrets shorter
- * than {@link MIN_REDACTED_LENGTH} characters are left alone.
+ * Redaction lives in `./redact` (one module for the client and the providers); these names stay
+ * exported from here because the package root re-exports this module. `redactSecrets` is the
+ * earlier name of `redactValue`.
  */
-export function redactSecrets<T>(value: T, secrets: readonly unknown[]): T {
-  const usable = secrets.filter((s): s is string => typeof s === "string" && s.length >= MIN_REDACTED_LENGTH);
-  if (usable.length === 0) return value;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === "string") return usable.reduce((text, secret) => text.split(secret).join(REDACTED), v);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === "object") {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, walk(x)]));
-    }
-    return v;
-  };
-  return walk(value) as T;
-}
-
-/** Copies response headers with credentials replaced by `[redacted]`. */
-export function redactHeaders(
-  headers: Record<string, string | string[] | undefined> = {},
-): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    const lower = key.toLowerCase();
-    out[lower] = SECRET_HEADERS.has(lower) ? "[redacted]" : Array.isArray(value) ? value.join(", ") : value;
-  }
-  return out;
-}
+export {
+  MIN_REDACTED_LENGTH,
+  REDACTED,
+  redactHeaders,
+  redactValue as redactSecrets,
+} from "./redact";
 
 /** Root of every error this package throws. */
 export class RunpodError extends Error {

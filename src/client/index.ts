@@ -25,6 +25,13 @@ export { NetworkVolumes, RegistryAuths, type RestDialect, volumeFromV2 } from ".
 export { encodeSegment, path } from "./path";
 export { type LimiterClock, RateLimiter, sharedLimiter } from "./rateLimiter";
 export {
+  type RegistryLogin,
+  redactText,
+  redactValue,
+  type Secret,
+  secretForms,
+} from "./redact";
+export {
   backoffMs,
   exhaustedWindowMs,
   INITIAL_BACKOFF_MS,

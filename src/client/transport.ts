@@ -16,11 +16,10 @@ import {
   APIUserAbortError,
   ResponseValidationError,
   type RunpodError,
-  redactHeaders,
-  redactSecrets,
   ValidationError,
 } from "./errors";
 import type { RateLimiter } from "./rateLimiter";
+import { redactHeaders, redactValue, type Secret } from "./redact";
 import { exhaustedWindowMs, isRetryableError, isRetryableStatus, retryDelayMs } from "./retry";
 import { parseResponse } from "./validate";
 
@@ -84,10 +83,11 @@ export interface TransportRequest<S extends z.ZodType | undefined> {
   limiter?: RateLimiter;
   options?: RequestOptions;
   /**
-   * Secret values sent in this request (a registry password, s3 credentials). An error answer
-   * that echoes one has it replaced by `[redacted]` before the error is built, as is the API key.
+   * Secrets sent in this request (a registry login, s3 credentials). An error answer (body and
+   * headers) that echoes one in any form `redact.ts` knows has it replaced by `[redacted]` before
+   * the error is built, as is the API key.
    */
-  secrets?: readonly string[];
+  secrets?: readonly Secret[];
   /**
    * The read consumes state on the service (`GET /stream` drains buffered chunks): retried only
    * when the service provably did nothing, as a POST is.
@@ -406,8 +406,12 @@ export class Transport {
     } else if (text.length > 4096) parsed = `${text.slice(0, 4096)}...`;
 
     if (status < 200 || status >= 300) {
-      const body = redactSecrets(parsed, [this.#apiKey, ...(req.secrets ?? [])]);
-      throw APIError.from({ status, body, headers: redactHeaders(rawHeaders), ...where });
+      const secrets = [this.#apiKey, ...(req.secrets ?? [])];
+      // A text body is redacted whole, then cut: cutting first could split a secret at 4 KB.
+      const whole = typeof parsed === "string" && text.length > 4096 ? text : parsed;
+      let body = redactValue(whole, secrets);
+      if (typeof body === "string" && body.length > 4096) body = `${body.slice(0, 4096)}...`;
+      throw APIError.from({ status, body, headers: redactHeaders(rawHeaders, secrets), ...where });
     }
     // Success answers keep undici's header object as is: redaction matters only for what
     // errors carry, and copying the headers of every answer costs throughput.
