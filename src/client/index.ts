@@ -19,6 +19,12 @@ export {
   type SyncOptions,
   type WaitForJobOptions,
 } from "./endpoint";
+export {
+  checkEndpointId,
+  ENDPOINT_ID_RULE,
+  EndpointIdSchema,
+  isEndpointId,
+} from "./endpointId";
 export * from "./errors";
 export * from "./limits";
 export { NetworkVolumes, RegistryAuths, type RestDialect, volumeFromV2 } from "./management";
