@@ -26,8 +26,6 @@ export type RunpodErrorCode =
   | "response_validation_error"
   | "job_wait_timeout";
 
-const BRAND = Symbol.for("pulumi-runpod-dynamic.error");
-
 /**
  * Redaction lives in `./redact` (one module for the client and the providers); these names stay
  * exported from here because the package root re-exports this module. `redactSecrets` is the
@@ -40,34 +38,51 @@ export {
   redactValue as redactSecrets,
 } from "./redact";
 
+/** The brand key of one error class: the same symbol in every copy of the package. */
+const brandOf = (className: string): symbol => Symbol.for(`pulumi-runpod-dynamic.error.${className}`);
+
+/**
+ * Gives `ErrorClass` its brand, under the name the class is published as (given here as a string,
+ * so renaming the class in code or minifying the build does not change it). Its instances carry
+ * the brand on their prototype chain, with the brands of every ancestor class, so an instance
+ * from one copy of the package passes `instanceof` for the same class and its ancestors of
+ * another copy, as undici's errors do (`Symbol.for('undici.error.UND_ERR_...')`).
+ */
+function brand(ErrorClass: abstract new (...args: never[]) => RunpodError, publishedName: string): void {
+  const key = brandOf(publishedName);
+  Object.defineProperty(ErrorClass.prototype, key, { value: true });
+  Object.defineProperty(ErrorClass, BRAND_KEY, { value: key });
+  Object.defineProperty(ErrorClass, NAME_KEY, { value: publishedName });
+}
+
+/** Where each branded class keeps its brand symbol and its published name (own properties). */
+const BRAND_KEY = Symbol("brand");
+const NAME_KEY = Symbol("publishedName");
+
 /** Root of every error this package throws. */
 export class RunpodError extends Error {
   readonly code: RunpodErrorCode = "runpod_error";
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = new.target.name;
+    // The published name, which minifying does not change; a subclass of a user's has its own.
+    this.name = Object.hasOwn(new.target, NAME_KEY)
+      ? ((new.target as unknown as Record<symbol, string>)[NAME_KEY] as string)
+      : new.target.name;
   }
 
+  /**
+   * `instanceof` by brand: true for an instance of this class or a subclass from any copy of the
+   * package (the brand of a class is on the prototypes of all its subclasses' instances).
+   */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    if (this === RunpodError) {
-      return (
-        typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true
-      );
+    const key = (this as unknown as Record<symbol, symbol | undefined>)[BRAND_KEY];
+    // A subclass declared outside this module (no brand of its own) falls back to the prototype chain.
+    if (key === undefined || !Object.hasOwn(this, BRAND_KEY)) {
+      return Function.prototype[Symbol.hasInstance].call(this, value);
     }
-    return Function.prototype[Symbol.hasInstance].call(this, value) || brandedAs(value, this.name);
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[key] === true;
   }
-}
-Object.defineProperty(RunpodError.prototype, BRAND, { value: true });
-
-/** True when `value` is a branded error whose class (or an ancestor's) has the given name. */
-function brandedAs(value: unknown, className: string): boolean {
-  if (typeof value !== "object" || value === null || (value as Record<symbol, unknown>)[BRAND] !== true)
-    return false;
-  for (let proto = Object.getPrototypeOf(value); proto; proto = Object.getPrototypeOf(proto)) {
-    if (proto.constructor?.name === className) return true;
-  }
-  return false;
 }
 
 /** Fields every HTTP error answer carries. */
@@ -259,3 +274,22 @@ export class JobWaitTimeoutError extends RunpodError {
     this.lastStatus = init.lastStatus;
   }
 }
+
+// The published names: renaming a class above must not change them (that would break
+// `instanceof` against other installed copies of the package).
+brand(RunpodError, "RunpodError");
+brand(APIError, "APIError");
+brand(BadRequestError, "BadRequestError");
+brand(AuthenticationError, "AuthenticationError");
+brand(PermissionDeniedError, "PermissionDeniedError");
+brand(NotFoundError, "NotFoundError");
+brand(ConflictError, "ConflictError");
+brand(UnprocessableEntityError, "UnprocessableEntityError");
+brand(RateLimitError, "RateLimitError");
+brand(InternalServerError, "InternalServerError");
+brand(APIConnectionError, "APIConnectionError");
+brand(APITimeoutError, "APITimeoutError");
+brand(APIUserAbortError, "APIUserAbortError");
+brand(ValidationError, "ValidationError");
+brand(ResponseValidationError, "ResponseValidationError");
+brand(JobWaitTimeoutError, "JobWaitTimeoutError");
