@@ -52,8 +52,15 @@ export interface RunpodClientOptions {
 }
 
 /** A setting's value trimmed, or `undefined` when it is unset or blank (whitespace only). */
-export const blank = (value: string | undefined): string | undefined =>
+export const nonBlank = (value: string | undefined): string | undefined =>
   value === undefined || value.trim() === "" ? undefined : value.trim();
+
+/**
+ * The earlier name of {@link nonBlank}, which read as a predicate although it returns the value.
+ * Kept because `provider/config.ts` imports it.
+ * @deprecated use `nonBlank`
+ */
+export const blank = nonBlank;
 
 function parseBaseUrl(raw: string, option: string, envName: string): URL {
   let url: URL;
@@ -126,18 +133,20 @@ export class RunpodClient {
   /** Throws `ValidationError` when no API key is given or a URL or number is invalid. */
   constructor(options: RunpodClientOptions = {}) {
     const env = options.env ?? process.env;
-    const apiKey = blank(options.apiKey) ?? blank(env.RUNPOD_API_KEY);
+    const apiKey = nonBlank(options.apiKey) ?? nonBlank(env.RUNPOD_API_KEY);
     if (!apiKey) {
       throw new ValidationError(
         "No RunPod API key: pass the option apiKey or set the environment variable RUNPOD_API_KEY",
         ["apiKey"],
       );
     }
-    const rest = resolveRestUrl(blank(options.restUrl) ?? blank(env.RUNPOD_REST_API_URL) ?? DEFAULT_REST_URL);
+    const rest = resolveRestUrl(
+      nonBlank(options.restUrl) ?? nonBlank(env.RUNPOD_REST_API_URL) ?? DEFAULT_REST_URL,
+    );
     this.restUrl = rest.restUrl;
     this.restDialect = rest.dialect;
     const serverless = parseBaseUrl(
-      blank(options.serverlessUrl) ?? blank(env.RUNPOD_SERVERLESS_API_URL) ?? DEFAULT_SERVERLESS_URL,
+      nonBlank(options.serverlessUrl) ?? nonBlank(env.RUNPOD_SERVERLESS_API_URL) ?? DEFAULT_SERVERLESS_URL,
       "serverlessUrl",
       "RUNPOD_SERVERLESS_API_URL",
     );

@@ -5,6 +5,7 @@
  */
 
 import type { z } from "zod";
+import { checkEndpointId } from "./endpointId";
 import { APIError, JobWaitTimeoutError, ValidationError } from "./errors";
 import {
   limitedOperationFor,
@@ -91,10 +92,7 @@ export class Endpoint {
   readonly #base: string;
 
   constructor(ctx: EndpointContext, endpointId: string) {
-    if (typeof endpointId !== "string" || endpointId.trim() === "") {
-      throw new ValidationError("endpointId must be a non-empty string", ["endpointId"]);
-    }
-    this.id = endpointId;
+    this.id = checkEndpointId(endpointId);
     this.#ctx = ctx;
     this.#base = `${ctx.serverlessUrl}/v2/${encodeSegment(endpointId)}`;
   }

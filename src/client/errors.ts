@@ -26,48 +26,38 @@ export type RunpodErrorCode =
   | "response_validation_error"
   | "job_wait_timeout";
 
-const BRAND = Symbol.for("pulumi-runpod-dynamic.error");
+/**
+ * Redaction lives in `./redact` (one module for the client and the providers); these names stay
+ * exported from here because the package root re-exports this module. `redactSecrets` is the
+ * earlier name of `redactValue`.
+ */
+export {
+  MIN_REDACTED_LENGTH,
+  REDACTED,
+  redactHeaders,
+  redactValue as redactSecrets,
+} from "./redact";
 
-/** Headers whose values are never kept on an error. */
-const SECRET_HEADERS = new Set(["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"]);
-
-/** What a redacted secret reads as. */
-export const REDACTED = "[redacted]";
-
-/** Secrets shorter than this, in characters, are not redacted (they would mangle ordinary words). */
-export const MIN_REDACTED_LENGTH = 4;
+/** The brand key of one error class: the same symbol in every copy of the package. */
+const brandOf = (className: string): symbol => Symbol.for(`pulumi-runpod-dynamic.error.${className}`);
 
 /**
- * `value` with every occurrence of each secret inside its strings replaced by `[redacted]`,
- * walking arrays and objects (a service error body that echoes the request). Secrets shorter
- * than {@link MIN_REDACTED_LENGTH} characters are left alone.
+ * Gives `ErrorClass` its brand, under the name the class is published as (given here as a string,
+ * so renaming the class in code or minifying the build does not change it). Its instances carry
+ * the brand on their prototype chain, with the brands of every ancestor class, so an instance
+ * from one copy of the package passes `instanceof` for the same class and its ancestors of
+ * another copy, as undici's errors do (`Symbol.for('undici.error.UND_ERR_...')`).
  */
-export function redactSecrets<T>(value: T, secrets: readonly unknown[]): T {
-  const usable = secrets.filter((s): s is string => typeof s === "string" && s.length >= MIN_REDACTED_LENGTH);
-  if (usable.length === 0) return value;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === "string") return usable.reduce((text, secret) => text.split(secret).join(REDACTED), v);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === "object") {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, walk(x)]));
-    }
-    return v;
-  };
-  return walk(value) as T;
+function brand(ErrorClass: abstract new (...args: never[]) => RunpodError, publishedName: string): void {
+  const key = brandOf(publishedName);
+  Object.defineProperty(ErrorClass.prototype, key, { value: true });
+  Object.defineProperty(ErrorClass, BRAND_KEY, { value: key });
+  Object.defineProperty(ErrorClass, NAME_KEY, { value: publishedName });
 }
 
-/** Copies response headers with credentials replaced by `[redacted]`. */
-export function redactHeaders(
-  headers: Record<string, string | string[] | undefined> = {},
-): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    const lower = key.toLowerCase();
-    out[lower] = SECRET_HEADERS.has(lower) ? "[redacted]" : Array.isArray(value) ? value.join(", ") : value;
-  }
-  return out;
-}
+/** Where each branded class keeps its brand symbol and its published name (own properties). */
+const BRAND_KEY = Symbol("brand");
+const NAME_KEY = Symbol("publishedName");
 
 /** Root of every error this package throws. */
 export class RunpodError extends Error {
@@ -75,28 +65,24 @@ export class RunpodError extends Error {
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = new.target.name;
+    // The published name, which minifying does not change; a subclass of a user's has its own.
+    this.name = Object.hasOwn(new.target, NAME_KEY)
+      ? ((new.target as unknown as Record<symbol, string>)[NAME_KEY] as string)
+      : new.target.name;
   }
 
+  /**
+   * `instanceof` by brand: true for an instance of this class or a subclass from any copy of the
+   * package (the brand of a class is on the prototypes of all its subclasses' instances).
+   */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    if (this === RunpodError) {
-      return (
-        typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true
-      );
+    const key = (this as unknown as Record<symbol, symbol | undefined>)[BRAND_KEY];
+    // A subclass declared outside this module (no brand of its own) falls back to the prototype chain.
+    if (key === undefined || !Object.hasOwn(this, BRAND_KEY)) {
+      return Function.prototype[Symbol.hasInstance].call(this, value);
     }
-    return Function.prototype[Symbol.hasInstance].call(this, value) || brandedAs(value, this.name);
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[key] === true;
   }
-}
-Object.defineProperty(RunpodError.prototype, BRAND, { value: true });
-
-/** True when `value` is a branded error whose class (or an ancestor's) has the given name. */
-function brandedAs(value: unknown, className: string): boolean {
-  if (typeof value !== "object" || value === null || (value as Record<symbol, unknown>)[BRAND] !== true)
-    return false;
-  for (let proto = Object.getPrototypeOf(value); proto; proto = Object.getPrototypeOf(proto)) {
-    if (proto.constructor?.name === className) return true;
-  }
-  return false;
 }
 
 /** Fields every HTTP error answer carries. */
@@ -288,3 +274,22 @@ export class JobWaitTimeoutError extends RunpodError {
     this.lastStatus = init.lastStatus;
   }
 }
+
+// The published names: renaming a class above must not change them (that would break
+// `instanceof` against other installed copies of the package).
+brand(RunpodError, "RunpodError");
+brand(APIError, "APIError");
+brand(BadRequestError, "BadRequestError");
+brand(AuthenticationError, "AuthenticationError");
+brand(PermissionDeniedError, "PermissionDeniedError");
+brand(NotFoundError, "NotFoundError");
+brand(ConflictError, "ConflictError");
+brand(UnprocessableEntityError, "UnprocessableEntityError");
+brand(RateLimitError, "RateLimitError");
+brand(InternalServerError, "InternalServerError");
+brand(APIConnectionError, "APIConnectionError");
+brand(APITimeoutError, "APITimeoutError");
+brand(APIUserAbortError, "APIUserAbortError");
+brand(ValidationError, "ValidationError");
+brand(ResponseValidationError, "ResponseValidationError");
+brand(JobWaitTimeoutError, "JobWaitTimeoutError");

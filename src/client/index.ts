@@ -19,19 +19,45 @@ export {
   type SyncOptions,
   type WaitForJobOptions,
 } from "./endpoint";
+export {
+  checkEndpointId,
+  ENDPOINT_ID_RULE,
+  EndpointIdSchema,
+  isEndpointId,
+} from "./endpointId";
 export * from "./errors";
 export * from "./limits";
 export { NetworkVolumes, RegistryAuths, type RestDialect, volumeFromV2 } from "./management";
 export { encodeSegment, path } from "./path";
 export { type LimiterClock, RateLimiter, sharedLimiter } from "./rateLimiter";
 export {
+  type RegistryLogin,
+  redactText,
+  redactValue,
+  type Secret,
+  secretForms,
+} from "./redact";
+export {
   backoffMs,
   exhaustedWindowMs,
+  INITIAL_BACKOFF_MS,
   isRetryableError,
   isRetryableStatus,
+  MAX_BACKOFF_MS,
+  MAX_RETRY_AFTER_MS,
   mayHaveActed,
+  parseHttpDate,
+  parseRetryAfter,
+  retryDelayMs,
   serverDelayMs,
 } from "./retry";
 export * from "./schemas";
-export type { RequestOptions, RunpodLogger, SleepFn } from "./transport";
+export {
+  type AttemptTimers,
+  attemptTimers,
+  COARSE_TIMEOUT_MIN_MS,
+  type RequestOptions,
+  type RunpodLogger,
+  type SleepFn,
+} from "./transport";
 export { describeIssue, formatPath, parseInput, parseResponse, validationErrorFrom } from "./validate";

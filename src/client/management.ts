@@ -16,6 +16,7 @@
 import type { z } from "zod";
 import { ValidationError } from "./errors";
 import { path } from "./path";
+import type { Secret } from "./redact";
 import {
   type ContainerRegistryAuth,
   type ContainerRegistryAuthCreateInput,
@@ -75,7 +76,7 @@ abstract class ManagementResource {
     schema: S | undefined,
     options: RequestOptions | undefined,
     body?: unknown,
-    secrets?: readonly string[],
+    secrets?: readonly Secret[],
   ): Promise<z.output<S>> {
     const { data } = await this.target.transport.request({
       method,
@@ -105,7 +106,8 @@ export class RegistryAuths extends ManagementResource {
     options?: RequestOptions,
   ): Promise<ContainerRegistryAuth> {
     const body = parseInput(ContainerRegistryAuthCreateInputSchema, input, "registry auth");
-    return this.send("POST", this.collection, ContainerRegistryAuthSchema, options, body, [body.password]);
+    const login = { username: body.username, password: body.password };
+    return this.send("POST", this.collection, ContainerRegistryAuthSchema, options, body, [login]);
   }
 
   /** Every credential of the account: `[{ id, name }]`. */

@@ -67,28 +67,126 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(", ") : value;
 }
 
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";
+const LONG_DAY = "(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)";
+const MONTH = `(${MONTHS.join("|")})`;
+const TIME = "(\\d{2}):(\\d{2}):(\\d{2})";
+/** RFC 9110 section 5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT` (the form senders must use). */
+const IMF_FIXDATE = new RegExp(`^${DAY}, (\\d{2}) ${MONTH} (\\d{4}) ${TIME} GMT$`);
+/** Obsolete RFC 850 form: `Sunday, 06-Nov-94 08:49:37 GMT`. */
+const RFC850_DATE = new RegExp(`^${LONG_DAY}, (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT$`);
+/** Obsolete asctime form: `Sun Nov  6 08:49:37 1994` (day padded with a space). */
+const ASCTIME_DATE = new RegExp(`^${DAY} ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})$`);
+/** A list element that is only a weekday: the first half of a date split at its comma. */
+const WEEKDAY_ONLY = new RegExp(`^(?:${DAY}|${LONG_DAY})$`);
+
+/** Ms since the epoch of a calendar time, or `undefined` when a field is out of range. */
+function utcTime(
+  year: number,
+  month: number,
+  day: number,
+  h: number,
+  m: number,
+  s: number,
+): number | undefined {
+  // RFC 9110 allows a leap second (60).
+  if (h > 23 || m > 59 || s > 60) return undefined;
+  const midnight = new Date(Date.UTC(year, month, day));
+  // Date.UTC rolls "31 Feb" over into March: such a date is malformed, not a later one.
+  if (midnight.getUTCMonth() !== month || midnight.getUTCDate() !== day) return undefined;
+  return midnight.getTime() + ((h * 60 + m) * 60 + s) * 1000;
+}
+
+/** An HTTP-date (RFC 9110 section 5.6.7, all three forms) in ms since the epoch, else `undefined`. */
+export function parseHttpDate(text: string, now: number = Date.now()): number | undefined {
+  let match = IMF_FIXDATE.exec(text);
+  if (match) {
+    const [, day, month, year, h, m, s] = match;
+    return utcTime(
+      Number(year),
+      MONTHS.indexOf(month as string),
+      Number(day),
+      Number(h),
+      Number(m),
+      Number(s),
+    );
+  }
+  match = RFC850_DATE.exec(text);
+  if (match) {
+    const [, day, month, yy, h, m, s] = match;
+    // RFC 9110: a two-digit year more than 50 years in the future is the most recent past year
+    // with those last two digits.
+    const thisYear = new Date(now).getUTCFullYear();
+    let year = thisYear - (thisYear % 100) + Number(yy);
+    if (year > thisYear + 50) year -= 100;
+    return utcTime(year, MONTHS.indexOf(month as string), Number(day), Number(h), Number(m), Number(s));
+  }
+  match = ASCTIME_DATE.exec(text);
+  if (match) {
+    const [, month, day, h, m, s, year] = match;
+    return utcTime(
+      Number(year),
+      MONTHS.indexOf(month as string),
+      Number(day),
+      Number(h),
+      Number(m),
+      Number(s),
+    );
+  }
+  return undefined;
+}
+
 /**
- * Delay the server asked for, in ms, or `undefined` without a usable hint.
- * Reads `Retry-After` (delta seconds or HTTP date), then the IETF `RateLimit` header
- * (`"minute";r=0;t=12`): the longest reset among windows with no requests remaining.
- * Capped at `MAX_RETRY_AFTER_MS`.
+ * The comma-separated elements of a header that may have been repeated: undici gives an array,
+ * and a proxy or undici itself may have joined the copies with ", ". An HTTP-date carries a comma
+ * of its own (`Sun, 06 Nov ...`), which {@link parseRetryAfter} puts back.
+ */
+function headerElements(value: string | string[]): string[] {
+  const copies = Array.isArray(value) ? value : [value];
+  return copies.flatMap((copy) => copy.split(",").map((part) => part.trim()));
+}
+
+/**
+ * The wait a `Retry-After` value asks for, in ms, as RFC 9110 section 10.2.3 defines it:
+ * delta-seconds (`1*DIGIT`, so no sign, fraction or exponent) or an HTTP-date (a date in the past
+ * asks for 0). A repeated header counts by its first valid element. `undefined` when no element
+ * is valid. Not capped.
+ */
+export function parseRetryAfter(
+  value: string | string[] | undefined,
+  now: number = Date.now(),
+): number | undefined {
+  if (value === undefined) return undefined;
+  const elements = headerElements(value);
+  for (let i = 0; i < elements.length; i++) {
+    const element = elements[i] as string;
+    if (/^\d+$/.test(element)) return Number(element) * 1000;
+    // A lone weekday is the first half of a date split at its comma: join it to the next element.
+    const date = WEEKDAY_ONLY.test(element)
+      ? i + 1 < elements.length
+        ? parseHttpDate(`${element}, ${elements[i + 1]}`, now)
+        : undefined
+      : parseHttpDate(element, now);
+    if (date !== undefined) return Math.max(0, date - now);
+  }
+  return undefined;
+}
+
+/**
+ * Delay the server asked for, in ms, or `undefined` without a usable hint: `Retry-After`
+ * ({@link parseRetryAfter}), else the IETF `RateLimit` header (`"minute";r=0;t=12`): the longest
+ * reset among windows with no requests remaining. Capped at `MAX_RETRY_AFTER_MS`. A hint of 0
+ * (`Retry-After: 0`, a date already past) is no hint: the caller backs off as without one, so a
+ * server cannot make a client resend at once.
  */
 export function serverDelayMs(
   headers: Record<string, string | string[] | undefined>,
   now: number = Date.now(),
 ): number | undefined {
-  const retryAfter = headerText(headers["retry-after"]);
-  if (retryAfter !== undefined && retryAfter.trim() !== "") {
-    const text = retryAfter.trim();
-    let ms: number | undefined;
-    if (/^\d+(\.\d+)?$/.test(text)) ms = Number(text) * 1000;
-    else {
-      const date = Date.parse(text);
-      if (!Number.isNaN(date)) ms = Math.max(0, date - now);
-    }
-    if (ms !== undefined) return Math.min(ms, MAX_RETRY_AFTER_MS);
-  }
-  return exhaustedWindowMs(headers);
+  const retryAfter = parseRetryAfter(headers["retry-after"], now);
+  const ms = retryAfter !== undefined && retryAfter > 0 ? retryAfter : exhaustedWindowMs(headers);
+  return ms !== undefined && ms > 0 ? Math.min(ms, MAX_RETRY_AFTER_MS) : undefined;
 }
 
 /**
@@ -116,4 +214,15 @@ export function exhaustedWindowMs(
 export function backoffMs(attempt: number, random: () => number = Math.random): number {
   const step = Math.min(INITIAL_BACKOFF_MS * 2 ** attempt, MAX_BACKOFF_MS);
   return step / 2 + random() * (step / 2);
+}
+
+/**
+ * The pause before retry number `attempt` (0-based) after `error`: the server's hint
+ * ({@link serverDelayMs}) when the error is an answer carrying one, else {@link backoffMs}. The
+ * client's own retries use it; a caller that resends by itself (JobRun's submission) should
+ * instead pass `maxRetries: Infinity` and a `waitSignal` and let the client retry.
+ */
+export function retryDelayMs(error: unknown, attempt: number, random: () => number = Math.random): number {
+  const hinted = error instanceof APIError ? serverDelayMs(error.headers) : undefined;
+  return hinted ?? backoffMs(attempt, random);
 }

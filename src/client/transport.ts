@@ -16,12 +16,11 @@ import {
   APIUserAbortError,
   ResponseValidationError,
   type RunpodError,
-  redactHeaders,
-  redactSecrets,
   ValidationError,
 } from "./errors";
 import type { RateLimiter } from "./rateLimiter";
-import { backoffMs, exhaustedWindowMs, isRetryableError, isRetryableStatus, serverDelayMs } from "./retry";
+import { redactHeaders, redactValue, type Secret } from "./redact";
+import { exhaustedWindowMs, isRetryableError, isRetryableStatus, retryDelayMs } from "./retry";
 import { parseResponse } from "./validate";
 
 /** Per-call options every client method accepts. */
@@ -33,7 +32,12 @@ export interface RequestOptions {
    * for any pause inside the body. @default the client's `timeoutMs` (60000)
    */
   timeoutMs?: number;
-  /** Retries after the first attempt, under the retry policy. @default the client's `maxRetries` (5) */
+  /**
+   * Retries after the first attempt, under the retry policy. `Infinity` retries until `signal` or
+   * `waitSignal` aborts (a caller that must keep resending, such as a deploy step with a deadline,
+   * uses that instead of a loop of its own, so it never resends faster than the policy's pauses).
+   * @default the client's `maxRetries` (5)
+   */
   maxRetries?: number;
   /**
    * Aborts the call only while it waits before sending: for a rate-limit slot, a quota pause or a
@@ -79,10 +83,11 @@ export interface TransportRequest<S extends z.ZodType | undefined> {
   limiter?: RateLimiter;
   options?: RequestOptions;
   /**
-   * Secret values sent in this request (a registry password, s3 credentials). An error answer
-   * that echoes one has it replaced by `[redacted]` before the error is built, as is the API key.
+   * Secrets sent in this request (a registry login, s3 credentials). An error answer (body and
+   * headers) that echoes one in any form `redact.ts` knows has it replaced by `[redacted]` before
+   * the error is built, as is the API key.
    */
-  secrets?: readonly string[];
+  secrets?: readonly Secret[];
   /**
    * The read consumes state on the service (`GET /stream` drains buffered chunks): retried only
    * when the service provably did nothing, as a POST is.
@@ -153,6 +158,34 @@ function basePathOf(baseUrl: string): string {
   return base;
 }
 
+/**
+ * Timeouts from this length up run on undici's own `headersTimeout` / `bodyTimeout`, which cost
+ * nothing per request but are coarse: undici runs them on its "fast timers"
+ * (`undici/lib/util/timers.js`: one native timer ticks every 499 ms and advances a coarse clock,
+ * and a timer is checked on ticks only, from the tick before it was registered), so they fire up
+ * to ~0.5 s early and ~1 s late. That is within the promised 10% + 50 ms only from about 9.5 s.
+ * Shorter timeouts get a native timer of their own (an AbortController and a `setTimeout` per
+ * attempt: the per-request cost the fast timers avoid, paid only where precision needs it; the
+ * default of 60 s stays on the fast path).
+ */
+export const COARSE_TIMEOUT_MIN_MS = 10_000;
+
+/** Which timer bounds an attempt of `timeoutMs`, and the timeouts passed to undici for it. */
+export interface AttemptTimers {
+  /** True: a native timer of the attempt's own; undici's timers are off (0). */
+  precise: boolean;
+  headersTimeout: number;
+  bodyTimeout: number;
+}
+
+/** The timers of an attempt: undici's for long timeouts, a native one below {@link COARSE_TIMEOUT_MIN_MS}. */
+export function attemptTimers(timeoutMs: number): AttemptTimers {
+  if (timeoutMs >= COARSE_TIMEOUT_MIN_MS) {
+    return { precise: false, headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
+  }
+  return { precise: true, headersTimeout: 0, bodyTimeout: 0 };
+}
+
 /** undici's codes for a response whose headers, or a pause in whose body, outlasted `timeoutMs`. */
 const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 
@@ -178,8 +211,13 @@ function checkRequestOptions(options: RequestOptions | undefined): void {
     ]);
   }
   const maxRetries = options?.maxRetries;
-  if (maxRetries !== undefined && !(Number.isInteger(maxRetries) && maxRetries >= 0)) {
-    throw new ValidationError(`maxRetries must be an integer >= 0, got ${maxRetries}`, ["maxRetries"]);
+  if (
+    maxRetries !== undefined &&
+    !((Number.isInteger(maxRetries) && maxRetries >= 0) || maxRetries === Number.POSITIVE_INFINITY)
+  ) {
+    throw new ValidationError(`maxRetries must be an integer >= 0 or Infinity, got ${maxRetries}`, [
+      "maxRetries",
+    ]);
   }
 }
 
@@ -238,14 +276,22 @@ export class Transport {
           ? isRetryableStatus(policyMethod, error.status)
           : isRetryableError(policyMethod, error);
       if (!retryable || attempt >= maxRetries) throw error;
-      const hinted = error instanceof APIError ? serverDelayMs(error.headers) : undefined;
-      const delay = hinted ?? backoffMs(attempt);
+      const delay = retryDelayMs(error, attempt);
       const why = error instanceof APIError ? String(error.status) : (error as RunpodError).code;
       this.config.logger?.debug?.(
         `runpod: retrying ${req.method} ${req.path} after ${why} in ${Math.round(delay)} ms ` +
           `(retry ${attempt + 1} of ${maxRetries})`,
       );
-      await this.config.sleep(delay, beforeSend);
+      try {
+        await this.config.sleep(delay, beforeSend);
+      } catch (abort) {
+        if (!beforeSend?.aborted) throw abort;
+        // Aborted in the pause: nothing was sent since the last refusal, which is the cause.
+        throw new APIUserAbortError(
+          `${req.method} ${req.path} aborted by the caller's signal while waiting to retry after ${why}`,
+          { cause: error, sent: false },
+        );
+      }
     }
   }
 
@@ -277,9 +323,21 @@ export class Transport {
       headers["content-type"] = "application/json";
     }
 
-    // The per-attempt timeout uses undici's own header and body timers (shared, coarse timers:
-    // no AbortController or setTimeout per request); the caller's signal is passed through.
     const userSignal = req.options?.signal;
+    const timers = attemptTimers(timeoutMs);
+    // A short timeout gets its own native timer (see `attemptTimers`), re-armed whenever a body
+    // chunk arrives so that it bounds each pause, as undici's body timer does.
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    let signal = userSignal;
+    if (timers.precise) {
+      const controller = new AbortController();
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, timeoutMs);
+      signal = userSignal ? AbortSignal.any([userSignal, controller.signal]) : controller.signal;
+    }
 
     let status: number;
     let rawHeaders: Record<string, string | string[] | undefined>;
@@ -289,22 +347,33 @@ export class Transport {
         method: req.method,
         headers,
         body,
-        signal: userSignal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
+        signal,
+        headersTimeout: timers.headersTimeout,
+        bodyTimeout: timers.bodyTimeout,
         dispatcher: sharedAgent(),
       });
       status = res.statusCode;
       rawHeaders = res.headers;
       try {
-        text = await res.body.text();
+        if (timer) {
+          timer.refresh();
+          const chunks: Buffer[] = [];
+          for await (const chunk of res.body) {
+            timer.refresh();
+            chunks.push(chunk as Buffer);
+          }
+          text = Buffer.concat(chunks).toString("utf8");
+        } else text = await res.body.text();
       } catch (error) {
         res.body.destroy();
         throw error;
+      } finally {
+        clearTimeout(timer);
       }
     } catch (error) {
+      clearTimeout(timer);
       const codes = errorCodes(error);
-      if (codes.some((c) => TIMEOUT_CODES.has(c))) {
+      if (timedOut || codes.some((c) => TIMEOUT_CODES.has(c))) {
         throw new APITimeoutError(
           `${where.method} ${where.path} timed out after ${timeoutMs} ms ` +
             "(raise timeoutMs for slow calls; a timed-out POST may still have been acted on)",
@@ -337,8 +406,12 @@ export class Transport {
     } else if (text.length > 4096) parsed = `${text.slice(0, 4096)}...`;
 
     if (status < 200 || status >= 300) {
-      const body = redactSecrets(parsed, [this.#apiKey, ...(req.secrets ?? [])]);
-      throw APIError.from({ status, body, headers: redactHeaders(rawHeaders), ...where });
+      const secrets = [this.#apiKey, ...(req.secrets ?? [])];
+      // A text body is redacted whole, then cut: cutting first could split a secret at 4 KB.
+      const whole = typeof parsed === "string" && text.length > 4096 ? text : parsed;
+      let body = redactValue(whole, secrets);
+      if (typeof body === "string" && body.length > 4096) body = `${body.slice(0, 4096)}...`;
+      throw APIError.from({ status, body, headers: redactHeaders(rawHeaders, secrets), ...where });
     }
     // Success answers keep undici's header object as is: redaction matters only for what
     // errors carry, and copying the headers of every answer costs throughput.

@@ -8,7 +8,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient } from "../client/client";
-import { ValidationError } from "../client/errors";
+import { checkEndpointId } from "../client/endpointId";
 import type { Health } from "../client/schemas";
 import { clientFromSettings, settingsFromStack } from "./config";
 
@@ -30,16 +30,7 @@ export interface GetEndpointHealthOptions {
 export type EndpointHealth = Health;
 
 function checkArgs(args: GetEndpointHealthArgs | undefined): string {
-  const endpointId = (args as { endpointId?: unknown } | undefined)?.endpointId;
-  if (typeof endpointId !== "string" || endpointId.trim() === "") {
-    throw new ValidationError(
-      `getEndpointHealth: endpointId must be a non-empty endpoint id, got ${
-        endpointId === undefined ? "nothing" : JSON.stringify(endpointId)
-      }`,
-      ["endpointId"],
-    );
-  }
-  return endpointId;
+  return checkEndpointId((args as { endpointId?: unknown } | undefined)?.endpointId, "getEndpointHealth");
 }
 
 /**

@@ -256,7 +256,7 @@ export async function createRegistryAuth(
   raw: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CreateResult> {
   const inputs = plainInputs(raw);
-  const secrets = [inputs.password, settings?.apiKey];
+  const secrets = [{ username: inputs.username, password: inputs.password }, settings?.apiKey];
   return withRedactedErrors(secrets, () => createWithClient(hostClient(settings), inputs));
 }
 
@@ -355,7 +355,7 @@ export async function readRegistryAuth(
   props: Record<string, unknown> | undefined,
 ): Promise<pulumi.dynamic.ReadResult> {
   const old = withoutProvider(props ?? {});
-  const secrets = [old.password, settings?.apiKey];
+  const secrets = [{ username: old.username, password: old.password }, settings?.apiKey];
   return withRedactedErrors(secrets, async () => {
     const client = hostClient(settings);
     try {
@@ -386,7 +386,7 @@ export async function deleteRegistryAuth(
   id: string,
   props: Record<string, unknown>,
 ): Promise<void> {
-  const secrets = [props?.password, settings?.apiKey];
+  const secrets = [{ username: props?.username, password: props?.password }, settings?.apiKey];
   const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
   await withRedactedErrors(secrets, async () => {
     const client = hostClient(settings);

@@ -1,40 +1,31 @@
 /**
  * Keeps secrets out of what the providers hand to the Pulumi provider host. The host prints a
  * failed operation's error as `${e}: ${e.stack}` on stderr and sends `e.message` over gRPC to
- * the engine, so every error a provider operation throws goes through {@link redactError}: the
- * given secret values (a registry password, an s3Config accessSecret) become `[redacted]`, and
- * the error is rebuilt as a plain `Error` without `cause` or the service's response `body`,
- * where a service echoing the request would otherwise leave a copy.
+ * the engine, so every error a provider operation throws goes through {@link redactError}: every
+ * form of the given secrets (a registry login, an s3Config accessSecret, the API key; see
+ * `client/redact.ts` for the forms) becomes `[redacted]`, and the error is rebuilt as a plain
+ * `Error` without `cause` or the service's response `body`, where a service echoing the request
+ * would otherwise leave a copy.
+ *
+ * The redaction itself is the client's (`client/redact.ts`), so the client's errors and the
+ * providers' agree on what counts as a leak.
  */
 
-import { MIN_REDACTED_LENGTH, REDACTED } from "../client/errors";
+import { MIN_REDACTED_LENGTH, REDACTED, redactText, redactValue, type Secret } from "../client/redact";
 
-export { MIN_REDACTED_LENGTH, REDACTED };
+export { MIN_REDACTED_LENGTH, REDACTED, redactValue, type Secret };
 
-/**
- * The forms worth redacting of each secret of at least `MIN_REDACTED_LENGTH` characters: as is,
- * and as it reads inside JSON text (quotes, backslashes and control characters escaped).
- */
-function usable(secrets: readonly unknown[]): string[] {
-  const forms = new Set<string>();
-  for (const s of secrets) {
-    if (typeof s !== "string" || s.length < MIN_REDACTED_LENGTH) continue;
-    forms.add(s);
-    forms.add(JSON.stringify(s).slice(1, -1));
-  }
-  // Longest first, so a form that contains another is replaced whole.
-  return [...forms].sort((a, b) => b.length - a.length);
-}
-
-/** `text` with every occurrence of each secret replaced by `[redacted]`. */
+/** `text` with every form of each secret replaced by `[redacted]`. */
 export function redact(text: string, secrets: readonly unknown[]): string {
-  return usable(secrets).reduce((acc, secret) => acc.split(secret).join(REDACTED), text);
+  return redactText(text, secrets);
 }
 
 /**
  * A fresh plain `Error` safe to hand to the provider host: the same `name`, `message` and stack
  * with the secrets redacted, and the `code` string. A partial failure keeps `id` and
- * `properties` (the engine records the resource from them; they never hold these secrets).
+ * `properties` as they are: the engine records the resource from them, and a registry password
+ * echoed there as an input must stay the real value for the next diff (keeping other secrets
+ * out of them is the operation's job).
  */
 export function redactError(error: unknown, secrets: readonly unknown[]): Error {
   const source = error instanceof Error ? error : new Error(String(error));

@@ -168,7 +168,7 @@ describe("query and path parameters", () => {
       await rejects(() => clientFor(server).registryAuths.get(id), [], "path parameter");
     }
     expect(() => clientFor(server).endpoint("..")).toThrow(ValidationError);
-    expect(() => clientFor(server).endpoint("")).toThrow(/endpointId must be a non-empty string/);
+    expect(() => clientFor(server).endpoint("")).toThrow(/endpointId must be a non-empty endpoint id/);
   });
   it("rejects per-call timeoutMs and maxRetries that make no sense", async () => {
     await rejects(() => ep().health({ timeoutMs: 0 }), ["timeoutMs"], "timeoutMs must be a positive number");

@@ -4,6 +4,7 @@
  * here as from `endpoint.run`), values still unknown in a preview skipped.
  */
 import { z } from "zod";
+import { EndpointIdSchema } from "../../client/endpointId";
 import { MB, RUN_PAYLOAD_LIMIT_BYTES, RUNSYNC_PAYLOAD_LIMIT_BYTES, TTL_MAX_MS } from "../../client/limits";
 import { JobRequestSchema, TERMINAL_JOB_STATUSES, type TerminalJobStatus } from "../../client/schemas";
 import { describeIssue, formatPath } from "../../client/validate";
@@ -69,10 +70,7 @@ const request = JobRequestSchema.shape;
 /** Strict schema of the JobRun arguments (unknown keys are typos and fail). */
 const JobRunArgsSchema = z
   .strictObject({
-    endpointId: z
-      .string({ error: "endpointId is required: the id of the serverless endpoint to run the job on" })
-      .regex(/^[^\s/]+$/, { error: "endpointId must be a non-empty endpoint id without spaces or slashes" })
-      .refine((v) => v !== "." && v !== "..", { error: "endpointId must be an endpoint id" }),
+    endpointId: EndpointIdSchema,
     input: request.input,
     webhook: request.webhook,
     policy: request.policy,

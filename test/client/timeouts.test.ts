@@ -1,0 +1,134 @@
+/**
+ * The per-attempt `timeoutMs` fires within 10% + 50 ms of what was asked. undici's own
+ * `headersTimeout` / `bodyTimeout` run on its coarse fast timers (up to ~1 s late, ~0.5 s early:
+ * 200 ms fired after 1001 ms), so short timeouts must not be handed to them. These tests assert
+ * the timer chosen and the options undici received (seen on its `undici:request:create`
+ * diagnostics channel), not wall time, which a loaded machine would make flaky.
+ */
+import diagnostics from "node:diagnostics_channel";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { APITimeoutError, attemptTimers, COARSE_TIMEOUT_MIN_MS, DEFAULT_TIMEOUT_MS } from "../../src/client";
+import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
+import { clientFor, job } from "./helpers";
+
+let server: ScriptedServer;
+beforeEach(async () => {
+  server = await startScriptedServer();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+/** The header and body timeouts undici was given for each request to `origin`, in order. */
+function undiciTimeouts(origin: string): {
+  seen: { headersTimeout: number; bodyTimeout: number }[];
+  stop(): void;
+} {
+  const seen: { headersTimeout: number; bodyTimeout: number }[] = [];
+  const onCreate = (message: unknown) => {
+    const { request } = message as {
+      request: { origin: string; headersTimeout: number; bodyTimeout: number };
+    };
+    if (String(request.origin) === origin) {
+      seen.push({ headersTimeout: request.headersTimeout, bodyTimeout: request.bodyTimeout });
+    }
+  };
+  diagnostics.subscribe("undici:request:create", onCreate);
+  return { seen, stop: () => diagnostics.unsubscribe("undici:request:create", onCreate) };
+}
+
+describe("which timer bounds an attempt", () => {
+  it("short timeouts get a native timer of their own; undici's coarse timers are off for them", () => {
+    for (const ms of [1, 200, 1500, 5000, COARSE_TIMEOUT_MIN_MS - 1]) {
+      expect([ms, attemptTimers(ms)]).toEqual([ms, { precise: true, headersTimeout: 0, bodyTimeout: 0 }]);
+    }
+  });
+
+  it("long timeouts (the 60 s default among them) stay on undici's timers, whose error is within 10% there", () => {
+    // undici's fast timers err by at most ~1 s late / ~0.5 s early (lib/util/timers.js ticks every
+    // 499 ms); 10% + 50 ms covers that from 9.5 s up.
+    expect(COARSE_TIMEOUT_MIN_MS * 0.1 + 50).toBeGreaterThanOrEqual(1000);
+    for (const ms of [COARSE_TIMEOUT_MIN_MS, DEFAULT_TIMEOUT_MS]) {
+      expect(attemptTimers(ms)).toEqual({ precise: false, headersTimeout: ms, bodyTimeout: ms });
+    }
+  });
+
+  it("passes undici no coarse timeout for a 200 ms call, and throws APITimeoutError for a hung server", async () => {
+    const tap = undiciTimeouts(server.url);
+    try {
+      server.enqueue({ hang: true });
+      const started = performance.now();
+      const error = await clientFor(server, { timeoutMs: 200 })
+        .endpoint("ep")
+        .run({ input: {} })
+        .catch((e: unknown) => e);
+      const elapsed = performance.now() - started;
+      expect(error).toBeInstanceOf(APITimeoutError);
+      expect((error as APITimeoutError).message).toContain("timed out after 200 ms");
+      // A native timer never fires early (a coarse one may, by up to ~0.5 s).
+      expect(elapsed).toBeGreaterThanOrEqual(195);
+      expect(tap.seen).toEqual([{ headersTimeout: 0, bodyTimeout: 0 }]);
+    } finally {
+      tap.stop();
+    }
+  });
+
+  it("passes the default timeout to undici as before (no per-request timer on the fast path)", async () => {
+    const tap = undiciTimeouts(server.url);
+    try {
+      server.enqueue({ body: job("COMPLETED") });
+      await clientFor(server).endpoint("ep").status("j");
+      expect(tap.seen).toEqual([{ headersTimeout: DEFAULT_TIMEOUT_MS, bodyTimeout: DEFAULT_TIMEOUT_MS }]);
+    } finally {
+      tap.stop();
+    }
+  });
+});
+
+describe("a short timeout also bounds pauses inside the body", () => {
+  let stalled: http.Server;
+  let url: string;
+  beforeEach(async () => {
+    // Sends the headers and half a body, then stalls (until the test closes the server).
+    stalled = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"id":"j","status":');
+    });
+    await new Promise<void>((resolve) => stalled.listen(0, "127.0.0.1", () => resolve()));
+    url = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
+  });
+  afterEach(async () => {
+    stalled.closeAllConnections();
+    await new Promise<void>((resolve) => stalled.close(() => resolve()));
+  });
+
+  it("throws APITimeoutError when the body stalls after the headers", async () => {
+    const client = clientFor({ url } as ScriptedServer, { timeoutMs: 300, maxRetries: 0 });
+    const error = await client
+      .endpoint("ep")
+      .status("j")
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(APITimeoutError);
+  });
+
+  it("keeps a body that trickles in under the timeout (each chunk re-arms it)", async () => {
+    stalled.removeAllListeners("request");
+    stalled.on("request", (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      // 7 chunks 300 ms apart: 1.8 s in all, over the 1.5 s timeout, each pause well under it.
+      const parts = ['{"id":"j",', " ", '"status":', " ", '"COMP', 'LETED"', "}"];
+      const next = () => {
+        const part = parts.shift();
+        if (part === undefined) return res.end();
+        res.write(part);
+        setTimeout(next, 300);
+      };
+      next();
+    });
+    const client = clientFor({ url } as ScriptedServer, { timeoutMs: 1500, maxRetries: 0 });
+    const answer = await client.endpoint("ep").status("j");
+    expect(answer.status).toBe("COMPLETED");
+  });
+});
