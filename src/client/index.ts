@@ -3,6 +3,7 @@
  * the providers and the emulator reuse.
  */
 
+export * from "../wire/serverless";
 export {
   DEFAULT_MAX_RETRIES,
   DEFAULT_REST_URL,
@@ -33,5 +34,8 @@ export {
   serverDelayMs,
 } from "./retry";
 export * from "./schemas";
+export { ServerlessEndpoints } from "./serverless";
+export { Templates } from "./templates";
 export type { RequestOptions, RunpodLogger, SleepFn } from "./transport";
 export { describeIssue, formatPath, parseInput, parseResponse, validationErrorFrom } from "./validate";
+export type { WorkerLogsOptions } from "./workerLogs";
