@@ -1,3 +1,6 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import Ajv2020 from "ajv/dist/2020";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   NotFoundError,
@@ -15,10 +18,12 @@ const endpoint = {
   id: "4m7x2k9q",
   name: "image-generator",
   type: "QUEUE",
-  requestUrls: {
-    run: "https://api.runpod.ai/v2/4m7x2k9q/run",
-    health: "https://api.runpod.ai/v2/4m7x2k9q/health",
-  },
+  requestUrls: Object.fromEntries(
+    ["run", "runSync", "status", "stream", "cancel", "retry", "purgeQueue", "health"].map((k) => [
+      k,
+      `https://api.runpod.ai/v2/4m7x2k9q/${k}`,
+    ]),
+  ),
   image: "runpod/pytorch:1.0.2",
   args: "",
   disk: 20,
@@ -52,6 +57,32 @@ const template = {
   startSsh: false,
   startJupyter: false,
   allowedCudaVersions: [],
+};
+
+const releasesAnswer = {
+  endpointVersion: 3,
+  rollout: { inProgress: true, workersOnLatest: 1, workersTotal: 3, percentOnLatest: 33 },
+  releases: [
+    {
+      id: "rel3",
+      version: 3,
+      source: "MANUAL",
+      buildId: null,
+      createdByUserId: "u1",
+      workerCount: 1,
+      createdAt: "2026-11-22T10:00:00Z",
+      diff: [{ field: "template.imageName", old: "img:1", new: "img:2" }],
+    },
+  ],
+};
+
+const workersAnswer = {
+  endpointVersion: 3,
+  workers: [
+    { id: "w1", status: "RUNNING", isStale: true, version: 2, gpuCount: 1 },
+    { id: "w2", status: "IDLE", isStale: false, version: 3, gpuCount: 1 },
+  ],
+  summary: { running: 1, idle: 1, initializing: 0, throttled: 0, unhealthy: 0, total: 2 },
 };
 
 const createBody: ServerlessEndpointCreateInput = {
@@ -120,22 +151,7 @@ describe("client.serverless and client.templates over REST v2", () => {
   });
 
   it("reads releases with endpointVersion and the rollout summary", async () => {
-    const answer = {
-      endpointVersion: 3,
-      rollout: { inProgress: true, workersOnLatest: 1, workersTotal: 3, percentOnLatest: 33 },
-      releases: [
-        {
-          id: "rel3",
-          version: 3,
-          source: "MANUAL",
-          buildId: null,
-          createdByUserId: "u1",
-          workerCount: 1,
-          createdAt: "2026-11-22T10:00:00Z",
-          diff: [{ field: "template.imageName", old: "img:1", new: "img:2" }],
-        },
-      ],
-    };
+    const answer = releasesAnswer;
     server.enqueue({ body: answer });
     const releases = await client.serverless.releases("4m7x2k9q");
     expect(releases).toEqual(answer);
@@ -144,14 +160,7 @@ describe("client.serverless and client.templates over REST v2", () => {
   });
 
   it("reads workers with version, isStale, the summary and endpointVersion", async () => {
-    const answer = {
-      endpointVersion: 3,
-      workers: [
-        { id: "w1", status: "RUNNING", isStale: true, version: 2, gpuCount: 1 },
-        { id: "w2", status: "IDLE", isStale: false, version: 3, gpuCount: 1 },
-      ],
-      summary: { running: 1, idle: 1, initializing: 0, throttled: 0, unhealthy: 0, total: 2 },
-    };
+    const answer = workersAnswer;
     server.enqueue({ body: answer });
     const list = await client.serverless.workers("4m7x2k9q");
     expect(list).toEqual(answer);
@@ -387,5 +396,159 @@ describe("against a v1 restUrl", () => {
       /client\.serverless needs the REST v2 interface/,
     );
     expect(server.requests).toEqual([]);
+  });
+});
+
+interface Schema {
+  properties?: Record<string, unknown>;
+  allOf?: Schema[];
+  $ref?: string;
+}
+
+/** A copy of a JSON Schema without `unevaluatedProperties` (see its use below). */
+function withoutUnevaluated<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutUnevaluated) as T;
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key]) => key !== "unevaluatedProperties")
+        .map(([key, inner]) => [key, withoutUnevaluated(inner)]),
+    ) as T;
+  }
+  return value;
+}
+
+/**
+ * The bodies the client sends and the answers these tests script, checked against the schemas
+ * of the v2 document (test/fixtures/openapi/rest-v2.serverless.schemas.json: its
+ * components.schemas for /v2/serverless and /v2/templates, copied unchanged).
+ */
+describe("bodies and answers agree with the v2 document", () => {
+  const schemas = JSON.parse(
+    readFileSync(path.join(__dirname, "../fixtures/openapi/rest-v2.serverless.schemas.json"), "utf8"),
+  ) as { $id: string };
+  // ajv 8 does not see properties evaluated inside the document's `allOf` next to an `if`
+  // without `else`, so with `unevaluatedProperties: false` it rejects even the document's own
+  // CreateEndpointRequest examples. The checks run without that keyword, and `undeclared`
+  // stands in for it: a top-level key the named schema does not declare (through allOf/$ref).
+  const $defs = (schemas as unknown as { $defs: Record<string, Schema> }).$defs;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  ajv.addSchema(withoutUnevaluated(schemas));
+  const declared = (schema: Schema): string[] => [
+    ...Object.keys(schema.properties ?? {}),
+    ...(schema.allOf ?? []).flatMap(declared),
+    ...(schema.$ref ? declared($defs[schema.$ref.replace("#/$defs/", "")] ?? {}) : []),
+  ];
+  const check = (name: string, value: unknown): string[] => {
+    const validate = ajv.getSchema(`${schemas.$id}#/$defs/${name}`);
+    if (!validate) throw new Error(`no schema ${name}`);
+    const errors = validate(value)
+      ? []
+      : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
+    if (name.endsWith("Request") && value && typeof value === "object") {
+      const known = declared($defs[name] ?? {});
+      for (const key of Object.keys(value)) if (!known.includes(key)) errors.push(`/${key} is not declared`);
+    }
+    return errors;
+  };
+
+  let server: ScriptedServer;
+  let client: RunpodClient;
+  beforeEach(async () => {
+    server = await startScriptedServer({
+      fallback: (req) => ({
+        status: 200,
+        body: req.pathname.startsWith("/v2/templates") ? template : endpoint,
+      }),
+    });
+    client = clientFor(server, { restUrl: `${server.url}/v2` });
+  });
+  afterEach(async () => {
+    await server.close();
+  });
+  const lastBody = () => JSON.parse(server.requests.at(-1)?.body ?? "null");
+
+  it("the fixture rejects what the document forbids (so the checks below can fail)", () => {
+    expect(check("CreateEndpointRequest", { ...createBody, name: undefined })).not.toEqual([]);
+    expect(check("CreateEndpointRequest", { ...createBody, gpuCount: 1 })).toEqual([
+      "/gpuCount is not declared",
+    ]);
+    expect(check("CreateEndpointRequest", { ...createBody, image: undefined })).not.toEqual([]);
+    expect(check("ListEndpointWorkersResponse", { workers: [{ id: "w" }] })).not.toEqual([]);
+    expect(check("CreateTemplateRequest", { name: "t" })).not.toEqual([]);
+  });
+
+  it("endpoint creates match CreateEndpointRequest (GPU, CPU, from a template, load balancer)", async () => {
+    const bodies: ServerlessEndpointCreateInput[] = [
+      createBody,
+      {
+        name: "cpu",
+        image: "python:3.11-slim",
+        type: "QUEUE",
+        cpu: [
+          { id: "cpu5c", vcpuCount: 4 },
+          { id: "cpu5g", vcpuCount: 8 },
+        ],
+        scaling: { type: "QUEUE_DELAY", queueDelay: 0.5 },
+        flashboot: "FLASHBOOT",
+      },
+      {
+        name: "from-template",
+        templateId: "tpl1",
+        type: "QUEUE",
+        gpu: {
+          pools: ["ADA_24"],
+          allowedCudaVersions: [],
+          minCudaVersion: "12.4",
+          excludedTypes: ["NVIDIA L4"],
+        },
+        scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+        networkVolumes: ["vol1"],
+        dataCenterIds: [],
+        timeout: 600000,
+      },
+      {
+        name: "lb",
+        image: "me/server:1",
+        type: "LOAD_BALANCER",
+        gpu: { pools: ["ADA_24"], count: 2 },
+        scaling: { type: "REQUEST_COUNT", requestCount: 4 },
+        env: { PORT: "8000" },
+        ports: ["8000/http"],
+        registry: "reg1",
+      },
+    ];
+    for (const body of bodies) {
+      await client.serverless.create(body);
+      expect(check("CreateEndpointRequest", lastBody())).toEqual([]);
+    }
+  });
+
+  it("endpoint and template patches match UpdateEndpointRequest and UpdateTemplateRequest", async () => {
+    for (const patch of [
+      { image: "img:2" },
+      { env: { A: "1" }, workers: { min: 1, max: 4 } },
+      { gpu: { minCudaVersion: "" } },
+      { gpu: { pools: ["ADA_24"], excludedTypes: ["NVIDIA L4"] }, templateId: "tpl2" },
+    ]) {
+      await client.serverless.update("ep", patch);
+      expect(check("UpdateEndpointRequest", lastBody())).toEqual([]);
+    }
+    for (const patch of [
+      { name: "t2" },
+      { mounts: { persistent: { size: 20, path: "/data" } }, category: "AMD" as const },
+    ]) {
+      await client.templates.update("tpl1", patch);
+      expect(check("UpdateTemplateRequest", lastBody())).toEqual([]);
+    }
+    await client.templates.create({ name: "t", image: "i", serverless: true, allowedCudaVersions: ["12.4"] });
+    expect(check("CreateTemplateRequest", lastBody())).toEqual([]);
+  });
+
+  it("the scripted answers are answers the document allows", () => {
+    expect(check("ListEndpointsResponse", { endpoints: [endpoint] })).toEqual([]);
+    expect(check("ListEndpointReleasesResponse", releasesAnswer)).toEqual([]);
+    expect(check("ListEndpointWorkersResponse", workersAnswer)).toEqual([]);
+    expect(check("ListTemplatesResponse", { templates: [template] })).toEqual([]);
   });
 });
