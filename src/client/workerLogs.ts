@@ -198,7 +198,8 @@ export async function* streamWorkerLogs(
       "cache-control": "no-cache",
       "user-agent": transport.config.userAgent,
     };
-    if (lastEventId !== undefined) headers["last-event-id"] = lastEventId;
+    // An empty id resets the cursor (SSE): then no header is sent, as EventSource does.
+    if (lastEventId) headers["last-event-id"] = lastEventId;
 
     let failure: RunpodError | undefined;
     let hinted: number | undefined;
@@ -309,7 +310,7 @@ export async function* streamWorkerLogs(
     transport.config.logger?.debug?.(
       `runpod: ${where} ${failure instanceof APIError ? `answered ${failure.status}` : failure.code}; ` +
         `reconnecting in ${Math.round(delay)} ms (attempt ${failures} of ${maxReconnects}` +
-        `${lastEventId === undefined ? "" : ", resuming after the last event"})`,
+        `${lastEventId ? ", resuming after the last event" : ""})`,
     );
     try {
       await transport.config.sleep(delay, signal);

@@ -178,6 +178,20 @@ describe("client.serverless.workerLogs", () => {
     expect(server.requests[1]?.headers["last-event-id"]).toBe(ts(1));
   });
 
+  it("sends no Last-Event-ID after an event with an empty id reset it", async () => {
+    const server = await sseServer(
+      async (_req, res) => {
+        openStream(res);
+        await write(res, `${frame(1)}id\ndata: ${JSON.stringify(logEvent(2))}\n\n`);
+        res.socket?.destroy();
+      },
+      sendAndEnd(3, 3),
+    );
+    const events = await collect(v2Client(server).serverless.workerLogs("ep1", "w1"));
+    expect(events.map((e) => e.line)).toEqual(["line 1", "line 2", "line 3"]);
+    expect(server.requests.map((r) => r.headers["last-event-id"])).toEqual([undefined, undefined]);
+  });
+
   it("gives up after maxRetries reconnects in a row that bring no event", async () => {
     const server = await sseServer((_req, res) => {
       openStream(res);
