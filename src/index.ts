@@ -19,10 +19,13 @@ export {
   RunpodClient,
   type RunpodClientOptions,
   type RunpodLogger,
+  ServerlessEndpoints,
   type StatusOptions,
   type StreamOptions,
   type SyncOptions,
+  Templates,
   type WaitForJobOptions,
+  type WorkerLogsOptions,
 } from "./client";
 export * from "./client/errors";
 export * from "./client/limits";
@@ -46,6 +49,7 @@ export {
   type LookupOptions,
 } from "./provider/networkVolumes";
 export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/registryAuth";
+export * from "./wire/serverless";
 
 /**
  * Starts the local emulator of the service in this process (see `runpod-emulator --help` for

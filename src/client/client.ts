@@ -8,7 +8,10 @@ import { Endpoint } from "./endpoint";
 import { ValidationError } from "./errors";
 import { type RateLimitTable, SERVICE_RATE_LIMITS } from "./limits";
 import { NetworkVolumes, RegistryAuths, type RestDialect } from "./management";
+import { ServerlessEndpoints } from "./serverless";
+import { Templates } from "./templates";
 import { defaultSleep, type RunpodLogger, type SleepFn, Transport } from "./transport";
+import { sseOpener } from "./workerLogs";
 
 /** Default management base URL (REST v2). */
 export const DEFAULT_REST_URL = "https://api.runpod.io/v2";
@@ -127,6 +130,13 @@ export class RunpodClient {
   readonly registryAuths: RegistryAuths;
   /** Network volumes: list, get, create, update, delete. */
   readonly networkVolumes: NetworkVolumes;
+  /**
+   * Serverless endpoints (REST v2 only): list, get, create, update, delete, releases, workers,
+   * workerLogs.
+   */
+  readonly serverless: ServerlessEndpoints;
+  /** Templates (REST v2 only): list, get, create, update, delete. */
+  readonly templates: Templates;
   readonly #transport: Transport;
   readonly #rateLimits: RateLimitTable | false;
 
@@ -165,6 +175,8 @@ export class RunpodClient {
     const target = { transport: this.#transport, restUrl: this.restUrl, dialect: this.restDialect };
     this.registryAuths = new RegistryAuths(target);
     this.networkVolumes = new NetworkVolumes(target);
+    this.serverless = new ServerlessEndpoints(target, sseOpener(apiKey));
+    this.templates = new Templates(target);
   }
 
   /** The job interface of one serverless endpoint. */

@@ -3,6 +3,7 @@
  * the providers and the emulator reuse.
  */
 
+export * from "../wire/serverless";
 export {
   DEFAULT_MAX_RETRIES,
   DEFAULT_REST_URL,
@@ -52,6 +53,8 @@ export {
   serverDelayMs,
 } from "./retry";
 export * from "./schemas";
+export { ServerlessEndpoints } from "./serverless";
+export { Templates } from "./templates";
 export {
   type AttemptTimers,
   attemptTimers,
@@ -61,3 +64,4 @@ export {
   type SleepFn,
 } from "./transport";
 export { describeIssue, formatPath, parseInput, parseResponse, validationErrorFrom } from "./validate";
+export type { WorkerLogsOptions } from "./workerLogs";

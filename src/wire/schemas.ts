@@ -106,6 +106,8 @@ export const JobSchema = z.looseObject({
   output: z.unknown().optional(),
   /** The worker's error message when FAILED. */
   error: z.unknown().optional(),
+  /** The worker that ran (or runs) the job; match it against `client.serverless.workers(id)`. */
+  workerId: z.string().optional(),
 });
 export type Job = z.infer<typeof JobSchema> & { status: JobStatusValue };
 

@@ -1,0 +1,58 @@
+/**
+ * What the REST-v2-only resources (`client.serverless`, `client.templates`) share: the refusal
+ * to run against a v1 `restUrl` (before any network call) and one way to send a call through
+ * the client's transport (retries, typed errors, loose response parsing).
+ */
+import type { z } from "zod";
+import { ValidationError } from "./errors";
+import type { RestTarget } from "./management";
+import type { RequestOptions } from "./transport";
+
+/** Base of the resources that exist only in the REST v2 interface. */
+export abstract class RestV2Resource {
+  protected readonly target: RestTarget;
+  /** How the user reaches this resource, for messages: `client.serverless`. */
+  protected abstract readonly label: string;
+
+  constructor(target: RestTarget) {
+    this.target = target;
+  }
+
+  /** Throws `ValidationError` (path `["restUrl"]`) when the client speaks REST v1. */
+  protected requireV2(): void {
+    if (this.target.dialect === "v2") return;
+    throw new ValidationError(
+      `${this.label} needs the REST v2 interface, but restUrl ${this.target.restUrl} is REST v1 ` +
+        "(retired 2026-11-15, and it never had serverless endpoints or templates). Use a restUrl " +
+        "ending in /v2, e.g. https://api.runpod.io/v2 (option restUrl or env RUNPOD_REST_API_URL)",
+      ["restUrl"],
+    );
+  }
+
+  /** Sends one call to `{restUrl}{path}` after the v2 check; resolves to the parsed answer. */
+  protected async send<S extends z.ZodType>(
+    method: "GET" | "POST" | "PATCH" | "DELETE",
+    path: string,
+    schema: S | undefined,
+    options: RequestOptions | undefined,
+    body?: unknown,
+    secrets?: readonly string[],
+  ): Promise<z.output<S>> {
+    this.requireV2();
+    const { data } = await this.target.transport.request({
+      method,
+      baseUrl: this.target.restUrl,
+      path,
+      body,
+      schema,
+      options,
+      secrets,
+    });
+    return data as z.output<S>;
+  }
+}
+
+/** Values of an `env` map, handed to the transport so an error body echoing one is redacted. */
+export function envSecrets(body: { env?: Record<string, string> | undefined }): string[] {
+  return body.env ? Object.values(body.env) : [];
+}

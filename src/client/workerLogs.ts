@@ -1,0 +1,322 @@
+/**
+ * A serverless worker's log stream (`GET /v2/serverless/{id}/workers/{workerId}/logs`, Server-Sent
+ * Events) as an async iterator of `{ source, line, ts }`.
+ *
+ * The SSE framing is parsed by `eventsource-parser` fed from undici's response body; this module
+ * only decides what to do with connections:
+ *
+ * - A connection that drops mid-stream (reset, socket error, an `idleTimeoutMs` silence) is
+ *   opened again with `Last-Event-ID` set to the id of the last event yielded (the v2 document
+ *   makes each event's id its `ts`, and that header takes precedence over `tail` and `since`),
+ *   so the service resumes after it: no line is yielded twice, none is skipped.
+ * - 408, 429 and 5xx answers and connection failures are retried the same way (GET policy),
+ *   honouring `Retry-After`; other answers raise the typed `APIError` subclass.
+ * - Reconnects are bounded: after `maxReconnects` attempts in a row that yield no event, the last
+ *   failure is thrown. Any event received resets the count. The pause before each attempt is the
+ *   server's `Retry-After`, else the stream's `retry:` field, else the client's backoff.
+ * - A clean end of the response body ENDS the iterator ("no more logs"), as does a 204 answer.
+ *   This departs from browser `EventSource`, which reconnects after any close: here a
+ *   server that closes cleanly has finished (the worker stopped, or the service ended the
+ *   stream), and reconnecting would either replay nothing forever or spin against a worker that
+ *   is gone. Callers that want to keep following call again with `since`.
+ * - `signal` aborts at once, also between attempts: `APIUserAbortError`.
+ * - Events whose `event:` type is neither absent, `message` nor `log` are skipped; an event
+ *   whose data is not `{ source, line, ts }` raises `ResponseValidationError`.
+ */
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { type Dispatcher, request } from "undici";
+import { type LogSource, type WorkerLogEvent, WorkerLogEventSchema } from "../wire/serverless";
+import {
+  APIConnectionError,
+  APIError,
+  APITimeoutError,
+  APIUserAbortError,
+  ResponseValidationError,
+  RunpodError,
+  redactHeaders,
+  redactSecrets,
+} from "./errors";
+import { MB } from "./limits";
+import { backoffMs, isRetryableStatus, MAX_RETRY_AFTER_MS, serverDelayMs } from "./retry";
+import { sharedAgent, type Transport } from "./transport";
+import { parseResponse } from "./validate";
+
+/** Options of `client.serverless.workerLogs(id, workerId, options)`. */
+export interface WorkerLogsOptions {
+  /**
+   * Historical lines to send before live ones, 0..5000 (0: live only). Ignored by the service
+   * when `since` is given, and on a resume. @default the service's, 100
+   */
+  tail?: number;
+  /** Start from this time instead (a `Date` or an RFC 3339 timestamp); `tail` is then ignored. */
+  since?: Date | string;
+  /** Only `container` (stdout/stderr) or `system` (host lifecycle) lines. @default both */
+  source?: LogSource;
+  /** Ends the iteration with `APIUserAbortError`, also while it waits to reconnect. */
+  signal?: AbortSignal;
+  /**
+   * Attempts in a row, without an event received in between, to reopen a dropped or refused
+   * stream before giving up with the last error. @default the client's `maxRetries` (5)
+   */
+  maxReconnects?: number;
+  /**
+   * Longest silence on an open stream, in ms, before it is treated as dropped and resumed.
+   * A quiet worker may log nothing for minutes, so there is none by default: stop with `signal`.
+   */
+  idleTimeoutMs?: number;
+}
+
+/**
+ * Opens SSE responses with the client's key, which it holds in a closure (never on an
+ * enumerable field), and redacts that key from what an error answer echoes.
+ */
+export interface SseOpener {
+  open(
+    url: string,
+    init: {
+      headers: Record<string, string>;
+      signal?: AbortSignal;
+      headersTimeout: number;
+      bodyTimeout: number;
+    },
+  ): Promise<Dispatcher.ResponseData>;
+  redact<T>(value: T): T;
+}
+
+/** The opener the client uses: undici `request` on the shared keep-alive agent, bearer auth. */
+export function sseOpener(apiKey: string): SseOpener {
+  return {
+    open: (url, init) =>
+      request(url, {
+        method: "GET",
+        headers: { ...init.headers, authorization: `Bearer ${apiKey}` },
+        signal: init.signal,
+        headersTimeout: init.headersTimeout,
+        bodyTimeout: init.bodyTimeout,
+        dispatcher: sharedAgent(),
+      }),
+    redact: (value) => redactSecrets(value, [apiKey]),
+  };
+}
+
+/** What one stream needs from the client. */
+export interface WorkerLogStreamTarget {
+  transport: Transport;
+  open: SseOpener;
+  /** Absolute URL of the log stream, without query. */
+  url: string;
+  /** Its path (`/v2/serverless/{id}/workers/{workerId}/logs`), for messages and errors. */
+  path: string;
+  query: { tail?: number; since?: string; source?: LogSource };
+  options: WorkerLogsOptions;
+}
+
+/** Event types that carry log lines; others (keep-alives, notices) are skipped. */
+const LOG_EVENT_TYPES = new Set([undefined, "", "message", "log"]);
+
+/** undici's codes for headers or a body pause outlasting their timeout. */
+const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+const NOT_SENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "EHOSTUNREACH",
+]);
+
+function errorCodes(error: unknown, depth = 0): string[] {
+  if (!error || typeof error !== "object" || depth > 3) return [];
+  const e = error as { code?: unknown; cause?: unknown; errors?: unknown };
+  const codes = typeof e.code === "string" ? [e.code] : [];
+  codes.push(...errorCodes(e.cause, depth + 1));
+  if (Array.isArray(e.errors)) for (const inner of e.errors) codes.push(...errorCodes(inner, depth + 1));
+  return codes;
+}
+
+/** Maps a failure of the socket (opening, or mid-body) to this package's connection errors. */
+function connectionError(error: unknown, where: string, stage: "open" | "read"): APIConnectionError {
+  const codes = errorCodes(error);
+  const code = codes[0] ?? (error instanceof Error ? error.name : "unknown");
+  if (codes.some((c) => TIMEOUT_CODES.has(c))) {
+    return new APITimeoutError(
+      stage === "open"
+        ? `${where} timed out waiting for the answer (${code})`
+        : `${where}: stream silent too long (${code})`,
+      { cause: error },
+    );
+  }
+  const notSent = stage === "open" && codes.some((c) => NOT_SENT_CODES.has(c));
+  return new APIConnectionError(
+    `${where} ${stage === "open" ? "could not open the stream" : "stream dropped"} (${code})`,
+    { cause: error, notSent },
+  );
+}
+
+function userAbort(signal: AbortSignal, where: string): APIUserAbortError {
+  return new APIUserAbortError(`${where} aborted by the caller's signal`, {
+    cause: signal.reason,
+    sent: true,
+  });
+}
+
+/** Reads an error answer's body (bounded), parsed as JSON when it is JSON. */
+async function errorBody(body: Dispatcher.ResponseData["body"]): Promise<unknown> {
+  let text: string;
+  try {
+    text = await body.text();
+  } catch {
+    return undefined;
+  }
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text.length > 4096 ? `${text.slice(0, 4096)}...` : text;
+  }
+}
+
+/** The stream itself; see the module comment for the rules. */
+export async function* streamWorkerLogs(
+  target: WorkerLogStreamTarget,
+): AsyncGenerator<WorkerLogEvent, void, undefined> {
+  const { transport, options } = target;
+  const where = `GET ${target.path}`;
+  const { signal } = options;
+  const maxReconnects = options.maxReconnects ?? transport.config.maxRetries;
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(target.query))
+    if (value !== undefined) search.set(key, String(value));
+  const url = search.size > 0 ? `${target.url}?${search}` : target.url;
+
+  let lastEventId: string | undefined;
+  let serverRetryMs: number | undefined;
+  let failures = 0;
+  for (;;) {
+    if (signal?.aborted) throw userAbort(signal, where);
+    const headers: Record<string, string> = {
+      accept: "text/event-stream",
+      "cache-control": "no-cache",
+      "user-agent": transport.config.userAgent,
+    };
+    // An empty id resets the cursor (SSE): then no header is sent, as EventSource does.
+    if (lastEventId) headers["last-event-id"] = lastEventId;
+
+    let failure: RunpodError | undefined;
+    let hinted: number | undefined;
+    let res: Dispatcher.ResponseData | undefined;
+    try {
+      res = await target.open.open(url, {
+        headers,
+        signal,
+        headersTimeout: transport.config.timeoutMs,
+        bodyTimeout: options.idleTimeoutMs ?? 0,
+      });
+    } catch (error) {
+      if (signal?.aborted) throw userAbort(signal, where);
+      failure = connectionError(error, where, "open");
+    }
+
+    if (res !== undefined) {
+      const status = res.statusCode;
+      if (status === 204) {
+        await res.body.dump();
+        return;
+      }
+      if (status !== 200) {
+        const body = target.open.redact(await errorBody(res.body));
+        failure = APIError.from({
+          status,
+          body,
+          headers: redactHeaders(res.headers),
+          method: "GET",
+          path: target.path,
+        });
+        if (!isRetryableStatus("GET", status)) throw failure;
+        hinted = serverDelayMs(res.headers);
+      } else {
+        const contentType = String(res.headers["content-type"] ?? "");
+        if (!/^text\/event-stream/i.test(contentType)) {
+          await res.body.dump().catch(() => {});
+          throw new ResponseValidationError(
+            `${where} answered 200 with content-type ${JSON.stringify(contentType)}, not text/event-stream`,
+          );
+        }
+        const body = res.body;
+        const ready: { id: string | undefined; event: WorkerLogEvent }[] = [];
+        let bad: RunpodError | undefined;
+        const parser = createParser({
+          maxBufferSize: MB,
+          onEvent(message: EventSourceMessage) {
+            if (bad || !LOG_EVENT_TYPES.has(message.event)) return;
+            let data: unknown;
+            try {
+              data = JSON.parse(message.data);
+            } catch {
+              bad = new ResponseValidationError(`${where} sent an event whose data is not JSON`, {
+                body: message.data.slice(0, 4096),
+              });
+              return;
+            }
+            try {
+              ready.push({
+                id: message.id,
+                event: parseResponse(WorkerLogEventSchema, data, { method: "GET", path: target.path }),
+              });
+            } catch (error) {
+              bad = error as RunpodError;
+            }
+          },
+          onRetry(ms: number) {
+            serverRetryMs = Math.min(ms, MAX_RETRY_AFTER_MS);
+          },
+          onError(error) {
+            if (error.type === "max-buffer-size-exceeded") {
+              bad ??= new ResponseValidationError(`${where} sent an event larger than ${MB} characters`);
+            }
+            // Unknown fields and a malformed `retry:` are ignored, as the SSE standard says.
+          },
+        });
+        body.setEncoding("utf8");
+        try {
+          for await (const chunk of body) {
+            parser.feed(chunk as string);
+            for (const { id, event } of ready.splice(0)) {
+              // The SSE "last event ID" persists across events that carry none.
+              if (id !== undefined) lastEventId = id;
+              failures = 0;
+              yield event;
+            }
+            if (bad) throw bad;
+          }
+          return; // a clean end: the service has no more lines for us
+        } catch (error) {
+          if (error instanceof RunpodError) throw error;
+          if (signal?.aborted) throw userAbort(signal, where);
+          failure = connectionError(error, where, "read");
+        } finally {
+          if (!body.destroyed) body.destroy();
+        }
+      }
+    }
+
+    // Every path that reaches here has set `failure`; the fallback only satisfies the compiler.
+    failure ??= new APIConnectionError(`${where} failed`);
+    if (failures >= maxReconnects) {
+      failure.message += ` (gave up after ${failures} reconnect attempt${failures === 1 ? "" : "s"} with no event received)`;
+      throw failure;
+    }
+    const delay = hinted ?? serverRetryMs ?? backoffMs(failures);
+    failures++;
+    transport.config.logger?.debug?.(
+      `runpod: ${where} ${failure instanceof APIError ? `answered ${failure.status}` : failure.code}; ` +
+        `reconnecting in ${Math.round(delay)} ms (attempt ${failures} of ${maxReconnects}` +
+        `${lastEventId ? ", resuming after the last event" : ""})`,
+    );
+    try {
+      await transport.config.sleep(delay, signal);
+    } catch (error) {
+      if (signal?.aborted) throw userAbort(signal, where);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,456 @@
+/**
+ * REST v2 wire schemas of serverless endpoints, templates, releases, workers and worker logs,
+ * derived from `rest-v2.openapi.json` (`/v2/serverless...`, `/v2/templates...`).
+ *
+ * Request bodies are parsed strictly (an unknown field is a `ValidationError` naming it), with
+ * the document's bounds and the cross-field rules it states as 400s (exactly one of `gpu` or
+ * `cpu`; `image` unless `templateId`; a non-empty `allowedCudaVersions` excludes
+ * `minCudaVersion`). Answers are parsed loosely: unknown fields pass, and only the fields this
+ * package relies on are required, so a service that adds or omits a descriptive field does not
+ * break callers.
+ */
+import { z } from "zod";
+
+const str = (field: string) => z.string({ error: `${field} must be a string` });
+const nonEmpty = (field: string) => str(field).min(1, { error: `${field} must not be empty` });
+const int = (field: string) => z.int({ error: `${field} must be an integer` });
+const bool = (field: string) => z.boolean({ error: `${field} must be true or false` });
+const strings = (field: string) => z.array(str(field), { error: `${field} must be an array of strings` });
+const cudaVersion = (field: string) =>
+  str(field).regex(/^\d+\.\d+$/, { error: `${field} must be a CUDA version as major.minor, e.g. "12.4"` });
+
+// ---------------------------------------------------------------------------------------------
+// Shared pieces (ContainerConfig, scaling, workers, compute)
+// ---------------------------------------------------------------------------------------------
+
+/** `ContainerConfig` of the v2 document: what templates, pods and endpoints share. */
+const containerConfigShape = {
+  /** Arguments passed to the container entrypoint. */
+  args: str("args").optional(),
+  /** Container disk in GB (ephemeral). */
+  disk: int("disk").min(1, { error: "disk must be at least 1 GB" }).optional(),
+  /** Environment variables. */
+  env: z.record(z.string(), str("env value"), { error: "env must be an object of strings" }).optional(),
+  /** Docker image reference. */
+  image: nonEmpty("image").optional(),
+  /** Exposed ports as `port/protocol`, e.g. `8000/http`. */
+  ports: strings("ports").optional(),
+  /** Container registry credential id (private images), or null for none. */
+  registry: nonEmpty("registry").nullable().optional(),
+};
+
+/** Worker bounds of an endpoint. */
+export const EndpointWorkersInputSchema = z.strictObject({
+  min: int("min").min(0, { error: "min must be at least 0" }).optional(),
+  max: int("max").min(0, { error: "max must be at least 0" }).optional(),
+  /** Seconds an idle worker is kept, 1..3600. */
+  idleTimeout: int("idleTimeout")
+    .min(1, { error: "idleTimeout must be at least 1 s" })
+    .max(3600, { error: "idleTimeout must be at most 3600 s" })
+    .optional(),
+});
+
+/** Autoscaling policy: by queue delay (seconds) or by request count. */
+export const EndpointScalingSchema = z.discriminatedUnion(
+  "type",
+  [
+    z.strictObject({
+      type: z.literal("QUEUE_DELAY"),
+      queueDelay: z
+        .number({ error: "queueDelay must be a number of seconds" })
+        .min(0.5, { error: "queueDelay must be at least 0.5 s" }),
+    }),
+    z.strictObject({
+      type: z.literal("REQUEST_COUNT"),
+      requestCount: int("requestCount").min(1, { error: "requestCount must be at least 1" }),
+    }),
+  ],
+  { error: "type must be QUEUE_DELAY or REQUEST_COUNT" },
+);
+export type EndpointScaling = z.infer<typeof EndpointScalingSchema>;
+
+/** One CPU configuration of a CPU endpoint. */
+export const EndpointCpuInputSchema = z.strictObject({
+  /** CPU flavor id (`GET /v2/catalog/cpus`). */
+  id: nonEmpty("id"),
+  /** vCPUs per worker: a power of two, at least 2. */
+  vcpuCount: int("vcpuCount")
+    .min(2, { error: "vcpuCount must be at least 2" })
+    .refine((n) => (n & (n - 1)) === 0, { error: "vcpuCount must be a power of two" }),
+});
+
+const cpuSelection = z
+  .array(EndpointCpuInputSchema, { error: "cpu must be an array of { id, vcpuCount }" })
+  .min(1, { error: "cpu must list at least one configuration" });
+
+const gpuShape = {
+  /** Serverless GPU pool ids (`pool` of `GET /v2/catalog/gpus`). */
+  pools: z.array(str("pools"), { error: "pools must be an array of pool ids" }).min(1, {
+    error: "pools must list at least one pool",
+  }),
+  /** GPU type ids to subtract from the pools. */
+  excludedTypes: strings("excludedTypes").optional(),
+  /** GPUs per worker. */
+  count: int("count").min(1, { error: "count must be at least 1" }).optional(),
+  /** Acceptable CUDA versions (`major.minor`); empty means any. */
+  allowedCudaVersions: z.array(cudaVersion("allowedCudaVersions")).optional(),
+  /** Lowest acceptable CUDA version (`major.minor`). */
+  minCudaVersion: cudaVersion("minCudaVersion").optional(),
+};
+
+/** A non-empty `allowedCudaVersions` and a `minCudaVersion` together: the service's 400. */
+function cudaExclusive(
+  gpu: { allowedCudaVersions?: string[] | undefined; minCudaVersion?: string | undefined },
+  ctx: z.core.$RefinementCtx,
+): void {
+  if ((gpu.allowedCudaVersions?.length ?? 0) > 0 && gpu.minCudaVersion) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["minCudaVersion"],
+      message: "minCudaVersion cannot be combined with a non-empty allowedCudaVersions; give one of them",
+    });
+  }
+}
+
+const CreateGpuInputSchema = z.strictObject(gpuShape).superRefine(cudaExclusive);
+
+const UpdateGpuInputSchema = z
+  .strictObject({
+    ...gpuShape,
+    pools: gpuShape.pools.optional(),
+    /** `""` clears the floor. */
+    minCudaVersion: str("minCudaVersion")
+      .regex(/^$|^\d+\.\d+$/, { error: 'minCudaVersion must be major.minor, or "" to clear it' })
+      .optional(),
+  })
+  .superRefine((gpu, ctx) => {
+    cudaExclusive(gpu, ctx);
+    if (gpu.excludedTypes !== undefined && gpu.pools === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["excludedTypes"],
+        message: "excludedTypes needs pools in the same patch (the two are one selection)",
+      });
+    }
+  });
+
+const endpointType = z.enum(["QUEUE", "LOAD_BALANCER"], { error: "type must be QUEUE or LOAD_BALANCER" });
+const flashboot = z.enum(["OFF", "FLASHBOOT", "PRIORITY_FLASHBOOT"], {
+  error: "flashboot must be OFF, FLASHBOOT or PRIORITY_FLASHBOOT",
+});
+
+/** Exactly one of `gpu` or `cpu` (create), at most one (update): the service's 400. */
+function computeChoice(
+  body: { gpu?: unknown; cpu?: unknown },
+  ctx: z.core.$RefinementCtx,
+  required: boolean,
+): void {
+  if (body.gpu !== undefined && body.cpu !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["cpu"],
+      message: "cpu cannot be combined with gpu; give one of them",
+    });
+  } else if (required && body.gpu === undefined && body.cpu === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["gpu"],
+      message: "gpu is required unless cpu is given (an endpoint runs on exactly one of them)",
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serverless endpoints: requests
+// ---------------------------------------------------------------------------------------------
+
+/** Body of `POST /v2/serverless` (`CreateEndpointRequest`). */
+export const ServerlessEndpointCreateInputSchema = z
+  .strictObject({
+    ...containerConfigShape,
+    name: nonEmpty("name"),
+    /** `QUEUE` (the job API) or `LOAD_BALANCER` (worker-defined HTTP paths). */
+    type: endpointType,
+    scaling: EndpointScalingSchema,
+    gpu: CreateGpuInputSchema.optional(),
+    cpu: cpuSelection.optional(),
+    /** Preferred data centers; empty lets the scheduler choose. */
+    dataCenterIds: strings("dataCenterIds").optional(),
+    flashboot: flashboot.optional(),
+    /** Network volume ids to attach. */
+    networkVolumes: strings("networkVolumes").optional(),
+    /** A serverless template whose container settings the body may override. */
+    templateId: nonEmpty("templateId").optional(),
+    /** Execution timeout in ms. @default 300000 */
+    timeout: int("timeout").min(1, { error: "timeout must be a positive number of ms" }).optional(),
+    workers: EndpointWorkersInputSchema.optional(),
+  })
+  .superRefine((body, ctx) => {
+    computeChoice(body, ctx, true);
+    if (body.image === undefined && body.templateId === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["image"],
+        message: "image is required unless templateId is given",
+      });
+    }
+    if (body.type === "LOAD_BALANCER" && body.scaling?.type !== "REQUEST_COUNT") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["scaling", "type"],
+        message: "type must be REQUEST_COUNT on a LOAD_BALANCER endpoint",
+      });
+    }
+  });
+export type ServerlessEndpointCreateInput = z.input<typeof ServerlessEndpointCreateInputSchema>;
+
+/**
+ * Body of `PATCH /v2/serverless/{id}` (`UpdateEndpointRequest`): only the fields given change.
+ * Container changes (`image`, `env`, ...) make a new release that rolls out worker by worker.
+ */
+export const ServerlessEndpointUpdateInputSchema = z
+  .strictObject({
+    ...containerConfigShape,
+    name: nonEmpty("name").optional(),
+    scaling: EndpointScalingSchema.optional(),
+    gpu: UpdateGpuInputSchema.optional(),
+    cpu: cpuSelection.optional(),
+    dataCenterIds: strings("dataCenterIds").optional(),
+    flashboot: flashboot.optional(),
+    networkVolumes: strings("networkVolumes").optional(),
+    templateId: nonEmpty("templateId").optional(),
+    timeout: int("timeout").min(1, { error: "timeout must be a positive number of ms" }).optional(),
+    workers: EndpointWorkersInputSchema.optional(),
+  })
+  .superRefine((body, ctx) => {
+    computeChoice(body, ctx, false);
+    if (Object.keys(body).length === 0) {
+      ctx.addIssue({ code: "custom", path: [], message: "give at least one field to update" });
+    }
+  });
+export type ServerlessEndpointUpdateInput = z.input<typeof ServerlessEndpointUpdateInputSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Serverless endpoints: answers
+// ---------------------------------------------------------------------------------------------
+
+/** A serverless endpoint as `GET /v2/serverless/{id}` answers (`Endpoint`). */
+export const ServerlessEndpointSchema = z.looseObject({
+  id: z.string().min(1),
+  name: z.string(),
+  type: z.string().optional(),
+  /** Job-API URLs (`run`, `runSync`, `status`, ...) or, for a load balancer, `base` and `health`. */
+  requestUrls: z.record(z.string(), z.string()).optional(),
+  image: z.string().optional(),
+  args: z.string().optional(),
+  disk: z.number().optional(),
+  ports: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  registry: z.string().nullable().optional(),
+  gpu: z.looseObject({}).nullable().optional(),
+  cpu: z.array(z.looseObject({})).optional(),
+  workers: z.looseObject({ min: z.number().optional(), max: z.number().optional() }).optional(),
+  scaling: z.looseObject({ type: z.string() }).optional(),
+  dataCenterIds: z.array(z.string()).optional(),
+  networkVolumes: z.array(z.string()).optional(),
+  /** Execution timeout, ms. */
+  timeout: z.number().optional(),
+  flashboot: z.string().optional(),
+  createdAt: z.string().optional(),
+  /** The endpoint's current configuration version, when the service includes it. */
+  version: z.number().int().nullable().optional(),
+});
+export type ServerlessEndpoint = z.infer<typeof ServerlessEndpointSchema>;
+
+/** `GET /v2/serverless`: `{ endpoints: [...] }`. */
+export const ServerlessEndpointListSchema = z.looseObject({ endpoints: z.array(ServerlessEndpointSchema) });
+
+/** Worker states the v2 document names; the list is open-ended. */
+export const WORKER_STATUSES = ["RUNNING", "IDLE", "INITIALIZING", "THROTTLED", "UNHEALTHY"] as const;
+
+/** One active worker of an endpoint (`Worker`). */
+export const ServerlessWorkerSchema = z.looseObject({
+  id: z.string().min(1),
+  /** `RUNNING`, `IDLE`, `INITIALIZING`, `THROTTLED`, `UNHEALTHY` (other strings are accepted). */
+  status: z.string().min(1),
+  /** True while the worker runs an older configuration than the endpoint's `endpointVersion`. */
+  isStale: z.boolean(),
+  /** Configuration version the worker runs; null when unknown. */
+  version: z.number().int().nullable().optional(),
+  gpuCount: z.number().int().optional(),
+  image: z.string().nullable().optional(),
+  uptimeSeconds: z.number().nullable().optional(),
+  gpuTypeId: z.string().nullable().optional(),
+  dataCenterId: z.string().nullable().optional(),
+  startedAt: z.string().nullable().optional(),
+});
+export type ServerlessWorker = z.infer<typeof ServerlessWorkerSchema>;
+
+/** Worker counts by status (`WorkerSummary`). */
+export const WorkerSummarySchema = z.looseObject({
+  running: z.number().int(),
+  idle: z.number().int(),
+  initializing: z.number().int(),
+  throttled: z.number().int(),
+  unhealthy: z.number().int(),
+  total: z.number().int(),
+});
+export type WorkerSummary = z.infer<typeof WorkerSummarySchema>;
+
+/** `GET /v2/serverless/{id}/workers` (`ListEndpointWorkersResponse`). */
+export const ServerlessWorkerListSchema = z.looseObject({
+  workers: z.array(ServerlessWorkerSchema),
+  summary: WorkerSummarySchema,
+  /** The endpoint's current configuration version; null when unknown. */
+  endpointVersion: z.number().int().nullable().optional(),
+});
+export type ServerlessWorkerList = z.infer<typeof ServerlessWorkerListSchema>;
+
+/** How far the latest release has rolled out (`RolloutSummary`). */
+export const RolloutSummarySchema = z.looseObject({
+  /** True while any worker still runs an older version. */
+  inProgress: z.boolean(),
+  workersOnLatest: z.number().int(),
+  workersTotal: z.number().int(),
+  /** 0..100; 0 when there are no workers. */
+  percentOnLatest: z.number(),
+});
+export type RolloutSummary = z.infer<typeof RolloutSummarySchema>;
+
+/** One changed field of a release. */
+export const ReleaseDiffEntrySchema = z.looseObject({
+  field: z.string(),
+  old: z.unknown(),
+  new: z.unknown(),
+});
+
+/** One release: a versioned configuration snapshot (`Release`). */
+export const ServerlessReleaseSchema = z.looseObject({
+  id: z.string().min(1),
+  /** The configuration version this release produced; null when unknown. */
+  version: z.number().int().nullable().optional(),
+  /** `GIT_BUILD` or `MANUAL`. */
+  source: z.string().optional(),
+  buildId: z.string().nullable().optional(),
+  createdByUserId: z.string().nullable().optional(),
+  /** Workers running this release's version now. */
+  workerCount: z.number().int().optional(),
+  createdAt: z.string().optional(),
+  diff: z.array(ReleaseDiffEntrySchema).optional(),
+});
+export type ServerlessRelease = z.infer<typeof ServerlessReleaseSchema>;
+
+/** `GET /v2/serverless/{id}/releases` (`ListEndpointReleasesResponse`), newest release first. */
+export const ServerlessReleaseListSchema = z.looseObject({
+  endpointVersion: z.number().int().nullable().optional(),
+  rollout: RolloutSummarySchema,
+  releases: z.array(ServerlessReleaseSchema),
+});
+export type ServerlessReleaseList = z.infer<typeof ServerlessReleaseListSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Worker logs (Server-Sent Events)
+// ---------------------------------------------------------------------------------------------
+
+/** Log sources of `/workers/{workerId}/logs`: container stdout/stderr, or host lifecycle. */
+export const LOG_SOURCES = ["container", "system"] as const;
+export type LogSource = (typeof LOG_SOURCES)[number];
+
+/** Most historical lines `tail` may ask for. */
+export const WORKER_LOG_TAIL_MAX = 5000;
+
+const sinceMessage = 'since must be a Date or an RFC 3339 timestamp such as "2026-11-22T10:00:00Z"';
+
+/** Query of the worker-log stream, as the caller gives it (`signal` and the rest aside). */
+export const WorkerLogsQueryInputSchema = z.strictObject({
+  /** Historical lines to backfill first, 0..5000 (service default 100). Ignored with `since`. */
+  tail: int("tail")
+    .min(0, { error: "tail must be at least 0" })
+    .max(WORKER_LOG_TAIL_MAX, { error: `tail must be at most ${WORKER_LOG_TAIL_MAX}` })
+    .optional(),
+  /** Resume from this time: a `Date` or an RFC 3339 timestamp. */
+  since: z
+    .union([z.date({ error: sinceMessage }), z.iso.datetime({ offset: true, error: sinceMessage })])
+    .optional(),
+  /** Only this source; both when omitted. */
+  source: z.enum(LOG_SOURCES, { error: "source must be container or system" }).optional(),
+});
+
+/** The `data` of one log event: `{ source, line, ts }`. */
+export const WorkerLogEventSchema = z.looseObject({
+  source: z.string(),
+  line: z.string(),
+  /** RFC 3339 timestamp; also the event's SSE `id`. */
+  ts: z.string(),
+});
+export type WorkerLogEvent = z.infer<typeof WorkerLogEventSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Templates
+// ---------------------------------------------------------------------------------------------
+
+const templateCategory = z.enum(["CPU", "NVIDIA", "AMD"], { error: "category must be CPU, NVIDIA or AMD" });
+
+/** Template mounts: one persistent mount (network mounts are rejected by the service). */
+const TemplateMountsInputSchema = z.strictObject({
+  persistent: z
+    .strictObject({
+      size: int("size").min(10, { error: "size must be at least 10 GB" }),
+      path: nonEmpty("path"),
+    })
+    .optional(),
+});
+
+const templateShape = {
+  ...containerConfigShape,
+  /** Acceptable CUDA versions (`major.minor`); empty means any. */
+  allowedCudaVersions: z.array(cudaVersion("allowedCudaVersions")).optional(),
+  /** Console grouping only. @default "NVIDIA" */
+  category: templateCategory.optional(),
+  mounts: TemplateMountsInputSchema.optional(),
+  /** Visible to other users. @default false */
+  public: bool("public").optional(),
+  /** For serverless workers (true) or pods (false). @default false */
+  serverless: bool("serverless").optional(),
+  /** @default true */
+  startJupyter: bool("startJupyter").optional(),
+  /** @default true */
+  startSsh: bool("startSsh").optional(),
+};
+
+/** Body of `POST /v2/templates` (`CreateTemplateRequest`): `name` and `image` are required. */
+export const TemplateCreateInputSchema = z.strictObject({
+  ...templateShape,
+  name: nonEmpty("name"),
+  image: nonEmpty("image"),
+});
+export type TemplateCreateInput = z.input<typeof TemplateCreateInputSchema>;
+
+/** Body of `PATCH /v2/templates/{id}` (`UpdateTemplateRequest`): only the fields given change. */
+export const TemplateUpdateInputSchema = z
+  .strictObject({ ...templateShape, name: nonEmpty("name").optional() })
+  .refine((body) => Object.keys(body).length > 0, { error: "give at least one field to update" });
+export type TemplateUpdateInput = z.input<typeof TemplateUpdateInputSchema>;
+
+/** A template as the service answers (`Template`). */
+export const TemplateSchema = z.looseObject({
+  id: z.string().min(1),
+  name: z.string(),
+  image: z.string().optional(),
+  args: z.string().optional(),
+  disk: z.number().optional(),
+  ports: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  registry: z.string().nullable().optional(),
+  mounts: z.looseObject({}).optional(),
+  serverless: z.boolean().optional(),
+  public: z.boolean().optional(),
+  category: z.string().optional(),
+  startSsh: z.boolean().optional(),
+  startJupyter: z.boolean().optional(),
+  allowedCudaVersions: z.array(z.string()).optional(),
+});
+export type Template = z.infer<typeof TemplateSchema>;
+
+/** `GET /v2/templates`: `{ templates: [...] }`. */
+export const TemplateListSchema = z.looseObject({ templates: z.array(TemplateSchema) });
