@@ -358,7 +358,7 @@ describe("JobRun submission failures say whether a job may exist", () => {
     };
     const error = await submitFailure({ endpointId: "ep1", input: {}, timeoutMs: 20 }, endpoint);
     expect(error.ambiguous).toBe(false);
-    expect(error.message).toContain("expired before POST /run was sent");
+    expect(error.message).toContain("the deadline passed while POST /run waited to be sent");
     expect(error.message).toContain("No job was created");
     expect(error.message).not.toContain("may or may not");
   });

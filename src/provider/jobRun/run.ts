@@ -6,24 +6,32 @@
  * waits are the client's long polls (`/runsync?wait=` then `/status-sync`), so a job that ends
  * within 90 s costs one or two requests and is noticed as soon as the service answers.
  *
- * Submission: a job request that the service provably did not act on (429, 503, a connection
- * never opened) is sent again until `timeoutMs`; one that it may have acted on (a 500, a reset
- * or timeout after sending, an unreadable answer) is never sent again, because the service has
- * no idempotency key and no job listing, and a second GPU job costs money. Which is which is
- * the client's `mayHaveActed`, the one rule every caller of a non-idempotent POST uses.
+ * Submission goes through the client's one retry policy (`src/client/retry.ts`): a job request
+ * the service provably did not act on (429, 503, a connection never opened) is sent again at
+ * most the client's `maxRetries` times (default 5), each after the service's Retry-After or the
+ * client's exponential backoff; one that it may have acted on (a 500, a reset or timeout after
+ * sending, an unreadable answer) is never sent again, because the service has no idempotency key
+ * and no job listing, and a second GPU job costs money. The deadline stops only the waits before
+ * a send (`waitSignal` for runsync); an abort there is `APIUserAbortError` with `sent: false`, so
+ * a job never accepted is never reported as possibly submitted.
+ *
+ * Bounds: a deploy ends within `timeoutMs` plus, when the JobRun stops waiting for a job, one
+ * cancel (`CANCEL_TIMEOUT_MS`). A runsync request already on the wire at the deadline (its answer
+ * carries the only copy of the job id) gets `RUNSYNC_ANSWER_GRACE_MS` more, then is cut and
+ * reported as a submission in doubt.
  */
 import type { Endpoint } from "../../client/endpoint";
 import {
   APIConnectionError,
   APIError,
   APITimeoutError,
+  APIUserAbortError,
   JobWaitTimeoutError,
   RateLimitError,
 } from "../../client/errors";
 import { MB, SYNC_WAIT_MAX_MS, SYNC_WAIT_MIN_MS } from "../../client/limits";
-import { backoffMs, mayHaveActed, serverDelayMs } from "../../client/retry";
+import { mayHaveActed } from "../../client/retry";
 import { isTerminalStatus, type Job, type JobRequest, type StreamChunk } from "../../client/schemas";
-import { defaultSleep } from "../../client/transport";
 import { describeError } from "../values";
 import type { ResolvedJobRunInputs } from "./args";
 import { findMismatches, formatMismatches } from "./match";
@@ -41,6 +49,11 @@ export const RUNSYNC_MARGIN_MS = 1_000;
  * for the request itself, so the service answers with the job id before the deadline.
  */
 export const MIN_RUNSYNC_TIMEOUT_MS = SYNC_WAIT_MIN_MS + RUNSYNC_MARGIN_MS + 1_000;
+/**
+ * How long a runsync request already sent may outlive `timeoutMs` to bring its answer (the job
+ * id, so the job can be cancelled), in ms; then it is cut and the submission is in doubt.
+ */
+export const RUNSYNC_ANSWER_GRACE_MS = 2_000;
 /** Timeline entry recorded when a cancel got no confirmation from the service. */
 export const CANCEL_NOT_CONFIRMED = "CANCEL_NOT_CONFIRMED";
 /** Status recorded when JobRun cannot tell whether the job is queued again (an ambiguous retry). */
@@ -109,14 +122,13 @@ export interface RunContext {
   now?: () => number;
   /** Wall clock, ms since the epoch. @default Date.now */
   wallNow?: () => number;
-  /** Abortable sleep. @default a timer */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 /**
- * True when a failed submission is worth sending again: the service provably did not act on it
- * (the client's `mayHaveActed` says no) and the refusal is passing, a 429, a 503 or a connection
- * that never opened. A 4xx other than 429, or a request the client refused to send, is final.
+ * True when a failed submission was a passing refusal the client's retry policy resends (and
+ * gave up on after its `maxRetries`): the service provably did not act on it (`mayHaveActed`
+ * says no) and it answered 429 or 503, or the connection never opened. Used only to word the
+ * failure; the resending itself is the client's.
  */
 export function resendable(error: unknown): boolean {
   if (mayHaveActed(error)) return false;
@@ -151,7 +163,6 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
   const { endpoint } = ctx;
   const now = ctx.now ?? (() => performance.now());
   const wallNow = ctx.wallNow ?? Date.now;
-  const sleep = ctx.sleep ?? defaultSleep;
   const started = now();
   const deadline = started + args.timeoutMs;
   const remaining = () => deadline - now();
@@ -277,53 +288,39 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
     if (args.webhook !== undefined) body.webhook = args.webhook;
     if (args.policy !== undefined) body.policy = args.policy;
     if (args.s3Config !== undefined) body.s3Config = args.s3Config;
-    // The client's own retries are off (`maxRetries: 0`): it would sleep between refusals on the
-    // deadline's signal, and an abort there is indistinguishable from one mid-request, so a job
-    // that was never accepted would be reported as possibly submitted. This loop retries instead.
-    const options = { signal, maxRetries: 0 };
-    for (let round = 0; ; round++) {
+    try {
+      if (args.mode !== "runsync") return await endpoint.run(body, { signal });
+      // Leave a margin so the service answers `{id, status}` before our deadline: the job can
+      // then still be cancelled by id.
+      const wait = Math.floor(
+        Math.min(SYNC_WAIT_MAX_MS, Math.max(SYNC_WAIT_MIN_MS, remaining() - RUNSYNC_MARGIN_MS)),
+      );
+      // The deadline stops the waits before sending (`waitSignal`). Once the body is on its way
+      // the answer carries the only copy of the job id, so the request gets the grace beyond the
+      // deadline to bring it; a server holding it longer is cut there (the submission is then in
+      // doubt), never left to the client's per-attempt timeout (wait + 15 s, at least 60 s).
+      const cut = new AbortController();
+      const cutTimer = setTimeout(
+        () => cut.abort(new Error(`POST /runsync outlasted timeoutMs by ${RUNSYNC_ANSWER_GRACE_MS} ms`)),
+        Math.max(0, remaining()) + RUNSYNC_ANSWER_GRACE_MS,
+      );
       try {
-        if (args.mode === "runsync") {
-          // Leave a margin so the service answers `{id, status}` before our deadline: the job
-          // can then still be cancelled by id.
-          const wait = Math.floor(
-            Math.min(SYNC_WAIT_MAX_MS, Math.max(SYNC_WAIT_MIN_MS, remaining() - RUNSYNC_MARGIN_MS)),
-          );
-          // Once the body is on its way the deadline must not abort it: the answer carries the only
-          // copy of the job id. So the deadline only bounds the waits before sending (`waitSignal`);
-          // the client's per-attempt timeout (wait + 15 s) bounds the request, and a job still
-          // running past the deadline is then cancelled by id.
-          return await endpoint.runSync(body, { maxRetries: 0, waitSignal: signal, wait });
-        }
-        return await endpoint.run(body, options);
-      } catch (error) {
-        if (resendable(error)) {
-          // The service did nothing: wait as it asked (or back off) and send again, until the deadline.
-          const hint = error instanceof APIError ? serverDelayMs(error.headers) : undefined;
-          const delay = Math.min(hint ?? backoffMs(Math.min(round, 4)), Math.max(0, remaining()));
-          if (!signal.aborted && delay < remaining()) {
-            ctx.log(
-              `JobRun ${where()}: submission refused (${describeError(error)}); trying again in ${seconds(delay)}`,
-            );
-            try {
-              await sleep(delay, signal);
-              continue;
-            } catch {
-              // The deadline passed while waiting.
-            }
-          }
-        }
-        throw submitError(error);
+        return await endpoint.runSync(body, { waitSignal: signal, signal: cut.signal, wait });
+      } finally {
+        clearTimeout(cutTimer);
       }
+    } catch (error) {
+      throw submitError(error);
     }
   }
 
   function submitError(error: unknown): JobRunSubmitError {
     const mode = args.mode === "runsync" ? "POST /runsync" : "POST /run";
     if (mayHaveActed(error)) {
-      const why = signal.aborted
-        ? `timeoutMs (${args.timeoutMs} ms) expired while ${mode} was in flight`
-        : `${mode} failed after it was sent (${describeError(error)})`;
+      const why =
+        signal.aborted || error instanceof APIUserAbortError
+          ? `timeoutMs (${args.timeoutMs} ms) expired while ${mode} was in flight`
+          : `${mode} failed after it was sent (${describeError(error)})`;
       return new JobRunSubmitError(
         `JobRun cannot tell whether a job was submitted to endpoint ${endpoint.id}: ${why}. ` +
           "The submission may or may not have happened. The service has no idempotency key and no job listing, " +
@@ -346,9 +343,11 @@ export async function executeJobRun(args: ResolvedJobRunInputs, ctx: RunContext)
     }
     if (signal.aborted) {
       return new JobRunSubmitError(
-        `JobRun could not submit a job to endpoint ${endpoint.id}: timeoutMs (${args.timeoutMs} ms) expired ` +
-          `before ${mode} was sent (it was waiting for the account's rate limit). No job was created. ` +
-          "Hint: other requests of this account are using its rate limit; try again later or raise timeoutMs.",
+        `JobRun could not submit a job to endpoint ${endpoint.id} within timeoutMs (${args.timeoutMs} ms): ` +
+          `the deadline passed while ${mode} waited to be sent (a pause after the service refused it with ` +
+          "429 or 503, or a slot of the account's rate limit). No job was created. " +
+          "Hint: the endpoint's queue or the account's rate limits are full; try again later, raise timeoutMs, " +
+          "or check the endpoint with getEndpointHealth.",
         false,
         error,
       );
