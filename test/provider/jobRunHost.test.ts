@@ -507,7 +507,7 @@ describe("JobRun secrets scan: everything the provider returns or throws, for ev
   /** Every text the host sent back or printed during the scan's operations. */
   const texts: { what: string; text: string }[] = [];
   const record = (what: string, value: unknown) =>
-    texts.push({ what, text: typeof value === "string" ? value : JSON.stringify(value) });
+    texts.push({ what, text: typeof value === "string" ? value : (JSON.stringify(value) ?? "") });
   const recordError = (what: string, error: HostError) => {
     record(`${what}: message`, error.message);
     record(`${what}: properties (gRPC details)`, error.properties);
