@@ -2,6 +2,7 @@
  * JobRun through Pulumi's real dynamic-provider host (gRPC), with `__provider` serialized from the
  * INSTALLED package, against the emulator. Each test is one behaviour of issue 5's "Done when".
  */
+import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
@@ -493,6 +494,28 @@ describe("JobRun in the provider host", () => {
       s3Config: rotated,
     });
     expect(diff.changes).toBe(true);
+  });
+
+  it("diffs, updates and deletes a state whose s3ConfigDigest 0.1.0 wrote (HMAC-SHA256)", async () => {
+    const ok = await up("legacy-digest", {
+      endpointId: "echo",
+      input: { output: 2 },
+      s3Config: secretValue(S3),
+    });
+    // 0.1.0's digest: HMAC-SHA256 keyed by a salt stored beside it, over the canonical JSON.
+    const salt = Buffer.from("0123456789abcdef0123456789abcdef", "hex");
+    const canonical = JSON.stringify(
+      Object.fromEntries(Object.entries(S3).sort(([a], [b]) => a.localeCompare(b))),
+    );
+    const legacy = `hmac-sha256:${salt.toString("hex")}:${createHmac("sha256", salt).update(canonical).digest("hex")}`;
+    const olds = { ...ok.outs, s3ConfigDigest: legacy };
+    const news = { endpointId: "echo", input: { output: 2 }, s3Config: S3 };
+    expect((await host.diff(ok.id, ok.urn, olds, news)).changes).toBe(false);
+    const rotated = { ...news, s3Config: { ...S3, accessSecret: "rotated-secret-1" } };
+    expect((await host.diff(ok.id, ok.urn, olds, rotated)).changes).toBe(true);
+    const { outs } = await host.update(ok.id, ok.urn, olds, rotated);
+    expect(outs.s3ConfigDigest).toMatch(/^scrypt-n32768-r8-p1:/);
+    await host.delete(ok.id, ok.urn, outs);
   });
 
   it("logs status changes with elapsed time to the host's stderr", async () => {
