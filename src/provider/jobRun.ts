@@ -123,9 +123,18 @@ export class JobRun extends pulumi.dynamic.Resource {
   declare readonly jobId: pulumi.Output<string>;
   /** Terminal status of the last run (or its last status when the JobRun stopped waiting). */
   declare readonly status: pulumi.Output<string>;
-  /** The worker's output (secret with `secretOutput`). */
+  /**
+   * The worker's output (secret with `secretOutput`), with any credential the worker echoed
+   * (s3Config, the API key) replaced by `[redacted]`. Not stored when over 1 MB (1,000,000 bytes)
+   * of JSON: then absent, with `outputTruncated: true` and `outputBytes`. `expect.output` is
+   * always matched against the whole output first.
+   */
   declare readonly output: pulumi.Output<unknown>;
-  /** The worker's error message, when it failed. */
+  /** True when the output was over 1 MB of JSON and is not stored in `output`. */
+  declare readonly outputTruncated: pulumi.Output<boolean | undefined>;
+  /** Size of the output as JSON, in bytes, when it was not stored. */
+  declare readonly outputBytes: pulumi.Output<number | undefined>;
+  /** The worker's error message, when it failed (redacted; at most 65,536 characters kept). */
   declare readonly error: pulumi.Output<string | undefined>;
   /** Time the job spent queued, ms (service figure). */
   declare readonly delayTime: pulumi.Output<number | undefined>;
@@ -143,7 +152,10 @@ export class JobRun extends pulumi.dynamic.Resource {
   declare readonly stream: pulumi.Output<unknown[] | undefined>;
   /** True when `stream` is incomplete (bound reached, or reading failed part-way). */
   declare readonly streamTruncated: pulumi.Output<boolean | undefined>;
-  /** Salted HMAC-SHA256 digest of `s3Config`, kept instead of the value to notice changes. */
+  /**
+   * Salted scrypt digest of `s3Config` (`scrypt-n32768-r8-p1:<salt>:<key>`; 0.1.0 wrote
+   * `hmac-sha256:...`, still recognised), kept instead of the value to notice changes.
+   */
   declare readonly s3ConfigDigest: pulumi.Output<string | undefined>;
   /**
    * The verdict of the last run: true when the job ended as `expect` asks; false when it did not,
@@ -160,6 +172,8 @@ export class JobRun extends pulumi.dynamic.Resource {
       jobId: undefined,
       status: undefined,
       output: undefined,
+      outputTruncated: undefined,
+      outputBytes: undefined,
       error: undefined,
       delayTime: undefined,
       executionTime: undefined,

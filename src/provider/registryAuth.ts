@@ -26,7 +26,7 @@ import {
 } from "../client/errors";
 import type { ContainerRegistryAuth as RegistryAuthRecord } from "../client/schemas";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "./config";
-import { withRedactedErrors } from "./secrets";
+import { redact, redactValue, type Secret, withProviderErrors } from "./secrets";
 import { describeError, describeType, isUnknown } from "./values";
 
 /** Module the serialized provider loads in the provider host (resolved from the program's node_modules). */
@@ -71,8 +71,15 @@ export interface RegistryAuthInputs {
   adoptExisting?: boolean;
 }
 
-/** Outputs stored in state: the inputs echoed (the service returns only `id` and `name`). */
-export type RegistryAuthOutputs = RegistryAuthInputs;
+/**
+ * Outputs stored in state: the inputs echoed (the service returns only `id` and `name`), and,
+ * when a create that failed ambiguously recorded a credential it found by name afterwards, that
+ * fact (`adoptedAfterAmbiguousCreate`, `adoptionNote`).
+ */
+export type RegistryAuthOutputs = RegistryAuthInputs & {
+  adoptedAfterAmbiguousCreate?: boolean;
+  adoptionNote?: string;
+};
 
 /**
  * The dynamic provider of {@link ContainerRegistryAuth}. Construct it with no arguments; it holds
@@ -139,6 +146,16 @@ export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
   declare readonly password: pulumi.Output<string>;
   /** Whether creation was allowed to adopt an existing credential of the same name. */
   declare readonly adoptExisting: pulumi.Output<boolean | undefined>;
+  /**
+   * True when the create's POST failed in a way the service may have acted on (a 500, a reset, a
+   * timeout) and the credential recorded is the one found by name in the list right after. The
+   * service has no idempotency key and its list shows only `id` and `name`, so that credential
+   * is most likely this deploy's, but may be one another client created under the same name in
+   * that moment: `adoptionNote` says what to check. Absent otherwise.
+   */
+  declare readonly adoptedAfterAmbiguousCreate: pulumi.Output<boolean | undefined>;
+  /** What happened when `adoptedAfterAmbiguousCreate` is true, and what to check. */
+  declare readonly adoptionNote: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: ContainerRegistryAuthArgs, opts?: pulumi.CustomResourceOptions) {
     const props = {
@@ -146,15 +163,34 @@ export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
       username: args.username,
       password: pulumi.secret(args.password),
       adoptExisting: args.adoptExisting,
+      adoptedAfterAmbiguousCreate: undefined,
+      adoptionNote: undefined,
     };
     super(
-      new ContainerRegistryAuthProvider(),
+      ContainerRegistryAuth.#providerInstance(),
       name,
       props,
       pulumi.mergeOptions(opts, { additionalSecretOutputs: ["password"] }),
       "runpod",
       "ContainerRegistryAuth",
     );
+  }
+
+  static #provider: ContainerRegistryAuthProvider | undefined;
+
+  /**
+   * One provider instance for every ContainerRegistryAuth of a program: Pulumi caches the
+   * serialized provider per object, so it is serialized once, not once per resource (same
+   * `__provider` text).
+   */
+  static #providerInstance(): ContainerRegistryAuthProvider {
+    ContainerRegistryAuth.#provider ??= new ContainerRegistryAuthProvider();
+    return ContainerRegistryAuth.#provider;
+  }
+
+  /** The provider object every instance shares (exposed for tests and benchmarks). */
+  static get provider(): ContainerRegistryAuthProvider {
+    return ContainerRegistryAuth.#providerInstance();
   }
 
   /**
@@ -256,8 +292,33 @@ export async function createRegistryAuth(
   raw: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CreateResult> {
   const inputs = plainInputs(raw);
-  const secrets = [{ username: inputs.username, password: inputs.password }, settings?.apiKey];
-  return withRedactedErrors(secrets, () => createWithClient(hostClient(settings), inputs));
+  const secrets = registrySecrets(inputs, settings);
+  return withProviderErrors(secrets, async () => {
+    const created = await createWithClient(hostClient(settings), inputs);
+    if (created.outs?.adoptedAfterAmbiguousCreate === true) {
+      process.stderr.write(`warning: ${redact(String(created.outs.adoptionNote), secrets)}\n`);
+    }
+    return { id: created.id, outs: redactOutputs((created.outs ?? {}) as Record<string, unknown>, secrets) };
+  });
+}
+
+/**
+ * Values never to return or throw: the password, Docker's `base64(username:password)` form of
+ * it, and the API key.
+ */
+function registrySecrets(
+  inputs: { username?: unknown; password?: unknown },
+  settings: RunpodSettings | undefined,
+): Secret[] {
+  const login = { username: String(inputs.username ?? ""), password: inputs.password };
+  return [typeof login.password === "string" ? (login as Secret) : undefined, settings?.apiKey];
+}
+
+/** Outputs with secrets redacted everywhere except `password`, the secret input itself (the engine re-marks it). */
+function redactOutputs<T extends Record<string, unknown>>(outs: T, secrets: readonly unknown[]): T {
+  const { password, ...rest } = outs;
+  const clean = redactValue(rest, secrets);
+  return (password === undefined ? clean : { ...clean, password }) as unknown as T;
 }
 
 /**
@@ -335,7 +396,22 @@ export async function createWithClient(
         { cause: error },
       );
     }
-    created = ours[0];
+    const found = ours[0];
+    return {
+      id: found.id,
+      outs: {
+        ...inputs,
+        name: found.name || inputs.name,
+        adoptedAfterAmbiguousCreate: true,
+        adoptionNote:
+          `Creating container registry auth "${inputs.name}" failed in a way the service may have acted on ` +
+          `(${describeError(error)}); the name was free just before, and right after the failure one credential ` +
+          `named "${inputs.name}" (id ${found.id}) exists, so this stack recorded it as its own. The service ` +
+          "has no idempotency key and lists only id and name, so it may instead be one another client " +
+          "created under the same name in that moment. If another stack or person uses this name, check " +
+          `that credential (id ${found.id}) before destroying this resource, or rename this resource.`,
+      } satisfies RegistryAuthOutputs,
+    };
   }
   return { id: created.id, outs: { ...inputs, name: created.name || inputs.name } };
 }
@@ -355,12 +431,12 @@ export async function readRegistryAuth(
   props: Record<string, unknown> | undefined,
 ): Promise<pulumi.dynamic.ReadResult> {
   const old = withoutProvider(props ?? {});
-  const secrets = [{ username: old.username, password: old.password }, settings?.apiKey];
-  return withRedactedErrors(secrets, async () => {
+  const secrets = registrySecrets(old, settings);
+  return withProviderErrors(secrets, async () => {
     const client = hostClient(settings);
     try {
       const live = await client.registryAuths.get(id);
-      return { id: live.id || id, props: { ...old, name: live.name } };
+      return { id: live.id || id, props: redactOutputs({ ...old, name: live.name }, secrets) };
     } catch (error) {
       if (error instanceof NotFoundError) return { id: "", props: {} };
       throw error;
@@ -371,10 +447,16 @@ export async function readRegistryAuth(
 /** `update`: only `adoptExisting` can change without a replacement; echo the new inputs. */
 export async function updateRegistryAuth(
   _id: string,
-  _olds: Record<string, unknown>,
+  olds: Record<string, unknown>,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.UpdateResult> {
-  return { outs: plainInputs(news) };
+  const outs: RegistryAuthOutputs = plainInputs(news);
+  // The credential is the same one: how it was recorded stays visible.
+  if (olds?.adoptedAfterAmbiguousCreate === true) {
+    outs.adoptedAfterAmbiguousCreate = true;
+    if (typeof olds.adoptionNote === "string") outs.adoptionNote = olds.adoptionNote;
+  }
+  return { outs };
 }
 
 /**
@@ -386,9 +468,9 @@ export async function deleteRegistryAuth(
   id: string,
   props: Record<string, unknown>,
 ): Promise<void> {
-  const secrets = [{ username: props?.username, password: props?.password }, settings?.apiKey];
+  const secrets = registrySecrets(props ?? {}, settings);
   const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
-  await withRedactedErrors(secrets, async () => {
+  await withProviderErrors(secrets, async () => {
     const client = hostClient(settings);
     try {
       await client.registryAuths.delete(id);

@@ -41,11 +41,30 @@ export function redactError(error: unknown, secrets: readonly unknown[]): Error 
   return fresh;
 }
 
-/** Runs `fn`; whatever it throws is rethrown through {@link redactError}. */
-export async function withRedactedErrors<T>(secrets: readonly unknown[], fn: () => Promise<T>): Promise<T> {
+/**
+ * The `reasons` of a partial failure (an error with `id`): the engine prints ONLY these, joined
+ * as a list (`InitError.Error()` in pkg/resource/plugin/provider_plugin.go: go-multierror's
+ * "1 error occurred:\n\t* <reason>"), and records init errors only from them; with none it prints
+ * "resource init failed". One entry holding the whole message reads best: the message's lines
+ * (what happened, worker error, timeline, hint) stay together under one bullet.
+ */
+export function withReasons<E extends Error>(error: E): E & { reasons?: string[] } {
+  const e = error as E & { id?: unknown; reasons?: string[] };
+  if (e.id !== undefined && (!Array.isArray(e.reasons) || e.reasons.length === 0)) e.reasons = [e.message];
+  return e;
+}
+
+/**
+ * Runs a provider operation; whatever it throws reaches the host redacted (`redactError`: the
+ * secrets become `[redacted]`, no `cause`, no response body) and, for a partial failure, with
+ * `reasons` holding the redacted message ({@link withReasons}). The host sends `e.message` as the
+ * gRPC status message, which the engine prints for a plain error (`resourceStateAndError`), and
+ * packs `e.reasons || []` for a partial failure (`sdk/nodejs/cmd/dynamic-provider/index.ts`).
+ */
+export async function withProviderErrors<T>(secrets: readonly unknown[], fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    throw redactError(error, secrets);
+    throw withReasons(redactError(error, secrets));
   }
 }

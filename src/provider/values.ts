@@ -1,6 +1,7 @@
 /**
  * Small value helpers shared by the providers: Pulumi's unknown sentinel and the wording used
- * in field-level failures and error messages.
+ * in field-level failures and error messages, and what every provider operation passes through
+ * before the host sees it (redacted values, `reasons` of partial failures).
  */
 
 /**

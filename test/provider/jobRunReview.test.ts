@@ -60,31 +60,41 @@ const json = (res: http.ServerResponse, body: unknown, status = 200) => {
 
 describe("a failed run is re-run on the next up, also after refresh dropped the partial failure", () => {
   const inputs = { endpointId: "echo", input: { a: 1 } };
-  const recorded = (result: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-    ...buildOutputs({ ...inputs, ...extra }, { attempts: 1, timeline: [], jobId: "j1", ...result }),
+  const recorded = async (result: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+    ...(await buildOutputs({ ...inputs, ...extra }, { attempts: 1, timeline: [], jobId: "j1", ...result })),
   });
 
-  it("asks for an update with unchanged arguments when the recorded verdict is passed: false", () => {
-    const outs = buildOutputs(inputs, { attempts: 1, timeline: [], jobId: "j1", status: "FAILED" }, false);
+  it("asks for an update with unchanged arguments when the recorded verdict is passed: false", async () => {
+    const outs = await buildOutputs(
+      inputs,
+      { attempts: 1, timeline: [], jobId: "j1", status: "FAILED" },
+      false,
+    );
     expect(outs.passed).toBe(false);
-    expect(diffJobRun({ ...outs }, inputs).changes).toBe(true);
-    const passed = buildOutputs(
+    expect((await diffJobRun({ ...outs }, inputs)).changes).toBe(true);
+    const passed = await buildOutputs(
       inputs,
       { attempts: 1, timeline: [], jobId: "j1", status: "COMPLETED" },
       true,
     );
-    expect(diffJobRun({ ...passed }, inputs).changes).toBe(false);
+    expect((await diffJobRun({ ...passed }, inputs)).changes).toBe(false);
   });
 
-  it("judges states recorded before `passed` existed from their status, output and expect", () => {
-    expect(recordedRunPassed(recorded({ status: "COMPLETED" }))).toBe(true);
-    expect(recordedRunPassed(recorded({ status: "FAILED" }))).toBe(false);
-    expect(recordedRunPassed(recorded({ status: "IN_PROGRESS" }))).toBe(false);
-    expect(recordedRunPassed(recorded({ status: "FAILED" }, { expect: { status: "FAILED" } }))).toBe(true);
+  it("judges states recorded before `passed` existed from their status, output and expect", async () => {
+    expect(recordedRunPassed(await recorded({ status: "COMPLETED" }))).toBe(true);
+    expect(recordedRunPassed(await recorded({ status: "FAILED" }))).toBe(false);
+    expect(recordedRunPassed(await recorded({ status: "IN_PROGRESS" }))).toBe(false);
+    expect(recordedRunPassed(await recorded({ status: "FAILED" }, { expect: { status: "FAILED" } }))).toBe(
+      true,
+    );
     const wanted = { expect: { output: { ok: true } } };
-    expect(recordedRunPassed(recorded({ status: "COMPLETED", output: { ok: false } }, wanted))).toBe(false);
-    expect(recordedRunPassed(recorded({ status: "COMPLETED", output: { ok: true } }, wanted))).toBe(true);
-    expect(diffJobRun(recorded({ status: "TIMED_OUT" }), inputs).changes).toBe(true);
+    expect(recordedRunPassed(await recorded({ status: "COMPLETED", output: { ok: false } }, wanted))).toBe(
+      false,
+    );
+    expect(recordedRunPassed(await recorded({ status: "COMPLETED", output: { ok: true } }, wanted))).toBe(
+      true,
+    );
+    expect((await diffJobRun(await recorded({ status: "TIMED_OUT" }), inputs)).changes).toBe(true);
   });
 
   it("records passed: false in the partial failure and passed: true on success", async () => {
@@ -192,12 +202,12 @@ describe("an ambiguous /retry", () => {
 
 describe("update and the previous run's unfinished job", () => {
   const inputs = { endpointId: "e", input: {} };
-  const olds = (extra: Record<string, unknown> = {}) =>
-    buildOutputs(
+  const olds = async (extra: Record<string, unknown> = {}) =>
+    (await buildOutputs(
       { ...inputs, ...extra },
       { attempts: 1, timeline: [], jobId: "old-job", status: "IN_PROGRESS" },
       false,
-    ) as unknown as Record<string, unknown>;
+    )) as unknown as Record<string, unknown>;
 
   function fakeEndpoint(cancel: () => Promise<unknown>) {
     const calls: string[] = [];
@@ -223,7 +233,12 @@ describe("update and the previous run's unfinished job", () => {
 
   it("cancels the old job (bounded) before submitting the new one", async () => {
     const { calls, endpoint } = fakeEndpoint(async () => ({ id: "old-job", status: "CANCELLED" }));
-    const { outs } = await updateJobRun({ endpoint: () => endpoint, log: () => {} }, "rid", inputs, olds());
+    const { outs } = await updateJobRun(
+      { endpoint: () => endpoint, log: () => {} },
+      "rid",
+      inputs,
+      await olds(),
+    );
     expect(calls).toEqual(["status old-job", "cancel old-job bounded=true retries=1", "run"]);
     expect(outs.jobId).toBe("new-job");
   });
@@ -235,7 +250,7 @@ describe("update and the previous run's unfinished job", () => {
       { endpoint: () => endpoint, log: (l) => lines.push(l) },
       "rid",
       inputs,
-      olds({ cancelOnTimeout: false }),
+      await olds({ cancelOnTimeout: false }),
     );
     expect(calls).toEqual(["status old-job", "run"]);
     expect(lines.join("\n")).toContain("left running (cancelOnTimeout is false)");
@@ -249,7 +264,7 @@ describe("update and the previous run's unfinished job", () => {
       { endpoint: () => endpoint, log: () => {} },
       "rid",
       inputs,
-      olds(),
+      await olds(),
     ).catch((e: unknown) => e as Error);
     expect((error as Error).message).toContain("could not cancel the previous run's job old-job");
     expect(calls).not.toContain("run");

@@ -32,6 +32,8 @@ let host: ProviderHost;
  * Reset before each test, so one failing test leaves nothing behind for the next.
  */
 let onRun: ((req: RecordedRequest) => Reply | Promise<Reply>) | undefined;
+/** How the proxy answers a POST /runsync; undefined forwards it. Reset before each test. */
+let onRunsync: ((req: RecordedRequest) => Reply | Promise<Reply>) | undefined;
 /** Every request the proxy forwarded or answered from its fallback, as it arrives. */
 const arrivals = new EventEmitter();
 /** Runs of each "timeout-once" job seen by its handler, by job id. */
@@ -87,6 +89,7 @@ beforeAll(async () => {
     fallback: (req) => {
       arrivals.emit("request", req);
       if (onRun && req.method === "POST" && req.pathname.endsWith("/run")) return onRun(req);
+      if (onRunsync && req.method === "POST" && req.pathname.endsWith("/runsync")) return onRunsync(req);
       return forward(req);
     },
   });
@@ -107,6 +110,7 @@ afterAll(async () => {
 let firstRequest = 0;
 beforeEach(() => {
   onRun = undefined;
+  onRunsync = undefined;
   firstRequest = proxy.requests.length;
 });
 
@@ -184,9 +188,9 @@ async function createFails(name: string, news: Record<string, unknown>): Promise
 }
 
 describe("JobRun submission through the provider host", () => {
-  it("sends a refused (429) submission again until it is accepted, creating exactly one job", async () => {
-    // More refusals than the client's default retries (5): the JobRun's own loop must resend them.
-    let refusals = 8;
+  it("sends a refused (429) submission again, under the client's retry policy, until it is accepted, creating exactly one job", async () => {
+    // Fewer refusals than the client's default retries (5): the client's one retry policy resends them.
+    let refusals = 4;
     onRun = (req) => (refusals-- > 0 ? refusal("0") : forward(req));
     const before = submitted("quick");
 
@@ -199,9 +203,26 @@ describe("JobRun submission through the provider host", () => {
     expect(outs).toMatchObject({ status: "COMPLETED", output: { echo: 1 }, attempts: 1 });
     expect(submitted("quick")).toBe(before + 1);
     const runs = proxy.requests.slice(firstRequest).filter((r) => r.pathname === "/v2/quick/run");
-    expect(runs.map((r) => r.status)).toEqual([...Array.from({ length: 8 }, () => 429), 200]);
-    expect(host.stderr()).toContain("submission refused");
+    expect(runs.map((r) => r.status)).toEqual([429, 429, 429, 429, 200]);
   });
+
+  it("stops resending after the client's maxRetries (5), however long timeoutMs is, and creates no job", async () => {
+    // Before: JobRun's own resend loop had no attempt bound and sent POST /run until timeoutMs.
+    onRun = () => refusal("0");
+    const before = submitted("quick");
+
+    const error = await createFails("refused-past-max-retries", {
+      endpointId: "quick",
+      input: { n: 7 },
+      timeoutMs: 600_000,
+    });
+
+    expect(error.id).toBeUndefined();
+    expect(error.message).toContain("the service kept refusing it");
+    expect(error.message).toContain("No job was created");
+    expect(submitted("quick")).toBe(before);
+    expect(seen()).toEqual(Array.from({ length: 6 }, () => "POST /v2/quick/run"));
+  }, 40_000);
 
   it("fails without any job when every submission is refused until timeoutMs", async () => {
     onRun = () => refusal("1");
@@ -216,7 +237,8 @@ describe("JobRun submission through the provider host", () => {
     // Nothing exists, so this is a plain failure: no partial resource, no job id.
     expect(error.id).toBeUndefined();
     expect(error.message).toContain("could not submit a job to endpoint quick within timeoutMs (2500 ms)");
-    expect(error.message).toContain("the service kept refusing it");
+    // The deadline stopped the client's retry pause (Retry-After: 1) before the next send.
+    expect(error.message).toContain("the deadline passed while POST /run waited to be sent");
     expect(error.message).toContain("No job was created");
     expect(error.message).not.toContain("may or may not");
     expect(submitted("quick")).toBe(before);
@@ -333,4 +355,26 @@ describe("JobRun waiting through the provider host", () => {
     expect(seen()).toEqual([`POST /v2/slow/runsync`, `GET /v2/slow/status-sync/${outs.jobId}`]);
     expect(submitted("slow")).toBe(1);
   });
+
+  it("ends a runsync the server holds past its wait at timeoutMs plus the answer grace, not after the client's 60 s", async () => {
+    // Before: the per-attempt timeout was max(60 s, wait + 15 s), so a held /runsync kept the
+    // deploy ~60 s whatever timeoutMs said. Now the request is cut RUNSYNC_ANSWER_GRACE_MS (2 s)
+    // after timeoutMs and the submission reported as in doubt. The server here never answers: the
+    // create ending at all (well inside the test's timeout) is the behaviour under test.
+    onRunsync = () => ({ hang: true });
+    const before = submitted("quick");
+
+    const error = await createFails("runsync-held", {
+      endpointId: "quick",
+      input: { n: 8 },
+      mode: "runsync",
+      timeoutMs: 3_000,
+    });
+
+    expect(error.id).toBeUndefined();
+    expect(error.message).toContain("cannot tell whether a job was submitted to endpoint quick");
+    expect(error.message).toContain("timeoutMs (3000 ms) expired while POST /runsync was in flight");
+    expect(seen()).toEqual(["POST /v2/quick/runsync"]);
+    expect(submitted("quick")).toBe(before);
+  }, 20_000);
 });

@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { createHmac, scryptSync } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import {
   APIConnectionError,
@@ -189,21 +190,45 @@ describe("JobRun argument checks (no network)", () => {
 
 describe("JobRun diff and recorded outputs", () => {
   const inputs = { endpointId: "echo", input: { a: 1, b: [1, 2] }, s3Config: s3, triggers: ["v1"] };
-  const outs: Record<string, unknown> = {
-    ...buildOutputs(inputs, { attempts: 1, timeline: [], jobId: "j1", status: "COMPLETED" }),
-  };
-
-  it("records a salted digest of s3Config, never the secret", () => {
-    expect(JSON.stringify(outs)).not.toContain(s3.accessSecret);
-    expect(outs).not.toHaveProperty("s3Config");
-    expect(outs.s3ConfigDigest).toMatch(/^hmac-sha256:[0-9a-f]{32}:[0-9a-f]{64}$/);
-    expect(digestS3Config(s3)).not.toBe(digestS3Config(s3));
-    expect(s3ConfigMatches(outs.s3ConfigDigest, { ...s3 })).toBe(true);
-    expect(s3ConfigMatches(outs.s3ConfigDigest, { ...s3, accessSecret: "rotated" })).toBe(false);
-    expect(s3ConfigMatches(outs.s3ConfigDigest, undefined)).toBe(false);
+  let outs: Record<string, unknown>;
+  beforeAll(async () => {
+    outs = {
+      ...(await buildOutputs(inputs, { attempts: 1, timeline: [], jobId: "j1", status: "COMPLETED" })),
+    };
   });
 
-  it("finds no change for the same arguments in another key order, ignoring __provider", () => {
+  it("records a salted scrypt digest of s3Config, never the secret", async () => {
+    expect(JSON.stringify(outs)).not.toContain(s3.accessSecret);
+    expect(outs).not.toHaveProperty("s3Config");
+    expect(outs.s3ConfigDigest).toMatch(/^scrypt-n32768-r8-p1:[0-9a-f]{32}:[0-9a-f]{64}$/);
+    expect(await digestS3Config(s3)).not.toBe(await digestS3Config(s3));
+    expect(await s3ConfigMatches(outs.s3ConfigDigest, { ...s3 })).toBe(true);
+    expect(await s3ConfigMatches(outs.s3ConfigDigest, { ...s3, accessSecret: "rotated" })).toBe(false);
+    expect(await s3ConfigMatches(outs.s3ConfigDigest, undefined)).toBe(false);
+  });
+
+  it("the scrypt digest is the one of scrypt(N=2^15, r=8, p=1) over the canonical JSON with the stored salt", async () => {
+    const [, saltHex, key] = String(outs.s3ConfigDigest).split(":");
+    const expected = scryptSync(canonicalJson(s3), Buffer.from(saltHex ?? "", "hex"), 32, {
+      N: 2 ** 15,
+      r: 8,
+      p: 1,
+      maxmem: 64 * 1024 * 1024,
+    }).toString("hex");
+    expect(key).toBe(expected);
+  });
+
+  it("still recognises a 0.1.0 digest (hmac-sha256) of the same s3Config, so old states find no change", async () => {
+    const salt = Buffer.from("00112233445566778899aabbccddeeff", "hex");
+    const legacy = `hmac-sha256:${salt.toString("hex")}:${createHmac("sha256", salt).update(canonicalJson(s3)).digest("hex")}`;
+    expect(await s3ConfigMatches(legacy, { ...s3 })).toBe(true);
+    expect(await s3ConfigMatches(legacy, { ...s3, accessSecret: "rotated" })).toBe(false);
+    const old = { ...outs, s3ConfigDigest: legacy, passed: true };
+    expect((await diffJobRun(old, { ...inputs })).changes).toBe(false);
+    expect(await s3ConfigMatches("md5:00:00", { ...s3 })).toBe(false);
+  });
+
+  it("finds no change for the same arguments in another key order, ignoring __provider", async () => {
     const news = {
       triggers: ["v1"],
       input: { b: [1, 2], a: 1 },
@@ -211,25 +236,25 @@ describe("JobRun diff and recorded outputs", () => {
       endpointId: "echo",
       __provider: "new code",
     };
-    expect(diffJobRun({ ...outs, __provider: "old code" }, news)).toEqual({
+    expect(await diffJobRun({ ...outs, __provider: "old code" }, news)).toEqual({
       changes: false,
       replaces: [],
       deleteBeforeReplace: false,
     });
   });
 
-  it("re-runs in place (no replacement) when a trigger, the input or the s3 secret changes", () => {
-    expect(changedArgs(outs, { ...inputs, triggers: ["v2"] })).toEqual(["triggers"]);
-    expect(changedArgs(outs, { ...inputs, input: { a: 2, b: [1, 2] } })).toEqual(["input"]);
-    expect(changedArgs(outs, { ...inputs, s3Config: { ...s3, accessSecret: "rotated" } })).toEqual([
+  it("re-runs in place (no replacement) when a trigger, the input or the s3 secret changes", async () => {
+    expect(await changedArgs(outs, { ...inputs, triggers: ["v2"] })).toEqual(["triggers"]);
+    expect(await changedArgs(outs, { ...inputs, input: { a: 2, b: [1, 2] } })).toEqual(["input"]);
+    expect(await changedArgs(outs, { ...inputs, s3Config: { ...s3, accessSecret: "rotated" } })).toEqual([
       "s3Config",
     ]);
-    const diff = diffJobRun(outs, { ...inputs, retries: 2 });
+    const diff = await diffJobRun(outs, { ...inputs, retries: 2 });
     expect(diff).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
   });
 
-  it("counts an argument that is unknown in a preview as a change", () => {
-    expect(changedArgs(outs, { ...inputs, input: { a: UNKNOWN, b: [1, 2] } })).toEqual(["input"]);
+  it("counts an argument that is unknown in a preview as a change", async () => {
+    expect(await changedArgs(outs, { ...inputs, input: { a: UNKNOWN, b: [1, 2] } })).toEqual(["input"]);
   });
 
   it("serializes canonically: sorted keys, undefined dropped", () => {
@@ -358,7 +383,7 @@ describe("JobRun submission failures say whether a job may exist", () => {
     };
     const error = await submitFailure({ endpointId: "ep1", input: {}, timeoutMs: 20 }, endpoint);
     expect(error.ambiguous).toBe(false);
-    expect(error.message).toContain("expired before POST /run was sent");
+    expect(error.message).toContain("the deadline passed while POST /run waited to be sent");
     expect(error.message).toContain("No job was created");
     expect(error.message).not.toContain("may or may not");
   });

@@ -9,7 +9,7 @@ import { MB, RUN_PAYLOAD_LIMIT_BYTES, RUNSYNC_PAYLOAD_LIMIT_BYTES, TTL_MAX_MS } 
 import { JobRequestSchema, TERMINAL_JOB_STATUSES, type TerminalJobStatus } from "../../client/schemas";
 import { describeIssue, formatPath } from "../../client/validate";
 import { UNKNOWN } from "../values";
-import { MIN_RUNSYNC_TIMEOUT_MS } from "./run";
+import { MIN_RUNSYNC_TIMEOUT_MS } from "./bounds";
 
 export { UNKNOWN } from "../values";
 

@@ -2,17 +2,25 @@
  * The JobRun provider's operations, kept out of the provider class so that `__provider` (the
  * class, serialized into every resource's state) stays small and loads this module by `require`.
  *
- * Outputs echo every argument except `s3Config`, which is recorded only as a salted HMAC digest
+ * Outputs echo every argument except `s3Config`, which is recorded only as a salted scrypt digest
  * (`s3ConfigDigest`), so its `accessSecret` never reaches state, even encrypted; `diff` compares
- * the digest with the new value. Every error these operations throw, and every progress line,
- * has the s3Config credentials redacted (`../secrets`) before it reaches the provider host.
+ * the digest with the new value (digests written by 0.1.0, HMAC-SHA256, are still recognised).
+ *
+ * Nothing a worker or the service echoes reaches the host unredacted: every error these
+ * operations throw, its `reasons`, every progress line, and every result field they return
+ * (`output`, `error`, `stream`, ...) has the s3Config credentials and the API key replaced by
+ * `[redacted]` (`../secrets`); the engine re-marks as secret only outputs whose keys match
+ * secret inputs, so an echoed credential would otherwise land in state in plaintext. What enters
+ * state is bounded: an `output` over `MAX_OUTPUT_BYTES` of JSON is left out (`outputTruncated`,
+ * `outputBytes` say so), after `expect` was judged on the whole output.
  */
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, randomUUID, scrypt, timingSafeEqual } from "node:crypto";
 import type { Endpoint } from "../../client/endpoint";
 import { NotFoundError } from "../../client/errors";
+import { MB } from "../../client/limits";
 import { isTerminalStatus } from "../../client/schemas";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { redact, withRedactedErrors } from "../secrets";
+import { redact, redactValue, withProviderErrors } from "../secrets";
 import { describeError } from "../values";
 import { ARG_NAMES, containsUnknown, type JobRunInputs, resolveJobRunArgs } from "./args";
 import { CANCEL_TIMEOUT_MS, executeJobRun, type JobRunResult, judge, type RunContext } from "./run";
@@ -27,7 +35,47 @@ const PROVIDER_KEY = "__provider";
  * `passed`, the verdict of that run (true only when the job ended as `expect` asks).
  */
 export type JobRunOutputs = Omit<JobRunInputs, "s3Config"> &
-  JobRunResult & { s3ConfigDigest?: string; passed?: boolean };
+  StoredResult & { s3ConfigDigest?: string; passed?: boolean };
+
+/** Most bytes of `output` JSON kept in state: 1 MB (1,000,000 bytes). */
+export const MAX_OUTPUT_BYTES = 1 * MB;
+/** Most characters of the worker's `error` kept in state. */
+export const MAX_ERROR_CHARS = 65_536;
+
+/** A run's result as stored: redacted, and with `output` left out when over the bound. */
+export type StoredResult = JobRunResult & {
+  /** True when the worker's output was over `MAX_OUTPUT_BYTES` of JSON and is not stored. */
+  outputTruncated?: boolean;
+  /** Size of the worker's output as JSON, in bytes, when it was left out. */
+  outputBytes?: number;
+};
+
+/**
+ * The result as it may enter state: every string in it redacted (the worker may echo a credential
+ * in its output, error or stream), the worker's error cut to `MAX_ERROR_CHARS`, and an output
+ * over `MAX_OUTPUT_BYTES` of JSON left out with `outputTruncated` and `outputBytes`.
+ */
+export function storedResult(result: JobRunResult, secrets: readonly string[]): StoredResult {
+  const stored: StoredResult = redactValue(result, secrets);
+  if (typeof stored.error === "string" && stored.error.length > MAX_ERROR_CHARS) {
+    const more = stored.error.length - MAX_ERROR_CHARS;
+    stored.error = `${stored.error.slice(0, MAX_ERROR_CHARS)}... [${more} more characters not stored]`;
+  }
+  if (stored.output !== undefined) {
+    let bytes: number | undefined;
+    try {
+      bytes = Buffer.byteLength(JSON.stringify(stored.output) ?? "", "utf8");
+    } catch {
+      bytes = undefined;
+    }
+    if (bytes === undefined || bytes > MAX_OUTPUT_BYTES) {
+      delete stored.output;
+      stored.outputTruncated = true;
+      if (bytes !== undefined) stored.outputBytes = bytes;
+    }
+  }
+  return stored;
+}
 
 /** How the provider reaches the service and reports progress; replaceable in tests. */
 export interface LifecycleContext {
@@ -68,19 +116,53 @@ export function canonicalJson(value: unknown): string {
   );
 }
 
-/** `hmac-sha256:<salt hex>:<digest hex>` of the canonical JSON of an s3Config. */
-export function digestS3Config(s3Config: unknown, salt: Buffer = randomBytes(16)): string {
-  const mac = createHmac("sha256", salt).update(canonicalJson(s3Config)).digest("hex");
-  return `hmac-sha256:${salt.toString("hex")}:${mac}`;
+/**
+ * scrypt cost of new digests: N = 2^15, r = 8, p = 1 (32 MiB, the OWASP floor is N = 2^17 at
+ * 128 MiB). Measured on the project's 2-core machine (Node 24): median 108 ms per digest
+ * (2^14: 45 ms, 2^16: 242 ms). Paid once at create and once per diff of a JobRun with s3Config,
+ * on libuv's thread pool (`crypto.scrypt`, not the sync variant), so the host keeps serving other
+ * resources. A guess at the secret costs the same 0.1 s instead of 11 us with 0.1.0's HMAC.
+ */
+const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
+const SCRYPT_PREFIX = `scrypt-n${SCRYPT.N}-r${SCRYPT.r}-p${SCRYPT.p}`;
+const SCRYPT_KEY_BYTES = 32;
+
+function scryptHex(text: string, salt: Buffer): Promise<string> {
+  return new Promise((resolve, reject) =>
+    scrypt(text, salt, SCRYPT_KEY_BYTES, SCRYPT, (error, key) =>
+      error ? reject(error) : resolve(key.toString("hex")),
+    ),
+  );
 }
 
-/** True when `s3Config` is the value `digest` was made from. */
-export function s3ConfigMatches(digest: unknown, s3Config: unknown): boolean {
+/**
+ * `scrypt-n32768-r8-p1:<salt hex>:<key hex>` of the canonical JSON of an s3Config: a slow, salted
+ * KDF, because the salt is stored beside it and the secret may be weak.
+ */
+export async function digestS3Config(s3Config: unknown, salt: Buffer = randomBytes(16)): Promise<string> {
+  const key = await scryptHex(canonicalJson(s3Config), salt);
+  return `${SCRYPT_PREFIX}:${salt.toString("hex")}:${key}`;
+}
+
+/** 0.1.0's digest, `hmac-sha256:<salt hex>:<digest hex>`: only read from old states, never written. */
+function legacyHmac(s3Config: unknown, salt: Buffer): string {
+  return createHmac("sha256", salt).update(canonicalJson(s3Config)).digest("hex");
+}
+
+/**
+ * True when `s3Config` is the value `digest` was made from: a digest of this version (scrypt) or
+ * of 0.1.0 (`hmac-sha256:`, so old states diff without a spurious update).
+ */
+export async function s3ConfigMatches(digest: unknown, s3Config: unknown): Promise<boolean> {
   if (typeof digest !== "string") return s3Config === undefined;
   if (s3Config === undefined) return false;
   const [scheme, saltHex, mac] = digest.split(":");
-  if (scheme !== "hmac-sha256" || !saltHex || !mac) return false;
-  const again = digestS3Config(s3Config, Buffer.from(saltHex, "hex")).split(":")[2] ?? "";
+  if (!saltHex || !mac || !/^[0-9a-f]+$/i.test(saltHex)) return false;
+  const salt = Buffer.from(saltHex, "hex");
+  let again: string;
+  if (scheme === SCRYPT_PREFIX) again = await scryptHex(canonicalJson(s3Config), salt);
+  else if (scheme === "hmac-sha256") again = legacyHmac(s3Config, salt);
+  else return false;
   return again.length === mac.length && timingSafeEqual(Buffer.from(again), Buffer.from(mac));
 }
 
@@ -93,7 +175,11 @@ function defined<T extends Record<string, unknown>>(record: T): T {
  * The recorded outputs: arguments as given (s3Config digested) plus the result and its verdict
  * (`passed`; omitted when not given).
  */
-export function buildOutputs(inputs: JobRunInputs, result: JobRunResult, passed?: boolean): JobRunOutputs {
+export async function buildOutputs(
+  inputs: JobRunInputs,
+  result: StoredResult,
+  passed?: boolean,
+): Promise<JobRunOutputs> {
   const echoed: Record<string, unknown> = {};
   for (const name of ARG_NAMES) {
     if (name === "s3Config") continue;
@@ -101,7 +187,7 @@ export function buildOutputs(inputs: JobRunInputs, result: JobRunResult, passed?
   }
   return defined({
     ...echoed,
-    s3ConfigDigest: inputs.s3Config === undefined ? undefined : digestS3Config(inputs.s3Config),
+    s3ConfigDigest: inputs.s3Config === undefined ? undefined : await digestS3Config(inputs.s3Config),
     ...result,
     passed,
   }) as JobRunOutputs;
@@ -111,7 +197,10 @@ export function buildOutputs(inputs: JobRunInputs, result: JobRunResult, passed?
  * Names of the arguments whose new value differs from the recorded one (`__provider` and the
  * result fields are not arguments). A value still unknown (preview) counts as a change.
  */
-export function changedArgs(olds: Record<string, unknown>, news: Record<string, unknown>): string[] {
+export async function changedArgs(
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<string[]> {
   const changed: string[] = [];
   for (const name of ARG_NAMES) {
     const next = news[name];
@@ -121,7 +210,7 @@ export function changedArgs(olds: Record<string, unknown>, news: Record<string, 
     }
     const same =
       name === "s3Config"
-        ? s3ConfigMatches(olds.s3ConfigDigest, next)
+        ? await s3ConfigMatches(olds.s3ConfigDigest, next)
         : canonicalJson(olds[name]) === canonicalJson(next);
     if (!same) changed.push(name);
   }
@@ -153,8 +242,8 @@ export function recordedRunPassed(olds: Record<string, unknown>): boolean {
  * a recorded run that did not pass or never finished, even with unchanged arguments: the engine
  * forgets a partial failure after `pulumi refresh`, so the verdict is kept in the outputs.
  */
-export function diffJobRun(olds: Record<string, unknown>, news: Record<string, unknown>) {
-  const changed = changedArgs(olds, news);
+export async function diffJobRun(olds: Record<string, unknown>, news: Record<string, unknown>) {
+  const changed = await changedArgs(olds, news);
   const rerun = changed.length > 0 || !recordedRunPassed(olds);
   return { changes: rerun, replaces: [] as string[], deleteBeforeReplace: false };
 }
@@ -190,14 +279,21 @@ export async function runAndRecord(
   news: Record<string, unknown>,
 ): Promise<{ id: string; outs: JobRunOutputs }> {
   const secrets = [...jobRunSecrets(news), ...(ctx.secrets ?? [])];
-  return withRedactedErrors(secrets, async () => {
+  return withProviderErrors(secrets, async () => {
     const { [PROVIDER_KEY]: provider, ...rest } = news;
     const inputs = rest as unknown as JobRunInputs;
     const args = resolveJobRunArgs(inputs);
     const endpoint = ctx.endpoint(args.endpointId);
     const log = (line: string) => ctx.log(redact(line, secrets));
     const outcome = await executeJobRun(args, { endpoint, log });
-    const outs = buildOutputs(inputs, outcome.result, outcome.failure === undefined);
+    const stored = storedResult(outcome.result, secrets);
+    if (stored.outputTruncated) {
+      log(
+        `JobRun endpoint ${args.endpointId} job ${stored.jobId}: the output (${stored.outputBytes ?? "unknown"} bytes ` +
+          `of JSON) is over ${MAX_OUTPUT_BYTES} bytes and is not stored (outputTruncated: true)`,
+      );
+    }
+    const outs = await buildOutputs(inputs, stored, outcome.failure === undefined);
     if (outcome.failure !== undefined) {
       throw new JobRunFailedError(outcome.failure, id, { ...outs, [PROVIDER_KEY]: provider });
     }
@@ -226,7 +322,7 @@ export async function updateJobRun(
 ) {
   if (olds !== undefined) {
     const secrets = [...jobRunSecrets(news), ...(ctx.secrets ?? [])];
-    await withRedactedErrors(secrets, () => settlePreviousJob(ctx, olds));
+    await withProviderErrors(secrets, () => settlePreviousJob(ctx, olds));
   }
   const { outs } = await runAndRecord(ctx, id, news);
   return { outs };
@@ -269,7 +365,7 @@ async function settlePreviousJob(ctx: LifecycleContext, olds: Record<string, unk
  * has it (results expire: 30 min for /run, 60 s for /runsync) the recorded result is kept.
  */
 export async function readJobRun(ctx: LifecycleContext, id: string, props: Record<string, unknown>) {
-  return withRedactedErrors(ctx.secrets ?? [], () => readRecordedJob(ctx, id, props));
+  return withProviderErrors(ctx.secrets ?? [], () => readRecordedJob(ctx, id, props));
 }
 
 async function readRecordedJob(ctx: LifecycleContext, id: string, props: Record<string, unknown>) {
@@ -279,10 +375,24 @@ async function readRecordedJob(ctx: LifecycleContext, id: string, props: Record<
   try {
     const job = await ctx.endpoint(endpointId).status(jobId);
     const next: Record<string, unknown> = { ...props, status: job.status };
-    if (job.output !== undefined) next.output = job.output;
-    if (typeof job.error === "string" && job.error !== "") next.error = job.error;
     if (typeof job.delayTime === "number") next.delayTime = job.delayTime;
     if (typeof job.executionTime === "number") next.executionTime = job.executionTime;
+    // The run's s3 credentials are not in state (only their digest), so what the worker says now
+    // cannot be redacted of them: with s3Config, refresh keeps the output and error recorded
+    // (redacted) at the run, and refreshes the status and times only.
+    if (props.s3ConfigDigest !== undefined) return { id, props: next };
+    const fresh: JobRunResult = { attempts: 0, timeline: [] };
+    if (job.output !== undefined) fresh.output = job.output;
+    if (typeof job.error === "string" && job.error !== "") fresh.error = job.error;
+    const { output, error, outputTruncated, outputBytes } = storedResult(fresh, ctx.secrets ?? []);
+    if (output !== undefined) {
+      next.output = output;
+      delete next.outputTruncated;
+      delete next.outputBytes;
+    }
+    if (outputTruncated) Object.assign(next, { outputTruncated, outputBytes });
+    if (outputTruncated) delete next.output;
+    if (error !== undefined) next.error = error;
     return { id, props: next };
   } catch (error) {
     if (error instanceof NotFoundError) return { id, props };
@@ -295,7 +405,7 @@ async function readRecordedJob(ctx: LifecycleContext, id: string, props: Record<
  * IN_QUEUE or IN_PROGRESS). A finished or expired job (404) needs nothing.
  */
 export async function deleteJobRun(ctx: LifecycleContext, props: Record<string, unknown>) {
-  await withRedactedErrors(ctx.secrets ?? [], () => cancelRecordedJob(ctx, props));
+  await withProviderErrors(ctx.secrets ?? [], () => cancelRecordedJob(ctx, props));
 }
 
 async function cancelRecordedJob(ctx: LifecycleContext, props: Record<string, unknown>) {

@@ -1,0 +1,63 @@
+/**
+ * The state one JobRun execution shares between its steps (waiting, the service-side retry,
+ * stream capture): what it found so far (`result`), how it reports progress, and its deadline.
+ */
+import type { Endpoint } from "../../client/endpoint";
+import type { Job } from "../../client/schemas";
+import type { ResolvedJobRunInputs } from "./args";
+import type { JobRunResult } from "./result";
+import type { CaptureSink, Collector } from "./stream";
+
+/** What an execution needs from its surroundings; replaceable in tests. */
+export interface RunContext {
+  endpoint: Pick<
+    Endpoint,
+    "id" | "run" | "runSync" | "waitForJob" | "retry" | "cancel" | "stream" | "status"
+  >;
+  /** Progress lines (status changes with elapsed time). */
+  log: (line: string) => void;
+  /** Monotonic milliseconds. @default performance.now */
+  now?: () => number;
+  /** Wall clock, ms since the epoch. @default Date.now */
+  wallNow?: () => number;
+}
+
+/** One execution in progress. */
+export interface Execution {
+  args: ResolvedJobRunInputs;
+  endpoint: RunContext["endpoint"];
+  /** What the execution found so far; becomes the outputs. */
+  result: JobRunResult;
+  log: (line: string) => void;
+  /** `endpoint E job J`, for progress lines. */
+  where: () => string;
+  /** Records a status in the timeline (once per change) and logs it. */
+  note: (status: string) => void;
+  /** Aborts when `timeoutMs` has passed. */
+  signal: AbortSignal;
+  /** Milliseconds left until the deadline. */
+  remaining: () => number;
+  /** Where stream capture writes, and the capture in progress (with `collectStream`). */
+  sink: CaptureSink;
+  collector?: Collector;
+}
+
+function errorText(error: unknown): string | undefined {
+  if (error === undefined || error === null || error === "") return undefined;
+  if (typeof error === "string") return error;
+  try {
+    return JSON.stringify(error);
+  } catch {
+    return String(error);
+  }
+}
+
+/** Copies a job's status, output, error and times into the result. */
+export function recordJob(result: JobRunResult, job: Job): void {
+  result.status = job.status;
+  if (job.output !== undefined) result.output = job.output;
+  const error = errorText(job.error);
+  if (error !== undefined) result.error = error;
+  if (typeof job.delayTime === "number") result.delayTime = job.delayTime;
+  if (typeof job.executionTime === "number") result.executionTime = job.executionTime;
+}

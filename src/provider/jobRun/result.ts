@@ -1,0 +1,52 @@
+/**
+ * What one JobRun execution found (the job's result, the statuses seen on the way) and the
+ * timeline's one-line form used in messages and logs.
+ */
+import type { StreamChunk } from "../../client/schemas";
+
+/** One status seen while the JobRun waited, with the time since the JobRun started. */
+export interface TimelineEntry {
+  status: string;
+  /** Milliseconds since the JobRun started (submission is at about 0). */
+  atMs: number;
+}
+
+/** What one execution found; becomes the resource's outputs. */
+export interface JobRunResult {
+  jobId?: string;
+  status?: string;
+  output?: unknown;
+  /** The worker's error message, when it reported one. */
+  error?: string;
+  /** Time the job spent in the queue, ms (the service's figure). */
+  delayTime?: number;
+  /** Time the job ran, ms (the service's figure). */
+  executionTime?: number;
+  /** How many times the job ran: 1 plus the retries used. */
+  attempts: number;
+  /** When the service accepted the job (ISO 8601). */
+  startedAt?: string;
+  /** When the JobRun saw the job end (ISO 8601). */
+  completedAt?: string;
+  timeline: TimelineEntry[];
+  /** Stream chunks as sent (`{ output, metrics? }`), with `collectStream`. */
+  stream?: StreamChunk[];
+  /** True when `stream` is incomplete: the bound was reached or reading failed part-way. */
+  streamTruncated?: boolean;
+}
+
+/** The verdict of an execution: the result, and the failure message when the smoke test failed. */
+export interface JobRunOutcome {
+  result: JobRunResult;
+  /** Why the deploy must fail; undefined when the job met `expect`. */
+  failure?: string;
+}
+
+/** Milliseconds as seconds for messages: `0.05 s`, `12.3 s`. */
+export const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+
+/** The timeline as one line: `IN_QUEUE 0.01 s -> IN_PROGRESS 0.02 s -> COMPLETED 0.13 s`. */
+export function formatTimeline(timeline: readonly TimelineEntry[]): string {
+  if (timeline.length === 0) return "(no status seen)";
+  return timeline.map((e) => `${e.status} ${seconds(e.atMs)}`).join(" -> ");
+}
