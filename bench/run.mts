@@ -9,10 +9,13 @@
  * - `throughput.mts`: client overhead vs raw undici; emulator throughput vs a bare node:http server.
  * - `scale.mts`: 100 and 500 JobRuns at once under the service's limits, vs the bound.
  * - `providerSize.mts`: `__provider` size per resource type from the installed package.
+ * - `importCost.mts`: the package's require time beside @pulumi/pulumi alone, and the registration
+ *   cost per resource under mocks.
  */
 import { writeFile } from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
+import { benchImportCost } from "./importCost.mts";
 import { benchLatency } from "./latency.mts";
 import { fmt, progress, REPO_DIR, type ResultRow, renderTable, round } from "./lib.mts";
 import { benchProviderSize } from "./providerSize.mts";
@@ -21,7 +24,7 @@ import { benchThroughput } from "./throughput.mts";
 
 const started = performance.now();
 const rows: ResultRow[] = [];
-for (const section of [benchLatency, benchThroughput, benchScale, benchProviderSize]) {
+for (const section of [benchLatency, benchThroughput, benchScale, benchProviderSize, benchImportCost]) {
   rows.push(...(await section()));
 }
 const seconds = (performance.now() - started) / 1000;

@@ -12,8 +12,21 @@
  * provider instance for that process only and never serialized into `__provider`.
  */
 
-import { RunpodClient, ValidationError } from "../client";
-import { blank } from "../client/client";
+import type * as ClientModule from "../client/client";
+import { ValidationError } from "../client/errors";
+
+/**
+ * The client module, loaded on first use: resource declarations import this file, and a program
+ * that only declares resources should not load the client's HTTP stack and schemas. When the
+ * sources run directly (tests), `require` cannot load a `.ts` file written with `import`
+ * statements, so the built copy is loaded by the package's own name, as the providers do.
+ */
+const clientModule = (): typeof ClientModule =>
+  require(__filename.endsWith(".ts") ? "pulumi-runpod-dynamic/dist/client/client.js" : "../client/client.js");
+
+/** A setting's value trimmed, or `undefined` when it is unset or blank (the client's own rule). */
+const blank = (value: string | undefined): string | undefined =>
+  value === undefined || value.trim() === "" ? undefined : value.trim();
 
 /**
  * Settings a provider or lookup needs to build a client. Values are trimmed, and blank ones
@@ -23,6 +36,11 @@ export interface RunpodSettings {
   apiKey?: string;
   restUrl?: string;
   serverlessUrl?: string;
+  /**
+   * Where each value came from, so an error about a value names what the user set (`runpod:restUrl`
+   * rather than the client's option name). Absent for settings built by hand.
+   */
+  sources?: Partial<Record<"apiKey" | "restUrl" | "serverlessUrl", "config" | "env">>;
 }
 
 /** Stack config keys, namespaced as Pulumi stores them. */
@@ -52,9 +70,25 @@ export function resolveSettings(
   source: ConfigSource | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): RunpodSettings {
-  const pick = (name: keyof typeof CONFIG_KEYS): string | undefined =>
-    blank(source?.get(CONFIG_KEYS[name])) ?? blank(env[ENV_VARS[name]]);
-  return { apiKey: pick("apiKey"), restUrl: pick("restUrl"), serverlessUrl: pick("serverlessUrl") };
+  const sources: NonNullable<RunpodSettings["sources"]> = {};
+  const pick = (name: keyof typeof CONFIG_KEYS): string | undefined => {
+    const fromConfig = blank(source?.get(CONFIG_KEYS[name]));
+    if (fromConfig !== undefined) {
+      sources[name] = "config";
+      return fromConfig;
+    }
+    const fromEnv = blank(env[ENV_VARS[name]]);
+    if (fromEnv !== undefined) sources[name] = "env";
+    return fromEnv;
+  };
+  const settings: RunpodSettings = {
+    apiKey: pick("apiKey"),
+    restUrl: pick("restUrl"),
+    serverlessUrl: pick("serverlessUrl"),
+  };
+  // Not enumerable: the settings compare and print as the three values they are.
+  Object.defineProperty(settings, "sources", { value: sources, enumerable: false });
+  return settings;
 }
 
 /** Settings of the running Pulumi program (for lookups, which run in the program process). */
@@ -64,14 +98,22 @@ export function settingsFromStack(): RunpodSettings {
   return resolveSettings({ get: (key) => config.get(key.replace(/^runpod:/, "")) });
 }
 
+/** Which of the service's interfaces a caller uses; a URL it never uses is not checked. */
+export interface ClientUse {
+  /** The management API (`restUrl`). JobRun only runs jobs: it passes `false`. @default true */
+  rest?: boolean;
+}
+
 /**
  * Builds a client from resolved settings. A missing key is a `ValidationError` naming the stack
- * config key and the environment variable, raised before any network call.
+ * config key and the environment variable, raised before any network call; so is a malformed URL,
+ * naming the stack config key when the value came from stack config.
  */
 export function clientFromSettings(
   settings: RunpodSettings,
   extra: { timeoutMs?: number; maxRetries?: number } = {},
-): RunpodClient {
+  use: ClientUse = {},
+): ClientModule.RunpodClient {
   if (!settings.apiKey) {
     throw new ValidationError(
       `No RunPod API key: set the secret stack config "${CONFIG_KEYS.apiKey}" ` +
@@ -79,10 +121,35 @@ export function clientFromSettings(
       ["apiKey"],
     );
   }
-  return new RunpodClient({
-    apiKey: settings.apiKey,
-    restUrl: settings.restUrl,
-    serverlessUrl: settings.serverlessUrl,
-    ...extra,
-  });
+  const { RunpodClient } = clientModule();
+  try {
+    return new RunpodClient({
+      apiKey: settings.apiKey,
+      restUrl: use.rest === false ? undefined : settings.restUrl,
+      serverlessUrl: settings.serverlessUrl,
+      ...extra,
+      // resolveSettings already applied the environment; the client must not read it again (a
+      // malformed RUNPOD_REST_API_URL would otherwise fail a caller that never uses REST).
+      env: {},
+    });
+  } catch (error) {
+    throw namingWhatWasSet(error, settings);
+  }
+}
+
+/**
+ * A client `ValidationError` about `restUrl` or `serverlessUrl` rewritten to name where the value
+ * came from: `runpod:restUrl` (stack config) or `RUNPOD_REST_API_URL`, and how to fix it.
+ */
+function namingWhatWasSet(error: unknown, settings: RunpodSettings): unknown {
+  if (!(error instanceof ValidationError)) return error;
+  const key = error.path[0];
+  if (key !== "restUrl" && key !== "serverlessUrl") return error;
+  const where =
+    settings.sources?.[key] === "config"
+      ? `stack config "${CONFIG_KEYS[key]}" (fix: pulumi config set ${CONFIG_KEYS[key]} <url>)`
+      : settings.sources?.[key] === "env"
+        ? `environment variable ${ENV_VARS[key]}`
+        : `stack config "${CONFIG_KEYS[key]}" or environment variable ${ENV_VARS[key]}`;
+  return new ValidationError(`${error.message}; the value comes from ${where}`, [...error.path]);
 }

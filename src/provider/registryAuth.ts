@@ -14,7 +14,7 @@
  * installed when they run. Keep the names and signatures stable and accept older state shapes.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { mayHaveActed, type RunpodClient } from "../client";
+import type { RunpodClient } from "../client/client";
 import {
   APITimeoutError,
   APIUserAbortError,
@@ -24,6 +24,7 @@ import {
   NotFoundError,
   RunpodError,
 } from "../client/errors";
+import { mayHaveActed } from "../client/retry";
 import type { ContainerRegistryAuth as RegistryAuthRecord } from "../client/schemas";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "./config";
 import { redact, redactValue, type Secret, withProviderErrors } from "./secrets";

@@ -29,12 +29,17 @@ export function redact(text: string, secrets: readonly unknown[]): string {
  */
 export function redactError(error: unknown, secrets: readonly unknown[]): Error {
   const source = error instanceof Error ? error : new Error(String(error));
+  const extra = source as { code?: unknown; id?: unknown; properties?: unknown };
+  // A 401 is about what the user set: say where the key comes from.
+  const hint =
+    extra.code === "authentication_error" && !source.message.includes("runpod:apiKey")
+      ? " Check the API key: the secret stack config runpod:apiKey, or the environment variable RUNPOD_API_KEY."
+      : "";
   const fresh: Error & { code?: string; id?: unknown; properties?: unknown } = new Error(
-    redact(source.message, secrets),
+    redact(source.message, secrets) + hint,
   );
   fresh.name = source.name;
-  fresh.stack = redact(source.stack ?? `${source.name}: ${source.message}`, secrets);
-  const extra = source as { code?: unknown; id?: unknown; properties?: unknown };
+  fresh.stack = redact(source.stack ?? `${source.name}: ${source.message}`, secrets) + hint;
   if (typeof extra.code === "string") fresh.code = extra.code;
   if (extra.id !== undefined) fresh.id = extra.id;
   if (extra.properties !== undefined) fresh.properties = extra.properties;

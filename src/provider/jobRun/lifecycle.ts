@@ -92,7 +92,7 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
   return {
     secrets: typeof resolved.apiKey === "string" && resolved.apiKey !== "" ? [resolved.apiKey] : [],
     endpoint: (endpointId) => {
-      client ??= clientFromSettings(resolved);
+      client ??= clientFromSettings(resolved, {}, { rest: false }); // jobs only: restUrl is never used
       return client.endpoint(endpointId) as Endpoint;
     },
     log: (line) => {

@@ -1,0 +1,137 @@
+/**
+ * What the package costs a Pulumi program before it does anything (issue 13, "What a program pays
+ * per resource"): every `pulumi preview` and `pulumi up` runs the program, so this is paid on
+ * every deploy. Measured from the packed package installed into a temp project
+ * (`test/support/packedPackage.mts`), the way users get it, in fresh Node processes (the Node that
+ * runs the bench, so 24 under `npm run bench`):
+ *
+ * - Import: in each of {@link IMPORT_RUNS} fresh processes, the time of `require("@pulumi/pulumi")`
+ *   and then of `require("pulumi-runpod-dynamic")` (what the package adds on top: @pulumi/pulumi
+ *   is loaded already, as in any Pulumi program), medians, plus the CommonJS modules the package
+ *   adds (`require.cache`). Timed inside the process, so process start-up is not counted; on a busy
+ *   machine @pulumi/pulumi's own time varies by hundreds of milliseconds between processes, which
+ *   is why the package's cost is measured after it in the same process rather than as a difference
+ *   of two medians. Target: at most 40 ms over `@pulumi/pulumi`.
+ * - Registration: 100 `ContainerRegistryAuth` and 100 `JobRun` constructed under
+ *   `pulumi.runtime.setMocks` until every id resolved, vs 100 `pulumi.dynamic.Resource`s sharing one
+ *   one-method provider (the floor any dynamic resource pays: the engine round trip and its
+ *   provider's serialization, which Pulumi caches per provider object). Median of {@link REGISTER_RUNS} processes each; target at most 1 ms per resource.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { installPackedPackage } from "../test/support/packedPackage.mts";
+import { median, progress, type ResultRow } from "./lib.mts";
+
+const execFileAsync = promisify(execFile);
+
+/** Fresh processes per contender for the import rows. */
+export const IMPORT_RUNS = 15;
+/** Fresh processes per contender for the registration rows. */
+export const REGISTER_RUNS = 5;
+/** Resources registered per process. */
+export const RESOURCES = 100;
+/** Issue 13's targets. */
+export const IMPORT_TARGET_MS = 40;
+export const PER_RESOURCE_TARGET_MS = 1;
+
+/** Prints `{ pulumiMs, packageMs, modules }`: the two requires' times, modules the package added. */
+const IMPORT_CHILD = `
+const t0 = performance.now();
+require("@pulumi/pulumi");
+const t1 = performance.now();
+const before = Object.keys(require.cache).length;
+require("pulumi-runpod-dynamic");
+const t2 = performance.now();
+process.stdout.write(JSON.stringify({ pulumiMs: t1 - t0, packageMs: t2 - t1, modules: Object.keys(require.cache).length - before }));
+`;
+
+/** argv[1] = "ContainerRegistryAuth" | "JobRun" | "dynamic", argv[2] = N. Prints `{ ms }`. */
+const REGISTER_CHILD = `
+const pulumi = require("@pulumi/pulumi");
+const [kind, n] = [process.argv[1], Number(process.argv[2])];
+pulumi.runtime.setMocks(
+  { newResource: (a) => ({ id: a.name + "-id", state: a.inputs }), call: (a) => a.inputs },
+  "bench", "dev", false,
+);
+const pkg = require("pulumi-runpod-dynamic");
+class Plain { async create(inputs) { return { id: "x", outs: inputs }; } }
+const plain = new Plain();
+const make = {
+  ContainerRegistryAuth: (i) => new pkg.ContainerRegistryAuth("auth" + i, { name: "auth-" + i, username: "bot", password: "pw-" + i }),
+  JobRun: (i) => new pkg.JobRun("job" + i, { endpointId: "echo", input: { prompt: "ping " + i } }),
+  dynamic: (i) => new pulumi.dynamic.Resource(plain, "plain" + i, { name: "plain-" + i }),
+}[kind];
+const t0 = performance.now();
+const resources = [];
+for (let i = 0; i < n; i++) resources.push(make(i));
+pulumi.all(resources.map((r) => r.id)).apply(() => {
+  process.stdout.write(JSON.stringify({ ms: performance.now() - t0 }));
+});
+`;
+
+async function child<T>(projectDir: string, script: string, args: string[]): Promise<T> {
+  const { stdout } = await execFileAsync(process.execPath, ["-e", script, ...args], {
+    cwd: projectDir,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return JSON.parse(stdout) as T;
+}
+
+export async function benchImportCost(): Promise<ResultRow[]> {
+  progress("import and registration cost: packing and installing the package into a temp project");
+  const installed = await installPackedPackage({ build: false });
+  try {
+    const runs: Array<{ pulumiMs: number; packageMs: number; modules: number }> = [];
+    for (let i = 0; i < IMPORT_RUNS; i++) runs.push(await child(installed.projectDir, IMPORT_CHILD, []));
+    const packageMs = median(runs.map((r) => r.packageMs));
+    const rows: ResultRow[] = [
+      {
+        name: `Import: require pulumi-runpod-dynamic after @pulumi/pulumi, median of ${IMPORT_RUNS} processes`,
+        value: packageMs,
+        unit: "ms",
+        peer: "require @pulumi/pulumi (same processes)",
+        peerValue: median(runs.map((r) => r.pulumiMs)),
+        target: `<= ${IMPORT_TARGET_MS} ms`,
+        meetsTarget: packageMs <= IMPORT_TARGET_MS,
+      },
+      {
+        name: "Import: CommonJS modules the package adds over @pulumi/pulumi",
+        value: median(runs.map((r) => r.modules)),
+        unit: "modules",
+      },
+    ];
+
+    progress(`registration: ${RESOURCES} resources per process under mocks, ${REGISTER_RUNS} processes each`);
+    const perResource = async (kind: string) => {
+      const times: number[] = [];
+      for (let i = 0; i < REGISTER_RUNS; i++) {
+        times.push(
+          (await child<{ ms: number }>(installed.projectDir, REGISTER_CHILD, [kind, String(RESOURCES)])).ms,
+        );
+      }
+      return median(times) / RESOURCES;
+    };
+    const baseline = await perResource("dynamic");
+    for (const kind of ["ContainerRegistryAuth", "JobRun"]) {
+      const ms = await perResource(kind);
+      rows.push({
+        name: `Registration under mocks, ${RESOURCES} ${kind}s: time per resource, median of ${REGISTER_RUNS}`,
+        value: ms,
+        unit: "ms",
+        peer: "pulumi.dynamic.Resource, one shared one-method provider",
+        peerValue: baseline,
+        target: `<= ${PER_RESOURCE_TARGET_MS} ms`,
+        meetsTarget: ms <= PER_RESOURCE_TARGET_MS,
+      });
+    }
+    return rows;
+  } finally {
+    await installed.cleanup();
+  }
+}
+
+/** `node bench/importCost.mts` runs this section alone and prints its rows. */
+if (import.meta.main) {
+  const { renderTable } = await import("./lib.mts");
+  process.stdout.write(`${renderTable(await benchImportCost())}\n`);
+}

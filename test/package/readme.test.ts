@@ -1,0 +1,162 @@
+/**
+ * Every code snippet of README.md runs as shown against the emulator (issue 15, item 5). The
+ * snippets are found when the test starts, so a section added later is checked too:
+ *
+ * - ```ts blocks with `export` statements are Pulumi programs: run through the deploy harness
+ *   (`test/support/deployHarness.mts`: mocks for the program, Pulumi's real dynamic-provider host
+ *   for the resources, the packed package), `up` then `destroy`; both must succeed.
+ * - Other ```ts blocks are scripts: run by Node 24 (type stripping) as an `.mts` file inside the
+ *   temp project where the packed package is installed; exit status 0.
+ * - ```sh blocks: run by `bash -euo pipefail`; exit status 0.
+ *
+ * They see the emulator through the settings the README tells users to set: the environment
+ * variables `RUNPOD_API_KEY`, `RUNPOD_REST_API_URL`, `RUNPOD_SERVERLESS_API_URL`, and for programs
+ * the stack config `runpod:*` plus the keys the snippets read (`ghcrToken`, `endpointId`). The
+ * emulator has the `echo` endpoint, `abc123xyz` whose worker answers `{ text: ["OK"] }` (what the
+ * README's smoke test expects of an LLM worker), and a `models` volume in EU-RO-1.
+ *
+ * A block that cannot run (it calls the `pulumi` CLI, installs, or runs forever) carries a comment
+ * on the line right above its fence, `<!-- readme-test: skip (reason) -->`, and shows here as a
+ * skipped test with that reason. Keep that set small.
+ */
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { createDeployHarness } from "../support/deployHarness";
+
+const execFileAsync = promisify(execFile);
+const REPO = path.resolve(__dirname, "..", "..");
+const projectDir = inject("installedProjectDir");
+
+interface Snippet {
+  line: number;
+  heading: string;
+  lang: "ts" | "sh";
+  code: string;
+  skip?: string;
+}
+
+/** The ```ts and ```sh blocks of a Markdown text, with the heading above each and its skip marker. */
+function snippets(markdown: string): Snippet[] {
+  const lines = markdown.split("\n");
+  const found: Snippet[] = [];
+  let heading = "(top)";
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (/^#{1,6} /.test(line)) heading = line.replace(/^#+ /, "");
+    const fence = /^```(\w*)\s*$/.exec(line);
+    if (!fence) continue;
+    const end = lines.findIndex((l, j) => j > i && /^```\s*$/.test(l));
+    const lang = { ts: "ts", typescript: "ts", sh: "sh", bash: "sh", shell: "sh" }[fence[1] as string] as
+      | "ts"
+      | "sh"
+      | undefined;
+    if (lang) {
+      const marker = /^<!--\s*readme-test:\s*skip\s*(.*?)\s*-->\s*$/.exec(lines[i - 1] ?? "");
+      found.push({
+        line: i + 1,
+        heading,
+        lang,
+        code: lines.slice(i + 1, end).join("\n"),
+        ...(marker ? { skip: marker[1]?.replace(/^\((.*)\)$/, "$1") || "marked skip" } : {}),
+      });
+    }
+    i = end;
+  }
+  return found;
+}
+
+const README = snippets(readFileSync(path.join(REPO, "README.md"), "utf8"));
+
+let emu: RunningEmulator;
+beforeAll(async () => {
+  emu = await startEmulator({
+    endpoints: ["echo", "abc123xyz"],
+    volumes: [{ id: "agv6w2qcg7", name: "models", size: 100, dataCenterId: "EU-RO-1" }],
+    handlers: { abc123xyz: async () => ({ text: ["OK"] }) },
+  });
+});
+afterAll(async () => {
+  await emu?.close();
+});
+
+const env = (): NodeJS.ProcessEnv => ({
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("RUNPOD_"))),
+  RUNPOD_API_KEY: emu.apiKey,
+  RUNPOD_REST_API_URL: emu.restUrl,
+  RUNPOD_SERVERLESS_API_URL: emu.serverlessUrl,
+});
+
+async function runScript(code: string): Promise<void> {
+  const dir = await mkdtemp(path.join(projectDir, "readme-"));
+  try {
+    const file = path.join(dir, "snippet.mts");
+    await writeFile(file, code);
+    await execFileAsync(process.execPath, [file], { cwd: dir, env: env(), timeout: 120_000 });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function runProgram(code: string): Promise<void> {
+  const dir = await mkdtemp(path.join(projectDir, "readme-"));
+  const file = path.join(dir, "index.mts");
+  await writeFile(file, code);
+  const harness = await createDeployHarness({
+    projectDir,
+    program: file,
+    passphrase: "readme",
+    env: env(),
+    config: {
+      "runpod:apiKey": { secret: emu.apiKey },
+      "runpod:restUrl": emu.restUrl,
+      "runpod:serverlessUrl": emu.serverlessUrl,
+      "harness:ghcrToken": { secret: "readme-token" },
+      "harness:endpointId": "abc123xyz",
+    },
+  });
+  try {
+    const up = await harness.up();
+    expect(up.errors, up.logs.join("\n")).toEqual([]);
+    const down = await harness.destroy();
+    expect(down.errors, down.logs.join("\n")).toEqual([]);
+  } finally {
+    await harness.dispose();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function runShell(code: string): Promise<void> {
+  const dir = await mkdtemp(path.join(projectDir, "readme-"));
+  try {
+    await execFileAsync("bash", ["-euo", "pipefail", "-c", code], { cwd: dir, env: env(), timeout: 120_000 });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe("README.md snippets run as shown against the emulator", () => {
+  it("finds the snippets, and the ones marked skip do not outnumber the ones that run", () => {
+    expect(README.filter((s) => s.lang === "ts" && !s.skip).length).toBeGreaterThanOrEqual(4);
+    const skipped = README.filter((s) => s.skip).length;
+    expect(skipped).toBeLessThanOrEqual(README.length - skipped);
+  });
+
+  for (const snippet of README) {
+    const kind = snippet.lang === "sh" ? "shell" : /^export /m.test(snippet.code) ? "program" : "script";
+    const name = `line ${snippet.line} (${snippet.heading}): ${kind}`;
+    if (snippet.skip) {
+      it.skip(`${name}, not run: ${snippet.skip}`, () => {});
+      continue;
+    }
+    it(name, async () => {
+      if (kind === "program") await runProgram(snippet.code);
+      else if (kind === "script") await runScript(snippet.code);
+      else await runShell(snippet.code);
+    }, 180_000);
+  }
+});
