@@ -122,6 +122,7 @@ export let V2RegistryListSchema: typeof Schemas.V2RegistryListSchema;
 export let V2NetworkVolumeSchema: typeof Schemas.V2NetworkVolumeSchema;
 export let V2NetworkVolumeListSchema: typeof Schemas.V2NetworkVolumeListSchema;
 export let V2NetworkVolumeCreateInputSchema: typeof Schemas.V2NetworkVolumeCreateInputSchema;
+export let V2NetworkVolumeCreateRequestSchema: typeof Schemas.V2NetworkVolumeCreateRequestSchema;
 export let V2NetworkVolumeUpdateInputSchema: typeof Schemas.V2NetworkVolumeUpdateInputSchema;
 export let V2ProblemSchema: typeof Schemas.V2ProblemSchema;
 /* biome-ignore-end lint/style/useConst: assigned by the getters below, never here */
@@ -184,6 +185,7 @@ lazy(
     "V2NetworkVolumeSchema",
     "V2NetworkVolumeListSchema",
     "V2NetworkVolumeCreateInputSchema",
+    "V2NetworkVolumeCreateRequestSchema",
     "V2NetworkVolumeUpdateInputSchema",
     "V2ProblemSchema",
   ],

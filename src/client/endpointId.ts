@@ -1,13 +1,13 @@
 /**
  * The one rule for a serverless endpoint id, applied before any network call by
- * `client.endpoint(id)`, `getEndpointHealth` and JobRun's `check`.
+ * `client.endpoint(id)`, `getEndpointHealth` and JobRun's `check` (whose zod schema refines with
+ * {@link isEndpointId}). No zod here: the package root loads this module for the lookups.
  *
  * The id becomes one path segment (`/v2/{endpointId}/run`). It is percent-encoded there anyway,
  * but an id with whitespace or a slash is never a real endpoint id (the service's are short
  * alphanumeric strings), and one of those would only buy a confusing 404 from the service or a
  * proxy; "." and ".." would change the path's meaning.
  */
-import { z } from "zod";
 import { ValidationError } from "./errors";
 
 /** What an endpoint id may be, as error messages say it. */
@@ -20,11 +20,6 @@ const ENDPOINT_ID = /^[^\s/]+$/;
 export function isEndpointId(value: unknown): value is string {
   return typeof value === "string" && ENDPOINT_ID.test(value) && value !== "." && value !== "..";
 }
-
-/** The rule as a zod schema, for argument schemas (JobRun's). */
-export const EndpointIdSchema = z
-  .string({ error: `endpointId is required: the id of the serverless endpoint, ${ENDPOINT_ID_RULE}` })
-  .refine(isEndpointId, { error: `endpointId must be ${ENDPOINT_ID_RULE}` });
 
 /**
  * `value` when it is an endpoint id; else a `ValidationError` with path `["endpointId"]` whose

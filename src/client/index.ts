@@ -23,7 +23,6 @@ export {
 export {
   checkEndpointId,
   ENDPOINT_ID_RULE,
-  EndpointIdSchema,
   isEndpointId,
 } from "./endpointId";
 export * from "./errors";

@@ -4,7 +4,7 @@
  * here as from `endpoint.run`), values still unknown in a preview skipped.
  */
 import { z } from "zod";
-import { EndpointIdSchema } from "../../client/endpointId";
+import { ENDPOINT_ID_RULE, isEndpointId } from "../../client/endpointId";
 import { MB, RUN_PAYLOAD_LIMIT_BYTES, RUNSYNC_PAYLOAD_LIMIT_BYTES, TTL_MAX_MS } from "../../client/limits";
 import { JobRequestSchema, TERMINAL_JOB_STATUSES, type TerminalJobStatus } from "../../client/schemas";
 import { describeIssue, formatPath } from "../../client/validate";
@@ -70,7 +70,9 @@ const request = JobRequestSchema.shape;
 /** Strict schema of the JobRun arguments (unknown keys are typos and fail). */
 const JobRunArgsSchema = z
   .strictObject({
-    endpointId: EndpointIdSchema,
+    endpointId: z
+      .string({ error: `endpointId is required: the id of the serverless endpoint, ${ENDPOINT_ID_RULE}` })
+      .refine(isEndpointId, { error: `endpointId must be ${ENDPOINT_ID_RULE}` }),
     input: request.input,
     webhook: request.webhook,
     policy: request.policy,
