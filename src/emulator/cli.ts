@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
  * `runpod-emulator`: runs the local emulator until SIGINT/SIGTERM, or until its parent process
- * exits. When ready it prints one JSON line on stdout (`{"restUrl","serverlessUrl","apiKey",
- * "restUrlV2","port"}`); everything else goes to stderr. Bad flags print a message naming the flag
- * and exit with status 2.
+ * exits. When ready it prints one JSON line on stdout (`{"restUrl","restUrlV1","restUrlV2",
+ * "serverlessUrl","apiKey","port"}`; `restUrl` is the REST v2 base, the default dialect);
+ * everything else goes to stderr. Bad flags print a message naming the flag and exit with
+ * status 2.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -42,7 +43,7 @@ const HELP = `Usage: runpod-emulator [flags]
 
 A local emulator of the RunPod REST management API (v1 and v2) and the serverless job API,
 all on one port. When ready it prints one JSON line on stdout:
-  {"restUrl":"http://127.0.0.1:PORT/v1","serverlessUrl":"http://127.0.0.1:PORT","apiKey":"KEY","restUrlV2":"http://127.0.0.1:PORT/v2","port":PORT}
+  {"restUrl":"http://127.0.0.1:PORT/v2","restUrlV1":"http://127.0.0.1:PORT/v1","restUrlV2":"http://127.0.0.1:PORT/v2","serverlessUrl":"http://127.0.0.1:PORT","apiKey":"KEY","port":PORT}
 and serves until SIGINT or SIGTERM, or until its parent process exits (see Stopping).
 
 Flags:
@@ -305,9 +306,10 @@ async function main(): Promise<void> {
   }
   const ready = {
     restUrl: emu.restUrl,
+    restUrlV1: emu.restUrlV1,
+    restUrlV2: emu.restUrlV2,
     serverlessUrl: emu.serverlessUrl,
     apiKey: emu.apiKey,
-    restUrlV2: emu.restUrlV2,
     port: emu.port,
   };
   process.stdout.write(`${JSON.stringify(ready)}\n`);

@@ -42,9 +42,11 @@ export interface EmulatorStats {
 
 /** A running emulator. */
 export interface RunningEmulator {
-  /** REST v1 management base URL: `http://127.0.0.1:PORT/v1`. */
+  /** REST management base URL of the default dialect, v2: `http://127.0.0.1:PORT/v2`. */
   restUrl: string;
-  /** REST v2 management base URL: `http://127.0.0.1:PORT/v2`. */
+  /** REST v1 management base URL (the retired dialect, still served): `http://127.0.0.1:PORT/v1`. */
+  restUrlV1: string;
+  /** REST v2 management base URL, the same as `restUrl` (kept for 0.1.0 callers). */
   restUrlV2: string;
   /** Job interface base URL (paths start with `/v2`): `http://127.0.0.1:PORT`. */
   serverlessUrl: string;
@@ -107,7 +109,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   let closing: Promise<void> | undefined;
 
   return {
-    restUrl: `${base}/v1`,
+    restUrl: `${base}/v2`,
+    restUrlV1: `${base}/v1`,
     restUrlV2: `${base}/v2`,
     serverlessUrl: base,
     apiKey: resolved.apiKeys[0] as string,

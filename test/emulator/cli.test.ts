@@ -28,6 +28,7 @@ afterEach(() => {
 
 interface Ready {
   restUrl: string;
+  restUrlV1: string;
   restUrlV2: string;
   serverlessUrl: string;
   apiKey: string;
@@ -75,10 +76,11 @@ describe("runpod-emulator CLI", () => {
   it("prints one ready line, serves both interfaces, and exits 0 on SIGTERM", async () => {
     const { child, ready } = await start(["--port", "0", "--api-key", "dev", "--endpoint", "gpu:2"]);
     expect(ready).toEqual({
-      restUrl: `http://127.0.0.1:${ready.port}/v1`,
+      restUrl: `http://127.0.0.1:${ready.port}/v2`,
+      restUrlV1: `http://127.0.0.1:${ready.port}/v1`,
+      restUrlV2: `http://127.0.0.1:${ready.port}/v2`,
       serverlessUrl: `http://127.0.0.1:${ready.port}`,
       apiKey: "dev",
-      restUrlV2: `http://127.0.0.1:${ready.port}/v2`,
       port: ready.port,
     });
     const sync = await call(
@@ -89,7 +91,7 @@ describe("runpod-emulator CLI", () => {
       "dev",
     );
     expect(sync.body).toMatchObject({ status: "COMPLETED", output: { prompt: "hi" } });
-    expect((await call(ready, "GET", `${ready.restUrl}/networkvolumes`)).body).toEqual([]);
+    expect((await call(ready, "GET", `${ready.restUrlV1}/networkvolumes`)).body).toEqual([]);
     child.kill("SIGTERM");
     expect(await exitOf(child)).toBe(0);
   });
@@ -197,10 +199,10 @@ describe("runpod-emulator CLI", () => {
     expect(await exitOf(first.child)).toBe(0);
 
     const second = await start(args);
-    expect((await call(second.ready, "GET", `${second.ready.restUrl}/containerregistryauth`)).body).toEqual([
-      reg.body,
-    ]);
-    expect((await call(second.ready, "GET", `${second.ready.restUrl}/networkvolumes/vol1`)).body.name).toBe(
+    expect((await call(second.ready, "GET", `${second.ready.restUrlV1}/containerregistryauth`)).body).toEqual(
+      [reg.body],
+    );
+    expect((await call(second.ready, "GET", `${second.ready.restUrlV1}/networkvolumes/vol1`)).body.name).toBe(
       "models",
     );
     second.child.kill("SIGTERM");

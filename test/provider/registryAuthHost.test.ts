@@ -151,7 +151,7 @@ function expectNoSecret(text: string): void {
 }
 
 describe.each([
-  ["v1", (emu: RunningEmulator) => emu.restUrl],
+  ["v1", (emu: RunningEmulator) => emu.restUrlV1],
   ["v2", (emu: RunningEmulator) => emu.restUrlV2],
 ] as const)("ContainerRegistryAuth in the provider host, REST %s", (dialect, restUrlOf) => {
   let emu: RunningEmulator;
