@@ -57,8 +57,8 @@ export function volumeFromV2(volume: V2NetworkVolume): NetworkVolume {
   return { ...rest, dataCenterId: dataCenter };
 }
 
-/** What both management resources share: the target and one way to send a call. */
-abstract class ManagementResource {
+/** What every management resource shares: the target and one way to send a call. */
+export abstract class ManagementResource {
   protected readonly target: RestTarget;
 
   constructor(target: RestTarget) {

@@ -5,18 +5,14 @@
  */
 import type { z } from "zod";
 import { ValidationError } from "./errors";
-import type { RestTarget } from "./management";
+import { ManagementResource } from "./management";
+import type { Secret } from "./redact";
 import type { RequestOptions } from "./transport";
 
 /** Base of the resources that exist only in the REST v2 interface. */
-export abstract class RestV2Resource {
-  protected readonly target: RestTarget;
+export abstract class RestV2Resource extends ManagementResource {
   /** How the user reaches this resource, for messages: `client.serverless`. */
   protected abstract readonly label: string;
-
-  constructor(target: RestTarget) {
-    this.target = target;
-  }
 
   /** Throws `ValidationError` (path `["restUrl"]`) when the client speaks REST v1. */
   protected requireV2(): void {
@@ -29,26 +25,17 @@ export abstract class RestV2Resource {
     );
   }
 
-  /** Sends one call to `{restUrl}{path}` after the v2 check; resolves to the parsed answer. */
-  protected async send<S extends z.ZodType>(
+  /** The management `send`, after the v2 check: nothing is sent to a v1 `restUrl`. */
+  protected override async send<S extends z.ZodType>(
     method: "GET" | "POST" | "PATCH" | "DELETE",
     path: string,
     schema: S | undefined,
     options: RequestOptions | undefined,
     body?: unknown,
-    secrets?: readonly string[],
+    secrets?: readonly Secret[],
   ): Promise<z.output<S>> {
     this.requireV2();
-    const { data } = await this.target.transport.request({
-      method,
-      baseUrl: this.target.restUrl,
-      path,
-      body,
-      schema,
-      options,
-      secrets,
-    });
-    return data as z.output<S>;
+    return super.send(method, path, schema, options, body, secrets);
   }
 }
 

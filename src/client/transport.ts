@@ -137,7 +137,8 @@ function userAbort(signal: AbortSignal, what = "Request", sent = false): APIUser
   return new APIUserAbortError(`${what} aborted by the caller's signal`, { cause: signal.reason, sent });
 }
 
-const NOT_SENT_CODES = new Set([
+/** Socket error codes meaning the request never left this machine (safe to resend any method). */
+export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   "ECONNREFUSED",
   "ENOTFOUND",
   "EAI_AGAIN",
@@ -187,10 +188,13 @@ export function attemptTimers(timeoutMs: number): AttemptTimers {
 }
 
 /** undici's codes for a response whose headers, or a pause in whose body, outlasted `timeoutMs`. */
-const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+export const TIMEOUT_CODES: ReadonlySet<string> = new Set([
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+]);
 
 /** Collects `code`s from an error, its cause and an AggregateError's members. */
-function errorCodes(error: unknown, depth = 0): string[] {
+export function errorCodes(error: unknown, depth = 0): string[] {
   if (!error || typeof error !== "object" || depth > 3) return [];
   const e = error as { code?: unknown; cause?: unknown; errors?: unknown };
   const codes = typeof e.code === "string" ? [e.code] : [];

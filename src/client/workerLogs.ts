@@ -38,7 +38,7 @@ import {
 } from "./errors";
 import { MB } from "./limits";
 import { backoffMs, isRetryableStatus, MAX_RETRY_AFTER_MS, serverDelayMs } from "./retry";
-import { sharedAgent, type Transport } from "./transport";
+import { errorCodes, NOT_SENT_CODES, sharedAgent, TIMEOUT_CODES, type Transport } from "./transport";
 import { parseResponse } from "./validate";
 
 /** Options of `client.serverless.workerLogs(id, workerId, options)`. */
@@ -113,25 +113,6 @@ export interface WorkerLogStreamTarget {
 
 /** Event types that carry log lines; others (keep-alives, notices) are skipped. */
 const LOG_EVENT_TYPES = new Set([undefined, "", "message", "log"]);
-
-/** undici's codes for headers or a body pause outlasting their timeout. */
-const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
-const NOT_SENT_CODES = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "EHOSTUNREACH",
-]);
-
-function errorCodes(error: unknown, depth = 0): string[] {
-  if (!error || typeof error !== "object" || depth > 3) return [];
-  const e = error as { code?: unknown; cause?: unknown; errors?: unknown };
-  const codes = typeof e.code === "string" ? [e.code] : [];
-  codes.push(...errorCodes(e.cause, depth + 1));
-  if (Array.isArray(e.errors)) for (const inner of e.errors) codes.push(...errorCodes(inner, depth + 1));
-  return codes;
-}
 
 /** Maps a failure of the socket (opening, or mid-body) to this package's connection errors. */
 function connectionError(error: unknown, where: string, stage: "open" | "read"): APIConnectionError {
