@@ -9,6 +9,7 @@ import { ValidationError } from "./errors";
 import { type RateLimitTable, SERVICE_RATE_LIMITS } from "./limits";
 import { NetworkVolumes, RegistryAuths, type RestDialect } from "./management";
 import { ServerlessEndpoints } from "./serverless";
+import { nonBlank } from "./settingText";
 import { Templates } from "./templates";
 import { defaultSleep, type RunpodLogger, type SleepFn, Transport } from "./transport";
 import { sseOpener } from "./workerLogs";
@@ -53,17 +54,6 @@ export interface RunpodClientOptions {
   /** Environment to read fallbacks from. @default process.env */
   env?: NodeJS.ProcessEnv;
 }
-
-/** A setting's value trimmed, or `undefined` when it is unset or blank (whitespace only). */
-export const nonBlank = (value: string | undefined): string | undefined =>
-  value === undefined || value.trim() === "" ? undefined : value.trim();
-
-/**
- * The earlier name of {@link nonBlank}, which read as a predicate although it returns the value.
- * Kept because `provider/config.ts` imports it.
- * @deprecated use `nonBlank`
- */
-export const blank = nonBlank;
 
 function parseBaseUrl(raw: string, option: string, envName: string): URL {
   let url: URL;

@@ -14,6 +14,7 @@
 
 import type * as ClientModule from "../client/client";
 import { ValidationError } from "../client/errors";
+import { nonBlank } from "../client/settingText";
 
 /**
  * The client module, loaded on first use: resource declarations import this file, and a program
@@ -23,10 +24,6 @@ import { ValidationError } from "../client/errors";
  */
 const clientModule = (): typeof ClientModule =>
   require(__filename.endsWith(".ts") ? "pulumi-runpod-dynamic/dist/client/client.js" : "../client/client.js");
-
-/** A setting's value trimmed, or `undefined` when it is unset or blank (the client's own rule). */
-const blank = (value: string | undefined): string | undefined =>
-  value === undefined || value.trim() === "" ? undefined : value.trim();
 
 /**
  * Settings a provider or lookup needs to build a client. Values are trimmed, and blank ones
@@ -72,12 +69,12 @@ export function resolveSettings(
 ): RunpodSettings {
   const sources: NonNullable<RunpodSettings["sources"]> = {};
   const pick = (name: keyof typeof CONFIG_KEYS): string | undefined => {
-    const fromConfig = blank(source?.get(CONFIG_KEYS[name]));
+    const fromConfig = nonBlank(source?.get(CONFIG_KEYS[name]));
     if (fromConfig !== undefined) {
       sources[name] = "config";
       return fromConfig;
     }
-    const fromEnv = blank(env[ENV_VARS[name]]);
+    const fromEnv = nonBlank(env[ENV_VARS[name]]);
     if (fromEnv !== undefined) sources[name] = "env";
     return fromEnv;
   };
