@@ -113,6 +113,7 @@ describe("runpod-emulator CLI", () => {
       "--fault-seed",
       "--rate-limits",
       "--cold-start-ms",
+      "--rollout-ms",
       "--no-parent-watch",
       "--version",
       "--help",

@@ -1,6 +1,6 @@
 /**
  * User handlers: the code a worker runs for a job. A handler is either
- * `async (job, { signal }) => output`, or an async generator function whose yields are stream
+ * `async (job, { signal, log, worker }) => output`, or an async generator function whose yields are stream
  * chunks (each becomes `{ output: value }`) and whose return value is the output (when it
  * returns nothing, the output is the array of yielded values).
  *
@@ -22,9 +22,17 @@ export interface HandlerJob {
   s3Config?: S3Config;
 }
 
-/** Second argument of a handler: aborted when the job is cancelled or times out. */
+/** Second argument of a handler. */
 export interface HandlerContext {
+  /** Aborted when the job is cancelled or times out. */
   signal: AbortSignal;
+  /**
+   * Writes a line to the worker's log (source `container`), which
+   * `/v2/serverless/{id}/workers/{workerId}/logs` serves. Lines after the job ended are dropped.
+   */
+  log: (line: string) => void;
+  /** The worker running the job and its release: `env` is the endpoint's env at that release. */
+  worker: { id: string; version: number; image: string; env: Record<string, string> };
 }
 
 /** A worker handler (see the module comment). */
