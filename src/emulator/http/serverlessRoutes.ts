@@ -79,6 +79,8 @@ export function registerServerlessRoutes(app: FastifyInstance, serverless: Serve
       connection: "keep-alive",
       "x-accel-buffering": "no",
     });
+    // Send the headers now: a reader with no backfill must see the stream open before any line.
+    raw.flushHeaders();
     const send = (line: LogLine) => {
       const data: WorkerLogEvent = {
         ts: new Date(line.at).toISOString(),
