@@ -16,17 +16,19 @@
  *
  * Kept in memory only: the state file holds registry auths and volumes, not endpoints.
  */
-import type {
-  CreateEndpointRequest,
-  CreateTemplateRequest,
-  Endpoint,
-  ListEndpointReleasesResponse,
-  ListEndpointWorkersResponse,
-  Release,
-  ReleaseDiffEntry,
-  Template,
-  UpdateEndpointRequest,
-  UpdateTemplateRequest,
+import type { z } from "zod";
+import {
+  type CreateEndpointRequest,
+  type CreateTemplateRequest,
+  type Endpoint,
+  EndpointSchema,
+  type ListEndpointReleasesResponse,
+  type ListEndpointWorkersResponse,
+  type Release,
+  type ReleaseDiffEntry,
+  type Template,
+  type UpdateEndpointRequest,
+  type UpdateTemplateRequest,
 } from "../wire/serverlessRoutes";
 import type { Clock } from "./clock";
 import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
@@ -56,8 +58,11 @@ const RELEASE_FIELDS = [
 /** Memory (GB) the emulator reports per vCPU of a CPU endpoint. */
 const MEMORY_GB_PER_VCPU = 4;
 
+/** An endpoint as stored: the document's `Endpoint` without `requestUrls` (made when rendering). */
+const EndpointRecordSchema = EndpointSchema.omit({ requestUrls: true });
+
 interface StoredEndpoint {
-  record: Omit<Endpoint, "requestUrls">;
+  record: z.infer<typeof EndpointRecordSchema>;
   releases: Release[];
 }
 

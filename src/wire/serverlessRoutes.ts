@@ -1,7 +1,8 @@
 /**
  * REST v2 serverless endpoints and templates, as the emulator reads and writes them: the request
  * bodies of `/v2/serverless...` and `/v2/templates...` (strict, so a typo names its field) and the
- * answers (typed here, so the emulator cannot drift from the document). Shapes follow
+ * answers (loose, as every answer schema here; the emulator's answers are typed by them, and its
+ * tests parse them, so it cannot drift from what a client would accept). Shapes follow
  * `rest-v2.openapi.json` (`CreateEndpointRequest`, `UpdateEndpointRequest`, `Endpoint`,
  * `CreateTemplateRequest`, `UpdateTemplateRequest`, `Template`, `Worker`, `WorkerSummary`,
  * `Release`, `RolloutSummary`, and the list answers).
@@ -119,38 +120,45 @@ export const UpdateEndpointRequestSchema = z.strictObject({
 export type UpdateEndpointRequest = z.infer<typeof UpdateEndpointRequestSchema>;
 
 /** `EndpointGpuConfig` as answered. */
-export interface EndpointGpu {
-  pools: string[];
-  excludedTypes?: string[];
-  count: number;
-  allowedCudaVersions: string[];
-  minCudaVersion: string | null;
-}
+export const EndpointGpuSchema = z.looseObject({
+  pools: z.array(z.string()),
+  excludedTypes: z.array(z.string()).optional(),
+  count: z.int(),
+  allowedCudaVersions: z.array(z.string()),
+  minCudaVersion: z.string().nullable(),
+});
 
 /** `Endpoint` (a queue-based one: the emulator serves the queue job interface). */
-export interface Endpoint {
-  id: string;
-  name: string;
-  type: "QUEUE" | "LOAD_BALANCER";
-  requestUrls: Record<string, string>;
-  image: string;
-  args: string;
-  disk: number;
-  ports: string[];
-  env: Record<string, string>;
-  registry: string | null;
-  gpu?: EndpointGpu | null;
-  cpu?: { id: string; vcpuCount: number; memory: number }[];
-  workers: { min: number; max: number; idleTimeout: number };
-  scaling: EndpointScaling;
-  dataCenterIds: string[];
-  networkVolumes: string[];
-  timeout: number;
-  flashboot: z.infer<typeof FlashBootSchema>;
-  createdAt: string;
+export const EndpointSchema = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  type: EndpointTypeSchema,
+  requestUrls: z.record(z.string(), z.string()),
+  image: z.string(),
+  args: z.string(),
+  disk: z.int(),
+  ports: z.array(z.string()),
+  env: z.record(z.string(), z.string()),
+  registry: z.string().nullable(),
+  gpu: EndpointGpuSchema.nullable().optional(),
+  cpu: z.array(z.looseObject({ id: z.string(), vcpuCount: z.int(), memory: z.int() })).optional(),
+  workers: z.looseObject({ min: z.int(), max: z.int(), idleTimeout: z.int() }),
+  scaling: z.union([
+    z.looseObject({ type: z.literal("QUEUE_DELAY"), queueDelay: z.number() }),
+    z.looseObject({ type: z.literal("REQUEST_COUNT"), requestCount: z.int() }),
+  ]),
+  dataCenterIds: z.array(z.string()),
+  networkVolumes: z.array(z.string()),
+  timeout: z.int(),
+  flashboot: FlashBootSchema,
+  createdAt: z.string(),
   /** The template the endpoint was made from (not in the document's `Endpoint`; extra fields pass). */
-  templateId?: string;
-}
+  templateId: z.string().optional(),
+});
+export type Endpoint = z.infer<typeof EndpointSchema>;
+
+/** `ListEndpointsResponse`. */
+export const ListEndpointsResponseSchema = z.looseObject({ endpoints: z.array(EndpointSchema) });
 
 /** `TemplateCategory`. */
 export const TemplateCategorySchema = z.enum(["CPU", "NVIDIA", "AMD"]);
@@ -185,85 +193,100 @@ export const UpdateTemplateRequestSchema = z.strictObject({
 export type UpdateTemplateRequest = z.infer<typeof UpdateTemplateRequestSchema>;
 
 /** `Template`. */
-export interface Template {
-  id: string;
-  name: string;
-  image: string;
-  args: string;
-  disk: number;
-  mounts: { persistent?: { size: number; path: string } };
-  ports: string[];
-  env: Record<string, string>;
-  registry: string | null;
-  serverless: boolean;
-  public: boolean;
-  category: z.infer<typeof TemplateCategorySchema>;
-  startSsh: boolean;
-  startJupyter: boolean;
-  allowedCudaVersions: string[];
-}
+export const TemplateSchema = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  image: z.string(),
+  args: z.string(),
+  disk: z.int(),
+  mounts: z.looseObject({ persistent: z.looseObject({ size: z.int(), path: z.string() }).optional() }),
+  ports: z.array(z.string()),
+  env: z.record(z.string(), z.string()),
+  registry: z.string().nullable(),
+  serverless: z.boolean(),
+  public: z.boolean(),
+  category: TemplateCategorySchema,
+  startSsh: z.boolean(),
+  startJupyter: z.boolean(),
+  allowedCudaVersions: z.array(z.string()),
+});
+export type Template = z.infer<typeof TemplateSchema>;
+
+/** `ListTemplatesResponse`. */
+export const ListTemplatesResponseSchema = z.looseObject({ templates: z.array(TemplateSchema) });
+
+/** `WorkerStatus`. */
+export const WorkerStatusSchema = z.enum(["RUNNING", "IDLE", "INITIALIZING", "THROTTLED", "UNHEALTHY"]);
 
 /** `Worker`. */
-export interface Worker {
-  id: string;
-  status: "RUNNING" | "IDLE" | "INITIALIZING" | "THROTTLED" | "UNHEALTHY";
-  isStale: boolean;
-  version: number | null;
-  gpuCount: number;
-  image: string | null;
-  uptimeSeconds: number | null;
-  gpuTypeId: string | null;
-  dataCenterId: string | null;
-  startedAt: string | null;
-}
+export const WorkerSchema = z.looseObject({
+  id: z.string(),
+  status: WorkerStatusSchema,
+  isStale: z.boolean(),
+  version: z.int().nullable(),
+  gpuCount: z.int().min(0),
+  image: z.string().nullable(),
+  uptimeSeconds: z.int().min(0).nullable(),
+  gpuTypeId: z.string().nullable(),
+  dataCenterId: z.string().nullable(),
+  startedAt: z.string().nullable(),
+});
+export type Worker = z.infer<typeof WorkerSchema>;
+
+/** `WorkerSummary`: worker counts by status. */
+export const WorkerSummarySchema = z.looseObject({
+  running: z.int().min(0),
+  idle: z.int().min(0),
+  initializing: z.int().min(0),
+  throttled: z.int().min(0),
+  unhealthy: z.int().min(0),
+  total: z.int().min(0),
+});
 
 /** `ListEndpointWorkersResponse`. */
-export interface ListEndpointWorkersResponse {
-  endpointVersion: number | null;
-  summary: {
-    running: number;
-    idle: number;
-    initializing: number;
-    throttled: number;
-    unhealthy: number;
-    total: number;
-  };
-  workers: Worker[];
-}
+export const ListEndpointWorkersResponseSchema = z.looseObject({
+  endpointVersion: z.int().nullable(),
+  summary: WorkerSummarySchema,
+  workers: z.array(WorkerSchema),
+});
+export type ListEndpointWorkersResponse = z.infer<typeof ListEndpointWorkersResponseSchema>;
 
 /** `ReleaseDiffEntry`: one changed field, dotted (`env.MODEL`, `workers.max`). */
-export interface ReleaseDiffEntry {
-  field: string;
-  old: unknown;
-  new: unknown;
-}
+export const ReleaseDiffEntrySchema = z.looseObject({
+  field: z.string(),
+  old: z.unknown(),
+  new: z.unknown(),
+});
+export type ReleaseDiffEntry = z.infer<typeof ReleaseDiffEntrySchema>;
 
 /** `Release`. */
-export interface Release {
-  id: string;
-  version: number | null;
-  source: "GIT_BUILD" | "MANUAL";
-  buildId: string | null;
-  createdByUserId: string | null;
-  workerCount: number;
-  createdAt: string;
-  diff: ReleaseDiffEntry[];
-}
+export const ReleaseSchema = z.looseObject({
+  id: z.string(),
+  version: z.int().nullable(),
+  source: z.enum(["GIT_BUILD", "MANUAL"]),
+  buildId: z.string().nullable(),
+  createdByUserId: z.string().nullable(),
+  workerCount: z.int().min(0),
+  createdAt: z.string(),
+  diff: z.array(ReleaseDiffEntrySchema),
+});
+export type Release = z.infer<typeof ReleaseSchema>;
 
 /** `RolloutSummary`. */
-export interface RolloutSummary {
-  inProgress: boolean;
-  workersOnLatest: number;
-  workersTotal: number;
-  percentOnLatest: number;
-}
+export const RolloutSummarySchema = z.looseObject({
+  inProgress: z.boolean(),
+  workersOnLatest: z.int().min(0),
+  workersTotal: z.int().min(0),
+  percentOnLatest: z.int().min(0).max(100),
+});
 
 /** `ListEndpointReleasesResponse`. */
-export interface ListEndpointReleasesResponse {
-  endpointVersion: number | null;
-  rollout: RolloutSummary;
-  releases: Release[];
-}
+export const ListEndpointReleasesResponseSchema = z.looseObject({
+  endpointVersion: z.int().nullable(),
+  rollout: RolloutSummarySchema,
+  releases: z.array(ReleaseSchema),
+});
+export type ListEndpointReleasesResponse = z.infer<typeof ListEndpointReleasesResponseSchema>;
 
 /** `LogSource` and the worker-log query (`tail` 0..5000, default 100; `since` RFC 3339). */
 export const WorkerLogQuerySchema = z.strictObject({
@@ -276,8 +299,9 @@ export const WorkerLogQuerySchema = z.strictObject({
 });
 
 /** One SSE `data` payload of the worker-log stream: `{ source, line, ts }`. */
-export interface WorkerLogEvent {
-  source: "container" | "system";
-  line: string;
-  ts: string;
-}
+export const WorkerLogEventSchema = z.looseObject({
+  source: z.enum(["container", "system"]),
+  line: z.string(),
+  ts: z.string(),
+});
+export type WorkerLogEvent = z.infer<typeof WorkerLogEventSchema>;

@@ -1,10 +1,37 @@
 /**
  * Checks values against the REST v2 document's serverless and template schemas
- * (fixtures/rest-v2.serverless.schemas.json, copied unchanged from rest-v2.openapi.json).
+ * (fixtures/rest-v2.serverless.schemas.json, copied unchanged from rest-v2.openapi.json), and
+ * against the project's zod shape of the same name (src/wire/serverlessRoutes.ts), so that the
+ * emulator, the document and the zod shapes agree on every value a test checks.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
+import type { z } from "zod";
+import { V2ProblemSchema } from "../../src/wire/schemas";
+import {
+  CreateEndpointRequestSchema,
+  CreateTemplateRequestSchema,
+  EndpointSchema,
+  ListEndpointReleasesResponseSchema,
+  ListEndpointsResponseSchema,
+  ListEndpointWorkersResponseSchema,
+  ListTemplatesResponseSchema,
+  TemplateSchema,
+} from "../../src/wire/serverlessRoutes";
+
+/** The zod shape checked next to each document schema. */
+const ZOD: Record<string, z.ZodType> = {
+  CreateEndpointRequest: CreateEndpointRequestSchema,
+  CreateTemplateRequest: CreateTemplateRequestSchema,
+  Endpoint: EndpointSchema,
+  ListEndpointsResponse: ListEndpointsResponseSchema,
+  Template: TemplateSchema,
+  ListTemplatesResponse: ListTemplatesResponseSchema,
+  ListEndpointWorkersResponse: ListEndpointWorkersResponseSchema,
+  ListEndpointReleasesResponse: ListEndpointReleasesResponseSchema,
+  ErrorResponse: V2ProblemSchema,
+};
 
 const schemas = JSON.parse(
   readFileSync(path.join(__dirname, "fixtures/rest-v2.serverless.schemas.json"), "utf8"),
@@ -28,9 +55,15 @@ ajv.addFormat("date-time", (v: string) => !Number.isNaN(Date.parse(v)) && /^\d{4
 ajv.addFormat("float", () => true);
 ajv.addSchema(schemas);
 
-/** The errors of `value` against the document's schema `name` (empty when it conforms). */
+/** The errors of `value` against the document's schema `name` and its zod twin (empty when both accept it). */
 export function check(name: string, value: unknown): string[] {
   const validate = ajv.getSchema(`${schemas.$id}#/$defs/${name}`);
   if (!validate) throw new Error(`no schema ${name}`);
-  return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
+  const errors = validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
+  const shape = ZOD[name];
+  const parsed = shape?.safeParse(value);
+  if (parsed && !parsed.success) {
+    errors.push(...parsed.error.issues.map((i) => `zod ${i.path.join(".")}: ${i.message}`));
+  }
+  return errors;
 }
