@@ -97,6 +97,11 @@ describe("a rolling update", () => {
       { id: "svc-worker-3", status: "INITIALIZING", version: 2, isStale: false },
       { id: "svc-worker-2", status: "IDLE", version: 1, isStale: true },
     ]);
+    expect((await h.call("GET", "/v2/svc/health")).body.workers).toEqual({
+      idle: 1,
+      running: 0,
+      initializing: 1,
+    });
     expect((await releases("svc")).rollout).toEqual({
       inProgress: true,
       workersOnLatest: 1,
@@ -121,6 +126,7 @@ describe("a rolling update", () => {
       percentOnLatest: 100,
     });
     expect(done.releases.map((r: { workerCount: number }) => r.workerCount)).toEqual([2, 0]);
+    expect((await h.call("GET", "/v2/svc/health")).body.workers).toEqual({ idle: 2, running: 0 });
     const after = await runsync("svc");
     expect(["svc-worker-3", "svc-worker-4"]).toContain(after.workerId);
   });

@@ -810,14 +810,13 @@ export class JobEngine {
     let inProgress = 0;
     for (const job of ep.jobs.values()) if (job.status === "IN_PROGRESS") inProgress++;
     const running = ep.workers.filter((w) => w.state === "busy").length;
+    const idle = ep.workers.filter((w) => w.state === "idle").length;
+    const initializing = ep.workers.filter((w) => w.state === "starting").length;
+    // A warm endpoint shows `initializing` only while a rollout starts a worker in place of a stale one.
     const workers: { idle: number; running: number; initializing?: number } =
-      ep.config.coldStartMs === undefined
-        ? { idle: ep.workers.length - running, running }
-        : {
-            idle: ep.workers.filter((w) => w.state === "idle").length,
-            running,
-            initializing: ep.workers.filter((w) => w.state === "starting").length,
-          };
+      ep.config.coldStartMs === undefined && initializing === 0
+        ? { idle, running }
+        : { idle, running, initializing };
     return {
       jobs: {
         completed: ep.counters.completed,
