@@ -60,7 +60,8 @@ Flags:
   --state-file FILE           keep registry auths and volumes in FILE across restarts
                               (written atomically; passwords only as salted hashes)
   --handlers FILE             worker code: a CommonJS or ES module whose default export is one
-                              handler for all endpoints or an object of handlers by endpoint id;
+                              handler for all endpoints or an object of handlers by image (a
+                              worker's release image, "acme/model:2") or by endpoint id;
                               a handler is async (job, { signal, log, worker }) => output, or an
                               async generator whose yields are stream chunks; log(line) writes
                               to the worker's log (default: built-in worker)

@@ -213,6 +213,23 @@ describe("a broken release", () => {
   });
 });
 
+describe("handlers keyed by image", () => {
+  it("change the code workers run when a release changes the image", async () => {
+    h = await harness({
+      endpoints: ["svc:1"],
+      rolloutMs: 0,
+      handlers: {
+        "acme/model:2": async (_job, { worker }) => ({ model: 2, version: worker.version }),
+        svc: async () => ({ model: 1 }),
+      },
+    });
+    expect((await runsync("svc")).output).toEqual({ model: 1 });
+    await h.call("PATCH", "/v2/serverless/svc", { image: "acme/model:2" });
+    await h.clock.advance(WORKER_START_MS);
+    expect((await runsync("svc")).output).toEqual({ model: 2, version: 2 });
+  });
+});
+
 describe("rolloutMs", () => {
   it("sets how long stale workers serve", async () => {
     h = await harness({ endpoints: ["svc:1"], rolloutMs: 100 });

@@ -541,7 +541,8 @@ export class JobEngine {
     this.#notify(job);
 
     const release = worker.release;
-    const handler = this.#misbehaving(release) ?? handlerFor(this.#handlers, ep.config.id) ?? this.#builtin;
+    const handler =
+      this.#misbehaving(release) ?? handlerFor(this.#handlers, ep.config.id, release.image) ?? this.#builtin;
     const log = (line: unknown) => {
       if (!current()) return;
       this.#log(worker, "container", typeof line === "string" ? line : String(line));

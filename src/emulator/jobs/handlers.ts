@@ -6,7 +6,9 @@
  *
  * `--handlers FILE` names a CommonJS or ES module, loaded with dynamic `import()`. Its default
  * export (`module.exports` for CommonJS) is one handler for every endpoint, or an object mapping
- * endpoint ids to handlers; endpoints it does not name run the built-in worker.
+ * images or endpoint ids to handlers: a worker runs the handler named by its release's image
+ * (`"acme/model:2"`), else by its endpoint id, else the built-in worker. Keyed by image, a
+ * redeploy that changes the image changes the code workers run, as on the service.
  */
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -67,20 +69,30 @@ export function checkHandlerSpec(spec: unknown, where = "handlers"): HandlerSpec
   if (spec && typeof spec === "object") {
     for (const [id, h] of Object.entries(spec)) {
       if (typeof h !== "function") {
-        throw new Error(`handlers: ${where} maps endpoint "${id}" to a ${typeof h}; expected a function`);
+        throw new Error(
+          `handlers: ${where} maps endpoint or image "${id}" to a ${typeof h}; expected a function`,
+        );
       }
     }
     return spec as Record<string, Handler>;
   }
   throw new Error(
-    `handlers: ${where} must export (default) a handler function or an object mapping endpoint ids to handler functions`,
+    `handlers: ${where} must export (default) a handler function or an object mapping images or endpoint ids to handler functions`,
   );
 }
 
-/** The handler of `endpointId` in `spec`, or undefined when it names none. */
-export function handlerFor(spec: HandlerSpec | undefined, endpointId: string): Handler | undefined {
+/**
+ * The handler for a worker of `endpointId` running `image` in `spec`: the one function, or the
+ * entry named by the image, else by the endpoint id; undefined when it names neither.
+ */
+export function handlerFor(
+  spec: HandlerSpec | undefined,
+  endpointId: string,
+  image?: string,
+): Handler | undefined {
   if (!spec) return undefined;
   if (typeof spec === "function") return spec;
+  if (image !== undefined && Object.hasOwn(spec, image)) return spec[image];
   return Object.hasOwn(spec, endpointId) ? spec[endpointId] : undefined;
 }
 
