@@ -153,6 +153,21 @@ describe("/v2/serverless", () => {
     }
   });
 
+  it("answers 405 with Allow to a method the document does not list for these paths", async () => {
+    h = await harness();
+    for (const [method, p, allow] of [
+      ["PUT", "/v2/serverless/echo", "GET, PATCH, DELETE"],
+      ["POST", "/v2/serverless/echo/releases", "GET"],
+      ["DELETE", "/v2/serverless/echo/workers", "GET"],
+      ["DELETE", "/v2/templates", "GET, POST"],
+    ] as const) {
+      const answer = await h.call(method, p, method === "DELETE" ? undefined : {});
+      expect(answer.status, `${method} ${p}`).toBe(405);
+      expect(answer.headers.allow).toBe(allow);
+      problem(answer);
+    }
+  });
+
   it("deletes an endpoint (204): its job API answers 404 and its queued jobs end", async () => {
     h = await harness({ endpoints: ["echo", "gone:0"] });
     const queued = await h.call("POST", "/v2/gone/run", { input: {} });

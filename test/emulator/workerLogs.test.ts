@@ -149,6 +149,17 @@ describe("worker logs", () => {
     ]);
   });
 
+  it("end a live stream when the emulator closes", async () => {
+    h = await harness({ endpoints: ["svc:1"] });
+    const emulator = h;
+    const read = await readEvents("/v2/serverless/svc/workers/svc-worker-1/logs", {
+      onOpen: () => emulator.close(),
+    });
+    expect(lines(read.events)).toEqual([
+      "system: worker svc-worker-1 created: version 1, image runpod-emulator/builtin:latest, idle",
+    ]);
+  });
+
   it("of a broken release show its error on the new worker", async () => {
     h = await harness({ endpoints: ["svc:1"], rolloutMs: 0 });
     await h.call("PATCH", "/v2/serverless/svc", { env: { RUNPOD_EMULATOR_FAIL: "CUDA out of memory" } });
