@@ -57,7 +57,8 @@ Flags:
   --volumes FILE              JSON array of network volumes that exist at start
                               ({id, name, size, dataCenterId}); size 10..4096 GB, the bounds of
                               REST v2, so that both dialects can show every volume
-  --state-file FILE           keep registry auths and volumes in FILE across restarts
+  --state-file FILE           keep registry auths, volumes, templates and the endpoints made
+                              over REST v2 (with their releases) in FILE across restarts
                               (written atomically; passwords only as salted hashes)
   --handlers FILE             worker code: a CommonJS or ES module whose default export is one
                               handler for all endpoints or an object of handlers by image (a

@@ -90,7 +90,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     webhooks,
     rolloutMs: resolved.rolloutMs,
   });
-  const serverless = new ServerlessStore(engine, resolved.clock, resolved.endpoints);
+  let serverless: ServerlessStore;
+  try {
+    serverless = new ServerlessStore(engine, resolved.clock, resolved.endpoints, store);
+  } catch (err) {
+    engine.close();
+    webhooks.close();
+    throw err;
+  }
   const faults = resolved.faults ? new FaultInjector(resolved.faults, resolved.faultSeed) : undefined;
   let requests = 0;
   const app = buildServer({

@@ -14,9 +14,13 @@
  * (or when `templateId` changes), and body fields override them; a later template change does not
  * touch the endpoint. A template in use cannot be deleted (400).
  *
- * Kept in memory only: the state file holds registry auths and volumes, not endpoints.
+ * With `--state-file`, endpoints made over REST v2 (with their releases) and templates are kept in
+ * the file's `serverless` section, written before a change is acknowledged; on restart they come
+ * back at their current version, with fresh workers. Endpoints given with `--endpoint` are
+ * defined by the command line at every start (a saved endpoint of the same id is ignored), so a
+ * PATCH of one of them lasts until the emulator stops.
  */
-import type { z } from "zod";
+import { z } from "zod";
 import {
   type CreateEndpointRequest,
   type CreateTemplateRequest,
@@ -26,14 +30,16 @@ import {
   type ListEndpointWorkersResponse,
   type Release,
   type ReleaseDiffEntry,
+  ReleaseSchema,
   type Template,
+  TemplateSchema,
   type UpdateEndpointRequest,
   type UpdateTemplateRequest,
 } from "../wire/serverlessRoutes";
 import type { Clock } from "./clock";
 import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
 import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine } from "./jobs/engine";
-import { randomId } from "./store";
+import { type ManagementStore, randomId } from "./store";
 
 /** A request the store refuses for a reason the schema cannot see (the server answers 400). */
 export class ServerlessConflictError extends Error {}
@@ -64,7 +70,15 @@ const EndpointRecordSchema = EndpointSchema.omit({ requestUrls: true });
 interface StoredEndpoint {
   record: z.infer<typeof EndpointRecordSchema>;
   releases: Release[];
+  /** Given with `--endpoint`: not saved in the state file. */
+  fromCommandLine?: boolean;
 }
+
+/** The state file's `serverless` section. */
+const SavedServerlessSchema = z.object({
+  endpoints: z.array(z.object({ record: EndpointRecordSchema, releases: z.array(ReleaseSchema).min(1) })),
+  templates: z.array(TemplateSchema),
+});
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v);
@@ -90,11 +104,19 @@ export class ServerlessStore {
   /** Base URL of the job interface, for `requestUrls` (set once the server listens). */
   serverlessUrl = "http://127.0.0.1";
 
-  constructor(engine: JobEngine, clock: Clock, configs: readonly EndpointConfig[]) {
+  readonly #store?: ManagementStore;
+
+  /**
+   * Lists the engine's endpoints (`configs`, from `--endpoint`), then restores what `store`'s
+   * state file saved. Throws when the saved section is malformed.
+   */
+  constructor(engine: JobEngine, clock: Clock, configs: readonly EndpointConfig[], store?: ManagementStore) {
     this.#engine = engine;
     this.#clock = clock;
+    this.#store = store;
     for (const config of configs) {
       this.#endpoints.set(config.id, {
+        fromCommandLine: true,
         record: {
           id: config.id,
           name: config.id,
@@ -117,6 +139,47 @@ export class ServerlessStore {
         releases: [this.#release(1, [])],
       });
     }
+    if (store) {
+      this.#restore(store);
+      store.attachServerless(() => this.#snapshot());
+    }
+  }
+
+  #restore(store: ManagementStore): void {
+    const saved = store.savedServerless();
+    if (saved === undefined) return;
+    const parsed = SavedServerlessSchema.safeParse(saved);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new Error(
+        `stateFile ${store.stateFile}: the serverless section is not valid (${issue?.path.join(".")}: ${issue?.message})`,
+      );
+    }
+    for (const template of parsed.data.templates) this.#templates.set(template.id, template);
+    for (const { record, releases } of parsed.data.endpoints) {
+      if (this.#endpoints.has(record.id)) continue; // --endpoint wins
+      const latest = releases.at(-1) as Release;
+      this.#engine.addEndpoint({
+        id: record.id,
+        workersMax: record.workers.max,
+        release: { version: latest.version ?? releases.length, image: record.image, env: { ...record.env } },
+      });
+      this.#endpoints.set(record.id, { record, releases });
+    }
+  }
+
+  #snapshot(): z.infer<typeof SavedServerlessSchema> {
+    return {
+      endpoints: [...this.#endpoints.values()]
+        .filter((e) => !e.fromCommandLine)
+        .map(({ record, releases }) => ({ record, releases })),
+      templates: [...this.#templates.values()],
+    };
+  }
+
+  /** Writes the state file (when there is one) before a change is acknowledged. */
+  #save(): Promise<void> {
+    return this.#store?.persist() ?? Promise.resolve();
   }
 
   #iso(at = this.#clock.now()): string {
@@ -187,7 +250,7 @@ export class ServerlessStore {
   }
 
   /** Creates an endpoint and its engine endpoint (version 1). */
-  createEndpoint(body: CreateEndpointRequest): StoredEndpoint {
+  async createEndpoint(body: CreateEndpointRequest): Promise<StoredEndpoint> {
     if (body.type === "LOAD_BALANCER") {
       throw new ServerlessUnsupportedError(
         "type LOAD_BALANCER: the emulator serves queue-based endpoints only (type QUEUE)",
@@ -237,11 +300,12 @@ export class ServerlessStore {
     });
     const stored: StoredEndpoint = { record, releases: [this.#release(1, [])] };
     this.#endpoints.set(id, stored);
+    await this.#save();
     return stored;
   }
 
   /** Applies a PATCH; a change of what workers run makes a release and a rolling update. */
-  updateEndpoint(id: string, patch: UpdateEndpointRequest): StoredEndpoint | undefined {
+  async updateEndpoint(id: string, patch: UpdateEndpointRequest): Promise<StoredEndpoint | undefined> {
     const stored = this.#endpoints.get(id);
     if (!stored || !this.#engine.has(id)) return undefined;
     const current = stored.record;
@@ -308,13 +372,16 @@ export class ServerlessStore {
       stored.releases.push(this.#release(version, diff));
       this.#engine.release(id, { version, image: next.image, env: { ...next.env } });
     }
+    await this.#save();
     return stored;
   }
 
   /** Deletes an endpoint: its jobs end and its job interface answers 404. */
-  deleteEndpoint(id: string): boolean {
+  async deleteEndpoint(id: string): Promise<boolean> {
     if (!this.#endpoints.delete(id)) return false;
-    return this.#engine.removeEndpoint(id);
+    const removed = this.#engine.removeEndpoint(id);
+    await this.#save();
+    return removed;
   }
 
   /** `/workers`: each running worker with its version and staleness, and counts by status. */
@@ -393,7 +460,7 @@ export class ServerlessStore {
     return this.#templates.get(id);
   }
 
-  createTemplate(body: CreateTemplateRequest): Template {
+  async createTemplate(body: CreateTemplateRequest): Promise<Template> {
     let id = randomId(10);
     while (this.#templates.has(id)) id = randomId(10);
     const template: Template = {
@@ -414,10 +481,11 @@ export class ServerlessStore {
       allowedCudaVersions: body.allowedCudaVersions ?? [],
     };
     this.#templates.set(id, template);
+    await this.#save();
     return template;
   }
 
-  updateTemplate(id: string, patch: UpdateTemplateRequest): Template | undefined {
+  async updateTemplate(id: string, patch: UpdateTemplateRequest): Promise<Template | undefined> {
     const current = this.#templates.get(id);
     if (!current) return undefined;
     const next = { ...current };
@@ -425,10 +493,11 @@ export class ServerlessStore {
       if (value !== undefined) (next as Record<string, unknown>)[key] = structuredClone(value);
     }
     this.#templates.set(id, next);
+    await this.#save();
     return next;
   }
 
-  deleteTemplate(id: string): boolean {
+  async deleteTemplate(id: string): Promise<boolean> {
     if (!this.#templates.has(id)) return false;
     const user = this.listEndpoints().find((e) => e.record.templateId === id);
     if (user) {
@@ -436,7 +505,9 @@ export class ServerlessStore {
         `template ${id} is used by endpoint ${user.record.id}; change that endpoint's templateId or delete it first`,
       );
     }
-    return this.#templates.delete(id);
+    this.#templates.delete(id);
+    await this.#save();
+    return true;
   }
 }
 
