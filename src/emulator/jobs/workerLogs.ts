@@ -59,7 +59,7 @@ interface WorkerLog {
 /** The logs of every worker of every endpoint. */
 export class WorkerLogs {
   readonly #logs = new Map<string, WorkerLog>();
-  readonly #gone: string[] = [];
+  #gone: string[] = [];
   #seq = 0;
 
   /** Starts the log of a new worker. */
@@ -109,11 +109,15 @@ export class WorkerLogs {
 
   /** Forgets every log of an endpoint (deleted). */
   forgetEndpoint(endpointId: string): void {
+    const forgotten = new Set<string>();
     for (const [id, log] of this.#logs) {
       if (log.endpointId !== endpointId) continue;
       this.close(id);
       this.#logs.delete(id);
+      forgotten.add(id);
     }
+    // Not counted among the kept logs any more: a later worker of the same id is not dropped early.
+    this.#gone = this.#gone.filter((id) => !forgotten.has(id));
   }
 
   /** True when `workerId` of `endpointId` has a log (running, or gone and still kept). */
