@@ -58,12 +58,15 @@ Flags:
   --volumes FILE              JSON array of network volumes that exist at start
                               ({id, name, size, dataCenterId}); size 10..4096 GB, the bounds of
                               REST v2, so that both dialects can show every volume
-  --state-file FILE           keep registry auths and volumes in FILE across restarts
+  --state-file FILE           keep registry auths, volumes, templates and the endpoints made
+                              over REST v2 (with their releases) in FILE across restarts
                               (written atomically; passwords only as salted hashes)
   --handlers FILE             worker code: a CommonJS or ES module whose default export is one
-                              handler for all endpoints or an object of handlers by endpoint id;
-                              a handler is async (job, { signal }) => output, or an async
-                              generator whose yields are stream chunks (default: built-in worker)
+                              handler for all endpoints or an object of handlers by image (a
+                              worker's release image, "acme/model:2") or by endpoint id;
+                              a handler is async (job, { signal, log, worker }) => output, or an
+                              async generator whose yields are stream chunks; log(line) writes
+                              to the worker's log (default: built-in worker)
   --webhook-retry-delay-ms MS delay between webhook attempts (default 10000)
   --retention SPEC            how long results stay readable after completion, in ms:
                               "run=1800000,runsync=60000" (the defaults; either key may be left out)
@@ -82,6 +85,11 @@ Flags:
                               management row in force
   --cold-start-ms MS          workers start cold and take MS to warm up; lowPriority jobs run
                               only on warm workers (default: workers are warm)
+  --rollout-ms MS             rolling updates: after a new release of an endpoint (a PATCH of
+                              /v2/serverless/{id} changing image, env, templateId, ...), its
+                              older workers keep serving, isStale, for MS, then are replaced one
+                              at a time, each new worker initializing for the cold start or
+                              500 ms (default 3000)
   --no-parent-watch           keep serving when the parent process exits (see below)
   --version                   print the version
   --help                      print this help
@@ -97,6 +105,17 @@ In process, startEmulator() takes the same options in camel case, plus an inject
 
 Built-in worker input: sleepMs (wait first), stream (array: each item a chunk),
 fail (string: the job ends FAILED with it), output (the output); otherwise the input is echoed.
+
+REST v2 serverless: /v2/serverless and /v2/templates CRUD; /v2/serverless/{id}/releases,
+/workers and /workers/{workerId}/logs (Server-Sent Events with tail, since, source and
+Last-Event-ID). Endpoints given with --endpoint are listed there too (image
+runpod-emulator/builtin:latest). Job status answers carry workerId.
+
+A broken release, for demos and tests: an endpoint env of
+  RUNPOD_EMULATOR_FAIL=<message>          every job on that release's workers ends FAILED
+                                          with <message> (logged on the worker)
+  RUNPOD_EMULATOR_ERROR_OUTPUT=<message>  every job ends COMPLETED with output {"error": <message>}
+Workers of older releases keep their own env, so until the rollout replaces them they still pass.
 `;
 
 /** Thrown for bad command-line input (exit status 2). */
@@ -179,6 +198,7 @@ export function parseCommand(argv: string[]): Command {
         "fault-seed": { type: "string" },
         "rate-limits": { type: "string" },
         "cold-start-ms": { type: "string" },
+        "rollout-ms": { type: "string" },
         "no-parent-watch": { type: "boolean" },
         version: { type: "boolean", short: "v" },
         help: { type: "boolean", short: "h" },
@@ -227,6 +247,7 @@ export function parseCommand(argv: string[]): Command {
     else options.rateLimits = rateLimitFile(rateLimits);
   }
   options.coldStartMs = int("cold-start-ms", s("cold-start-ms"));
+  options.rolloutMs = int("rollout-ms", s("rollout-ms"));
   for (const key of Object.keys(options) as (keyof EmulatorOptions)[]) {
     if (options[key] === undefined) delete options[key];
   }

@@ -18,6 +18,7 @@ import { checkHandlerSpec, type HandlerSpec, loadHandlerModule } from "./jobs/ha
 import { type EmulatorOptions, resolveOptions } from "./options";
 import { RateLimiter } from "./rateLimit";
 import { buildServer } from "./server";
+import { ServerlessStore } from "./serverless";
 import { ManagementStore } from "./store";
 import { type WebhookAttempt, WebhookSender } from "./webhooks";
 
@@ -89,12 +90,22 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     retention: resolved.retention,
     handlers,
     webhooks,
+    rolloutMs: resolved.rolloutMs,
   });
+  let serverless: ServerlessStore;
+  try {
+    serverless = new ServerlessStore(engine, resolved.clock, resolved.endpoints, store);
+  } catch (err) {
+    engine.close();
+    webhooks.close();
+    throw err;
+  }
   const faults = resolved.faults ? new FaultInjector(resolved.faults, resolved.faultSeed) : undefined;
   let requests = 0;
   const app = buildServer({
     engine,
     store,
+    serverless,
     keys: new KeyChecker(resolved.apiKeys),
     faults,
     limiter: resolved.rateLimits ? new RateLimiter(resolved.clock) : undefined,
@@ -106,6 +117,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   await app.listen({ port: resolved.port, host: resolved.host });
   const port = (app.server.address() as AddressInfo).port;
   const base = `http://${urlHost(resolved.host)}:${port}`;
+  serverless.serverlessUrl = base;
   let closing: Promise<void> | undefined;
 
   return {

@@ -8,7 +8,7 @@ import type { NetworkVolume } from "../wire/schemas";
 import { type Clock, realClock } from "./clock";
 import { type FaultConfig, parseFaults, validateFaults } from "./faults";
 import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
-import type { EndpointConfig, Retention } from "./jobs/engine";
+import { type EndpointConfig, type Retention, ROLLOUT_DEFAULT_MS } from "./jobs/engine";
 import type { HandlerSpec } from "./jobs/handlers";
 import {
   EMULATOR_MANAGEMENT_RATE_LIMIT,
@@ -42,7 +42,7 @@ export interface EmulatorOptions {
   endpoints?: EndpointSpec[];
   /** Network volumes that exist at start (added to a state file's volumes when their ids are new). */
   volumes?: SeedVolume[];
-  /** File keeping management data (registry auths, volumes) across restarts; written atomically. */
+  /** File keeping management data (registry auths, volumes, templates, REST-v2-made endpoints) across restarts; written atomically. */
   stateFile?: string;
   /** Worker code: a module path (CommonJS or ESM), or a handler / an object of handlers by endpoint id. */
   handlers?: string | HandlerSpec;
@@ -65,6 +65,12 @@ export interface EmulatorOptions {
   clock?: Clock;
   /** Cold start of every endpoint's workers, ms (an endpoint's own `coldStartMs` wins). @default none: workers are warm */
   coldStartMs?: number;
+  /**
+   * Rolling updates: after a new release of an endpoint, how long its workers of older versions
+   * keep serving jobs (`isStale: true`) before they are replaced one at a time, ms of the
+   * emulator clock. @default 3000
+   */
+  rolloutMs?: number;
 }
 
 /** Options after resolution. */
@@ -82,6 +88,7 @@ export interface ResolvedOptions {
   faultSeed?: number;
   rateLimits?: RateLimitTable;
   clock: Clock;
+  rolloutMs: number;
 }
 
 function nonNegativeInt(name: string, value: unknown, fallback: number): number {
@@ -232,5 +239,6 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     ...(options.faultSeed !== undefined ? { faultSeed: options.faultSeed } : {}),
     ...(rateLimits ? { rateLimits } : {}),
     clock: options.clock ?? realClock,
+    rolloutMs: nonNegativeInt("rolloutMs", options.rolloutMs, ROLLOUT_DEFAULT_MS),
   };
 }

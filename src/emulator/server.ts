@@ -1,7 +1,8 @@
 /**
  * The emulator's HTTP surface, one port for everything:
  * - `/v1/...`: REST v1 management, errors `{"message": "..."}`.
- * - `/v2/registries`, `/v2/network-volumes`: REST v2 management, errors `application/problem+json`,
+ * - `/v2/registries`, `/v2/network-volumes`, `/v2/serverless` (with releases, workers and worker
+ *   logs), `/v2/templates`: REST v2 management, errors `application/problem+json`,
  *   wrapped lists, `dataCenter`, 201 on create. Every first segment of the v2 document (`pods`,
  *   `serverless`, ...) is reserved: no endpoint may use it.
  * - `/v2/{endpointId}/...`: the job interface, errors `{"message": "..."}`.
@@ -14,6 +15,8 @@ import type { FastifyInstance } from "fastify";
 import { registerJobRoutes } from "./http/jobRoutes";
 import { registerManagementRoutes } from "./http/management";
 import { createApp, type PipelineDeps } from "./http/pipeline";
+import { registerServerlessRoutes } from "./http/serverlessRoutes";
+import type { ServerlessStore } from "./serverless";
 import type { ManagementStore } from "./store";
 
 export { STREAM_WAIT_DEFAULT_MS } from "./http/jobRoutes";
@@ -22,12 +25,14 @@ export { MANAGEMENT_RATE_LIMIT_ROW } from "./http/pipeline";
 /** Dependencies of the server. */
 export interface ServerDeps extends PipelineDeps {
   store: ManagementStore;
+  serverless: ServerlessStore;
 }
 
 /** Builds the fastify app (not listening yet). */
 export function buildServer(deps: ServerDeps): FastifyInstance {
   const app = createApp(deps);
   registerJobRoutes(app, deps.engine);
-  registerManagementRoutes(app, deps.store);
+  registerManagementRoutes(app, { store: deps.store, serverless: deps.serverless });
+  registerServerlessRoutes(app, deps.serverless);
   return app;
 }

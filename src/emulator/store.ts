@@ -1,5 +1,8 @@
 /**
- * Management data (registry auths and network volumes), shared by the v1 and v2 dialects.
+ * Management data (registry auths and network volumes), shared by the v1 and v2 dialects, and the
+ * state file, which also keeps the serverless section that `serverless.ts` owns (endpoints made
+ * over REST v2, their releases, and templates: an optional field, so older emulators still read
+ * the file).
  *
  * Passwords are never stored: only a salted scrypt hash is kept (enough to prove a credential was
  * given, useless to recover it). With a `stateFile`, every change is written before it is
@@ -39,6 +42,8 @@ interface StateFileV1 {
   version: 1;
   registryAuths: StoredRegistryAuth[];
   networkVolumes: StoredVolume[];
+  /** Written and checked by `ServerlessStore`. */
+  serverless?: unknown;
 }
 
 /**
@@ -94,6 +99,9 @@ export class ManagementStore {
   readonly #stateFile?: string;
   #writes: Promise<void> = Promise.resolve();
   #writeSeq = 0;
+  /** The serverless section as loaded, until a snapshot function is attached. */
+  #serverlessSaved: unknown;
+  #serverlessSnapshot?: () => unknown;
 
   private constructor(stateFile?: string) {
     this.#stateFile = stateFile;
@@ -126,6 +134,7 @@ export class ManagementStore {
         ) {
           throw new Error(`stateFile ${options.stateFile} is not an emulator state file (version 1)`);
         }
+        store.#serverlessSaved = state.serverless;
         for (const r of state.registryAuths) store.#registryAuths.set(r.id, r);
         for (const [i, v] of state.networkVolumes.entries()) {
           const problem = volumeSizeProblem(v?.size, `networkVolumes[${i}].size`);
@@ -151,10 +160,12 @@ export class ManagementStore {
   #persist(): Promise<void> {
     const file = this.#stateFile;
     if (!file) return Promise.resolve();
+    const serverless = this.#serverlessSnapshot ? this.#serverlessSnapshot() : this.#serverlessSaved;
     const state: StateFileV1 = {
       version: 1,
       registryAuths: [...this.#registryAuths.values()],
       networkVolumes: [...this.#volumes.values()],
+      ...(serverless !== undefined ? { serverless } : {}),
     };
     const text = `${JSON.stringify(state, null, 2)}\n`;
     const tmp = `${file}.${process.pid}.${++this.#writeSeq}.tmp`;
@@ -165,6 +176,26 @@ export class ManagementStore {
     });
     this.#writes = write.catch(() => undefined);
     return write;
+  }
+
+  /** The file this store writes, if any. */
+  get stateFile(): string | undefined {
+    return this.#stateFile;
+  }
+
+  /** The serverless section the state file held when opened (unchecked), or undefined. */
+  savedServerless(): unknown {
+    return this.#serverlessSaved;
+  }
+
+  /** Makes every later write take the serverless section from `snapshot`. */
+  attachServerless(snapshot: () => unknown): void {
+    this.#serverlessSnapshot = snapshot;
+  }
+
+  /** Writes the state file now (after a serverless change). */
+  persist(): Promise<void> {
+    return this.#persist();
   }
 
   /** Waits for pending state-file writes. */

@@ -115,6 +115,7 @@ describe("runpod-emulator CLI", () => {
       "--fault-seed",
       "--rate-limits",
       "--cold-start-ms",
+      "--rollout-ms",
       "--no-parent-watch",
       "--version",
       "--help",

@@ -118,7 +118,7 @@ describe("handler modules", () => {
     const file = join(dir, "bad.cjs");
     await writeFile(file, "module.exports = { echo: 42 };\n");
     await expect(harness({ handlers: file })).rejects.toThrow(
-      /maps endpoint "echo" to a number; expected a function/,
+      /maps endpoint or image "echo" to a number; expected a function/,
     );
     await expect(harness({ handlers: join(dir, "missing.js") })).rejects.toThrow(
       /handlers: cannot load .*missing\.js/,

@@ -97,7 +97,7 @@ describe("v2 paths the emulator does not serve (item 11)", () => {
     h = await harness();
     for (const [method, p] of [
       ["GET", "/v2/pods"],
-      ["POST", "/v2/templates"],
+      ["POST", "/v2/clusters"],
       ["GET", "/v2/catalog/gpus/abc"],
       ["GET", "/v2/registries/delegations"],
       ["POST", "/v2/registries/delegations"],

@@ -10,6 +10,10 @@
  * | list | bare array | `{ <listKey>: [...] }` |
  * | schema failure | 400 `{message}` | 422 problem+json with `errors` |
  * | shrink, duplicate name, size the store refuses | 400 | 400 |
+ *
+ * Serverless endpoints and templates (`/v2/serverless`, `/v2/templates`) are v2-only entries over
+ * the {@link ServerlessStore}; their sub-resources (`/releases`, `/workers`, worker logs) are in
+ * `serverlessRoutes.ts`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
@@ -23,6 +27,19 @@ import {
   V2NetworkVolumeCreateRequestSchema,
   V2NetworkVolumeUpdateInputSchema,
 } from "../../wire/schemas";
+import {
+  CreateEndpointRequestSchema,
+  CreateTemplateRequestSchema,
+  type Template,
+  UpdateEndpointRequestSchema,
+  UpdateTemplateRequestSchema,
+} from "../../wire/serverlessRoutes";
+import {
+  ServerlessConflictError,
+  type ServerlessStore,
+  ServerlessUnsupportedError,
+  type StoredEndpoint,
+} from "../serverless";
 import {
   DuplicateNameError,
   type ManagementStore,
@@ -95,7 +112,7 @@ interface ResourceWire<Rec, Create, Update> {
   path: string;
   /** What the dialect calls one record in messages: `network volume`, `registry`. */
   noun: string;
-  render(record: Rec): unknown;
+  render(record: Rec, ctx: ManagementContext): unknown;
   /** The create body, parsed into the store's input. */
   create: z.ZodType<Create>;
   /** The update body, parsed into the store's input; routes are `PATCH /{id}` plus `updateAliases`. */
@@ -104,15 +121,21 @@ interface ResourceWire<Rec, Create, Update> {
   updateAliases?: readonly { method: "POST" | "PUT"; suffix: string }[];
 }
 
+/** The stores management routes act on. */
+export interface ManagementContext {
+  store: ManagementStore;
+  serverless: ServerlessStore;
+}
+
 /** One management resource: what each operation does to the store, and its wire per dialect. */
 interface ManagedResource<Rec, Create, Update> {
   /** v2's list wrapper key (`registries`, `networkVolumes`). */
   listKey: string;
-  list(store: ManagementStore): Rec[];
-  get(store: ManagementStore, id: string): Rec | undefined;
-  create(store: ManagementStore, input: Create): Promise<Rec>;
-  update?(store: ManagementStore, id: string, input: Update): Promise<Rec | undefined>;
-  delete(store: ManagementStore, id: string): Promise<boolean>;
+  list(ctx: ManagementContext): Rec[];
+  get(ctx: ManagementContext, id: string): Rec | undefined;
+  create(ctx: ManagementContext, input: Create): Promise<Rec> | Rec;
+  update?(ctx: ManagementContext, id: string, input: Update): Promise<Rec | undefined> | Rec | undefined;
+  delete(ctx: ManagementContext, id: string): Promise<boolean> | boolean;
   wire: Partial<Record<DialectName, ResourceWire<Rec, Create, Update>>>;
 }
 
@@ -131,10 +154,10 @@ const registryRecord = (r: StoredRegistryAuth) =>
 export const MANAGEMENT_RESOURCES = [
   resource<StoredRegistryAuth, z.output<typeof ContainerRegistryAuthCreateInputSchema>>({
     listKey: "registries",
-    list: (store) => store.listRegistryAuths(),
-    get: (store, id) => store.getRegistryAuth(id),
-    create: (store, input) => store.createRegistryAuth(input),
-    delete: (store, id) => store.deleteRegistryAuth(id),
+    list: ({ store }) => store.listRegistryAuths(),
+    get: ({ store }, id) => store.getRegistryAuth(id),
+    create: ({ store }, input) => store.createRegistryAuth(input),
+    delete: ({ store }, id) => store.deleteRegistryAuth(id),
     wire: {
       v1: {
         path: "/containerregistryauth",
@@ -152,11 +175,11 @@ export const MANAGEMENT_RESOURCES = [
   }),
   resource<StoredVolume, VolumeCreate, VolumeUpdate>({
     listKey: "networkVolumes",
-    list: (store) => store.listVolumes(),
-    get: (store, id) => store.getVolume(id),
-    create: (store, input) => store.createVolume(input),
-    update: (store, id, input) => store.updateVolume(id, input),
-    delete: (store, id) => store.deleteVolume(id),
+    list: ({ store }) => store.listVolumes(),
+    get: ({ store }, id) => store.getVolume(id),
+    create: ({ store }, input) => store.createVolume(input),
+    update: ({ store }, id, input) => store.updateVolume(id, input),
+    delete: ({ store }, id) => store.deleteVolume(id),
     wire: {
       v1: {
         path: "/networkvolumes",
@@ -185,23 +208,71 @@ export const MANAGEMENT_RESOURCES = [
       },
     },
   }),
+  resource<
+    StoredEndpoint,
+    z.output<typeof CreateEndpointRequestSchema>,
+    z.output<typeof UpdateEndpointRequestSchema>
+  >({
+    listKey: "endpoints",
+    list: ({ serverless }) => serverless.listEndpoints(),
+    get: ({ serverless }, id) => serverless.listEndpoints().find((e) => e.record.id === id),
+    create: ({ serverless }, input) => serverless.createEndpoint(input),
+    update: ({ serverless }, id, input) => serverless.updateEndpoint(id, input),
+    delete: ({ serverless }, id) => serverless.deleteEndpoint(id),
+    wire: {
+      v2: {
+        path: "/serverless",
+        noun: "serverless endpoint",
+        render: (e, { serverless }) => serverless.render(e),
+        create: CreateEndpointRequestSchema,
+        update: UpdateEndpointRequestSchema,
+      },
+    },
+  }),
+  resource<
+    Template,
+    z.output<typeof CreateTemplateRequestSchema>,
+    z.output<typeof UpdateTemplateRequestSchema>
+  >({
+    listKey: "templates",
+    list: ({ serverless }) => serverless.listTemplates(),
+    get: ({ serverless }, id) => serverless.getTemplate(id),
+    create: ({ serverless }, input) => serverless.createTemplate(input),
+    update: ({ serverless }, id, input) => serverless.updateTemplate(id, input),
+    delete: ({ serverless }, id) => serverless.deleteTemplate(id),
+    wire: {
+      v2: {
+        path: "/templates",
+        noun: "template",
+        render: (t) => t,
+        create: CreateTemplateRequestSchema,
+        update: UpdateTemplateRequestSchema,
+      },
+    },
+  }),
 ] as const;
 
 /** Store refusals that are the caller's fault: 400 in both dialects. */
-async function storeCall<T>(action: () => Promise<T>): Promise<T> {
+async function storeCall<T>(action: () => Promise<T> | T): Promise<T> {
   try {
     return await action();
   } catch (err) {
-    if (err instanceof DuplicateNameError || err instanceof ShrinkError || err instanceof VolumeSizeError) {
+    if (
+      err instanceof DuplicateNameError ||
+      err instanceof ShrinkError ||
+      err instanceof VolumeSizeError ||
+      err instanceof ServerlessConflictError
+    ) {
       throw new HttpError(400, err.message);
     }
+    if (err instanceof ServerlessUnsupportedError) throw new HttpError(501, err.message);
     throw err;
   }
 }
 
 function registerResource<R, C, U>(
   app: FastifyInstance,
-  store: ManagementStore,
+  ctx: ManagementContext,
   dialect: DialectAdapter,
   res: ManagedResource<R, C, U>,
   wire: ResourceWire<R, C, U>,
@@ -212,18 +283,19 @@ function registerResource<R, C, U>(
   const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
   const notFound = (id: string) => new HttpError(404, `${wire.noun} ${id} not found`);
 
-  app.get(collection, options, async () => dialect.list(res.listKey, res.list(store).map(wire.render)));
+  const render = (record: R) => wire.render(record, ctx);
+  app.get(collection, options, async () => dialect.list(res.listKey, res.list(ctx).map(render)));
 
   app.post(collection, options, async (request, reply) => {
     const input = dialect.validate(wire.create, dialect.body(request));
-    const created = await storeCall(() => res.create(store, input));
-    return reply.code(dialect.createdStatus).send(wire.render(created));
+    const created = await storeCall(() => res.create(ctx, input));
+    return reply.code(dialect.createdStatus).send(render(created));
   });
 
   app.get(item, options, async (request) => {
-    const found = res.get(store, idOf(request));
+    const found = res.get(ctx, idOf(request));
     if (found === undefined) throw notFound(idOf(request));
-    return wire.render(found);
+    return render(found);
   });
 
   const { update: updateSchema } = wire;
@@ -232,9 +304,9 @@ function registerResource<R, C, U>(
     const update = async (request: FastifyRequest) => {
       const id = idOf(request);
       const input = dialect.validate(updateSchema, dialect.body(request));
-      const updated = await storeCall(() => updateRecord(store, id, input));
+      const updated = await storeCall(() => updateRecord(ctx, id, input));
       if (updated === undefined) throw notFound(id);
-      return wire.render(updated);
+      return render(updated);
     };
     app.patch(item, options, update);
     for (const alias of wire.updateAliases ?? []) {
@@ -244,17 +316,17 @@ function registerResource<R, C, U>(
 
   app.delete(item, options, async (request, reply: FastifyReply) => {
     const id = idOf(request);
-    if (!(await res.delete(store, id))) throw notFound(id);
+    if (!(await storeCall(() => res.delete(ctx, id)))) throw notFound(id);
     return reply.code(204).send();
   });
 }
 
 /** Registers every resource of the table in both dialects. */
-export function registerManagementRoutes(app: FastifyInstance, store: ManagementStore): void {
+export function registerManagementRoutes(app: FastifyInstance, ctx: ManagementContext): void {
   for (const dialect of [v1, v2]) {
     for (const res of MANAGEMENT_RESOURCES as readonly ManagedResource<unknown, unknown, unknown>[]) {
       const wire = res.wire[dialect.name];
-      if (wire) registerResource(app, store, dialect, res, wire);
+      if (wire) registerResource(app, ctx, dialect, res, wire);
     }
   }
 }

@@ -161,7 +161,7 @@ function unservedV2(request: FastifyRequest, reply: FastifyReply): FastifyReply 
       new HttpError(
         501,
         `${request.method} ${found.template} is in the REST v2 document but the emulator does not implement it; ` +
-          "it serves /v2/registries and /v2/network-volumes",
+          "it serves /v2/registries, /v2/network-volumes, /v2/serverless (with releases, workers and worker logs) and /v2/templates",
       ),
     );
   }

@@ -9,6 +9,13 @@
  * Workers: all `workersMax` are warm unless the endpoint has `coldStartMs`; then workers start
  * cold, a queued normal-priority job starts one (ready after `coldStartMs`), and `lowPriority`
  * jobs never start one: they run only on workers already warm, after normal jobs.
+ *
+ * Releases and rolling updates: every worker runs one release (`version`, image, env). When the
+ * endpoint gets a new release, workers of older versions are stale: they keep serving jobs for
+ * `rolloutMs`, then are replaced one at a time. A replaced worker takes no new job, finishes the
+ * one it runs, stops, and a worker of the current release starts in its place (INITIALIZING for
+ * the endpoint's `coldStartMs`, else {@link WORKER_START_MS}); when it is ready the next stale
+ * worker is replaced. Cold workers (not running) take the new release at once.
  */
 import { randomUUID } from "node:crypto";
 import { EXECUTION_TIMEOUT_DEFAULT_MS, TTL_DEFAULT_MS } from "../../wire/limits";
@@ -19,6 +26,34 @@ import type { WebhookSender } from "../webhooks";
 import { builtinWorker } from "./builtinWorker";
 import { type Chunk, toChunks } from "./chunks";
 import { type Handler, type HandlerSpec, handlerFor, runHandler } from "./handlers";
+import { type LogSource, WorkerLogs } from "./workerLogs";
+
+/** Image of the endpoints that `--endpoint` makes: they run the built-in worker or `--handlers`. */
+export const BUILTIN_IMAGE = "runpod-emulator/builtin:latest";
+/** How long a worker replacing a stale one initializes when the endpoint has no `coldStartMs`, ms. */
+export const WORKER_START_MS = 500;
+/** Default time stale workers keep serving after a new release before replacement starts, ms. */
+export const ROLLOUT_DEFAULT_MS = 3000;
+
+/**
+ * Environment variables that make a release misbehave (for demos and tests of smoke tests):
+ * - `RUNPOD_EMULATOR_FAIL=<message>`: every job on a worker of that release ends FAILED with the
+ *   message (after logging it), whatever the handler;
+ * - `RUNPOD_EMULATOR_ERROR_OUTPUT=<message>`: every job ends COMPLETED with output
+ *   `{ "error": <message> }` (the handler returned its error instead of raising it).
+ */
+export const MISBEHAVE_ENV = {
+  fail: "RUNPOD_EMULATOR_FAIL",
+  errorOutput: "RUNPOD_EMULATOR_ERROR_OUTPUT",
+} as const;
+
+/** What a worker runs: one release of its endpoint. */
+export interface WorkerRelease {
+  /** The endpoint version of this release (1, 2, ...). */
+  version: number;
+  image: string;
+  env: Record<string, string>;
+}
 
 /** One endpoint's configuration. */
 export interface EndpointConfig {
@@ -28,6 +63,8 @@ export interface EndpointConfig {
   workersMax: number;
   /** When set, workers start cold and take this many ms to warm up. @default none (all warm) */
   coldStartMs?: number;
+  /** The release workers start with. @default version 1 of {@link BUILTIN_IMAGE}, no env */
+  release?: WorkerRelease;
 }
 
 /** How long finished jobs stay readable, in ms. */
@@ -44,6 +81,21 @@ interface Worker {
   id: string;
   state: WorkerState;
   job?: JobRecord;
+  release: WorkerRelease;
+  /** Clock time it last started (became starting or idle from cold), ms. */
+  startedAt: number;
+  /** Takes no new job: it is being replaced (rollout) or removed (workersMax lowered). */
+  leaving?: "replace" | "remove";
+}
+
+/** A worker as `/workers` lists it. */
+export interface WorkerView {
+  id: string;
+  status: "RUNNING" | "IDLE" | "INITIALIZING";
+  version: number;
+  isStale: boolean;
+  image: string;
+  startedAt: number;
 }
 
 /** A job as the engine keeps it. */
@@ -100,7 +152,15 @@ class EndpointState {
   readonly config: EndpointConfig;
   readonly jobs = new Map<string, JobRecord>();
   queue: JobRecord[] = [];
-  readonly workers: Worker[];
+  workers: Worker[];
+  /** The current release: what new workers run. */
+  release: WorkerRelease;
+  /** Numbers the workers: `<endpoint>-worker-<n>`. */
+  workerSeq = 0;
+  /** Pending rollout step (the wait of `rolloutMs`, or a replacement starting). */
+  rolloutTimer?: TimerHandle;
+  /** True once the rollout's wait is over: stale workers are being replaced. */
+  replacing = false;
   readonly counters: EndpointCounters = {
     submitted: 0,
     completed: 0,
@@ -111,13 +171,26 @@ class EndpointState {
     purged: 0,
   };
 
-  constructor(config: EndpointConfig) {
+  constructor(config: EndpointConfig, now: number) {
     this.config = config;
+    this.release = config.release ?? { version: 1, image: BUILTIN_IMAGE, env: {} };
     const warm = config.coldStartMs === undefined;
-    this.workers = Array.from({ length: config.workersMax }, (_, i) => ({
-      id: `${config.id}-worker-${i + 1}`,
-      state: warm ? "idle" : "cold",
-    }));
+    this.workers = Array.from({ length: config.workersMax }, () =>
+      this.newWorker(warm ? "idle" : "cold", now),
+    );
+  }
+
+  newWorker(state: WorkerState, now: number): Worker {
+    return {
+      id: `${this.config.id}-worker-${++this.workerSeq}`,
+      state,
+      release: this.release,
+      startedAt: now,
+    };
+  }
+
+  isStale(worker: Worker): boolean {
+    return worker.release.version < this.release.version;
   }
 }
 
@@ -148,6 +221,8 @@ export interface EngineOptions {
   retention: Retention;
   handlers?: HandlerSpec;
   webhooks: WebhookSender;
+  /** How long stale workers keep serving after a release before replacement starts, ms. @default 3000 */
+  rolloutMs?: number;
 }
 
 /** The job engine of all endpoints. */
@@ -159,6 +234,9 @@ export class JobEngine {
   readonly #builtin: Handler;
   readonly #webhooks: WebhookSender;
   readonly #coldTimers = new Set<TimerHandle>();
+  readonly #rolloutMs: number;
+  /** Every worker's log lines. */
+  readonly logs = new WorkerLogs();
   #closed = false;
 
   constructor(options: EngineOptions) {
@@ -166,8 +244,168 @@ export class JobEngine {
     this.#retention = options.retention;
     this.#handlers = options.handlers;
     this.#webhooks = options.webhooks;
+    this.#rolloutMs = options.rolloutMs ?? ROLLOUT_DEFAULT_MS;
     this.#builtin = builtinWorker(options.clock) as Handler;
-    for (const config of options.endpoints) this.#endpoints.set(config.id, new EndpointState(config));
+    for (const config of options.endpoints) this.addEndpoint(config);
+  }
+
+  /** Adds an endpoint (its workers start as {@link EndpointState} says). Throws when the id exists. */
+  addEndpoint(config: EndpointConfig): void {
+    this.#assertOpen();
+    if (this.#endpoints.has(config.id)) throw new Error(`endpoint ${config.id} exists already`);
+    const ep = new EndpointState({ ...config }, this.#clock.now());
+    this.#endpoints.set(config.id, ep);
+    for (const worker of ep.workers) this.#workerStarted(ep, worker);
+  }
+
+  /**
+   * Removes an endpoint: queued and running jobs end CANCELLED (webhooks are not sent), its jobs
+   * and worker logs are forgotten, and its job routes answer 404. False when it does not exist.
+   */
+  removeEndpoint(endpointId: string): boolean {
+    const ep = this.#endpoints.get(endpointId);
+    if (!ep) return false;
+    this.#endpoints.delete(endpointId);
+    if (ep.rolloutTimer !== undefined) this.#clock.clearTimeout(ep.rolloutTimer);
+    for (const job of ep.jobs.values()) {
+      for (const t of [job.ttlTimer, job.execTimer, job.expiryTimer])
+        if (t !== undefined) this.#clock.clearTimeout(t);
+      job.ttlTimer = job.execTimer = job.expiryTimer = undefined;
+      job.abort?.abort(new Error(`endpoint ${endpointId} was deleted`));
+      if (!isTerminalStatus(job.status)) job.status = "CANCELLED";
+      this.#notify(job);
+    }
+    ep.jobs.clear();
+    ep.queue = [];
+    this.logs.forgetEndpoint(endpointId);
+    return true;
+  }
+
+  /** The current release version of an endpoint. */
+  version(endpointId: string): number {
+    return this.#ep(endpointId).release.version;
+  }
+
+  /** The workers of an endpoint as `/workers` lists them: cold (not running) workers are left out. */
+  workers(endpointId: string): WorkerView[] {
+    const ep = this.#ep(endpointId);
+    return ep.workers
+      .filter((w) => w.state !== "cold")
+      .map((w) => ({
+        id: w.id,
+        status: w.state === "busy" ? "RUNNING" : w.state === "idle" ? "IDLE" : "INITIALIZING",
+        version: w.release.version,
+        isStale: ep.isStale(w),
+        image: w.release.image,
+        startedAt: w.startedAt,
+      }));
+  }
+
+  /**
+   * Changes how many workers an endpoint has, at once (no release): new workers run the current
+   * release; surplus workers leave, idle ones first, busy ones after their job.
+   */
+  setWorkersMax(endpointId: string, workersMax: number): void {
+    this.#assertOpen();
+    const ep = this.#ep(endpointId);
+    ep.config.workersMax = workersMax;
+    const staying = ep.workers.filter((w) => w.leaving !== "remove");
+    if (staying.length < workersMax) {
+      const warm = ep.config.coldStartMs === undefined;
+      for (let i = staying.length; i < workersMax; i++) {
+        const worker = ep.newWorker(warm ? "idle" : "cold", this.#clock.now());
+        ep.workers.push(worker);
+        this.#workerStarted(ep, worker);
+      }
+    } else {
+      const order = (w: Worker) => (w.state === "busy" ? 2 : ep.isStale(w) ? 0 : 1);
+      const surplus = [...staying].sort((a, b) => order(a) - order(b)).slice(0, staying.length - workersMax);
+      for (const worker of surplus) {
+        worker.leaving = "remove";
+        if (worker.state !== "busy") this.#stopWorker(ep, worker, "the endpoint's workers.max was lowered");
+      }
+    }
+    queueMicrotask(() => this.#dispatch(ep));
+  }
+
+  /**
+   * Makes `release` the endpoint's current one and starts a rolling update: workers of older
+   * versions serve on, stale, for `rolloutMs`, then are replaced one at a time (see the module
+   * comment). A release during a rollout restarts the wait.
+   */
+  release(endpointId: string, release: WorkerRelease): void {
+    this.#assertOpen();
+    const ep = this.#ep(endpointId);
+    ep.release = release;
+    for (const worker of ep.workers) {
+      if (worker.state === "cold") worker.release = release;
+      else if (ep.isStale(worker))
+        this.#log(worker, "system", `worker is stale: the endpoint is now at version ${release.version}`);
+    }
+    if (ep.rolloutTimer !== undefined) this.#clock.clearTimeout(ep.rolloutTimer);
+    ep.rolloutTimer = undefined;
+    ep.replacing = false;
+    if (!ep.workers.some((w) => ep.isStale(w))) return;
+    ep.rolloutTimer = this.#clock.setTimeout(() => {
+      ep.rolloutTimer = undefined;
+      ep.replacing = true;
+      this.#replaceNext(ep);
+    }, this.#rolloutMs);
+  }
+
+  /** Replaces the next stale worker, or ends the rollout when none is left. */
+  #replaceNext(ep: EndpointState): void {
+    if (this.#closed || !ep.replacing || this.#endpoints.get(ep.config.id) !== ep) return;
+    if (ep.workers.some((w) => w.leaving === "replace")) return; // one at a time
+    const next = ep.workers.find((w) => ep.isStale(w) && w.leaving === undefined && w.state !== "cold");
+    if (!next) {
+      ep.replacing = false;
+      return;
+    }
+    next.leaving = "replace";
+    if (next.state !== "busy") this.#replaceWorker(ep, next);
+    // A busy worker is replaced when its job ends (#finish).
+  }
+
+  /** Stops `old` and starts a worker of the current release in its place. */
+  #replaceWorker(ep: EndpointState, old: Worker): void {
+    const index = ep.workers.indexOf(old);
+    this.#log(old, "system", `worker stopping: replaced by a worker of version ${ep.release.version}`);
+    this.logs.close(old.id);
+    const successor = ep.newWorker("starting", this.#clock.now());
+    ep.workers[index] = successor;
+    this.#workerStarted(ep, successor);
+    const startMs = ep.config.coldStartMs ?? WORKER_START_MS;
+    const timer = this.#clock.setTimeout(() => {
+      this.#coldTimers.delete(timer);
+      if (successor.state !== "starting") return;
+      successor.state = "idle";
+      this.#log(successor, "system", "worker ready");
+      this.#dispatch(ep);
+      this.#replaceNext(ep);
+    }, startMs);
+    this.#coldTimers.add(timer);
+  }
+
+  /** Removes a worker that is leaving for good. */
+  #stopWorker(ep: EndpointState, worker: Worker, why: string): void {
+    this.#log(worker, "system", `worker stopping: ${why}`);
+    this.logs.close(worker.id);
+    ep.workers = ep.workers.filter((w) => w !== worker);
+  }
+
+  #workerStarted(ep: EndpointState, worker: Worker): void {
+    this.logs.open(ep.config.id, worker.id);
+    const state = worker.state === "cold" ? "cold (starts on demand)" : worker.state;
+    this.#log(
+      worker,
+      "system",
+      `worker ${worker.id} created: version ${worker.release.version}, image ${worker.release.image}, ${state}`,
+    );
+  }
+
+  #log(worker: Worker, source: LogSource, line: string): void {
+    this.logs.write(worker.id, this.#clock.now(), source, line);
   }
 
   /** True when `endpointId` exists. */
@@ -251,7 +489,7 @@ export class JobEngine {
   #dispatch(ep: EndpointState): void {
     if (this.#closed) return;
     for (const worker of ep.workers) {
-      if (worker.state !== "idle") continue;
+      if (worker.state !== "idle" || worker.leaving !== undefined) continue;
       let index = ep.queue.findIndex((j) => !j.request.policy?.lowPriority);
       if (index < 0) index = ep.queue.length > 0 ? 0 : -1;
       if (index < 0) break;
@@ -265,10 +503,13 @@ export class JobEngine {
       if (starting >= normalQueued) break;
       if (worker.state !== "cold") continue;
       worker.state = "starting";
+      worker.startedAt = this.#clock.now();
       starting++;
+      this.#log(worker, "system", `worker starting (cold start of ${ep.config.coldStartMs} ms)`);
       const timer = this.#clock.setTimeout(() => {
         this.#coldTimers.delete(timer);
         worker.state = "idle";
+        this.#log(worker, "system", "worker ready");
         this.#dispatch(ep);
       }, ep.config.coldStartMs);
       this.#coldTimers.add(timer);
@@ -299,7 +540,14 @@ export class JobEngine {
     }, timeout);
     this.#notify(job);
 
-    const handler = handlerFor(this.#handlers, ep.config.id) ?? this.#builtin;
+    const release = worker.release;
+    const handler =
+      this.#misbehaving(release) ?? handlerFor(this.#handlers, ep.config.id, release.image) ?? this.#builtin;
+    const log = (line: unknown) => {
+      if (!current()) return;
+      this.#log(worker, "container", typeof line === "string" ? line : String(line));
+    };
+    this.#log(worker, "container", `job ${job.id} started (version ${release.version})`);
     const handlerJob = {
       id: job.id,
       endpointId: ep.config.id,
@@ -313,7 +561,23 @@ export class JobEngine {
     };
     // Run on a later tick, so the submission answers IN_QUEUE/IN_PROGRESS before a fast handler ends.
     Promise.resolve()
-      .then(() => runHandler(handler, handlerJob, { signal: abort.signal }, onChunk))
+      .then(() =>
+        runHandler(
+          handler,
+          handlerJob,
+          {
+            signal: abort.signal,
+            log,
+            worker: {
+              id: worker.id,
+              version: release.version,
+              image: release.image,
+              env: { ...release.env },
+            },
+          },
+          onChunk,
+        ),
+      )
       .then(
         (output) => {
           if (!current()) return;
@@ -331,6 +595,25 @@ export class JobEngine {
         if (current())
           this.#finish(ep, job, "FAILED", { error: `output is not JSON: ${(err as Error).message}` });
       });
+  }
+
+  /** The handler a release's env imposes ({@link MISBEHAVE_ENV}), or undefined. */
+  #misbehaving(release: WorkerRelease): Handler | undefined {
+    const fail = release.env[MISBEHAVE_ENV.fail];
+    if (fail !== undefined) {
+      return (_job, { log }) => {
+        log(`${MISBEHAVE_ENV.fail} is set: this release fails every job`);
+        throw new Error(fail || "handler failed");
+      };
+    }
+    const errorOutput = release.env[MISBEHAVE_ENV.errorOutput];
+    if (errorOutput !== undefined) {
+      return (_job, { log }) => {
+        log(`${MISBEHAVE_ENV.errorOutput} is set: returning an error as the output`);
+        return { error: errorOutput };
+      };
+    }
+    return undefined;
   }
 
   #finish(
@@ -354,8 +637,21 @@ export class JobEngine {
     if (result.error !== undefined) job.error = result.error;
     const worker = ep.workers.find((w) => w.job === job);
     if (worker) {
+      const took = job.startedAt === undefined ? "" : ` after ${now - job.startedAt} ms`;
+      this.#log(
+        worker,
+        "container",
+        status === "COMPLETED"
+          ? `job ${job.id} completed${took}`
+          : `job ${job.id} ${status.toLowerCase().replace("_", " ")}${took}${result.error !== undefined ? `: ${result.error}` : ""}`,
+      );
+      if (status === "FAILED" && result.error !== undefined)
+        this.#log(worker, "container", `error: ${result.error}`);
       worker.job = undefined;
       worker.state = "idle";
+      if (worker.leaving === "replace") this.#replaceWorker(ep, worker);
+      else if (worker.leaving === "remove")
+        this.#stopWorker(ep, worker, "the endpoint's workers.max was lowered");
     }
     if (status === "COMPLETED") ep.counters.completed++;
     else if (status === "FAILED") ep.counters.failed++;
@@ -515,14 +811,13 @@ export class JobEngine {
     let inProgress = 0;
     for (const job of ep.jobs.values()) if (job.status === "IN_PROGRESS") inProgress++;
     const running = ep.workers.filter((w) => w.state === "busy").length;
+    const idle = ep.workers.filter((w) => w.state === "idle").length;
+    const initializing = ep.workers.filter((w) => w.state === "starting").length;
+    // A warm endpoint shows `initializing` only while a rollout starts a worker in place of a stale one.
     const workers: { idle: number; running: number; initializing?: number } =
-      ep.config.coldStartMs === undefined
-        ? { idle: ep.workers.length - running, running }
-        : {
-            idle: ep.workers.filter((w) => w.state === "idle").length,
-            running,
-            initializing: ep.workers.filter((w) => w.state === "starting").length,
-          };
+      ep.config.coldStartMs === undefined && initializing === 0
+        ? { idle, running }
+        : { idle, running, initializing };
     return {
       jobs: {
         completed: ep.counters.completed,
@@ -544,7 +839,10 @@ export class JobEngine {
     this.#closed = true;
     for (const t of this.#coldTimers) this.#clock.clearTimeout(t);
     this.#coldTimers.clear();
+    this.logs.closeAll();
     for (const ep of this.#endpoints.values()) {
+      if (ep.rolloutTimer !== undefined) this.#clock.clearTimeout(ep.rolloutTimer);
+      ep.rolloutTimer = undefined;
       for (const job of ep.jobs.values()) {
         for (const t of [job.ttlTimer, job.execTimer, job.expiryTimer])
           if (t !== undefined) this.#clock.clearTimeout(t);

@@ -1,12 +1,14 @@
 /**
  * User handlers: the code a worker runs for a job. A handler is either
- * `async (job, { signal }) => output`, or an async generator function whose yields are stream
+ * `async (job, { signal, log, worker }) => output`, or an async generator function whose yields are stream
  * chunks (each becomes `{ output: value }`) and whose return value is the output (when it
  * returns nothing, the output is the array of yielded values).
  *
  * `--handlers FILE` names a CommonJS or ES module, loaded with dynamic `import()`. Its default
  * export (`module.exports` for CommonJS) is one handler for every endpoint, or an object mapping
- * endpoint ids to handlers; endpoints it does not name run the built-in worker.
+ * images or endpoint ids to handlers: a worker runs the handler named by its release's image
+ * (`"acme/model:2"`), else by its endpoint id, else the built-in worker. Keyed by image, a
+ * redeploy that changes the image changes the code workers run, as on the service.
  */
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -22,9 +24,17 @@ export interface HandlerJob {
   s3Config?: S3Config;
 }
 
-/** Second argument of a handler: aborted when the job is cancelled or times out. */
+/** Second argument of a handler. */
 export interface HandlerContext {
+  /** Aborted when the job is cancelled or times out. */
   signal: AbortSignal;
+  /**
+   * Writes a line to the worker's log (source `container`), which
+   * `/v2/serverless/{id}/workers/{workerId}/logs` serves. Lines after the job ended are dropped.
+   */
+  log: (line: string) => void;
+  /** The worker running the job and its release: `env` is the endpoint's env at that release. */
+  worker: { id: string; version: number; image: string; env: Record<string, string> };
 }
 
 /** A worker handler (see the module comment). */
@@ -59,20 +69,30 @@ export function checkHandlerSpec(spec: unknown, where = "handlers"): HandlerSpec
   if (spec && typeof spec === "object") {
     for (const [id, h] of Object.entries(spec)) {
       if (typeof h !== "function") {
-        throw new Error(`handlers: ${where} maps endpoint "${id}" to a ${typeof h}; expected a function`);
+        throw new Error(
+          `handlers: ${where} maps endpoint or image "${id}" to a ${typeof h}; expected a function`,
+        );
       }
     }
     return spec as Record<string, Handler>;
   }
   throw new Error(
-    `handlers: ${where} must export (default) a handler function or an object mapping endpoint ids to handler functions`,
+    `handlers: ${where} must export (default) a handler function or an object mapping images or endpoint ids to handler functions`,
   );
 }
 
-/** The handler of `endpointId` in `spec`, or undefined when it names none. */
-export function handlerFor(spec: HandlerSpec | undefined, endpointId: string): Handler | undefined {
+/**
+ * The handler for a worker of `endpointId` running `image` in `spec`: the one function, or the
+ * entry named by the image, else by the endpoint id; undefined when it names neither.
+ */
+export function handlerFor(
+  spec: HandlerSpec | undefined,
+  endpointId: string,
+  image?: string,
+): Handler | undefined {
   if (!spec) return undefined;
   if (typeof spec === "function") return spec;
+  if (image !== undefined && Object.hasOwn(spec, image)) return spec[image];
   return Object.hasOwn(spec, endpointId) ? spec[endpointId] : undefined;
 }
 

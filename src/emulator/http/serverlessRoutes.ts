@@ -1,0 +1,113 @@
+/**
+ * The sub-resources of a REST v2 serverless endpoint that are not CRUD (the CRUD is in the
+ * management table): `/releases`, `/workers`, and `/workers/{workerId}/logs`, the worker's log as
+ * Server-Sent Events.
+ *
+ * The log stream, as the v2 document describes `getWorkerLogs`:
+ * - each event is `id: <ts>/<seq>` and `data: {"ts","source","line"}` (the document's example id
+ *   format), with `Cache-Control: no-cache`, `Connection: keep-alive`, `X-Accel-Buffering: no`;
+ * - backfill: after `Last-Event-ID` when given (one of our ids resumes after that line; a bare
+ *   timestamp after that time), else from `since` (lines at or after it), else the last `tail`
+ *   lines (default 100, 0..5000); `source` keeps one source;
+ * - then live lines as the worker writes them. The stream ends when the worker is gone (replaced
+ *   in a rollout, removed, or the emulator stops), so reading a replaced worker's log returns its
+ *   whole kept log and ends.
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { type WorkerLogEvent, WorkerLogQuerySchema } from "../../wire/serverlessRoutes";
+import { eventId, type LogLine, parseCursor } from "../jobs/workerLogs";
+import type { ServerlessStore } from "../serverless";
+import { HttpError, parse } from "./errors";
+import type { RouteMeta } from "./pipeline";
+
+/** `tail` when the query gives none (the document's default). */
+export const WORKER_LOG_TAIL_DEFAULT = 100;
+
+export function registerServerlessRoutes(app: FastifyInstance, serverless: ServerlessStore): void {
+  const options = { config: { dialect: "v2" } satisfies RouteMeta };
+  type P = { id: string; workerId?: string };
+  const notFound = (id: string) => new HttpError(404, `serverless endpoint ${id} not found`);
+
+  app.get("/v2/serverless/:id/releases", options, async (request) => {
+    const { id } = request.params as P;
+    const answer = serverless.releases(id);
+    if (!answer) throw notFound(id);
+    return answer;
+  });
+
+  app.get("/v2/serverless/:id/workers", options, async (request) => {
+    const { id } = request.params as P;
+    const answer = serverless.workers(id);
+    if (!answer) throw notFound(id);
+    return answer;
+  });
+
+  app.get("/v2/serverless/:id/workers/:workerId/logs", options, async (request, reply) => {
+    const { id, workerId } = request.params as Required<P>;
+    if (!serverless.workers(id)) throw notFound(id);
+    if (!serverless.hasWorkerLog(id, workerId)) {
+      throw new HttpError(404, `worker ${workerId} of serverless endpoint ${id} not found`);
+    }
+    const query = validateQuery(request);
+    const logs = serverless.logs;
+    const wanted = (line: LogLine) => query.source === undefined || line.source === query.source;
+    let backfill = logs.lines(workerId).filter(wanted);
+    const lastEventId = request.headers["last-event-id"];
+    const cursor =
+      typeof lastEventId === "string" && lastEventId !== ""
+        ? parseCursor(lastEventId)
+        : query.since !== undefined
+          ? { fromAt: Date.parse(query.since), inclusive: true }
+          : undefined;
+    if (typeof lastEventId === "string" && lastEventId !== "" && cursor === undefined) {
+      throw new HttpError(400, "Last-Event-ID: expected an event id of this stream or an RFC 3339 time");
+    }
+    if (cursor && "afterSeq" in cursor) backfill = backfill.filter((l) => l.seq > cursor.afterSeq);
+    else if (cursor && "inclusive" in cursor) backfill = backfill.filter((l) => l.at >= cursor.fromAt);
+    else if (cursor) backfill = backfill.filter((l) => l.at > cursor.fromAt);
+    else {
+      const tail = query.tail ?? WORKER_LOG_TAIL_DEFAULT;
+      backfill = tail === 0 ? [] : backfill.slice(-tail);
+    }
+
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    });
+    // Send the headers now: a reader with no backfill must see the stream open before any line.
+    raw.flushHeaders();
+    const send = (line: LogLine) => {
+      const data: WorkerLogEvent = {
+        ts: new Date(line.at).toISOString(),
+        source: line.source,
+        line: line.line,
+      };
+      raw.write(`id: ${eventId(line)}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
+    for (const line of backfill) send(line);
+    const unsubscribe = logs.subscribe(
+      workerId,
+      (line) => {
+        if (wanted(line)) send(line);
+      },
+      () => raw.end(),
+    );
+    raw.once("close", unsubscribe);
+  });
+}
+
+function validateQuery(request: FastifyRequest) {
+  try {
+    return parse(WorkerLogQuerySchema, request.query, 422);
+  } catch (err) {
+    if (err instanceof HttpError) {
+      throw new HttpError(422, `Request validation failed: ${err.message}`, err.errors);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,514 @@
+/**
+ * REST v2 serverless endpoints and templates, in one store with the job engine: an endpoint made
+ * here is an engine endpoint (its job interface is `/v2/{id}/...` at once), and every endpoint
+ * of the engine (`--endpoint`) is listed here, as image {@link BUILTIN_IMAGE}.
+ *
+ * Releases: the endpoint's version starts at 1. A change of what the workers run (container
+ * settings `image`, `args`, `disk`, `ports`, `env`, `registry`, `templateId`, and the placement
+ * `gpu`, `cpu`, `dataCenterIds`, `networkVolumes`) makes a new release (version + 1, with the
+ * dotted diff of the changed fields) and a rolling update in the engine. Other fields (`name`,
+ * `workers`, `scaling`, `timeout`, `flashboot`) apply at once, with no release, as the document
+ * says of the autoscaler settings; `workers.max` resizes the engine's workers.
+ *
+ * Templates are snapshots: an endpoint takes the template's container settings when it is created
+ * (or when `templateId` changes), and body fields override them; a later template change does not
+ * touch the endpoint. A template in use cannot be deleted (400).
+ *
+ * With `--state-file`, endpoints made over REST v2 (with their releases) and templates are kept in
+ * the file's `serverless` section, written before a change is acknowledged; on restart they come
+ * back at their current version, with fresh workers. Endpoints given with `--endpoint` are
+ * defined by the command line at every start (a saved endpoint of the same id is ignored), so a
+ * PATCH of one of them lasts until the emulator stops.
+ */
+import { z } from "zod";
+import {
+  type CreateEndpointRequest,
+  type CreateTemplateRequest,
+  type Endpoint,
+  EndpointSchema,
+  type ListEndpointReleasesResponse,
+  type ListEndpointWorkersResponse,
+  type Release,
+  type ReleaseDiffEntry,
+  ReleaseSchema,
+  type Template,
+  TemplateSchema,
+  type UpdateEndpointRequest,
+  type UpdateTemplateRequest,
+} from "../wire/serverlessRoutes";
+import type { Clock } from "./clock";
+import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
+import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine } from "./jobs/engine";
+import { type ManagementStore, randomId } from "./store";
+
+/** A request the store refuses for a reason the schema cannot see (the server answers 400). */
+export class ServerlessConflictError extends Error {}
+/** A request for something the emulator does not do (the server answers 501). */
+export class ServerlessUnsupportedError extends Error {}
+
+/** Fields whose change makes a new release. */
+const RELEASE_FIELDS = [
+  "image",
+  "args",
+  "disk",
+  "ports",
+  "env",
+  "registry",
+  "templateId",
+  "gpu",
+  "cpu",
+  "dataCenterIds",
+  "networkVolumes",
+] as const;
+
+/** Memory (GB) the emulator reports per vCPU of a CPU endpoint. */
+const MEMORY_GB_PER_VCPU = 4;
+
+/** An endpoint as stored: the document's `Endpoint` without `requestUrls` (made when rendering). */
+const EndpointRecordSchema = EndpointSchema.omit({ requestUrls: true });
+
+interface StoredEndpoint {
+  record: z.infer<typeof EndpointRecordSchema>;
+  releases: Release[];
+  /** Given with `--endpoint`: not saved in the state file. */
+  fromCommandLine?: boolean;
+}
+
+/** The state file's `serverless` section. */
+const SavedServerlessSchema = z.object({
+  endpoints: z.array(z.object({ record: EndpointRecordSchema, releases: z.array(ReleaseSchema).min(1) })),
+  templates: z.array(TemplateSchema),
+});
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** Dotted diff of two values: objects field by field, everything else as a whole. */
+export function diffValues(field: string, old: unknown, next: unknown, out: ReleaseDiffEntry[] = []) {
+  if (isPlainObject(old) && isPlainObject(next)) {
+    for (const key of new Set([...Object.keys(old), ...Object.keys(next)])) {
+      diffValues(field === "" ? key : `${field}.${key}`, old[key], next[key], out);
+    }
+  } else if (JSON.stringify(old) !== JSON.stringify(next)) {
+    out.push({ field, old: old ?? null, new: next ?? null });
+  }
+  return out;
+}
+
+/** Serverless endpoints and templates over the job engine. */
+export class ServerlessStore {
+  readonly #engine: JobEngine;
+  readonly #clock: Clock;
+  readonly #endpoints = new Map<string, StoredEndpoint>();
+  readonly #templates = new Map<string, Template>();
+  /** Base URL of the job interface, for `requestUrls` (set once the server listens). */
+  serverlessUrl = "http://127.0.0.1";
+
+  readonly #store?: ManagementStore;
+
+  /**
+   * Lists the engine's endpoints (`configs`, from `--endpoint`), then restores what `store`'s
+   * state file saved. Throws when the saved section is malformed.
+   */
+  constructor(engine: JobEngine, clock: Clock, configs: readonly EndpointConfig[], store?: ManagementStore) {
+    this.#engine = engine;
+    this.#clock = clock;
+    this.#store = store;
+    for (const config of configs) {
+      this.#endpoints.set(config.id, {
+        fromCommandLine: true,
+        record: {
+          id: config.id,
+          name: config.id,
+          type: "QUEUE",
+          image: BUILTIN_IMAGE,
+          args: "",
+          disk: 20,
+          ports: [],
+          env: {},
+          registry: null,
+          gpu: { pools: ["EMULATOR"], count: 1, allowedCudaVersions: [], minCudaVersion: null },
+          workers: { min: 0, max: config.workersMax, idleTimeout: 5 },
+          scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+          dataCenterIds: [],
+          networkVolumes: [],
+          timeout: 600_000,
+          flashboot: "OFF",
+          createdAt: this.#iso(),
+        },
+        releases: [this.#release(1, [])],
+      });
+    }
+    if (store) {
+      this.#restore(store);
+      store.attachServerless(() => this.#snapshot());
+    }
+  }
+
+  #restore(store: ManagementStore): void {
+    const saved = store.savedServerless();
+    if (saved === undefined) return;
+    const parsed = SavedServerlessSchema.safeParse(saved);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new Error(
+        `stateFile ${store.stateFile}: the serverless section is not valid (${issue?.path.join(".")}: ${issue?.message})`,
+      );
+    }
+    for (const template of parsed.data.templates) this.#templates.set(template.id, template);
+    for (const { record, releases } of parsed.data.endpoints) {
+      if (this.#endpoints.has(record.id)) continue; // --endpoint wins
+      const latest = releases.at(-1) as Release;
+      this.#engine.addEndpoint({
+        id: record.id,
+        workersMax: record.workers.max,
+        release: { version: latest.version ?? releases.length, image: record.image, env: { ...record.env } },
+      });
+      this.#endpoints.set(record.id, { record, releases });
+    }
+  }
+
+  #snapshot(): z.infer<typeof SavedServerlessSchema> {
+    return {
+      endpoints: [...this.#endpoints.values()]
+        .filter((e) => !e.fromCommandLine)
+        .map(({ record, releases }) => ({ record, releases })),
+      templates: [...this.#templates.values()],
+    };
+  }
+
+  /** Writes the state file (when there is one) before a change is acknowledged. */
+  #save(): Promise<void> {
+    return this.#store?.persist() ?? Promise.resolve();
+  }
+
+  #iso(at = this.#clock.now()): string {
+    return new Date(at).toISOString();
+  }
+
+  #release(version: number, diff: ReleaseDiffEntry[]): Release {
+    return {
+      id: randomId(8),
+      version,
+      source: "MANUAL",
+      buildId: null,
+      createdByUserId: null,
+      workerCount: 0,
+      createdAt: this.#iso(),
+      diff,
+    };
+  }
+
+  // Endpoints -----------------------------------------------------------------------------------
+
+  /** An endpoint as the document shows it, with `requestUrls` of this emulator. */
+  render(stored: StoredEndpoint): Endpoint {
+    const { record } = stored;
+    const base = `${this.serverlessUrl}/v2/${encodeURIComponent(record.id)}`;
+    return {
+      ...record,
+      requestUrls: {
+        run: `${base}/run`,
+        runSync: `${base}/runsync`,
+        status: `${base}/status/{job_id}`,
+        stream: `${base}/stream/{job_id}`,
+        cancel: `${base}/cancel/{job_id}`,
+        retry: `${base}/retry/{job_id}`,
+        purgeQueue: `${base}/purge-queue`,
+        health: `${base}/health`,
+      },
+    };
+  }
+
+  listEndpoints(): StoredEndpoint[] {
+    // Endpoints an engine no longer has (deleted elsewhere) are not shown.
+    return [...this.#endpoints.values()].filter((e) => this.#engine.has(e.record.id));
+  }
+
+  getEndpoint(id: string): StoredEndpoint | undefined {
+    return this.#endpoints.get(id);
+  }
+
+  #template(id: string): Template {
+    const found = this.#templates.get(id);
+    if (!found) throw new ServerlessConflictError(`templateId: no template ${id}`);
+    return found;
+  }
+
+  #checkCompute(gpu: unknown, cpu: unknown, what: string): void {
+    if ((gpu === undefined) === (cpu === undefined)) {
+      throw new ServerlessConflictError(`${what}: give exactly one of gpu or cpu`);
+    }
+  }
+
+  #checkCuda(gpu: { allowedCudaVersions?: string[]; minCudaVersion?: string } | undefined): void {
+    if (gpu && (gpu.allowedCudaVersions?.length ?? 0) > 0 && gpu.minCudaVersion) {
+      throw new ServerlessConflictError(
+        "gpu: allowedCudaVersions (a non-empty set) and minCudaVersion are mutually exclusive",
+      );
+    }
+  }
+
+  /** Creates an endpoint and its engine endpoint (version 1). */
+  async createEndpoint(body: CreateEndpointRequest): Promise<StoredEndpoint> {
+    if (body.type === "LOAD_BALANCER") {
+      throw new ServerlessUnsupportedError(
+        "type LOAD_BALANCER: the emulator serves queue-based endpoints only (type QUEUE)",
+      );
+    }
+    this.#checkCompute(body.gpu, body.cpu, "createEndpoint");
+    this.#checkCuda(body.gpu);
+    const tpl = body.templateId === undefined ? undefined : this.#template(body.templateId);
+    let id = randomId(8);
+    while (this.#endpoints.has(id) || this.#engine.has(id) || V2_MANAGEMENT_SEGMENTS.includes(id))
+      id = randomId(8);
+    const workers = { min: 0, max: 3, idleTimeout: 10, ...body.workers };
+    const record: StoredEndpoint["record"] = {
+      id,
+      name: body.name,
+      type: "QUEUE",
+      image: body.image ?? tpl?.image ?? "",
+      args: body.args ?? tpl?.args ?? "",
+      disk: body.disk ?? tpl?.disk ?? 20,
+      ports: body.ports ?? tpl?.ports ?? [],
+      env: body.env ?? tpl?.env ?? {},
+      registry: body.registry ?? tpl?.registry ?? null,
+      ...(body.gpu
+        ? {
+            gpu: {
+              ...body.gpu,
+              count: body.gpu.count ?? 1,
+              allowedCudaVersions: body.gpu.allowedCudaVersions ?? [],
+              minCudaVersion: body.gpu.minCudaVersion ?? null,
+            },
+          }
+        : {}),
+      ...(body.cpu ? { cpu: body.cpu.map((c) => ({ ...c, memory: c.vcpuCount * MEMORY_GB_PER_VCPU })) } : {}),
+      workers,
+      scaling: body.scaling,
+      dataCenterIds: body.dataCenterIds ?? [],
+      networkVolumes: body.networkVolumes ?? [],
+      timeout: body.timeout ?? 300_000,
+      flashboot: body.flashboot ?? "OFF",
+      createdAt: this.#iso(),
+      ...(body.templateId !== undefined ? { templateId: body.templateId } : {}),
+    };
+    this.#engine.addEndpoint({
+      id,
+      workersMax: workers.max,
+      release: { version: 1, image: record.image, env: { ...record.env } },
+    });
+    const stored: StoredEndpoint = { record, releases: [this.#release(1, [])] };
+    this.#endpoints.set(id, stored);
+    await this.#save();
+    return stored;
+  }
+
+  /** Applies a PATCH; a change of what workers run makes a release and a rolling update. */
+  async updateEndpoint(id: string, patch: UpdateEndpointRequest): Promise<StoredEndpoint | undefined> {
+    const stored = this.#endpoints.get(id);
+    if (!stored || !this.#engine.has(id)) return undefined;
+    const current = stored.record;
+    if (patch.gpu !== undefined && patch.cpu !== undefined) {
+      throw new ServerlessConflictError("updateEndpoint: give at most one of gpu or cpu");
+    }
+    if (patch.gpu !== undefined && current.cpu !== undefined) {
+      throw new ServerlessConflictError("gpu: this is a CPU endpoint; the compute family cannot change");
+    }
+    if (patch.cpu !== undefined && current.cpu === undefined) {
+      throw new ServerlessConflictError("cpu: this is a GPU endpoint; the compute family cannot change");
+    }
+    const next: StoredEndpoint["record"] = structuredClone(current);
+    if (patch.templateId !== undefined && patch.templateId !== current.templateId) {
+      if (patch.templateId === "") delete next.templateId;
+      else {
+        const tpl = this.#template(patch.templateId);
+        Object.assign(next, {
+          image: tpl.image,
+          args: tpl.args,
+          disk: tpl.disk,
+          ports: tpl.ports,
+          env: tpl.env,
+          registry: tpl.registry,
+          templateId: tpl.id,
+        });
+      }
+    }
+    for (const key of [
+      "name",
+      "image",
+      "args",
+      "disk",
+      "ports",
+      "env",
+      "registry",
+      "dataCenterIds",
+    ] as const) {
+      if (patch[key] !== undefined) (next as Record<string, unknown>)[key] = structuredClone(patch[key]);
+    }
+    for (const key of ["networkVolumes", "scaling", "timeout", "flashboot"] as const) {
+      if (patch[key] !== undefined) (next as Record<string, unknown>)[key] = structuredClone(patch[key]);
+    }
+    if (patch.workers !== undefined) next.workers = { ...next.workers, ...patch.workers };
+    if (patch.cpu !== undefined) {
+      next.cpu = patch.cpu.map((c) => ({ ...c, memory: c.vcpuCount * MEMORY_GB_PER_VCPU }));
+    }
+    if (patch.gpu !== undefined && next.gpu) {
+      const { minCudaVersion, ...rest } = patch.gpu;
+      const gpu = { ...next.gpu, ...rest };
+      if (minCudaVersion !== undefined) gpu.minCudaVersion = minCudaVersion === "" ? null : minCudaVersion;
+      this.#checkCuda({
+        allowedCudaVersions: gpu.allowedCudaVersions,
+        minCudaVersion: gpu.minCudaVersion ?? undefined,
+      });
+      next.gpu = gpu;
+    }
+    const diff: ReleaseDiffEntry[] = [];
+    for (const field of RELEASE_FIELDS) diffValues(field, current[field], next[field], diff);
+    stored.record = next;
+    if (next.workers.max !== current.workers.max) this.#engine.setWorkersMax(id, next.workers.max);
+    if (diff.length > 0) {
+      const version = this.#engine.version(id) + 1;
+      stored.releases.push(this.#release(version, diff));
+      this.#engine.release(id, { version, image: next.image, env: { ...next.env } });
+    }
+    await this.#save();
+    return stored;
+  }
+
+  /** Deletes an endpoint: its jobs end and its job interface answers 404. */
+  async deleteEndpoint(id: string): Promise<boolean> {
+    if (!this.#endpoints.delete(id)) return false;
+    const removed = this.#engine.removeEndpoint(id);
+    await this.#save();
+    return removed;
+  }
+
+  /** `/workers`: each running worker with its version and staleness, and counts by status. */
+  workers(id: string): ListEndpointWorkersResponse | undefined {
+    const stored = this.#endpoints.get(id);
+    if (!stored || !this.#engine.has(id)) return undefined;
+    const now = this.#clock.now();
+    const gpu = stored.record.gpu;
+    const workers = this.#engine.workers(id).map((w) => ({
+      id: w.id,
+      status: w.status,
+      isStale: w.isStale,
+      version: w.version,
+      gpuCount: gpu ? gpu.count : 0,
+      image: w.image,
+      uptimeSeconds: Math.max(0, Math.floor((now - w.startedAt) / 1000)),
+      gpuTypeId: gpu ? (gpu.pools[0] ?? null) : null,
+      dataCenterId: stored.record.dataCenterIds[0] ?? null,
+      startedAt: this.#iso(w.startedAt),
+    }));
+    const count = (status: string) => workers.filter((w) => w.status === status).length;
+    return {
+      endpointVersion: this.#engine.version(id),
+      summary: {
+        running: count("RUNNING"),
+        idle: count("IDLE"),
+        initializing: count("INITIALIZING"),
+        throttled: 0,
+        unhealthy: 0,
+        total: workers.length,
+      },
+      workers,
+    };
+  }
+
+  /** `/releases`: newest first, each with its worker count, and the rollout summary. */
+  releases(id: string): ListEndpointReleasesResponse | undefined {
+    const stored = this.#endpoints.get(id);
+    if (!stored || !this.#engine.has(id)) return undefined;
+    const workers = this.#engine.workers(id);
+    const latest = this.#engine.version(id);
+    const onLatest = workers.filter((w) => !w.isStale).length;
+    const total = workers.length;
+    return {
+      endpointVersion: latest,
+      rollout: {
+        inProgress: onLatest < total,
+        workersOnLatest: onLatest,
+        workersTotal: total,
+        percentOnLatest: total === 0 ? 100 : Math.floor((onLatest * 100) / total),
+      },
+      releases: [...stored.releases].reverse().map((r) => ({
+        ...r,
+        workerCount: workers.filter((w) => w.version === r.version).length,
+      })),
+    };
+  }
+
+  /** Every worker's log (the engine's). */
+  get logs() {
+    return this.#engine.logs;
+  }
+
+  /** True when the endpoint has a log for `workerId` (running, or gone and still kept). */
+  hasWorkerLog(id: string, workerId: string): boolean {
+    return this.#endpoints.has(id) && this.#engine.logs.has(id, workerId);
+  }
+
+  // Templates -----------------------------------------------------------------------------------
+
+  listTemplates(): Template[] {
+    return [...this.#templates.values()];
+  }
+
+  getTemplate(id: string): Template | undefined {
+    return this.#templates.get(id);
+  }
+
+  async createTemplate(body: CreateTemplateRequest): Promise<Template> {
+    let id = randomId(10);
+    while (this.#templates.has(id)) id = randomId(10);
+    const template: Template = {
+      id,
+      name: body.name,
+      image: body.image,
+      args: body.args ?? "",
+      disk: body.disk ?? 20,
+      mounts: body.mounts ?? {},
+      ports: body.ports ?? [],
+      env: body.env ?? {},
+      registry: body.registry ?? null,
+      serverless: body.serverless ?? false,
+      public: body.public ?? false,
+      category: body.category ?? "NVIDIA",
+      startSsh: body.startSsh ?? true,
+      startJupyter: body.startJupyter ?? true,
+      allowedCudaVersions: body.allowedCudaVersions ?? [],
+    };
+    this.#templates.set(id, template);
+    await this.#save();
+    return template;
+  }
+
+  async updateTemplate(id: string, patch: UpdateTemplateRequest): Promise<Template | undefined> {
+    const current = this.#templates.get(id);
+    if (!current) return undefined;
+    const next = { ...current };
+    for (const [key, value] of Object.entries(patch)) {
+      if (value !== undefined) (next as Record<string, unknown>)[key] = structuredClone(value);
+    }
+    this.#templates.set(id, next);
+    await this.#save();
+    return next;
+  }
+
+  async deleteTemplate(id: string): Promise<boolean> {
+    if (!this.#templates.has(id)) return false;
+    const user = this.listEndpoints().find((e) => e.record.templateId === id);
+    if (user) {
+      throw new ServerlessConflictError(
+        `template ${id} is used by endpoint ${user.record.id}; change that endpoint's templateId or delete it first`,
+      );
+    }
+    this.#templates.delete(id);
+    await this.#save();
+    return true;
+  }
+}
+
+export type { StoredEndpoint };
