@@ -50,9 +50,10 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import * as fs from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Operation, RunnerRequest, RunnerResult } from "./deployRunner.mts";
+import type { Operation, RunnerRequest, RunnerResult, StepOp } from "./deployRunner.mts";
 import { loadState } from "./harnessState.mts";
 
 /** A stack config value: plaintext, or `{ secret }` for `pulumi config set --secret`. */
@@ -75,6 +76,18 @@ export interface HarnessOptions {
   config?: Record<string, ConfigValue>;
   /** Environment of the program and the host. @default this process's, without RUNPOD_* variables */
   env?: NodeJS.ProcessEnv;
+  /**
+   * At most this many resource steps at once, as `pulumi up --parallel`.
+   * @default 4 × CPU count (`defaultParallel` in pkg/cmd/pulumi/operations/up.go)
+   */
+  parallel?: number;
+  /** `up` without the preview first, as `pulumi up --skip-preview`. @default false */
+  skipPreview?: boolean;
+}
+
+/** `pulumi up`'s default `--parallel`: GOMAXPROCS × 4 (operations/up.go `defaultParallel`). */
+export function defaultParallel(): number {
+  return availableParallelism() * 4;
 }
 
 export interface DeployResult {
@@ -82,14 +95,18 @@ export interface DeployResult {
   /** Stack exports; secret ones shown as "[secret]". */
   outputs: Record<string, unknown>;
   secretOutputs: string[];
-  resources: Array<{
-    urn: string;
-    id: string;
-    op: "create" | "update" | "replace" | "same" | "delete" | "failed";
-    error?: string;
-  }>;
+  /** Per resource; in a preview, the plan. `error` is the text the engine prints for it. */
+  resources: Array<{ urn: string; id: string; op: StepOp; error?: string }>;
+  /** One `<type> <name>: <engine text>` per failed step, and program errors. */
   errors: string[];
+  warnings: string[];
   logs: string[];
+  /** Most resource steps that ran at once. */
+  maxConcurrentSteps: number;
+  /** From the first step's start to the last step's end, ms. */
+  stepsMs: number;
+  /** For `up` without `skipPreview`: the preview that ran first (the update is not run when it failed). */
+  preview?: DeployResult;
 }
 
 const RUNNER = path.join(path.dirname(fileURLToPath(import.meta.url)), "deployRunner.mts");
@@ -119,6 +136,10 @@ export class DeployHarness {
   private readonly env: NodeJS.ProcessEnv;
   private readonly ownsState: boolean;
   private config: Record<string, ConfigValue>;
+  /** Steps at once for the following runs (`--parallel`). */
+  parallel: number;
+  /** When true, `up` skips its preview (`--skip-preview`). */
+  skipPreview: boolean;
 
   private constructor(init: {
     workDir: string;
@@ -130,6 +151,8 @@ export class DeployHarness {
     passphrase: string;
     env: NodeJS.ProcessEnv;
     config: Record<string, ConfigValue>;
+    parallel: number;
+    skipPreview: boolean;
   }) {
     this.workDir = init.workDir;
     this.main = init.main;
@@ -140,6 +163,8 @@ export class DeployHarness {
     this.passphrase = init.passphrase;
     this.env = init.env;
     this.config = { ...init.config };
+    this.parallel = init.parallel;
+    this.skipPreview = init.skipPreview;
   }
 
   /** Copies the program into `projectDir/programs/<name>-XXXX` and prepares a harness for it. */
@@ -200,6 +225,8 @@ export class DeployHarness {
       passphrase,
       env: opts.env ?? defaultEnv(),
       config: opts.config ?? {},
+      parallel: opts.parallel ?? defaultParallel(),
+      skipPreview: opts.skipPreview ?? false,
     });
   }
 
@@ -211,9 +238,21 @@ export class DeployHarness {
     else this.config[key] = value;
   }
 
-  /** Deploys the program: see the module comment. Never throws for deployment errors: see `errors`. */
-  up(): Promise<DeployResult> {
-    return this.run("up");
+  /**
+   * Deploys the program: see the module comment. As `pulumi up`, it previews first (result in
+   * `preview`) and stops there when the preview fails, unless `skipPreview`. Never throws for
+   * deployment errors: see `errors`.
+   */
+  async up(opts: { skipPreview?: boolean } = {}): Promise<DeployResult> {
+    if (opts.skipPreview ?? this.skipPreview) return this.run("up");
+    const preview = await this.run("preview");
+    if (!preview.ok) return { ...preview, preview };
+    return { ...(await this.run("up")), preview };
+  }
+
+  /** `pulumi preview`: Check (unknowns as the sentinel) and Diff only; the state is not written. */
+  preview(): Promise<DeployResult> {
+    return this.run("preview");
   }
 
   /** Reads every resource through the provider; gone ones leave the state. */
@@ -276,6 +315,7 @@ export class DeployHarness {
       config: plain,
       secretConfigKeys: secretKeys,
       hostEnv: this.env,
+      parallel: this.parallel,
     };
     const env: NodeJS.ProcessEnv = {
       ...this.env,
@@ -314,7 +354,10 @@ export class DeployHarness {
         secretOutputs: [],
         resources: [],
         errors: [`deploy runner exited with code ${code} before writing a result`],
+        warnings: [],
         logs: programLogs,
+        maxConcurrentSteps: 0,
+        stepsMs: 0,
       };
     }
     return { ok: result.errors.length === 0, ...result, logs: [...result.logs, ...programLogs] };
