@@ -12,9 +12,10 @@
  *   passphrase: "test",                                // or env PULUMI_CONFIG_PASSPHRASE
  *   config: { "runpod:apiKey": { secret: emu.apiKey }, "runpod:restUrl": emu.restUrl },
  * });
- * const first = await harness.up();      // { ok, outputs, secretOutputs, resources: [{urn,id,op}], errors, logs }
+ * const first = await harness.up();      // preview, then update: { ok, outputs, resources: [{urn,id,op,error?}], errors, preview, ... }
+ * const plan = await harness.preview();  // Check and Diff only; nothing created, state untouched
  * harness.setConfig("registry-auth:password", { secret: "new" });
- * const second = await harness.up();     // ops: "create" | "update" | "replace" | "same" | "delete" | "failed"
+ * const second = await harness.up();     // ops: "create" | "update" | "replace" | "same" | "delete" | "read" | "failed"
  * await harness.refresh();               // read() each resource; gone ones leave the state
  * await harness.destroy();               // deletes everything, newest first
  * await harness.dispose();               // removes the program copy (and the state, unless stateFile was given)
@@ -22,17 +23,16 @@
  *
  * What it does, per run, in a fresh child process (`deployRunner.mts`) whose cwd is a copy of the
  * program inside `projectDir`, so `import ... from "pulumi-runpod-dynamic"` resolves to the packed
- * package and `@pulumi/pulumi` is the one copy the package uses:
- * - `up`: the program's entry is the Pulumi.yaml `main` (default `index.ts`, then `index.js`) or the
- *   given file; its named exports, or the result of its default-exported function, are the stack
- *   outputs. For each dynamic resource: Check (failures fail the step), then Create when new, else
- *   Diff against the saved outputs: `replaces` → Replace (delete first when the diff or the
- *   `deleteBeforeReplace` option says so; else create, and delete the old one at the end), changes →
- *   Update, none → same. A resource whose last create/update was a partial failure (an error with
- *   an `id`) is kept in state with `initErrors` and is re-run through Update on the next `up`
- *   even without a diff, as the engine does. After a run without errors, resources that left the
- *   program are deleted (newest first). Components are accepted; other custom resources and
- *   invokes are errors.
+ * package and `@pulumi/pulumi` is the one copy the package uses. The program's entry is the
+ * Pulumi.yaml `main` (default `index.ts`, then `index.js`) or the given file; its named exports, or
+ * the result of its default-exported function, are the stack outputs.
+ *
+ * It follows Pulumi's engine rule by rule; `README.md` beside this file lists each rule with the
+ * engine function it comes from (init errors only from `reasons`, old inputs kept on a partially
+ * failed update, refresh with Diff, `up` = preview then update, destroy/refresh with the config
+ * stored at the last `up`, `parallel`, replacements, protect, retainOnDelete, ignoreChanges,
+ * `Resource.get`, parents in URNs, aliases). `test/harness/engineRules.test.ts` checks each one.
+ *
  * - Secrets (the engine's rules): an output is secret when its top-level key was a secret input or
  *   is listed in `additionalSecretOutputs` (read through `registerStackTransformation` inside
  *   `runInPulumiStack`); the program sees those outputs as secret. In the state file secrets are
@@ -42,10 +42,11 @@
  * - Stack config reaches the program as Pulumi's `PULUMI_CONFIG`/`PULUMI_CONFIG_SECRET_KEYS` env and
  *   the host through Configure (plaintext, as the engine sends it with `acceptSecrets=false`).
  * - `logs` holds the harness's step lines, the program's stdout/stderr and the host's stderr
- *   (prefixed `[host]`); `errors` one line per failed step or program error. `ok` = no errors.
+ *   (prefixed `[host]`); `errors` one `<type> <name>: <text the engine prints>` per failed step,
+ *   or a program error. `ok` = no errors.
  *
- * Limits: state is keyed by type and name (parents are not part of the key); no preview, no
- * `protect`/`ignoreChanges`/`replaceOnChanges`/`dependsOn` ordering of deletes.
+ * Limits (see the README): no targets, `dependsOn` ordering of deletes, `replaceOnChanges`,
+ * `deletedWith`, hooks or `import`; options are matched to registrations by type and name.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
