@@ -3,6 +3,7 @@
  * emulator, then a scan of everything it left behind for the secrets it was given.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { providerSetsReasons } from "../support/installedProvider.mts";
 import {
   type DemoSecrets,
   demoScenario,
@@ -13,13 +14,14 @@ import {
   type Transcript,
 } from "./scenarios";
 
-const make = harnessDriver(inject("installedProjectDir"));
+const projectDir = inject("installedProjectDir");
+const make = harnessDriver(projectDir);
 const SECRETS: DemoSecrets = {
   registryPassword: "demo-registry-passw0rd-e2e",
   s3AccessSecret: "wJalrXUtnFEMI-K7MDENG-e2e-s3-secret",
 };
 
-describe("demo example through the deploy harness", () => {
+describe("demo example through the deploy harness", { timeout: 300_000 }, () => {
   let e: E2eEmulator;
   beforeAll(async () => {
     e = await startE2eEmulator();
@@ -30,7 +32,7 @@ describe("demo example through the deploy harness", () => {
 
   let transcript: Transcript | undefined;
   it("up; a trigger re-runs only the smoke test; a rename replaces only the credential; broken then fixed endpoint; refresh; destroy", async () => {
-    transcript = await demoScenario(make, e, SECRETS);
+    transcript = await demoScenario(make, e, SECRETS, { providerReasons: providerSetsReasons(projectDir) });
   });
 
   it("no registry password, api key or s3 accessSecret in plaintext in the saved state, the logs or any error", () => {

@@ -4,6 +4,7 @@
  * deploy until it is fixed.
  */
 import { afterAll, beforeAll, describe, inject, it } from "vitest";
+import { providerSetsReasons } from "../support/installedProvider.mts";
 import {
   brokenEndpointScenario,
   type E2eEmulator,
@@ -12,9 +13,10 @@ import {
   startE2eEmulator,
 } from "./scenarios";
 
-const make = harnessDriver(inject("installedProjectDir"));
+const projectDir = inject("installedProjectDir");
+const make = harnessDriver(projectDir);
 
-describe("smoke-test example through the deploy harness", () => {
+describe("smoke-test example through the deploy harness", { timeout: 300_000 }, () => {
   let e: E2eEmulator;
   beforeAll(async () => {
     e = await startE2eEmulator();
@@ -27,7 +29,11 @@ describe("smoke-test example through the deploy harness", () => {
     await smokeTestScenario(make, e);
   });
 
-  it("fails the deploy on a broken endpoint, then passes through update on the next up once fixed", async () => {
+  it("fails the deploy on a broken endpoint with the engine's text naming endpoint, job, status and worker error, then passes through update on the next up once fixed", async (ctx) => {
+    ctx.skip(
+      !providerSetsReasons(projectDir),
+      "the installed JobRun provider attaches no `reasons` to its partial failure, so the engine would print only 'resource init failed' (issue 11, provider side)",
+    );
     await brokenEndpointScenario(make, e);
   });
 });
