@@ -48,7 +48,7 @@ describe("npm run demo", () => {
     expect(cliLooking.length).toBeGreaterThanOrEqual(12);
     for (const line of cliLooking) expect(line).toContain("[deploy harness]");
     expect(stdout).toMatch(
-      /\$ pulumi up --yes +\[deploy harness\]\nPreviewing update \(dev\):[^]*\+ 3 to create\n\nUpdating \(dev\):/,
+      /\$ pulumi up --yes +\[deploy harness\]\nPreviewing update \(dev\):[\s\S]*\+ 3 to create\n\nUpdating \(dev\):/,
     );
     expect(stdout).toMatch(/volumeId +: "agv6w2qcg7"/);
     expect(stdout).toContain("+ 3 created");
