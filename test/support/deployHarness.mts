@@ -106,6 +106,8 @@ export interface DeployResult {
   maxConcurrentSteps: number;
   /** From the first step's start to the last step's end, ms. */
   stepsMs: number;
+  /** Total time of the (serial) Check calls, ms. */
+  checkMs: number;
   /** For `up` without `skipPreview`: the preview that ran first (the update is not run when it failed). */
   preview?: DeployResult;
 }
@@ -359,6 +361,7 @@ export class DeployHarness {
         logs: programLogs,
         maxConcurrentSteps: 0,
         stepsMs: 0,
+        checkMs: 0,
       };
     }
     return { ok: result.errors.length === 0, ...result, logs: [...result.logs, ...programLogs] };

@@ -61,6 +61,8 @@ export interface RunnerResult {
   maxConcurrentSteps: number;
   /** From the first step's start to the last step's end, ms (0 without steps). */
   stepsMs: number;
+  /** Total time of the Check calls, which the engine's step generator makes one at a time, ms. */
+  checkMs: number;
 }
 
 const DYNAMIC_PREFIX = "pulumi-nodejs:dynamic";
@@ -173,6 +175,8 @@ async function main(): Promise<void> {
   const slots = new Slots(req.parallel);
   /** Set at the first failed step: the executor cancels, nothing new is scheduled (`cancelDueToError`). */
   let cancelled = false;
+  /** Time spent in the serial step generator's Check calls, ms. */
+  let checkMs = 0;
 
   const { state, crypter } = await loadState(req.stateFile, req.passphrase, req.project, req.stack);
   let saving: Promise<void> = Promise.resolve();
@@ -282,6 +286,7 @@ async function main(): Promise<void> {
     logs,
     maxConcurrentSteps: slots.max,
     stepsMs: slots.firstStart === undefined ? 0 : (slots.lastEnd ?? slots.firstStart) - slots.firstStart,
+    checkMs,
   };
   await writeFile(req.resultFile, JSON.stringify(result), { mode: 0o600 });
 
@@ -443,9 +448,11 @@ async function main(): Promise<void> {
 
       const planned = await serially(async () => {
         if (cancelled) throw new Skipped(`${type} ${name}: not stepped: the deployment stopped at a failure`);
+        const checkStarted = performance.now();
         const checked = await h
           .check(urn, old?.inputs ?? {}, news)
           .catch((e) => fail(urn, old?.id ?? "", who, `check failed: ${messageOf(e)}`));
+        checkMs += performance.now() - checkStarted;
         if (checked.failures.length > 0) {
           const list = checked.failures.map((f) => `${f.property}: ${f.reason}`).join("; ");
           fail(urn, old?.id ?? "", who, `invalid inputs: ${list}`);
