@@ -8,6 +8,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: "forks",
     maxWorkers: 2,
-    reporters: ["default"],
+    // skipReasons prints each skipped test with its reason after the default summary.
+    reporters: ["default", "./test/support/skipReasons.mts"],
   },
 });

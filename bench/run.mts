@@ -7,7 +7,9 @@
  * Sections (each module's comment says exactly what it measures and how):
  * - `latency.mts`: JobRun detection latency and requests per job, ours vs runpod-sdk vs 1 s polling.
  * - `throughput.mts`: client overhead vs raw undici; emulator throughput vs a bare node:http server.
- * - `scale.mts`: 100 and 500 JobRuns at once under the service's limits, vs the bound.
+ * - `scale.mts`: 100 and 500 JobRuns at once under the service's limits, vs the bound (client only).
+ * - `deployScale.mts`: N JobRuns in one deploy through the deploy harness and the real provider host,
+ *   at the default `--parallel` and at 64, vs `ceil(N / min(P, W)) × T`.
  * - `providerSize.mts`: `__provider` size per resource type from the installed package.
  * - `importCost.mts`: the package's require time beside @pulumi/pulumi alone, and the registration
  *   cost per resource under mocks.
@@ -15,6 +17,7 @@
 import { writeFile } from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
+import { benchDeployScale } from "./deployScale.mts";
 import { benchImportCost } from "./importCost.mts";
 import { benchLatency } from "./latency.mts";
 import { fmt, progress, REPO_DIR, type ResultRow, renderTable, round } from "./lib.mts";
@@ -24,7 +27,14 @@ import { benchThroughput } from "./throughput.mts";
 
 const started = performance.now();
 const rows: ResultRow[] = [];
-for (const section of [benchLatency, benchThroughput, benchScale, benchProviderSize, benchImportCost]) {
+for (const section of [
+  benchLatency,
+  benchThroughput,
+  benchScale,
+  benchDeployScale,
+  benchProviderSize,
+  benchImportCost,
+]) {
   rows.push(...(await section()));
 }
 const seconds = (performance.now() - started) / 1000;

@@ -6,14 +6,16 @@
  *    "models" (in EU-RO-1 and in US-KS-2, so the data-centre filter matters) and the `echo` endpoint.
  * 2. Installs the packed package into a temp project (`npm pack`, dependencies linked from this
  *    repo's node_modules: offline), the way users get it.
- * 3. `pulumi up`, prints the outputs; `pulumi config set endpointRevision 2` and `pulumi up` again
- *    (only the smoke test runs again, as an in-place update); `pulumi destroy`.
+ * 3. `pulumi up` (preview first, as a user's `pulumi up` does), prints the outputs; `pulumi config
+ *    set endpointRevision 2` and `pulumi up` again (only the smoke test runs again, as an in-place
+ *    update); `pulumi destroy`.
  * 4. Stops the emulator and removes every temp directory, also on failure or Ctrl-C.
  *
  * With a `pulumi` CLI on PATH it runs the real CLI (local file backend in the temp project,
  * passphrase set for the run only) and shows its own output. Without one it runs the same program
  * through the deploy harness (`test/support/deployHarness.mts`: Pulumi's own dynamic-provider
- * host, state in a temp file) and prints the same summary `pulumi up` would.
+ * host, state in a temp file) and prints the same summary `pulumi up` would (the preview's plan,
+ * then the update), every CLI-looking line labelled `[deploy harness]`.
  *
  * Exit status: 0 on success, 1 when a step fails (its diagnostics are printed), 130 on Ctrl-C.
  * Run with `npm run demo` (builds first; Node 24 from the devDependency), or `npx node scripts/demo.mts`.
@@ -109,12 +111,12 @@ async function main(): Promise<number> {
         const result = await step();
         if (!result.ok) throw new StepFailed(result.errors.join("\n"));
       };
-      await run("pulumi up --yes --skip-preview", () => cli!.up());
+      await run("pulumi up --yes", () => cli!.up());
       print(
         `\n$ pulumi config set endpointRevision 2    # the endpoint was redeployed: re-run the smoke test`,
       );
       await cli.setConfig(`${PROJECT}:endpointRevision`, "2");
-      await run("pulumi up --yes --skip-preview", () => cli!.up());
+      await run("pulumi up --yes", () => cli!.up());
       await run("pulumi destroy --yes --skip-preview", () => cli!.destroy());
     } else {
       print(
@@ -128,14 +130,16 @@ async function main(): Promise<number> {
         stack: STACK,
       });
       const h = harness;
+      // Issue 15 item 6: no CLI ran, so every line that looks like the CLI's says who printed it.
+      const LABEL = "[deploy harness]";
       let previous: Record<string, unknown> | undefined;
-      const run = async (kind: StepView["kind"], title: string, step: () => Promise<DeployResult>) => {
-        print(`\n$ ${title}`);
-        const before = (await h.state()).resources;
-        const t = performance.now();
-        const result = await step();
-        const durationMs = performance.now() - t;
-        const after = (await h.state()).resources;
+      const show = (
+        kind: StepView["kind"],
+        result: DeployResult,
+        durationMs: number,
+        before: Awaited<ReturnType<DeployHarness["state"]>>["resources"],
+        after: Awaited<ReturnType<DeployHarness["state"]>>["resources"],
+      ) => {
         const resources = result.resources.map((r) => ({
           ...r,
           diffKeys: r.op === "update" || r.op === "replace" ? changedInputs(before, after, r.urn) : undefined,
@@ -143,26 +147,45 @@ async function main(): Promise<number> {
         print(
           renderStep({
             kind,
+            label: LABEL,
             project: PROJECT,
             stack: STACK,
             resources,
             outputs: result.outputs,
             previousOutputs: previous,
-            errors: result.errors.filter((e) => !result.resources.some((r) => r.error === e)),
+            errors: result.errors.filter(
+              (e) => !result.resources.some((r) => r.error !== undefined && e.endsWith(r.error)),
+            ),
             durationMs,
           }),
         );
+      };
+      const run = async (kind: "up" | "destroy", title: string, step: () => Promise<DeployResult>) => {
+        print(`\n$ ${title}    ${LABEL}`);
+        const before = (await h.state()).resources;
+        const t = performance.now();
+        const result = await step();
+        const durationMs = performance.now() - t;
+        const after = (await h.state()).resources;
+        if (result.preview) {
+          // `pulumi up` previews first and prints the plan before the update.
+          show("preview", result.preview, 0, before, before);
+          print("");
+        }
+        if (result !== result.preview && !(result.preview && !result.preview.ok)) {
+          show(kind, result, durationMs, before, after);
+        }
         if (!result.ok) throw new StepFailed(result.errors.join("\n"));
         previous = result.outputs;
       };
-      await run("up", "pulumi up --yes --skip-preview", () => h.up());
+      await run("up", "pulumi up --yes", () => h.up());
       print(
-        `\n$ pulumi config set endpointRevision 2    # the endpoint was redeployed: re-run the smoke test`,
+        `\n$ pulumi config set endpointRevision 2    # the endpoint was redeployed: re-run the smoke test    ${LABEL}`,
       );
       h.setConfig(`${PROJECT}:endpointRevision`, "2");
-      await run("up", "pulumi up --yes --skip-preview", () => h.up());
+      await run("up", "pulumi up --yes", () => h.up());
       await run("destroy", "pulumi destroy --yes --skip-preview", () => h.destroy());
-      print("\nThe resources in the stack have been deleted.");
+      print("\nThe resources in the stack have been deleted.    [deploy harness]");
     }
 
     await cleanup();

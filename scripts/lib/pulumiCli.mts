@@ -207,9 +207,17 @@ export class CliStack {
     else await this.cli(["config", "set", "--secret", key, ...s], value.secret);
   }
 
-  /** `pulumi up --yes --skip-preview`. Never throws for deployment errors: see `errors`. */
-  up(): Promise<CliResult> {
-    return this.step(["up", "--yes", "--skip-preview"]);
+  /**
+   * `pulumi up --yes`: previews first, as a user's `pulumi up` does (`--skip-preview` with
+   * `{ skipPreview: true }`). Never throws for deployment errors: see `errors`.
+   */
+  up(opts: { skipPreview?: boolean } = {}): Promise<CliResult> {
+    return this.step(opts.skipPreview ? ["up", "--yes", "--skip-preview"] : ["up", "--yes"]);
+  }
+
+  /** `pulumi preview`. */
+  preview(): Promise<CliResult> {
+    return this.step(["preview"]);
   }
 
   /** `pulumi refresh --yes --skip-preview`. */
@@ -319,7 +327,7 @@ export class CliStack {
       });
       let stdout = "";
       let stderr = "";
-      const streamed = this.echo && ["up", "refresh", "destroy"].includes(args[0]!);
+      const streamed = this.echo && ["up", "preview", "refresh", "destroy"].includes(args[0]!);
       child.stdout.setEncoding("utf8").on("data", (d: string) => {
         stdout += d;
         if (streamed) process.stdout.write(d);

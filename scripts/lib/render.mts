@@ -8,12 +8,20 @@
  */
 
 /** What happened to one resource in a step (the deploy harness's ops). */
-export type StepOp = "create" | "update" | "replace" | "same" | "delete" | "failed";
+export type StepOp = "create" | "update" | "replace" | "same" | "delete" | "read" | "failed";
 
 /** One step to render. */
 export interface StepView {
-  /** `up` prints "Updating", `destroy` "Destroying", `refresh` "Refreshing". */
-  kind: "up" | "destroy" | "refresh";
+  /**
+   * `up` prints "Updating", `destroy` "Destroying", `refresh` "Refreshing", `preview`
+   * "Previewing update" with the plan (`Plan` column, "N to create" counts).
+   */
+  kind: "up" | "destroy" | "refresh" | "preview";
+  /**
+   * Appended to the headline and the Duration line, e.g. "[deploy harness]": says that no CLI
+   * printed this (issue 15 item 6).
+   */
+  label?: string;
   project: string;
   stack: string;
   resources: Array<{ urn: string; op: StepOp; error?: string; diffKeys?: string[] }>;
@@ -32,6 +40,7 @@ const SYMBOL: Record<StepOp, string> = {
   replace: "+-",
   delete: "- ",
   same: "  ",
+  read: "> ",
   failed: "  ",
 };
 const PAST: Record<StepOp, string> = {
@@ -40,6 +49,16 @@ const PAST: Record<StepOp, string> = {
   replace: "replaced",
   delete: "deleted",
   same: "",
+  read: "read",
+  failed: "failed",
+};
+const PLAN: Record<StepOp, string> = {
+  create: "create",
+  update: "update",
+  replace: "replace",
+  delete: "delete",
+  same: "",
+  read: "read",
   failed: "failed",
 };
 const SUMMARY: Array<[StepOp, string, string]> = [
@@ -86,19 +105,24 @@ export function formatDuration(ms: number): string {
 /** The whole summary of one step, as lines of text (no trailing newline). */
 export function renderStep(view: StepView): string {
   const out: string[] = [];
-  const verb = { up: "Updating", destroy: "Destroying", refresh: "Refreshing" }[view.kind];
-  out.push(`${verb} (${view.stack}):`, "");
+  const isPreview = view.kind === "preview";
+  const verb = { up: "Updating", destroy: "Destroying", refresh: "Refreshing", preview: "Previewing update" }[
+    view.kind
+  ];
+  const tag = view.label ? `  ${view.label}` : "";
+  out.push(`${verb} (${view.stack}):${tag}`, "");
 
   const shown = view.resources.filter((r) => r.op !== "same");
   const failed = view.resources.filter((r) => r.op === "failed");
   const stackName = `${view.project}-${view.stack}`;
   const anyCreated = view.resources.some((r) => r.op === "create");
-  const firstDeploy = view.kind === "up" && anyCreated && !view.resources.some((r) => r.op !== "create");
+  const firstDeploy =
+    (view.kind === "up" || isPreview) && anyCreated && !view.resources.some((r) => r.op !== "create");
   const destroyedAll = view.kind === "destroy" && failed.length === 0;
   const stackOp: StepOp = firstDeploy ? "create" : destroyedAll ? "delete" : "same";
   const programErrors = view.errors.filter((e) => !failed.some((r) => r.error === e));
   const errorCount = failed.length + programErrors.length;
-  const stackStatus = errorCount > 0 ? "**failed**" : PAST[stackOp];
+  const stackStatus = errorCount > 0 ? "**failed**" : (isPreview ? PLAN : PAST)[stackOp];
   const stackInfo = errorCount > 0 ? `${errorCount} error${errorCount > 1 ? "s" : ""}` : "";
   const rows: Array<[string, string, string, string, string]> = [
     [SYMBOL[stackOp], "pulumi:pulumi:Stack", stackName, stackStatus, stackInfo],
@@ -106,16 +130,17 @@ export function renderStep(view: StepView): string {
   shown.forEach((r, i) => {
     const { type, name } = parseUrn(r.urn);
     const branch = i === shown.length - 1 ? "└─ " : "├─ ";
-    const status = r.op === "failed" ? "**failed**" : PAST[r.op];
+    const status = r.op === "failed" ? "**failed**" : (isPreview ? PLAN : PAST)[r.op];
     const info = r.op === "failed" ? "1 error" : r.diffKeys?.length ? `[diff: ~${r.diffKeys.join(",")}]` : "";
     rows.push([SYMBOL[r.op], branch + type, name, status, info]);
   });
   const typeWidth = Math.max("Type".length, ...rows.map((r) => r[1].length));
   const nameWidth = Math.max("Name".length, ...rows.map((r) => r[2].length));
-  const statusWidth = Math.max("Status".length, ...rows.map((r) => r[3].length));
+  const statusHead = isPreview ? "Plan" : "Status";
+  const statusWidth = Math.max(statusHead.length, ...rows.map((r) => r[3].length));
   const row = (sym: string, type: string, name: string, status: string, info: string) =>
     ` ${sym}  ${type.padEnd(typeWidth)}  ${name.padEnd(nameWidth)}  ${status.padEnd(statusWidth)}  ${info}`.trimEnd();
-  out.push(row("  ", "Type", "Name", "Status", "Info"));
+  out.push(row("  ", "Type", "Name", statusHead, "Info"));
   for (const r of rows) out.push(row(...r));
 
   if (errorCount > 0) {
@@ -132,7 +157,7 @@ export function renderStep(view: StepView): string {
   const keys = Object.keys(view.outputs);
   const previous = view.previousOutputs;
   const removed = previous ? Object.keys(previous).filter((k) => !(k in view.outputs)) : [];
-  if (view.kind !== "destroy" && (keys.length > 0 || removed.length > 0)) {
+  if (view.kind !== "destroy" && !isPreview && (keys.length > 0 || removed.length > 0)) {
     const width = Math.max(...[...keys, ...removed].map((k) => k.length));
     out.push("", "Outputs:");
     for (const k of keys) {
@@ -159,10 +184,10 @@ export function renderStep(view: StepView): string {
   for (const r of view.resources) counts.set(r.op, (counts.get(r.op) ?? 0) + 1);
   for (const [op, sym, label] of SUMMARY) {
     const n = counts.get(op);
-    if (n) out.push(`    ${sym} ${n} ${label}`);
+    if (n) out.push(`    ${sym} ${n} ${isPreview ? `to ${PLAN[op]}` : label}`);
   }
   if (counts.get("failed")) out.push(`    ${counts.get("failed")} errored`);
   if (counts.get("same")) out.push(`    ${counts.get("same")} unchanged`);
-  out.push("", `Duration: ${formatDuration(view.durationMs)}`);
+  if (!isPreview) out.push("", `Duration: ${formatDuration(view.durationMs)}${tag}`);
   return out.join("\n");
 }

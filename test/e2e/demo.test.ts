@@ -13,13 +13,14 @@ import {
   type Transcript,
 } from "./scenarios";
 
-const make = harnessDriver(inject("installedProjectDir"));
+const projectDir = inject("installedProjectDir");
+const make = harnessDriver(projectDir);
 const SECRETS: DemoSecrets = {
   registryPassword: "demo-registry-passw0rd-e2e",
   s3AccessSecret: "wJalrXUtnFEMI-K7MDENG-e2e-s3-secret",
 };
 
-describe("demo example through the deploy harness", () => {
+describe("demo example through the deploy harness", { timeout: 300_000 }, () => {
   let e: E2eEmulator;
   beforeAll(async () => {
     e = await startE2eEmulator();

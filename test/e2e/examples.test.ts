@@ -16,7 +16,7 @@ import {
 const make = harnessDriver(inject("installedProjectDir"));
 const PASSWORD = "ghp_e2eRegistryPassw0rd-never-plaintext";
 
-describe("examples through the deploy harness", () => {
+describe("examples through the deploy harness", { timeout: 300_000 }, () => {
   let e: E2eEmulator;
   beforeAll(async () => {
     e = await startE2eEmulator();

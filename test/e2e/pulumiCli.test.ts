@@ -11,11 +11,15 @@ import {
   cliDriver,
   type DemoSecrets,
   demoScenario,
+  dependentInputsScenario,
   type E2eEmulator,
   expectNoSecrets,
+  keyRotationScenario,
+  movedRegistryAuthScenario,
   registryAuthScenario,
   smokeTestScenario,
   startE2eEmulator,
+  startRotatingEmulator,
   volumeLookupScenario,
 } from "./scenarios";
 
@@ -50,8 +54,25 @@ describe.skipIf(!hasPulumi)("examples through the pulumi CLI", () => {
     await smokeTestScenario(make, e);
   }, 180_000);
 
-  it(`smoke-test: a broken endpoint fails the deploy, the next up passes once fixed ${needs}`, async () => {
+  it(`smoke-test: a broken endpoint fails the deploy naming endpoint, job, status and worker error; the next up passes once fixed ${needs}`, async () => {
     await brokenEndpointScenario(make, e);
+  }, 180_000);
+
+  it(`inputs from another resource's output preview cleanly and deploy ${needs}`, async () => {
+    await dependentInputsScenario(make, e);
+  }, 180_000);
+
+  it(`a credential moved under a component with an alias is kept; without it nothing is deleted ${needs}`, async () => {
+    await movedRegistryAuthScenario(make, e);
+  }, 180_000);
+
+  it(`key rotation then destroy: the key stored at the last up is used until an up has run ${needs}`, async () => {
+    const rotating = await startRotatingEmulator();
+    try {
+      await keyRotationScenario(make, rotating);
+    } finally {
+      await rotating.close();
+    }
   }, 180_000);
 
   it(`demo: every change touches only its resource; no registry password, api key or s3 accessSecret in the backend, logs or errors ${needs}`, async () => {

@@ -16,6 +16,8 @@ import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { createDeployHarness } from "../support/deployHarness";
 
 export const EXAMPLES_DIR = path.resolve(__dirname, "..", "..", "examples");
+/** Programs written for the scenarios only (not examples users copy). */
+export const PROGRAMS_DIR = path.join(__dirname, "programs");
 
 /** A stack config value: plaintext, or `{ secret }`. */
 export type ConfigValue = string | { secret: string };
@@ -32,7 +34,10 @@ export interface StepResult {
 
 /** One stack of one example program, driven by the harness or by the CLI. */
 export interface Driver {
+  /** `pulumi up --yes`: previews first, as a user's `pulumi up` does. */
   up(): Promise<StepResult>;
+  /** `pulumi preview`. */
+  preview(): Promise<StepResult>;
   refresh(): Promise<StepResult>;
   destroy(): Promise<StepResult>;
   setConfig(key: string, value: ConfigValue | undefined): void | Promise<void>;
@@ -52,6 +57,7 @@ export const harnessDriver =
   (projectDir: string): MakeDriver =>
   (program, config) =>
     createDeployHarness({ projectDir, program, passphrase: PASSPHRASE, config });
+// (DeployHarness.up previews first by default, as `pulumi up` does.)
 
 /** Drivers through the `pulumi` CLI (local file backend inside the program copy). */
 export const cliDriver =
@@ -100,7 +106,7 @@ export async function startE2eEmulator(): Promise<E2eEmulator> {
       broken = b;
     },
     async registryAuths() {
-      const res = await fetch(`${emu.restUrl}/containerregistryauth`, { headers: auth });
+      const res = await fetch(`${emu.restUrlV1}/containerregistryauth`, { headers: auth });
       expect(res.status).toBe(200);
       return (await res.json()) as Array<{ id: string; name: string }>;
     },
@@ -111,6 +117,46 @@ export async function startE2eEmulator(): Promise<E2eEmulator> {
       return jobs.inQueue + jobs.inProgress;
     },
     close: () => emu.close(),
+  };
+}
+
+/**
+ * An emulator whose API key can be rotated: `rotateKey()` stops it and starts it again on the same
+ * port and state file with a new key only (the old one then gets 401), as a user's key rotation.
+ */
+export async function startRotatingEmulator(): Promise<
+  Pick<E2eEmulator, "registryAuths" | "close"> & { emu: RunningEmulator; rotateKey(): Promise<string> }
+> {
+  const { mkdtemp, rm } = await import("node:fs/promises");
+  const os = await import("node:os");
+  const dir = await mkdtemp(path.join(os.tmpdir(), "e2e-rotate-"));
+  const stateFile = path.join(dir, "emulator-state.json");
+  let n = 1;
+  const start = (port: number) =>
+    startEmulator({ port, stateFile, apiKeys: [`rotating-key-${n}-${randomBytes(6).toString("hex")}`] });
+  let emu = await start(0);
+  const port = Number(new URL(emu.serverlessUrl).port);
+  return {
+    get emu() {
+      return emu;
+    },
+    async rotateKey() {
+      await emu.close();
+      n++;
+      emu = await start(port);
+      return emu.apiKey;
+    },
+    async registryAuths() {
+      const res = await fetch(`${emu.restUrlV1}/containerregistryauth`, {
+        headers: { authorization: `Bearer ${emu.apiKey}` },
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Array<{ id: string; name: string }>;
+    },
+    async close() {
+      await emu.close();
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -297,9 +343,10 @@ export async function smokeTestScenario(make: MakeDriver, e: E2eEmulator) {
 }
 
 /**
- * smoke-test on a broken endpoint: the deploy fails naming the worker's error and the job, the
- * JobRun stays in the stack; once the endpoint is fixed, the next up (no config change) re-runs
- * it through update under the same id and passes.
+ * smoke-test on a broken endpoint: the deploy fails, and the error the engine prints (only the
+ * partial failure's `reasons`: test/support/README.md rule 1) names the endpoint, the job id, the
+ * status and the worker's error; the JobRun stays in the stack; once the endpoint is fixed, the
+ * next up (no config change) re-runs it through update under the same id and passes.
  */
 export async function brokenEndpointScenario(make: MakeDriver, e: E2eEmulator) {
   const transcript: Transcript = [];
@@ -313,8 +360,11 @@ export async function brokenEndpointScenario(make: MakeDriver, e: E2eEmulator) {
     expect(failed.ok).toBe(false);
     expect(ops(failed)).toEqual(["smoke:failed"]);
     const message = failed.errors.join("\n");
-    expect(message).toContain(WORKER_ERROR);
+    expect(message).not.toContain("resource init failed");
+    expect(message).toContain("flaky");
+    expect(message).toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/); // the job id
     expect(message).toContain("FAILED");
+    expect(message).toContain(WORKER_ERROR);
 
     e.setBroken(false);
     const fixed = await record(transcript, d, d.up());
@@ -328,6 +378,134 @@ export async function brokenEndpointScenario(make: MakeDriver, e: E2eEmulator) {
     expect(await e.activeJobs("flaky")).toBe(0);
   } finally {
     e.setBroken(false);
+    await d.dispose();
+  }
+  return transcript;
+}
+
+/**
+ * Inputs that take another resource's output (`programs/dependent`): a JobRun's `input` and a
+ * ContainerRegistryAuth's `name` are unknown in the preview; the preview passes (Check accepts the
+ * unknowns) and plans three creates; the update then deploys them with the real values.
+ */
+export async function dependentInputsScenario(make: MakeDriver, e: E2eEmulator) {
+  const transcript: Transcript = [];
+  const prefix = unique("e2e-dep");
+  const d = await make(path.join(PROGRAMS_DIR, "dependent"), {
+    ...runpodConfig(e.emu),
+    "e2e-dependent:namePrefix": prefix,
+    "e2e-dependent:registryPassword": { secret: "dependent-passw0rd" },
+  });
+  try {
+    const preview = await record(transcript, d, d.preview());
+    expect(preview.errors).toEqual([]);
+    expect(ops(preview)).toEqual(["first:create", "registry:create", "second:create"]);
+    expect(await e.registryAuths()).toEqual([]);
+
+    const up = await record(transcript, d, d.up());
+    expect(up.errors).toEqual([]);
+    expect(ops(up)).toEqual(["first:create", "registry:create", "second:create"]);
+    expect(up.outputs.secondStatus).toBe("COMPLETED");
+    expect(up.outputs.registryName).toBe(`${prefix}-${up.outputs.firstJobId}`);
+    expect((await e.registryAuths()).map((a) => a.name)).toEqual([up.outputs.registryName]);
+
+    const destroyed = await record(transcript, d, d.destroy());
+    expect(destroyed.errors).toEqual([]);
+    expect(await e.registryAuths()).toEqual([]);
+  } finally {
+    await d.dispose();
+  }
+  return transcript;
+}
+
+/**
+ * A ContainerRegistryAuth moved under a component (`programs/moved`). With an alias to its old
+ * place it is the same resource: neither replaced nor deleted. Moved without an alias, the engine
+ * creates the new URN first (the old one's delete comes last, after a successful run): the
+ * provider refuses the name, which the old credential still holds, so the deploy fails and
+ * nothing is deleted; the state never keeps a credential that was deleted, and destroy removes
+ * the one that exists.
+ */
+export async function movedRegistryAuthScenario(make: MakeDriver, e: E2eEmulator) {
+  const transcript: Transcript = [];
+  const name = unique("e2e-moved");
+  const d = await make(path.join(PROGRAMS_DIR, "moved"), {
+    ...runpodConfig(e.emu),
+    "e2e-moved:registryAuthName": name,
+    "e2e-moved:registryPassword": { secret: "moved-passw0rd" },
+  });
+  try {
+    const first = await record(transcript, d, d.up());
+    expect(first.errors).toEqual([]);
+    const id = first.outputs.registryAuthId as string;
+
+    await d.setConfig("e2e-moved:layout", "alias");
+    const aliased = await record(transcript, d, d.up());
+    expect(aliased.errors).toEqual([]);
+    expect(ops(aliased)).toEqual(["registry:same"]);
+    expect(aliased.outputs.registryAuthId).toBe(id);
+    expect(await e.registryAuths()).toEqual([expect.objectContaining({ id, name })]);
+
+    // Once the state holds the new URN, the alias is no longer needed.
+    await d.setConfig("e2e-moved:layout", "moved");
+    const kept = await record(transcript, d, d.up());
+    expect(kept.errors).toEqual([]);
+    expect(ops(kept)).toEqual(["registry:same"]);
+
+    // Moving it back to the top level without an alias: a new URN whose create comes first and
+    // finds the name taken by the credential the old URN still holds; nothing is deleted.
+    await d.setConfig("e2e-moved:layout", "flat");
+    const back = await record(transcript, d, d.up());
+    expect(back.ok).toBe(false);
+    expect(back.errors.join("\n")).toContain(`named "${name}" already exists`);
+    expect(ops(back)).toEqual(["registry:failed"]);
+    expect(await e.registryAuths()).toEqual([expect.objectContaining({ id, name })]);
+    expect(await d.rawState()).toContain(id);
+
+    const destroyed = await record(transcript, d, d.destroy());
+    expect(destroyed.errors).toEqual([]);
+    expect(await e.registryAuths()).toEqual([]);
+  } finally {
+    await d.dispose();
+  }
+  return transcript;
+}
+
+/**
+ * Key rotation, then destroy (README "Rotating runpod:apiKey"): destroy configures the provider
+ * with the key stored at the last `up`, so once the old key is revoked it fails with a 401 until
+ * an `up` with the new key has run; after that `up`, destroy works with the new key.
+ */
+export async function keyRotationScenario(
+  make: MakeDriver,
+  e: Awaited<ReturnType<typeof startRotatingEmulator>>,
+) {
+  const transcript: Transcript = [];
+  const name = unique("e2e-rotate");
+  const d = await make(path.join(EXAMPLES_DIR, "registry-auth"), {
+    ...runpodConfig(e.emu),
+    "runpod-registry-auth:registryAuthName": name,
+    "runpod-registry-auth:registryUsername": "ci-bot",
+    "runpod-registry-auth:registryPassword": { secret: "rotate-passw0rd" },
+  });
+  try {
+    const first = await record(transcript, d, d.up());
+    expect(first.errors).toEqual([]);
+
+    const newKey = await e.rotateKey(); // the old key no longer works
+    await d.setConfig("runpod:apiKey", { secret: newKey });
+    const tooEarly = await record(transcript, d, d.destroy());
+    expect(tooEarly.ok).toBe(false);
+    expect(tooEarly.errors.join("\n")).toMatch(/401|runpod:apiKey|RUNPOD_API_KEY/);
+    expect(await e.registryAuths()).toHaveLength(1);
+
+    const up = await record(transcript, d, d.up());
+    expect(up.errors).toEqual([]);
+    expect(ops(up)).toEqual(["ghcr:same"]);
+    const destroyed = await record(transcript, d, d.destroy());
+    expect(destroyed.errors).toEqual([]);
+    expect(await e.registryAuths()).toEqual([]);
+  } finally {
     await d.dispose();
   }
   return transcript;
@@ -386,7 +564,9 @@ export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: De
     const broken = await record(transcript, d, d.up());
     expect(broken.ok).toBe(false);
     expect(ops(broken)).toEqual(["registry:same", "smoke:failed"]);
+    // The engine prints the partial failure's reasons (test/support/README.md rule 1).
     expect(broken.errors.join("\n")).toContain(WORKER_ERROR);
+    expect(broken.errors.join("\n")).not.toContain("resource init failed");
 
     e.setBroken(false);
     const fixed = await record(transcript, d, d.up());

@@ -12,9 +12,10 @@ import {
   startE2eEmulator,
 } from "./scenarios";
 
-const make = harnessDriver(inject("installedProjectDir"));
+const projectDir = inject("installedProjectDir");
+const make = harnessDriver(projectDir);
 
-describe("smoke-test example through the deploy harness", () => {
+describe("smoke-test example through the deploy harness", { timeout: 300_000 }, () => {
   let e: E2eEmulator;
   beforeAll(async () => {
     e = await startE2eEmulator();
@@ -27,7 +28,7 @@ describe("smoke-test example through the deploy harness", () => {
     await smokeTestScenario(make, e);
   });
 
-  it("fails the deploy on a broken endpoint, then passes through update on the next up once fixed", async () => {
+  it("fails the deploy on a broken endpoint with the engine's text naming endpoint, job, status and worker error, then passes through update on the next up once fixed", async () => {
     await brokenEndpointScenario(make, e);
   });
 });

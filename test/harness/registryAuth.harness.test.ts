@@ -53,7 +53,7 @@ describe("deploy harness with ContainerRegistryAuth against the emulator", () =>
   });
 
   const listOnEmulator = async () => {
-    const res = await fetch(`${emu.restUrl}/containerregistryauth`, {
+    const res = await fetch(`${emu.restUrlV1}/containerregistryauth`, {
       headers: { authorization: `Bearer ${emu.apiKey}` },
     });
     expect(res.status).toBe(200);

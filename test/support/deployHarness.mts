@@ -12,9 +12,10 @@
  *   passphrase: "test",                                // or env PULUMI_CONFIG_PASSPHRASE
  *   config: { "runpod:apiKey": { secret: emu.apiKey }, "runpod:restUrl": emu.restUrl },
  * });
- * const first = await harness.up();      // { ok, outputs, secretOutputs, resources: [{urn,id,op}], errors, logs }
+ * const first = await harness.up();      // preview, then update: { ok, outputs, resources: [{urn,id,op,error?}], errors, preview, ... }
+ * const plan = await harness.preview();  // Check and Diff only; nothing created, state untouched
  * harness.setConfig("registry-auth:password", { secret: "new" });
- * const second = await harness.up();     // ops: "create" | "update" | "replace" | "same" | "delete" | "failed"
+ * const second = await harness.up();     // ops: "create" | "update" | "replace" | "same" | "delete" | "read" | "failed"
  * await harness.refresh();               // read() each resource; gone ones leave the state
  * await harness.destroy();               // deletes everything, newest first
  * await harness.dispose();               // removes the program copy (and the state, unless stateFile was given)
@@ -22,17 +23,16 @@
  *
  * What it does, per run, in a fresh child process (`deployRunner.mts`) whose cwd is a copy of the
  * program inside `projectDir`, so `import ... from "pulumi-runpod-dynamic"` resolves to the packed
- * package and `@pulumi/pulumi` is the one copy the package uses:
- * - `up`: the program's entry is the Pulumi.yaml `main` (default `index.ts`, then `index.js`) or the
- *   given file; its named exports, or the result of its default-exported function, are the stack
- *   outputs. For each dynamic resource: Check (failures fail the step), then Create when new, else
- *   Diff against the saved outputs: `replaces` → Replace (delete first when the diff or the
- *   `deleteBeforeReplace` option says so; else create, and delete the old one at the end), changes →
- *   Update, none → same. A resource whose last create/update was a partial failure (an error with
- *   an `id`) is kept in state with `initErrors` and is re-run through Update on the next `up`
- *   even without a diff, as the engine does. After a run without errors, resources that left the
- *   program are deleted (newest first). Components are accepted; other custom resources and
- *   invokes are errors.
+ * package and `@pulumi/pulumi` is the one copy the package uses. The program's entry is the
+ * Pulumi.yaml `main` (default `index.ts`, then `index.js`) or the given file; its named exports, or
+ * the result of its default-exported function, are the stack outputs.
+ *
+ * It follows Pulumi's engine rule by rule; `README.md` beside this file lists each rule with the
+ * engine function it comes from (init errors only from `reasons`, old inputs kept on a partially
+ * failed update, refresh with Diff, `up` = preview then update, destroy/refresh with the config
+ * stored at the last `up`, `parallel`, replacements, protect, retainOnDelete, ignoreChanges,
+ * `Resource.get`, parents in URNs, aliases). `test/harness/engineRules.test.ts` checks each one.
+ *
  * - Secrets (the engine's rules): an output is secret when its top-level key was a secret input or
  *   is listed in `additionalSecretOutputs` (read through `registerStackTransformation` inside
  *   `runInPulumiStack`); the program sees those outputs as secret. In the state file secrets are
@@ -42,17 +42,19 @@
  * - Stack config reaches the program as Pulumi's `PULUMI_CONFIG`/`PULUMI_CONFIG_SECRET_KEYS` env and
  *   the host through Configure (plaintext, as the engine sends it with `acceptSecrets=false`).
  * - `logs` holds the harness's step lines, the program's stdout/stderr and the host's stderr
- *   (prefixed `[host]`); `errors` one line per failed step or program error. `ok` = no errors.
+ *   (prefixed `[host]`); `errors` one `<type> <name>: <text the engine prints>` per failed step,
+ *   or a program error. `ok` = no errors.
  *
- * Limits: state is keyed by type and name (parents are not part of the key); no preview, no
- * `protect`/`ignoreChanges`/`replaceOnChanges`/`dependsOn` ordering of deletes.
+ * Limits (see the README): no targets, `dependsOn` ordering of deletes, `replaceOnChanges`,
+ * `deletedWith`, hooks or `import`; options are matched to registrations by type and name.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import * as fs from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Operation, RunnerRequest, RunnerResult } from "./deployRunner.mts";
+import type { Operation, RunnerRequest, RunnerResult, StepOp } from "./deployRunner.mts";
 import { loadState } from "./harnessState.mts";
 
 /** A stack config value: plaintext, or `{ secret }` for `pulumi config set --secret`. */
@@ -75,6 +77,18 @@ export interface HarnessOptions {
   config?: Record<string, ConfigValue>;
   /** Environment of the program and the host. @default this process's, without RUNPOD_* variables */
   env?: NodeJS.ProcessEnv;
+  /**
+   * At most this many resource steps at once, as `pulumi up --parallel`.
+   * @default 4 × CPU count (`defaultParallel` in pkg/cmd/pulumi/operations/up.go)
+   */
+  parallel?: number;
+  /** `up` without the preview first, as `pulumi up --skip-preview`. @default false */
+  skipPreview?: boolean;
+}
+
+/** `pulumi up`'s default `--parallel`: GOMAXPROCS × 4 (operations/up.go `defaultParallel`). */
+export function defaultParallel(): number {
+  return availableParallelism() * 4;
 }
 
 export interface DeployResult {
@@ -82,14 +96,20 @@ export interface DeployResult {
   /** Stack exports; secret ones shown as "[secret]". */
   outputs: Record<string, unknown>;
   secretOutputs: string[];
-  resources: Array<{
-    urn: string;
-    id: string;
-    op: "create" | "update" | "replace" | "same" | "delete" | "failed";
-    error?: string;
-  }>;
+  /** Per resource; in a preview, the plan. `error` is the text the engine prints for it. */
+  resources: Array<{ urn: string; id: string; op: StepOp; error?: string }>;
+  /** One `<type> <name>: <engine text>` per failed step, and program errors. */
   errors: string[];
+  warnings: string[];
   logs: string[];
+  /** Most resource steps that ran at once. */
+  maxConcurrentSteps: number;
+  /** From the first step's start to the last step's end, ms. */
+  stepsMs: number;
+  /** Total time of the (serial) Check calls, ms. */
+  checkMs: number;
+  /** For `up` without `skipPreview`: the preview that ran first (the update is not run when it failed). */
+  preview?: DeployResult;
 }
 
 const RUNNER = path.join(path.dirname(fileURLToPath(import.meta.url)), "deployRunner.mts");
@@ -119,6 +139,10 @@ export class DeployHarness {
   private readonly env: NodeJS.ProcessEnv;
   private readonly ownsState: boolean;
   private config: Record<string, ConfigValue>;
+  /** Steps at once for the following runs (`--parallel`). */
+  parallel: number;
+  /** When true, `up` skips its preview (`--skip-preview`). */
+  skipPreview: boolean;
 
   private constructor(init: {
     workDir: string;
@@ -130,6 +154,8 @@ export class DeployHarness {
     passphrase: string;
     env: NodeJS.ProcessEnv;
     config: Record<string, ConfigValue>;
+    parallel: number;
+    skipPreview: boolean;
   }) {
     this.workDir = init.workDir;
     this.main = init.main;
@@ -140,6 +166,8 @@ export class DeployHarness {
     this.passphrase = init.passphrase;
     this.env = init.env;
     this.config = { ...init.config };
+    this.parallel = init.parallel;
+    this.skipPreview = init.skipPreview;
   }
 
   /** Copies the program into `projectDir/programs/<name>-XXXX` and prepares a harness for it. */
@@ -200,6 +228,8 @@ export class DeployHarness {
       passphrase,
       env: opts.env ?? defaultEnv(),
       config: opts.config ?? {},
+      parallel: opts.parallel ?? defaultParallel(),
+      skipPreview: opts.skipPreview ?? false,
     });
   }
 
@@ -211,9 +241,21 @@ export class DeployHarness {
     else this.config[key] = value;
   }
 
-  /** Deploys the program: see the module comment. Never throws for deployment errors: see `errors`. */
-  up(): Promise<DeployResult> {
-    return this.run("up");
+  /**
+   * Deploys the program: see the module comment. As `pulumi up`, it previews first (result in
+   * `preview`) and stops there when the preview fails, unless `skipPreview`. Never throws for
+   * deployment errors: see `errors`.
+   */
+  async up(opts: { skipPreview?: boolean } = {}): Promise<DeployResult> {
+    if (opts.skipPreview ?? this.skipPreview) return this.run("up");
+    const preview = await this.run("preview");
+    if (!preview.ok) return { ...preview, preview };
+    return { ...(await this.run("up")), preview };
+  }
+
+  /** `pulumi preview`: Check (unknowns as the sentinel) and Diff only; the state is not written. */
+  preview(): Promise<DeployResult> {
+    return this.run("preview");
   }
 
   /** Reads every resource through the provider; gone ones leave the state. */
@@ -276,6 +318,7 @@ export class DeployHarness {
       config: plain,
       secretConfigKeys: secretKeys,
       hostEnv: this.env,
+      parallel: this.parallel,
     };
     const env: NodeJS.ProcessEnv = {
       ...this.env,
@@ -314,7 +357,11 @@ export class DeployHarness {
         secretOutputs: [],
         resources: [],
         errors: [`deploy runner exited with code ${code} before writing a result`],
+        warnings: [],
         logs: programLogs,
+        maxConcurrentSteps: 0,
+        stepsMs: 0,
+        checkMs: 0,
       };
     }
     return { ok: result.errors.length === 0, ...result, logs: [...result.logs, ...programLogs] };

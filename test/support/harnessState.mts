@@ -40,8 +40,19 @@ export interface ResourceState {
   secretOutputs: string[];
   /** The resource option, as last registered. */
   additionalSecretOutputs?: string[];
-  /** Set when the last create/update was a partial failure: the next `up` runs `update` on it. */
+  /**
+   * The `reasons` of the last create/update's partial failure (never an empty list): the next `up`
+   * runs `update` on it even without a diff. See test/support/README.md, rule 1.
+   */
   initErrors?: string[];
+  /** `protect: true` at the last registration: delete and replace refuse. */
+  protect?: boolean;
+  /** `retainOnDelete: true` at the last registration: delete leaves it in the service. */
+  retainOnDelete?: boolean;
+  /** Read through `Resource.get`: never created, updated nor deleted by Pulumi. */
+  external?: boolean;
+  /** Deleted by a delete-before-replace whose create has not succeeded yet. */
+  pendingReplacement?: boolean;
 }
 
 export interface HarnessState {
@@ -54,6 +65,14 @@ export interface HarnessState {
   /** Stack exports of the last successful `up`. */
   outputs: Record<string, unknown>;
   secretOutputs: string[];
+  /**
+   * The default dynamic provider's inputs as the last `up` stored them: the whole stack config,
+   * namespaced (engine: `deploy.Target.GetPackageConfig` passes dynamic providers every key).
+   * Destroy and refresh configure the host from these, not from the current config.
+   */
+  providerConfig?: Record<string, string>;
+  /** Which `providerConfig` keys were secret (encrypted in the file). */
+  providerSecretKeys?: string[];
 }
 
 export function emptyState(project: string, stack: string): HarnessState {
@@ -165,6 +184,12 @@ export async function saveState(file: string, state: HarnessState, crypter: Cryp
     pendingDeletes: state.pendingDeletes.map((r) => sealResource(crypter, r)),
     outputs: sealKeys(crypter, state.outputs, state.secretOutputs),
     secretOutputs: state.secretOutputs,
+    ...(state.providerConfig
+      ? {
+          providerConfig: sealKeys(crypter, state.providerConfig, state.providerSecretKeys ?? []),
+          providerSecretKeys: state.providerSecretKeys ?? [],
+        }
+      : {}),
   };
   await fs.mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;

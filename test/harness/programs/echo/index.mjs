@@ -13,6 +13,7 @@ const resources = names.map(
       immutable: config.get("immutable") ?? "i1",
       secretInput: config.getSecret("secret"),
       failWhileExists: config.get("failWhileExists"),
+      failReasons: config.getObject("failReasons"),
       deleteBeforeReplace: config.getBoolean("deleteBeforeReplace") ?? false,
     }),
 );

@@ -1,0 +1,401 @@
+/**
+ * Conformance: the deploy harness follows Pulumi's engine rule by rule (test/support/README.md
+ * lists each rule with the engine function it comes from). Every test here failed on the harness
+ * before issue 11. They use the echo fixture (test/support/fixtures), not src/, and read what the
+ * provider saw from the fixture's log (env ECHO_LOG: one JSON line per check, diff, create, read,
+ * update and delete in the host).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { rm, writeFile } from "node:fs/promises";
+import * as path from "node:path";
+import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { createDeployHarness, type DeployHarness, type DeployResult } from "../support/deployHarness";
+import { initErrorText } from "../support/deployRunner.mts";
+import { installEchoFixture } from "../support/fixtures/echo.mts";
+
+const projectDir = inject("installedProjectDir");
+const program = path.join(__dirname, "programs", "echo");
+const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
+const ops = (r: DeployResult) => r.resources.map((x) => `${x.urn.split("::").pop()}:${x.op}`);
+
+interface LogLine {
+  op: string;
+  id: string;
+  value?: string;
+  olds?: unknown;
+  news?: unknown;
+  greeting?: string;
+}
+
+describe("deploy harness: the engine's rules", { timeout: 300_000 }, () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  let n = 0;
+  /** A harness over the echo program (or `code` as its index.mjs), logging provider calls. */
+  const make = async (opts: { config?: Record<string, string>; code?: string; parallel?: number } = {}) => {
+    const log = path.join(projectDir, `echo-rules-${process.pid}-${n++}.jsonl`);
+    const h = await createDeployHarness({
+      projectDir,
+      program,
+      passphrase: "rules",
+      config: opts.config ?? {},
+      env: { ...process.env, ECHO_LOG: log },
+      skipPreview: true,
+      ...(opts.parallel ? { parallel: opts.parallel } : {}),
+    });
+    if (opts.code !== undefined) await setProgram(h, opts.code);
+    cleanups.push(async () => {
+      await h.dispose();
+      await rm(log, { force: true });
+    });
+    const lines = (): LogLine[] =>
+      existsSync(log)
+        ? readFileSync(log, "utf8")
+            .trim()
+            .split("\n")
+            .map((l) => JSON.parse(l))
+        : [];
+    const clearLog = () => rm(log, { force: true });
+    return { h, lines, clearLog };
+  };
+  const setProgram = (h: DeployHarness, body: string) =>
+    writeFile(
+      path.join(h.workDir, "index.mjs"),
+      `import * as pulumi from "@pulumi/pulumi";\nimport fixture from "runpod-echo-fixture";\nconst { Echo } = fixture;\n${body}\n`,
+    );
+  const failFile = async () => {
+    const f = path.join(projectDir, `fail-${process.pid}-${n++}`);
+    await writeFile(f, "x");
+    cleanups.push(() => rm(f, { force: true }));
+    return f;
+  };
+
+  beforeAll(async () => {
+    await installEchoFixture(projectDir);
+  });
+  afterEach(async () => {
+    for (const c of cleanups.splice(0)) await c();
+  });
+
+  describe("rule 1: init errors come only from reasons", () => {
+    it("prints the engine's multierror text for reasons and 'resource init failed' without them", () => {
+      expect(initErrorText([])).toBe("resource init failed");
+      expect(initErrorText(["a"])).toBe("1 error occurred:\n\t* a");
+      expect(initErrorText(["a", "b"])).toBe("2 errors occurred:\n\t* a\n\t* b");
+    });
+
+    it("a partial failure without reasons shows 'resource init failed', records no init errors, and the next unchanged up does not re-run it", async () => {
+      const fail = await failFile();
+      const { h, lines } = await make({ config: { "echo:failWhileExists": fail } });
+      const first = await h.up();
+      expect(first.resources[0]).toMatchObject({ op: "failed", error: "resource init failed" });
+      expect(first.errors).toEqual(["pulumi-nodejs:dynamic/runpod:Echo a: resource init failed"]);
+      expect((await h.state()).resources[0]!.initErrors).toBeUndefined();
+      await rm(fail);
+      const second = await h.up();
+      expect(ops(second)).toEqual(["a:same"]);
+      expect(lines().filter((l) => l.op === "update")).toEqual([]);
+    });
+  });
+
+  describe("rule 2: partially failed updates and refresh", () => {
+    it("a partially failed update keeps the old inputs with the new outputs", async () => {
+      const { h } = await make();
+      await h.up();
+      const fail = await failFile();
+      h.setConfig("echo:value", "v2");
+      h.setConfig("echo:failWhileExists", fail);
+      h.setConfig("echo:failReasons", JSON.stringify(["boom"]));
+      const failed = await h.up();
+      expect(ops(failed)).toEqual(["a:failed"]);
+      const [entry] = (await h.state()).resources;
+      expect(entry!.inputs.value).toBe("v1");
+      expect(entry!.outputs.value).toBe("v2");
+      expect(entry!.initErrors).toEqual(["boom"]);
+    });
+
+    it("refresh clears init errors and calls Diff with the read outputs as olds and the old inputs as news", async () => {
+      const fail = await failFile();
+      const { h, lines, clearLog } = await make({
+        config: {
+          "echo:failWhileExists": fail,
+          "echo:failReasons": JSON.stringify(["boom"]),
+          "echo:value": "v1",
+        },
+      });
+      await h.up();
+      expect((await h.state()).resources[0]!.initErrors).toEqual(["boom"]);
+      await clearLog();
+      const refreshed = await h.refresh();
+      expect(refreshed.errors).toEqual([]);
+      expect((await h.state()).resources[0]!.initErrors).toBeUndefined();
+      expect(lines().map((l) => l.op)).toEqual(["read", "diff"]);
+    });
+
+    it("refresh shows an update when the provider's Diff finds drift", async () => {
+      const { h } = await make({ code: 'new Echo("a", { value: "v1", changeOnRefresh: true });' });
+      await h.up();
+      const refreshed = await h.refresh();
+      expect(ops(refreshed)).toEqual(["a:update"]);
+      expect((await h.state()).resources[0]!.outputs.value).toBe("v1-drifted");
+    });
+  });
+
+  describe("rule 3: preview", () => {
+    const dependent = `
+const a = new Echo("a", { value: "v1" });
+const b = new Echo("b", { value: a.id });
+export const bValue = b.value;`;
+
+    it("previews with unknowns for outputs not yet known: Check and no Create, and writes no state", async () => {
+      const { h, lines } = await make({ code: dependent });
+      const preview = await h.preview();
+      expect(preview.errors).toEqual([]);
+      expect(ops(preview)).toEqual(["a:create", "b:create"]);
+      expect(lines().map((l) => l.op)).toEqual(["check", "check"]);
+      expect(lines()[1]!.value).toBe(UNKNOWN);
+      expect(existsSync(h.stateFile)).toBe(false);
+    });
+
+    it("up previews first (Diff, no Update), then deploys", async () => {
+      const { h, lines, clearLog } = await make({ code: dependent });
+      h.skipPreview = false;
+      const first = await h.up();
+      expect(first.errors).toEqual([]);
+      expect(ops(first.preview!)).toEqual(["a:create", "b:create"]);
+      expect(ops(first)).toEqual(["a:create", "b:create"]);
+      expect(first.outputs.bValue).toMatch(/^echo-/);
+
+      await setProgram(h, dependent.replace('"v1"', '"v2"'));
+      await clearLog();
+      const preview = await h.preview();
+      expect(ops(preview)).toEqual(["a:update", "b:same"]);
+      expect(lines().map((l) => l.op)).toEqual(["check", "diff", "check", "diff"]);
+    });
+
+    it("a failing preview stops up before any step", async () => {
+      const { h, lines } = await make({ code: 'new Echo("bad", { value: 42 });' });
+      h.skipPreview = false;
+      const result = await h.up();
+      expect(result.ok).toBe(false);
+      expect(result.preview?.ok).toBe(false);
+      expect(lines().map((l) => l.op)).toEqual(["check"]);
+    });
+  });
+
+  describe("rule 4: destroy and refresh use the provider config stored at the last up", () => {
+    it("destroy configures the provider from the config of the last up, not the current one", async () => {
+      const { h, lines } = await make({ config: { "echo:greeting": "from-last-up" } });
+      await h.up();
+      h.setConfig("echo:greeting", "changed-after");
+      const destroyed = await h.destroy();
+      expect(destroyed.errors).toEqual([]);
+      expect(lines().find((l) => l.op === "delete")?.greeting).toBe("from-last-up");
+    });
+
+    it("an up after the change stores the new config for the next destroy", async () => {
+      const { h, lines } = await make({ config: { "echo:greeting": "first" } });
+      await h.up();
+      h.setConfig("echo:greeting", "second");
+      await h.up();
+      await h.destroy();
+      expect(lines().find((l) => l.op === "delete")?.greeting).toBe("second");
+    });
+  });
+
+  describe("rule 5: parallelism", () => {
+    it("runs at most `parallel` steps at once", async () => {
+      const names = ["a", "b", "c", "d", "e", "f"];
+      const { h, lines } = await make({
+        parallel: 2,
+        code: names.map((x) => `new Echo("${x}", { value: "${x}", sleepMs: 150 });`).join("\n"),
+      });
+      const result = await h.up();
+      expect(result.errors).toEqual([]);
+      let open = 0;
+      let most = 0;
+      for (const l of lines()) {
+        if (l.op === "create-start") most = Math.max(most, ++open);
+        if (l.op === "create") open--;
+      }
+      expect(most).toBeLessThanOrEqual(2);
+      expect(result.maxConcurrentSteps).toBeLessThanOrEqual(2);
+      expect(lines().filter((l) => l.op === "create")).toHaveLength(6);
+    });
+
+    it("schedules no new step after the first failure", async () => {
+      const fail = await failFile();
+      // The failing resource registers first and its create takes a while; the others register
+      // while it runs and wait for the one slot.
+      const { h, lines } = await make({
+        parallel: 1,
+        code: `new Echo("bad", { value: "vbad", sleepMs: 1500, failWhileExists: ${JSON.stringify(fail)} });
+await new Promise((resolve) => setTimeout(resolve, 300));
+for (const x of ["a", "b", "c"]) new Echo(x, { value: "v" + x });`,
+      });
+      const result = await h.up();
+      expect(result.ok).toBe(false);
+      const created = lines()
+        .filter((l) => l.op === "create")
+        .map((l) => l.value);
+      expect(created).toEqual(["vbad"]);
+      expect((await h.state()).resources.map((r) => r.name)).toEqual(["bad"]);
+    });
+  });
+
+  describe("rule 6: replacement", () => {
+    it("an explicit deleteBeforeReplace: false wins over the provider's answer", async () => {
+      const program = (imm: string) =>
+        `new Echo("a", { value: "v", immutable: "${imm}", deleteBeforeReplace: true }, { deleteBeforeReplace: false });`;
+      const { h, lines, clearLog } = await make({ code: program("i1") });
+      await h.up();
+      await setProgram(h, program("i2"));
+      await clearLog();
+      const replaced = await h.up();
+      expect(replaced.errors).toEqual([]);
+      expect(
+        lines()
+          .map((l) => l.op)
+          .filter((op) => op === "create" || op === "delete"),
+      ).toEqual(["create", "delete"]);
+    });
+
+    it("re-runs Check with no olds before the replacement's Create", async () => {
+      const { h, lines, clearLog } = await make();
+      await h.up();
+      h.setConfig("echo:immutable", "i2");
+      await clearLog();
+      await h.up();
+      const seq = lines().map((l) => (l.op === "check" ? (l.olds ? "check(olds)" : "check(no olds)") : l.op));
+      expect(seq.slice(0, 4)).toEqual(["check(olds)", "diff", "check(no olds)", "create"]);
+    });
+
+    it("after a failed create in a delete-before-replace the old entry stays, pending replacement, and the next up only creates", async () => {
+      const program = (extra: string) =>
+        `new Echo("a", { value: "v", immutable: "i2", deleteBeforeReplace: true${extra} });`;
+      const { h, lines, clearLog } = await make({
+        code: 'new Echo("a", { value: "v", immutable: "i1", deleteBeforeReplace: true });',
+      });
+      const first = await h.up();
+      const oldId = first.resources[0]!.id;
+      await setProgram(h, program(", failCreate: true"));
+      const failed = await h.up();
+      expect(failed.ok).toBe(false);
+      expect(
+        lines()
+          .filter((l) => l.op === "delete")
+          .map((l) => l.id),
+      ).toEqual([oldId]);
+      const kept = (await h.state()).resources;
+      expect(kept.map((r) => [r.id, r.pendingReplacement])).toEqual([[oldId, true]]);
+
+      await setProgram(h, program(""));
+      await clearLog();
+      const fixed = await h.up();
+      expect(fixed.errors).toEqual([]);
+      expect(ops(fixed)).toEqual(["a:replace"]);
+      expect(lines().filter((l) => l.op === "delete")).toEqual([]);
+      const st = (await h.state()).resources;
+      expect(st).toHaveLength(1);
+      expect(st[0]!.id).not.toBe(oldId);
+      expect(st[0]!.pendingReplacement).toBeUndefined();
+    });
+  });
+
+  describe("rule 7: resource options", () => {
+    it("protect refuses the delete and keeps the resource", async () => {
+      const { h, lines } = await make({ code: 'new Echo("a", { value: "v" }, { protect: true });' });
+      await h.up();
+      await setProgram(h, "");
+      const removed = await h.up();
+      expect(removed.ok).toBe(false);
+      expect(removed.resources[0]!.error).toMatch(
+        /^unable to delete resource ".*::a"\nas it is currently marked for protection/,
+      );
+      const destroyed = await h.destroy();
+      expect(destroyed.ok).toBe(false);
+      expect((await h.state()).resources).toHaveLength(1);
+      expect(lines().filter((l) => l.op === "delete")).toEqual([]);
+    });
+
+    it("retainOnDelete drops the resource from the state without calling the provider's delete", async () => {
+      const { h, lines } = await make({ code: 'new Echo("a", { value: "v" }, { retainOnDelete: true });' });
+      await h.up();
+      await setProgram(h, "");
+      const removed = await h.up();
+      expect(ops(removed)).toEqual(["a:delete"]);
+      expect((await h.state()).resources).toEqual([]);
+      expect(lines().filter((l) => l.op === "delete")).toEqual([]);
+    });
+
+    it("ignoreChanges keeps the old input for the ignored key", async () => {
+      const program = (v: string) => `new Echo("a", { value: "${v}" }, { ignoreChanges: ["value"] });`;
+      const { h } = await make({ code: program("v1") });
+      await h.up();
+      await setProgram(h, program("v2"));
+      const again = await h.up();
+      expect(ops(again)).toEqual(["a:same"]);
+      expect((await h.state()).resources[0]!.inputs.value).toBe("v1");
+    });
+
+    it("Resource.get reads through the provider, never creates, and destroy does not delete it", async () => {
+      const { h: owner } = await make();
+      const first = await owner.up();
+      const id = first.resources[0]!.id;
+      const { h, lines } = await make({
+        code: `const got = new Echo("got", {}, { id: ${JSON.stringify(id)} });\nexport const gotId = got.id;`,
+      });
+      const read = await h.up();
+      expect(read.errors).toEqual([]);
+      expect(ops(read)).toEqual(["got:read"]);
+      expect(read.outputs.gotId).toBe(id);
+      await h.destroy();
+      expect(lines().map((l) => l.op)).toEqual(["read"]);
+    });
+
+    it("puts the parent's type in the URN", async () => {
+      const { h } = await make({
+        code: 'const c = new pulumi.ComponentResource("my:pkg:Group", "g");\nnew Echo("child", { value: "v" }, { parent: c });',
+      });
+      const result = await h.up();
+      expect(result.errors).toEqual([]);
+      expect(result.resources[0]!.urn).toMatch(/::my:pkg:Group\$pulumi-nodejs:dynamic\/runpod:Echo::child$/);
+    });
+
+    it("an alias carries a resource moved under a component: neither replaced nor deleted", async () => {
+      const { h, lines, clearLog } = await make({ code: 'new Echo("a", { value: "v" });' });
+      const first = await h.up();
+      await setProgram(
+        h,
+        'const c = new pulumi.ComponentResource("my:pkg:Group", "g");\nnew Echo("a", { value: "v" }, { parent: c, aliases: [{ parent: pulumi.rootStackResource }] });',
+      );
+      await clearLog();
+      const moved = await h.up();
+      expect(moved.errors).toEqual([]);
+      expect(ops(moved)).toEqual(["a:same"]);
+      expect(lines().filter((l) => l.op === "create" || l.op === "delete")).toEqual([]);
+      const st = await h.state();
+      expect(st.resources.map((r) => [r.id, r.urn.includes("my:pkg:Group$")])).toEqual([
+        [first.resources[0]!.id, true],
+      ]);
+    });
+
+    it("without the alias the move is a create of the new URN and a delete of the old one", async () => {
+      const { h, lines, clearLog } = await make({ code: 'new Echo("a", { value: "v" });' });
+      await h.up();
+      await setProgram(
+        h,
+        'const c = new pulumi.ComponentResource("my:pkg:Group", "g");\nnew Echo("a", { value: "v" }, { parent: c });',
+      );
+      await clearLog();
+      const moved = await h.up();
+      expect(ops(moved)).toEqual(["a:create", "a:delete"]);
+      expect(
+        lines()
+          .filter((l) => l.op === "create" || l.op === "delete")
+          .map((l) => l.op),
+      ).toEqual(["create", "delete"]);
+      expect((await h.state()).resources).toHaveLength(1);
+    });
+  });
+});
