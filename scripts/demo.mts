@@ -8,7 +8,10 @@
  *    repo's node_modules: offline), the way users get it.
  * 3. `pulumi up` (preview first, as a user's `pulumi up` does), prints the outputs; `pulumi config
  *    set endpointRevision 2` and `pulumi up` again (only the smoke test runs again, as an in-place
- *    update); `pulumi destroy`.
+ *    update); then a broken release: the `echo` endpoint is redeployed over REST v2 with an env
+ *    that makes its workers fail, the rollout is waited out, and `pulumi up` fails with the text
+ *    the engine prints (the smoke test's reasons); the release is fixed and the next `up` passes
+ *    (an in-place update, same id); `pulumi destroy`.
  * 4. Stops the emulator and removes every temp directory, also on failure or Ctrl-C.
  *
  * With a `pulumi` CLI on PATH it runs the real CLI (local file backend in the temp project,
@@ -46,6 +49,39 @@ const VOLUMES = [
 
 /** Thrown when a deploy step fails; its diagnostics were printed already. */
 class StepFailed extends Error {}
+
+/** What the broken release's workers answer (the emulator's RUNPOD_EMULATOR_FAIL env). */
+const WORKER_ERROR = "CUDA out of memory (demo: a broken release)";
+
+/**
+ * Redeploys the emulator's `echo` endpoint with `env` over REST v2 (a new release, rolled out
+ * worker by worker) and waits until no worker of the old release is left, so the next smoke test
+ * meets the new release. Prints what a user would have done instead (their own deploy tool).
+ */
+async function redeployEcho(emu: RunningEmulator, env: Record<string, string>, why: string) {
+  const { RunpodClient } = createRequire(import.meta.url)(path.join(REPO_DIR, "dist", "index.js"));
+  const client = new RunpodClient({ apiKey: emu.apiKey, restUrl: emu.restUrl });
+  print(`\n# ${why}: PATCH /v2/serverless/echo ${JSON.stringify({ env })}, then wait for the rollout`);
+  await client.serverless.update("echo", { env });
+  for (;;) {
+    const { endpointVersion, rollout } = await client.serverless.releases("echo");
+    if (!rollout.inProgress) {
+      print(`# echo is at release ${endpointVersion} on all ${rollout.workersTotal} workers`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/**
+ * The demo's redeploys after the first `up`: [endpointRevision, env of the new release (none: the
+ * endpoint is unchanged), why, whether the smoke test must fail].
+ */
+const DEMO_RELEASES: ReadonlyArray<[string, Record<string, string> | undefined, string, boolean]> = [
+  ["2", undefined, "the endpoint was redeployed", false],
+  ["3", { RUNPOD_EMULATOR_FAIL: WORKER_ERROR }, "a broken release", true],
+  ["4", {}, "the release is fixed", false],
+];
 
 const print = (text = "") => process.stdout.write(`${text}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -106,17 +142,24 @@ async function main(): Promise<number> {
         echo: true,
         pulumi: pulumiPath,
       });
-      const run = async (title: string, step: () => Promise<{ ok: boolean; errors: string[] }>) => {
+      const run = async (
+        title: string,
+        step: () => Promise<{ ok: boolean; errors: string[] }>,
+        expectFailure = false,
+      ) => {
         print(`\n$ ${title}`);
         const result = await step();
-        if (!result.ok) throw new StepFailed(result.errors.join("\n"));
+        if (result.ok === expectFailure) {
+          throw new StepFailed(expectFailure ? "the broken release passed" : result.errors.join("\n"));
+        }
       };
       await run("pulumi up --yes", () => cli!.up());
-      print(
-        `\n$ pulumi config set endpointRevision 2    # the endpoint was redeployed: re-run the smoke test`,
-      );
-      await cli.setConfig(`${PROJECT}:endpointRevision`, "2");
-      await run("pulumi up --yes", () => cli!.up());
+      for (const [revision, env, why, fails] of DEMO_RELEASES) {
+        if (env) await redeployEcho(emu, env, why);
+        print(`\n$ pulumi config set endpointRevision ${revision}    # ${why}: re-run the smoke test`);
+        await cli.setConfig(`${PROJECT}:endpointRevision`, revision);
+        await run("pulumi up --yes", () => cli!.up(), fails);
+      }
       await run("pulumi destroy --yes --skip-preview", () => cli!.destroy());
     } else {
       print(
@@ -160,7 +203,12 @@ async function main(): Promise<number> {
           }),
         );
       };
-      const run = async (kind: "up" | "destroy", title: string, step: () => Promise<DeployResult>) => {
+      const run = async (
+        kind: "up" | "destroy",
+        title: string,
+        step: () => Promise<DeployResult>,
+        expectFailure = false,
+      ) => {
         print(`\n$ ${title}    ${LABEL}`);
         const before = (await h.state()).resources;
         const t = performance.now();
@@ -175,15 +223,20 @@ async function main(): Promise<number> {
         if (result !== result.preview && !(result.preview && !result.preview.ok)) {
           show(kind, result, durationMs, before, after);
         }
-        if (!result.ok) throw new StepFailed(result.errors.join("\n"));
-        previous = result.outputs;
+        if (result.ok === expectFailure) {
+          throw new StepFailed(expectFailure ? "the broken release passed" : result.errors.join("\n"));
+        }
+        if (result.ok) previous = result.outputs;
       };
       await run("up", "pulumi up --yes", () => h.up());
-      print(
-        `\n$ pulumi config set endpointRevision 2    # the endpoint was redeployed: re-run the smoke test    ${LABEL}`,
-      );
-      h.setConfig(`${PROJECT}:endpointRevision`, "2");
-      await run("up", "pulumi up --yes", () => h.up());
+      for (const [revision, env, why, fails] of DEMO_RELEASES) {
+        if (env) await redeployEcho(emu, env, why);
+        print(
+          `\n$ pulumi config set endpointRevision ${revision}    # ${why}: re-run the smoke test    ${LABEL}`,
+        );
+        h.setConfig(`${PROJECT}:endpointRevision`, revision);
+        await run("up", "pulumi up --yes", () => h.up(), fails);
+      }
       await run("destroy", "pulumi destroy --yes --skip-preview", () => h.destroy());
       print("\nThe resources in the stack have been deleted.    [deploy harness]");
     }

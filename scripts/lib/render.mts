@@ -157,7 +157,11 @@ export function renderStep(view: StepView): string {
   const keys = Object.keys(view.outputs);
   const previous = view.previousOutputs;
   const removed = previous ? Object.keys(previous).filter((k) => !(k in view.outputs)) : [];
-  if (view.kind !== "destroy" && !isPreview && (keys.length > 0 || removed.length > 0)) {
+  // A failed update prints no Outputs: the engine stops scheduling at the first failure, and the
+  // stack's outputs (registered when the program's exports resolve) are not recorded
+  // (deployment_executor.go, Execute: cancels the plan on a step error).
+  const stepFailed = failed.length > 0 || programErrors.length > 0;
+  if (view.kind !== "destroy" && !isPreview && !stepFailed && (keys.length > 0 || removed.length > 0)) {
     const width = Math.max(...[...keys, ...removed].map((k) => k.length));
     out.push("", "Outputs:");
     for (const k of keys) {

@@ -31,7 +31,7 @@ async function demo(env: NodeJS.ProcessEnv) {
 describe("npm run demo", () => {
   // Expectation changed with issue 15 item 6 and issue 11: every CLI-looking line now carries
   // "[deploy harness]" (it used to be one line saying no CLI ran), and each up shows its preview.
-  it("without a pulumi CLI: labels every CLI-looking line, previews then deploys, re-runs only the smoke test, destroys, cleans up", {
+  it("without a pulumi CLI: labels every CLI-looking line, previews then deploys, re-runs only the smoke test, fails on a broken release with the engine's text, passes once fixed, destroys, cleans up", {
     timeout: 240_000,
   }, async () => {
     const PATH = (process.env.PATH ?? "")
@@ -54,6 +54,15 @@ describe("npm run demo", () => {
     expect(stdout).toContain("+ 3 created");
     expect(stdout).toMatch(/~ +└─ pulumi-nodejs:dynamic\/runpod:JobRun +smoke +updated +\[diff: ~triggers\]/);
     expect(stdout).toMatch(/~ 1 updated\n {4}2 unchanged/);
+    // The broken release: the update fails with the engine's text of the smoke test's reasons
+    // (test/support/README.md rule 1), no Outputs; the fixed release passes under the same id.
+    expect(stdout).toMatch(
+      /JobRun +smoke +\*\*failed\*\* +1 error\n+Diagnostics:\n {2}pulumi-nodejs:dynamic\/runpod:JobRun \(smoke\):\n {4}error: 1 error occurred:\n\s+\* JobRun failed on endpoint echo, job [0-9a-f-]+(-u\d+)?: the job ended FAILED/,
+    );
+    expect(stdout).toContain("Worker error: CUDA out of memory (demo: a broken release)");
+    expect(stdout).not.toContain("resource init failed");
+    expect(stdout).toMatch(/1 errored\n {4}2 unchanged/);
+    expect(stdout.match(/\[diff: ~triggers\]/g)).toHaveLength(2);
     expect(stdout).toContain("- 3 deleted");
     expect(stdout).toMatch(/Demo done in [\d.]+ s/);
     expect(`${stdout}\n${stderr}`).not.toMatch(/\n\s+at .+:\d+:\d+/); // no stack trace
