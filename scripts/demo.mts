@@ -34,8 +34,8 @@ import {
   type DeployResult,
 } from "../test/support/deployHarness.mts";
 import { type InstalledPackage, installPackedPackage, REPO_DIR } from "../test/support/packedPackage.mts";
-import { CliStack, findPulumi } from "./lib/pulumiCli.mts";
-import { renderStep, type StepView } from "./lib/render.mts";
+import { CliStack, findPulumi } from "../test/support/pulumiCli.mts";
+import { renderStep, type StepView } from "../test/support/render.mts";
 
 const PROJECT = "runpod-demo";
 const STACK = "dev";

@@ -7,7 +7,7 @@ import { stripTypeScriptTypes } from "node:module";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { findPulumi } from "../../scripts/lib/pulumiCli.mts";
+import { findPulumi } from "../support/pulumiCli.mts";
 import { EXAMPLES_DIR } from "./scenarios";
 
 const REPO = path.resolve(__dirname, "..", "..");

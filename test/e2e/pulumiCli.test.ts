@@ -5,7 +5,7 @@
  * says why.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { findPulumi } from "../../scripts/lib/pulumiCli.mts";
+import { findPulumi } from "../support/pulumiCli.mts";
 import {
   brokenEndpointScenario,
   cliDriver,

@@ -1,5 +1,5 @@
 /**
- * The CLI driver (`scripts/lib/pulumiCli.mts`) against a stand-in `pulumi` executable that records
+ * The CLI driver (`test/support/pulumiCli.mts`) against a stand-in `pulumi` executable that records
  * how it is called and answers as the documented CLI does (engine events in `--event-log`, JSON
  * from `stack output --json`). This checks the driver's side of the contract where the real CLI
  * is not installed: the commands and flags, the environment, secrets passed on stdin only, and
@@ -9,7 +9,7 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { CliStack, findPulumi } from "../../scripts/lib/pulumiCli.mts";
+import { CliStack, findPulumi } from "../support/pulumiCli.mts";
 import { EXAMPLES_DIR } from "./scenarios";
 
 const URN = "urn:pulumi:dev::runpod-smoke-test::pulumi-nodejs:dynamic/runpod:JobRun::smoke";

@@ -1,6 +1,6 @@
-/** The pulumi-style summary the demo prints when it runs without the CLI (`scripts/lib/render.mts`). */
+/** The pulumi-style summary the demo prints when it runs without the CLI (`test/support/render.mts`). */
 import { describe, expect, it } from "vitest";
-import { formatDuration, renderStep, renderValue } from "../../scripts/lib/render.mts";
+import { formatDuration, renderStep, renderValue } from "../support/render.mts";
 
 const urn = (type: string, name: string) =>
   `urn:pulumi:dev::p::pulumi-nodejs:dynamic/runpod:${type}::${name}`;

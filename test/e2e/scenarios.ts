@@ -1,7 +1,7 @@
 /**
  * End-to-end scenarios over the examples, written once and run through two drivers with the same
  * surface: the deploy harness (`test/support/deployHarness.mts`, always) and the real `pulumi`
- * CLI with a local file backend (`scripts/lib/pulumiCli.mts`, when it is on PATH).
+ * CLI with a local file backend (`test/support/pulumiCli.mts`, when it is on PATH).
  *
  * Each scenario deploys one example against an in-process emulator started by
  * {@link startE2eEmulator}, changes an input, deploys again, refreshes and destroys, asserting the
@@ -11,9 +11,9 @@
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import { expect } from "vitest";
-import { CliStack } from "../../scripts/lib/pulumiCli.mts";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { createDeployHarness } from "../support/deployHarness";
+import { createDeployHarness } from "../support/deployHarness.mts";
+import { CliStack } from "../support/pulumiCli.mts";
 
 export const EXAMPLES_DIR = path.resolve(__dirname, "..", "..", "examples");
 /** Programs written for the scenarios only (not examples users copy). */

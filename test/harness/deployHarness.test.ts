@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { rm, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { createDeployHarness, type DeployHarness } from "../support/deployHarness";
+import { createDeployHarness, type DeployHarness } from "../support/deployHarness.mts";
 import { installEchoFixture } from "../support/fixtures/echo.mts";
 
 const projectDir = inject("installedProjectDir");

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { rm, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { createDeployHarness, type DeployHarness, type DeployResult } from "../support/deployHarness";
+import { createDeployHarness, type DeployHarness, type DeployResult } from "../support/deployHarness.mts";
 import { initErrorText } from "../support/deployRunner.mts";
 import { installEchoFixture } from "../support/fixtures/echo.mts";
 

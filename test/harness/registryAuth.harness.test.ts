@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startEmulator } from "../../src/emulator";
-import { createDeployHarness, type DeployHarness } from "../support/deployHarness";
+import { createDeployHarness, type DeployHarness } from "../support/deployHarness.mts";
 
 const projectDir = inject("installedProjectDir");
 const PASSWORD = "registry-pa55word-never-in-plaintext";

@@ -26,7 +26,7 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { createDeployHarness } from "../support/deployHarness";
+import { createDeployHarness } from "../support/deployHarness.mts";
 
 const execFileAsync = promisify(execFile);
 const REPO = path.resolve(__dirname, "..", "..");

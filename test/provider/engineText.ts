@@ -12,7 +12,7 @@
  *   the gRPC status message; the host sets it to the thrown error's `message`
  *   (sdk/nodejs/cmd/dynamic-provider/index.ts, `grpcResponseFromError`).
  */
-import type { HostError } from "../support/providerHost";
+import type { HostError } from "../support/providerHost.mts";
 
 /** go-multierror's `ListFormatFunc`. */
 export function multierrorText(reasons: readonly string[]): string {

@@ -12,8 +12,8 @@ import {
   secretValue,
   startProviderHost,
   urnFor,
-} from "../support/providerHost";
-import { serializedProvider } from "../support/serializedProvider";
+} from "../support/providerHost.mts";
+import { serializedProvider } from "../support/serializedProvider.mts";
 import { engineText } from "./engineText";
 
 const S3 = {

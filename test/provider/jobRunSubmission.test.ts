@@ -10,7 +10,7 @@
 import { EventEmitter } from "node:events";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { ManualClock, type RunningEmulator, startEmulator } from "../../src/emulator";
-import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost";
+import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import {
   type RecordedRequest,
   type Reply,

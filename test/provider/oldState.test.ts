@@ -25,8 +25,8 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type * as Package from "../../src/index";
-import { HostError, type ProviderHost, startProviderHost } from "../support/providerHost";
-import { type ProviderKind, serializedProvider } from "../support/serializedProvider";
+import { HostError, type ProviderHost, startProviderHost } from "../support/providerHost.mts";
+import { type ProviderKind, serializedProvider } from "../support/serializedProvider.mts";
 
 const execFileAsync = promisify(execFile);
 const FIXTURE_PATH = path.join(__dirname, "..", "fixtures", "state-0.1.0", "state.json");

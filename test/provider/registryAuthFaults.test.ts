@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost";
+import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 
 const API_KEY = "faults-test-key-a4e9";
 const PASSWORD = "faulty-network-Pa55-91d7";

@@ -12,8 +12,14 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { NotFoundError, RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { HostError, type ProviderHost, startProviderHost, UNKNOWN, urnFor } from "../support/providerHost";
-import { serializedProvider } from "../support/serializedProvider";
+import {
+  HostError,
+  type ProviderHost,
+  startProviderHost,
+  UNKNOWN,
+  urnFor,
+} from "../support/providerHost.mts";
+import { serializedProvider } from "../support/serializedProvider.mts";
 import { engineText } from "./engineText";
 
 const API_KEY = "host-test-key-8d21e6";

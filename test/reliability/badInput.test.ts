@@ -14,7 +14,7 @@ import {
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { getEndpointHealth } from "../../src/provider/endpointHealth";
 import { getNetworkVolume, getNetworkVolumes } from "../../src/provider/networkVolumes";
-import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost";
+import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 
 const API_KEY = "bad-input-key-9d2f";

@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost";
+import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 
 const API_KEY = "reliability-faults-key-3c1e";
 const PASSWORD = "fault-tolerant-Pa55-60b2";

@@ -2,7 +2,7 @@ import { existsSync, lstatSync, readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { describe, expect, inject, it } from "vitest";
-import { PACKAGE_NAME, REPO_DIR } from "../support/packedPackage";
+import { PACKAGE_NAME, REPO_DIR } from "../support/packedPackage.mts";
 
 describe("installed packed package", () => {
   const projectDir = inject("installedProjectDir");

@@ -10,8 +10,8 @@ import {
   startProviderHost,
   UNKNOWN,
   urnFor,
-} from "../support/providerHost";
-import { serializedProvider, serializeProviderFrom } from "../support/serializedProvider";
+} from "../support/providerHost.mts";
+import { serializedProvider, serializeProviderFrom } from "../support/serializedProvider.mts";
 
 const projectDir = inject("installedProjectDir");
 const urn = urnFor("Echo", "e1");

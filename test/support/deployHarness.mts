@@ -5,7 +5,7 @@
  * (`providerHost.mts`). State is carried between runs in a JSON file with secrets encrypted.
  *
  * ```ts
- * import { createDeployHarness } from "../support/deployHarness";
+ * import { createDeployHarness } from "../support/deployHarness.mts";
  * const harness = await createDeployHarness({
  *   projectDir: inject("installedProjectDir"),        // temp project with the packed package
  *   program: "examples/registry-auth",                 // a Pulumi project dir, or one .ts/.mts/.js file

@@ -4,7 +4,7 @@
  *
  * ```ts
  * import { inject } from "vitest";
- * import { startProviderHost, urnFor, HostError } from "../support/providerHost";
+ * import { startProviderHost, urnFor, HostError } from "../support/providerHost.mts";
  * const host = await startProviderHost({ projectDir: inject("installedProjectDir") });
  * await host.configure({ "runpod:apiKey": emu.apiKey, "runpod:restUrl": emu.restUrl });
  * const urn = urnFor("ContainerRegistryAuth", "creds");

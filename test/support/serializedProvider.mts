@@ -3,7 +3,7 @@
  * INSTALLED package (the temp project of `packedPackage.mts`), the way a user's program makes it.
  *
  * ```ts
- * import { serializedProvider } from "../support/serializedProvider";
+ * import { serializedProvider } from "../support/serializedProvider.mts";
  * const projectDir = inject("installedProjectDir");
  * const __provider = await serializedProvider(projectDir, "ContainerRegistryAuth");
  * await host.create(urnFor("ContainerRegistryAuth", "a"), { name: "x", ..., __provider });
