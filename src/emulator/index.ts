@@ -16,7 +16,7 @@ import { loadFastify } from "./http/loadFastify";
 import { type EndpointCounters, JobEngine } from "./jobs/engine";
 import { checkHandlerSpec, type HandlerSpec, loadHandlerModule } from "./jobs/handlers";
 import { type EmulatorOptions, resolveOptions } from "./options";
-import { RateLimiter } from "./rateLimit";
+import { RateLimitEnforcer } from "./rateLimit";
 import { buildServer } from "./server";
 import { ServerlessStore } from "./serverless";
 import { ManagementStore } from "./store";
@@ -108,7 +108,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     serverless,
     keys: new KeyChecker(resolved.apiKeys),
     faults,
-    limiter: resolved.rateLimits ? new RateLimiter(resolved.clock) : undefined,
+    limiter: resolved.rateLimits ? new RateLimitEnforcer(resolved.clock) : undefined,
     rateLimits: resolved.rateLimits,
     onRequest: () => {
       requests++;

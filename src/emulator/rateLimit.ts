@@ -6,7 +6,7 @@
 import type { RateLimitRule } from "../wire/limits";
 import type { Clock } from "./clock";
 
-/** Outcome of `RateLimiter.acquire`. */
+/** Outcome of `RateLimitEnforcer.acquire`. */
 export type Admission =
   | { ok: true; release: () => void; remaining: number; resetMs: number }
   | { ok: false; retryAfterMs: number; reason: "rate" | "concurrency"; remaining: 0; resetMs: number };
@@ -18,7 +18,7 @@ interface Bucket {
 }
 
 /** Sliding-window and in-flight limiter keyed by any string (here `endpointId|row`). */
-export class RateLimiter {
+export class RateLimitEnforcer {
   readonly #clock: Clock;
   readonly #buckets = new Map<string, Bucket>();
 

@@ -12,10 +12,10 @@ import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDeployHarness, type DeployHarness, type DeployResult } from "../support/deployHarness.mts";
 import { initErrorText } from "../support/deployRunner.mts";
 import { installEchoFixture } from "../support/fixtures/echo.mts";
+import { UNKNOWN } from "../support/providerHost.mts";
 
 const projectDir = inject("installedProjectDir");
 const program = path.join(__dirname, "programs", "echo");
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 const ops = (r: DeployResult) => r.resources.map((x) => `${x.urn.split("::").pop()}:${x.op}`);
 

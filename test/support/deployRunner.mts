@@ -21,6 +21,7 @@ import {
   SECRET_SIG,
   SECRET_SIG_KEY,
   startProviderHost,
+  UNKNOWN,
 } from "./providerHost.mts";
 
 export type Operation = "up" | "preview" | "refresh" | "destroy";
@@ -66,7 +67,6 @@ export interface RunnerResult {
 }
 
 const DYNAMIC_PREFIX = "pulumi-nodejs:dynamic";
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 const ROOT_STACK_TYPE = "pulumi:pulumi:Stack";
 
 /**

@@ -16,7 +16,7 @@ import { limitedOperationFor, MB, type RateLimitRule, type RateLimitTable } from
 import { KeyChecker } from "../auth";
 import type { FaultDecision, FaultInjector } from "../faults";
 import { EngineClosedError, type JobEngine } from "../jobs/engine";
-import type { RateLimiter } from "../rateLimit";
+import type { RateLimitEnforcer } from "../rateLimit";
 import { type Dialect, errorPayload, HttpError, sendError } from "./errors";
 import { loadFastify } from "./loadFastify";
 import { isV2ManagementPath, v2DocumentPath } from "./v2Document";
@@ -43,7 +43,7 @@ export interface PipelineDeps {
   engine: JobEngine;
   keys: KeyChecker;
   faults?: FaultInjector;
-  limiter?: RateLimiter;
+  limiter?: RateLimitEnforcer;
   rateLimits?: RateLimitTable;
   /** Counts every request seen (for `stats()`). */
   onRequest?: () => void;
