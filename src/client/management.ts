@@ -69,6 +69,9 @@ export abstract class ManagementResource {
     return this.target.dialect === "v1";
   }
 
+  /** Runs before every call; a resource that needs a dialect throws here, before any request. */
+  protected beforeSend(): void {}
+
   /** Sends one call to `{restUrl}{path}`; resolves to the parsed answer (nothing without a schema). */
   protected async send<S extends z.ZodType>(
     method: "GET" | "POST" | "PATCH" | "DELETE",
@@ -78,6 +81,7 @@ export abstract class ManagementResource {
     body?: unknown,
     secrets?: readonly Secret[],
   ): Promise<z.output<S>> {
+    this.beforeSend();
     const { data } = await this.target.transport.request({
       method,
       baseUrl: this.target.restUrl,

@@ -3,11 +3,8 @@
  * to run against a v1 `restUrl` (before any network call) and one way to send a call through
  * the client's transport (retries, typed errors, loose response parsing).
  */
-import type { z } from "zod";
 import { ValidationError } from "./errors";
 import { ManagementResource } from "./management";
-import type { Secret } from "./redact";
-import type { RequestOptions } from "./transport";
 
 /** Base of the resources that exist only in the REST v2 interface. */
 export abstract class RestV2Resource extends ManagementResource {
@@ -25,17 +22,9 @@ export abstract class RestV2Resource extends ManagementResource {
     );
   }
 
-  /** The management `send`, after the v2 check: nothing is sent to a v1 `restUrl`. */
-  protected override async send<S extends z.ZodType>(
-    method: "GET" | "POST" | "PATCH" | "DELETE",
-    path: string,
-    schema: S | undefined,
-    options: RequestOptions | undefined,
-    body?: unknown,
-    secrets?: readonly Secret[],
-  ): Promise<z.output<S>> {
+  /** Nothing is sent to a v1 `restUrl`: the v2 check runs before every call. */
+  protected override beforeSend(): void {
     this.requireV2();
-    return super.send(method, path, schema, options, body, secrets);
   }
 }
 
