@@ -281,12 +281,7 @@ export class ServerlessStore {
     return found;
   }
 
-  #checkCompute(gpu: unknown, cpu: unknown, what: string): void {
-    if ((gpu === undefined) === (cpu === undefined)) {
-      throw new ServerlessConflictError(`${what}: give exactly one of gpu or cpu`);
-    }
-  }
-
+  /** The CUDA rule on a merged GPU config (the schema sees only the patch). */
   #checkCuda(gpu: { allowedCudaVersions?: string[]; minCudaVersion?: string } | undefined): void {
     if (gpu && (gpu.allowedCudaVersions?.length ?? 0) > 0 && gpu.minCudaVersion) {
       throw new ServerlessConflictError(
@@ -302,8 +297,7 @@ export class ServerlessStore {
         "type LOAD_BALANCER: the emulator serves queue-based endpoints only (type QUEUE)",
       );
     }
-    this.#checkCompute(body.gpu, body.cpu, "createEndpoint");
-    this.#checkCuda(body.gpu);
+    // Exactly one of gpu or cpu, and no CUDA set beside a floor: the wire schema's 400 rules.
     const tpl = body.templateId === undefined ? undefined : this.#template(body.templateId);
     let id = randomId(8);
     while (this.#endpoints.has(id) || this.#engine.has(id) || V2_MANAGEMENT_SEGMENTS.includes(id))
@@ -355,9 +349,6 @@ export class ServerlessStore {
     const stored = this.#endpoints.get(id);
     if (!stored || !this.#engine.has(id)) return undefined;
     const current = stored.record;
-    if (patch.gpu !== undefined && patch.cpu !== undefined) {
-      throw new ServerlessConflictError("updateEndpoint: give at most one of gpu or cpu");
-    }
     if (patch.gpu !== undefined && current.cpu !== undefined) {
       throw new ServerlessConflictError("gpu: this is a CPU endpoint; the compute family cannot change");
     }
