@@ -22,20 +22,21 @@
  */
 import { z } from "zod";
 import {
-  type CreateEndpointRequest,
-  type CreateTemplateRequest,
-  type Endpoint,
-  EndpointSchema,
-  type ListEndpointReleasesResponse,
-  type ListEndpointWorkersResponse,
-  type Release,
+  EndpointCpuSchema,
+  EndpointGpuSchema,
+  EndpointWorkersSchema,
   type ReleaseDiffEntry,
-  ReleaseSchema,
-  type Template,
+  type ServerlessEndpoint,
+  type ServerlessEndpointCreateInputSchema,
+  ServerlessEndpointSchema,
+  type ServerlessEndpointUpdateInputSchema,
+  type ServerlessReleaseList,
+  ServerlessReleaseSchema,
+  type ServerlessWorkerList,
+  type TemplateCreateInputSchema,
   TemplateSchema,
-  type UpdateEndpointRequest,
-  type UpdateTemplateRequest,
-} from "../wire/serverlessRoutes";
+  type TemplateUpdateInputSchema,
+} from "../wire/serverless";
 import type { Clock } from "./clock";
 import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
 import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine } from "./jobs/engine";
@@ -64,8 +65,51 @@ const RELEASE_FIELDS = [
 /** Memory (GB) the emulator reports per vCPU of a CPU endpoint. */
 const MEMORY_GB_PER_VCPU = 4;
 
-/** An endpoint as stored: the document's `Endpoint` without `requestUrls` (made when rendering). */
-const EndpointRecordSchema = EndpointSchema.omit({ requestUrls: true });
+type CreateEndpointRequest = z.output<typeof ServerlessEndpointCreateInputSchema>;
+type UpdateEndpointRequest = z.output<typeof ServerlessEndpointUpdateInputSchema>;
+type CreateTemplateRequest = z.output<typeof TemplateCreateInputSchema>;
+type UpdateTemplateRequest = z.output<typeof TemplateUpdateInputSchema>;
+
+/**
+ * An endpoint as stored: the wire's `Endpoint` without `requestUrls` (made when rendering), with
+ * every field the emulator always writes required (the answer schema itself is loose).
+ */
+const EndpointRecordSchema = ServerlessEndpointSchema.omit({ requestUrls: true, version: true })
+  .required({
+    type: true,
+    image: true,
+    args: true,
+    disk: true,
+    ports: true,
+    env: true,
+    registry: true,
+    scaling: true,
+    dataCenterIds: true,
+    networkVolumes: true,
+    timeout: true,
+    flashboot: true,
+    createdAt: true,
+  })
+  .extend({
+    gpu: EndpointGpuSchema.required({
+      pools: true,
+      count: true,
+      allowedCudaVersions: true,
+      minCudaVersion: true,
+    })
+      .nullable()
+      .optional(),
+    cpu: z.array(EndpointCpuSchema.required()).optional(),
+    workers: EndpointWorkersSchema.required(),
+  });
+
+/** A release as stored: every field written. */
+const ReleaseRecordSchema = ServerlessReleaseSchema.required();
+type Release = z.infer<typeof ReleaseRecordSchema>;
+/** A template as stored: every field written (`mounts` may be `{}`). */
+const TemplateRecordSchema = TemplateSchema.required();
+type Template = z.infer<typeof TemplateRecordSchema>;
+type Endpoint = ServerlessEndpoint;
 
 interface StoredEndpoint {
   record: z.infer<typeof EndpointRecordSchema>;
@@ -76,8 +120,10 @@ interface StoredEndpoint {
 
 /** The state file's `serverless` section. */
 const SavedServerlessSchema = z.object({
-  endpoints: z.array(z.object({ record: EndpointRecordSchema, releases: z.array(ReleaseSchema).min(1) })),
-  templates: z.array(TemplateSchema),
+  endpoints: z.array(
+    z.object({ record: EndpointRecordSchema, releases: z.array(ReleaseRecordSchema).min(1) }),
+  ),
+  templates: z.array(TemplateRecordSchema),
 });
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
@@ -235,12 +281,7 @@ export class ServerlessStore {
     return found;
   }
 
-  #checkCompute(gpu: unknown, cpu: unknown, what: string): void {
-    if ((gpu === undefined) === (cpu === undefined)) {
-      throw new ServerlessConflictError(`${what}: give exactly one of gpu or cpu`);
-    }
-  }
-
+  /** The CUDA rule on a merged GPU config (the schema sees only the patch). */
   #checkCuda(gpu: { allowedCudaVersions?: string[]; minCudaVersion?: string } | undefined): void {
     if (gpu && (gpu.allowedCudaVersions?.length ?? 0) > 0 && gpu.minCudaVersion) {
       throw new ServerlessConflictError(
@@ -256,8 +297,7 @@ export class ServerlessStore {
         "type LOAD_BALANCER: the emulator serves queue-based endpoints only (type QUEUE)",
       );
     }
-    this.#checkCompute(body.gpu, body.cpu, "createEndpoint");
-    this.#checkCuda(body.gpu);
+    // Exactly one of gpu or cpu, and no CUDA set beside a floor: the wire schema's 400 rules.
     const tpl = body.templateId === undefined ? undefined : this.#template(body.templateId);
     let id = randomId(8);
     while (this.#endpoints.has(id) || this.#engine.has(id) || V2_MANAGEMENT_SEGMENTS.includes(id))
@@ -309,9 +349,6 @@ export class ServerlessStore {
     const stored = this.#endpoints.get(id);
     if (!stored || !this.#engine.has(id)) return undefined;
     const current = stored.record;
-    if (patch.gpu !== undefined && patch.cpu !== undefined) {
-      throw new ServerlessConflictError("updateEndpoint: give at most one of gpu or cpu");
-    }
     if (patch.gpu !== undefined && current.cpu !== undefined) {
       throw new ServerlessConflictError("gpu: this is a CPU endpoint; the compute family cannot change");
     }
@@ -385,7 +422,7 @@ export class ServerlessStore {
   }
 
   /** `/workers`: each running worker with its version and staleness, and counts by status. */
-  workers(id: string): ListEndpointWorkersResponse | undefined {
+  workers(id: string): ServerlessWorkerList | undefined {
     const stored = this.#endpoints.get(id);
     if (!stored || !this.#engine.has(id)) return undefined;
     const now = this.#clock.now();
@@ -418,7 +455,7 @@ export class ServerlessStore {
   }
 
   /** `/releases`: newest first, each with its worker count, and the rollout summary. */
-  releases(id: string): ListEndpointReleasesResponse | undefined {
+  releases(id: string): ServerlessReleaseList | undefined {
     const stored = this.#endpoints.get(id);
     if (!stored || !this.#engine.has(id)) return undefined;
     const workers = this.#engine.workers(id);
@@ -511,4 +548,4 @@ export class ServerlessStore {
   }
 }
 
-export type { StoredEndpoint };
+export type { StoredEndpoint, Template as StoredTemplate };

@@ -8,8 +8,22 @@
  * `minCudaVersion`). Answers are parsed loosely: unknown fields pass, and only the fields this
  * package relies on are required, so a service that adds or omits a descriptive field does not
  * break callers.
+ *
+ * This module is the one source of these shapes: the client parses with it, and the emulator
+ * parses its requests and types its answers with it (its stored records are these answer schemas
+ * with the fields it always writes made `required()`). The cross-field rules the document answers
+ * with 400 (rather than the schema's 422) carry {@link BAD_REQUEST_RULE} in their issue's `params`,
+ * so the emulator can tell them apart ({@link isBadRequestRule}).
  */
 import { z } from "zod";
+
+/** `params` of an issue the v2 document answers with 400 (its other validation failures are 422s). */
+export const BAD_REQUEST_RULE = { status: 400 } as const;
+
+/** True when `issue` is one of the document's 400 rules (exactly one of gpu or cpu; CUDA set vs floor). */
+export function isBadRequestRule(issue: z.core.$ZodIssue): boolean {
+  return issue.code === "custom" && (issue.params as { status?: unknown } | undefined)?.status === 400;
+}
 
 const str = (field: string) => z.string({ error: `${field} must be a string` });
 const nonEmpty = (field: string) => str(field).min(1, { error: `${field} must not be empty` });
@@ -107,7 +121,8 @@ function cudaExclusive(
     ctx.addIssue({
       code: "custom",
       path: ["minCudaVersion"],
-      message: "minCudaVersion cannot be combined with a non-empty allowedCudaVersions; give one of them",
+      params: BAD_REQUEST_RULE,
+      message: "minCudaVersion and a non-empty allowedCudaVersions are mutually exclusive; give one of them",
     });
   }
 }
@@ -149,13 +164,15 @@ function computeChoice(
     ctx.addIssue({
       code: "custom",
       path: ["cpu"],
+      params: BAD_REQUEST_RULE,
       message: "cpu cannot be combined with gpu; give one of them",
     });
   } else if (required && body.gpu === undefined && body.cpu === undefined) {
     ctx.addIssue({
       code: "custom",
       path: ["gpu"],
-      message: "gpu is required unless cpu is given (an endpoint runs on exactly one of them)",
+      params: BAD_REQUEST_RULE,
+      message: "gpu is required unless cpu is given: an endpoint runs on exactly one of gpu or cpu",
     });
   }
 }
@@ -218,7 +235,8 @@ export const ServerlessEndpointUpdateInputSchema = z
     dataCenterIds: strings("dataCenterIds").optional(),
     flashboot: flashboot.optional(),
     networkVolumes: strings("networkVolumes").optional(),
-    templateId: nonEmpty("templateId").optional(),
+    /** A template to take the container settings from; `""` detaches the endpoint from its template. */
+    templateId: str("templateId").optional(),
     timeout: int("timeout").min(1, { error: "timeout must be a positive number of ms" }).optional(),
     workers: EndpointWorkersInputSchema.optional(),
   })
@@ -234,6 +252,29 @@ export type ServerlessEndpointUpdateInput = z.input<typeof ServerlessEndpointUpd
 // Serverless endpoints: answers
 // ---------------------------------------------------------------------------------------------
 
+/** `EndpointGpuConfig` as answered. */
+export const EndpointGpuSchema = z.looseObject({
+  pools: z.array(z.string()).optional(),
+  excludedTypes: z.array(z.string()).optional(),
+  count: z.number().int().optional(),
+  allowedCudaVersions: z.array(z.string()).optional(),
+  minCudaVersion: z.string().nullable().optional(),
+});
+
+/** One CPU configuration as answered (`memory` in GB). */
+export const EndpointCpuSchema = z.looseObject({
+  id: z.string().optional(),
+  vcpuCount: z.number().int().optional(),
+  memory: z.number().optional(),
+});
+
+/** `EndpointWorkers` as answered. */
+export const EndpointWorkersSchema = z.looseObject({
+  min: z.number().int().optional(),
+  max: z.number().int().optional(),
+  idleTimeout: z.number().int().optional(),
+});
+
 /** A serverless endpoint as `GET /v2/serverless/{id}` answers (`Endpoint`). */
 export const ServerlessEndpointSchema = z.looseObject({
   id: z.string().min(1),
@@ -247,16 +288,20 @@ export const ServerlessEndpointSchema = z.looseObject({
   ports: z.array(z.string()).optional(),
   env: z.record(z.string(), z.string()).optional(),
   registry: z.string().nullable().optional(),
-  gpu: z.looseObject({}).nullable().optional(),
-  cpu: z.array(z.looseObject({})).optional(),
-  workers: z.looseObject({ min: z.number().optional(), max: z.number().optional() }).optional(),
-  scaling: z.looseObject({ type: z.string() }).optional(),
+  gpu: EndpointGpuSchema.nullable().optional(),
+  cpu: z.array(EndpointCpuSchema).optional(),
+  workers: EndpointWorkersSchema.optional(),
+  scaling: z
+    .looseObject({ type: z.string(), queueDelay: z.number().optional(), requestCount: z.number().optional() })
+    .optional(),
   dataCenterIds: z.array(z.string()).optional(),
   networkVolumes: z.array(z.string()).optional(),
   /** Execution timeout, ms. */
   timeout: z.number().optional(),
   flashboot: z.string().optional(),
   createdAt: z.string().optional(),
+  /** The template the endpoint's container settings came from (the emulator includes it). */
+  templateId: z.string().optional(),
   /** The endpoint's current configuration version, when the service includes it. */
   version: z.number().int().nullable().optional(),
 });
@@ -323,6 +368,7 @@ export const ReleaseDiffEntrySchema = z.looseObject({
   old: z.unknown(),
   new: z.unknown(),
 });
+export type ReleaseDiffEntry = z.infer<typeof ReleaseDiffEntrySchema>;
 
 /** One release: a versioned configuration snapshot (`Release`). */
 export const ServerlessReleaseSchema = z.looseObject({
@@ -442,7 +488,9 @@ export const TemplateSchema = z.looseObject({
   ports: z.array(z.string()).optional(),
   env: z.record(z.string(), z.string()).optional(),
   registry: z.string().nullable().optional(),
-  mounts: z.looseObject({}).optional(),
+  mounts: z
+    .looseObject({ persistent: z.looseObject({ size: z.number().int(), path: z.string() }).optional() })
+    .optional(),
   serverless: z.boolean().optional(),
   public: z.boolean().optional(),
   category: z.string().optional(),

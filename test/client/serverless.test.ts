@@ -296,7 +296,7 @@ describe("request validation names the field, before any request", () => {
       "a CUDA set beside a CUDA floor",
       { ...createBody, gpu: { pools: ["ADA_24"], allowedCudaVersions: ["12.4"], minCudaVersion: "12.1" } },
       ["gpu", "minCudaVersion"],
-      "gpu.minCudaVersion cannot be combined with a non-empty allowedCudaVersions",
+      "gpu.minCudaVersion and a non-empty allowedCudaVersions are mutually exclusive",
     ],
     [
       "a load balancer scaled by queue delay",

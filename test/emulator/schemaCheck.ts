@@ -1,7 +1,7 @@
 /**
  * Checks values against the REST v2 document's serverless and template schemas
  * (fixtures/rest-v2.serverless.schemas.json, copied unchanged from rest-v2.openapi.json), and
- * against the project's zod shape of the same name (src/wire/serverlessRoutes.ts), so that the
+ * against the project's zod shape of the same name (src/wire/serverless.ts, the one the client parses with), so that the
  * emulator, the document and the zod shapes agree on every value a test checks.
  */
 import { readFileSync } from "node:fs";
@@ -10,26 +10,26 @@ import Ajv2020 from "ajv/dist/2020";
 import type { z } from "zod";
 import { V2ProblemSchema } from "../../src/wire/schemas";
 import {
-  CreateEndpointRequestSchema,
-  CreateTemplateRequestSchema,
-  EndpointSchema,
-  ListEndpointReleasesResponseSchema,
-  ListEndpointsResponseSchema,
-  ListEndpointWorkersResponseSchema,
-  ListTemplatesResponseSchema,
+  ServerlessEndpointCreateInputSchema,
+  ServerlessEndpointListSchema,
+  ServerlessEndpointSchema,
+  ServerlessReleaseListSchema,
+  ServerlessWorkerListSchema,
+  TemplateCreateInputSchema,
+  TemplateListSchema,
   TemplateSchema,
-} from "../../src/wire/serverlessRoutes";
+} from "../../src/wire/serverless";
 
 /** The zod shape checked next to each document schema. */
 const ZOD: Record<string, z.ZodType> = {
-  CreateEndpointRequest: CreateEndpointRequestSchema,
-  CreateTemplateRequest: CreateTemplateRequestSchema,
-  Endpoint: EndpointSchema,
-  ListEndpointsResponse: ListEndpointsResponseSchema,
+  CreateEndpointRequest: ServerlessEndpointCreateInputSchema,
+  CreateTemplateRequest: TemplateCreateInputSchema,
+  Endpoint: ServerlessEndpointSchema,
+  ListEndpointsResponse: ServerlessEndpointListSchema,
   Template: TemplateSchema,
-  ListTemplatesResponse: ListTemplatesResponseSchema,
-  ListEndpointWorkersResponse: ListEndpointWorkersResponseSchema,
-  ListEndpointReleasesResponse: ListEndpointReleasesResponseSchema,
+  ListTemplatesResponse: TemplateListSchema,
+  ListEndpointWorkersResponse: ServerlessWorkerListSchema,
+  ListEndpointReleasesResponse: ServerlessReleaseListSchema,
   ErrorResponse: V2ProblemSchema,
 };
 

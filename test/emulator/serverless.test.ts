@@ -125,6 +125,29 @@ describe("/v2/serverless", () => {
     expect(cuda.body.detail).toMatch(/mutually exclusive/);
   });
 
+  it("applies the client's request rules (one wire schema): they are 422s, a 400 rule beside one is too", async () => {
+    h = await harness();
+    const cpu = await h.call("POST", "/v2/serverless", {
+      ...GPU_ENDPOINT,
+      gpu: undefined,
+      cpu: [{ id: "cpu3c", vcpuCount: 6 }],
+    });
+    expect(cpu.status).toBe(422);
+    expect(cpu.body.errors.join(" ")).toMatch(/cpu\[0\]\.vcpuCount must be a power of two/);
+    const empty = await h.call("PATCH", "/v2/serverless/echo", {});
+    expect(empty.status).toBe(422);
+    expect(empty.body.detail).toMatch(/at least one field/);
+    const excluded = await h.call("PATCH", "/v2/serverless/echo", { gpu: { excludedTypes: ["NVIDIA A40"] } });
+    expect(excluded.status).toBe(422);
+    expect(excluded.body.detail).toMatch(/excludedTypes needs pools/);
+    // The CUDA rule (a 400 on its own) beside a schema failure: the schema's 422 wins.
+    const mixed = await h.call("POST", "/v2/serverless", {
+      ...GPU_ENDPOINT,
+      gpu: { pools: ["ADA_24"], allowedCudaVersions: ["12.4"], minCudaVersion: "12.1", count: 0 },
+    });
+    expect(mixed.status).toBe(422);
+  });
+
   it("answers 501 for a load-balancer endpoint, which it does not emulate", async () => {
     h = await harness();
     const lb = await h.call("POST", "/v2/serverless", {

@@ -28,17 +28,18 @@ import {
   V2NetworkVolumeUpdateInputSchema,
 } from "../../wire/schemas";
 import {
-  CreateEndpointRequestSchema,
-  CreateTemplateRequestSchema,
-  type Template,
-  UpdateEndpointRequestSchema,
-  UpdateTemplateRequestSchema,
-} from "../../wire/serverlessRoutes";
+  isBadRequestRule,
+  ServerlessEndpointCreateInputSchema,
+  ServerlessEndpointUpdateInputSchema,
+  TemplateCreateInputSchema,
+  TemplateUpdateInputSchema,
+} from "../../wire/serverless";
 import {
   ServerlessConflictError,
   type ServerlessStore,
   ServerlessUnsupportedError,
   type StoredEndpoint,
+  type StoredTemplate,
 } from "../serverless";
 import {
   DuplicateNameError,
@@ -93,10 +94,16 @@ const v2: DialectAdapter = {
   },
   // The document: 422 "The request body or parameters were syntactically valid but failed
   // validation", with the individual failures in `errors`.
+  // The cross-field rules the document answers with 400 (exactly one of gpu or cpu; a CUDA set
+  // and a floor) are marked in the wire schemas: a body failing only those is a 400.
   validate(schema, value) {
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    const status = result.error.issues.every(isBadRequestRule) ? 400 : 422;
     try {
-      return parse(schema, value, 422);
+      return parse(schema, value, status);
     } catch (err) {
+      if (err instanceof HttpError && status === 400) throw err;
       if (err instanceof HttpError) {
         throw new HttpError(422, `Request validation failed: ${err.message}`, err.errors);
       }
@@ -210,8 +217,8 @@ export const MANAGEMENT_RESOURCES = [
   }),
   resource<
     StoredEndpoint,
-    z.output<typeof CreateEndpointRequestSchema>,
-    z.output<typeof UpdateEndpointRequestSchema>
+    z.output<typeof ServerlessEndpointCreateInputSchema>,
+    z.output<typeof ServerlessEndpointUpdateInputSchema>
   >({
     listKey: "endpoints",
     list: ({ serverless }) => serverless.listEndpoints(),
@@ -224,15 +231,15 @@ export const MANAGEMENT_RESOURCES = [
         path: "/serverless",
         noun: "serverless endpoint",
         render: (e, { serverless }) => serverless.render(e),
-        create: CreateEndpointRequestSchema,
-        update: UpdateEndpointRequestSchema,
+        create: ServerlessEndpointCreateInputSchema,
+        update: ServerlessEndpointUpdateInputSchema,
       },
     },
   }),
   resource<
-    Template,
-    z.output<typeof CreateTemplateRequestSchema>,
-    z.output<typeof UpdateTemplateRequestSchema>
+    StoredTemplate,
+    z.output<typeof TemplateCreateInputSchema>,
+    z.output<typeof TemplateUpdateInputSchema>
   >({
     listKey: "templates",
     list: ({ serverless }) => serverless.listTemplates(),
@@ -245,8 +252,8 @@ export const MANAGEMENT_RESOURCES = [
         path: "/templates",
         noun: "template",
         render: (t) => t,
-        create: CreateTemplateRequestSchema,
-        update: UpdateTemplateRequestSchema,
+        create: TemplateCreateInputSchema,
+        update: TemplateUpdateInputSchema,
       },
     },
   }),

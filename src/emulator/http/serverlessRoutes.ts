@@ -14,11 +14,31 @@
  *   whole kept log and ends.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { type WorkerLogEvent, WorkerLogQuerySchema } from "../../wire/serverlessRoutes";
+import { z } from "zod";
+import { LOG_SOURCES, WORKER_LOG_TAIL_MAX, type WorkerLogEvent } from "../../wire/serverless";
 import { eventId, type LogLine, parseCursor } from "../jobs/workerLogs";
 import type { ServerlessStore } from "../serverless";
 import { HttpError, parse } from "./errors";
 import type { RouteMeta } from "./pipeline";
+
+/**
+ * The worker-log query as it arrives (strings): `source`, `tail` 0..5000 (default 100), `since`
+ * RFC 3339. The client's typed twin of what it sends is `WorkerLogsQueryInputSchema`; this one
+ * parses the query string, with the same source names and bound from the wire module.
+ */
+const WorkerLogQuerySchema = z.strictObject({
+  source: z.enum(LOG_SOURCES, { error: "source must be container or system" }).optional(),
+  tail: z.coerce
+    .number({ error: `tail must be an integer 0..${WORKER_LOG_TAIL_MAX}` })
+    .pipe(
+      z
+        .int({ error: "tail must be an integer" })
+        .min(0, { error: "tail must be at least 0" })
+        .max(WORKER_LOG_TAIL_MAX, { error: `tail must be at most ${WORKER_LOG_TAIL_MAX}` }),
+    )
+    .optional(),
+  since: z.iso.datetime({ offset: true, error: "since must be an RFC 3339 date-time" }).optional(),
+});
 
 /** `tail` when the query gives none (the document's default). */
 export const WORKER_LOG_TAIL_DEFAULT = 100;
