@@ -30,11 +30,23 @@ export interface JobRunInputs {
   mode?: "run" | "runsync";
   timeoutMs?: number;
   cancelOnTimeout?: boolean;
-  expect?: { status?: TerminalJobStatus; output?: unknown };
+  expect?: JobRunExpect;
   retries?: number;
   triggers?: unknown[];
   collectStream?: boolean;
   secretOutput?: boolean;
+}
+
+/** What the job must produce for the deploy to go on (`expect`). */
+export interface JobRunExpect {
+  status?: TerminalJobStatus;
+  output?: unknown;
+  /** Accept a COMPLETED job whose output is missing or has an `error` field. @default false */
+  allowErrorOutput?: boolean;
+  /** Most milliseconds the job may wait in the queue, cold start included (`delayTime`). */
+  maxDelayMs?: number;
+  /** Most milliseconds the job may run (`executionTime`). */
+  maxExecutionMs?: number;
 }
 
 /** The arguments with every default applied. */
@@ -42,7 +54,7 @@ export interface ResolvedJobRunInputs extends JobRunInputs {
   mode: "run" | "runsync";
   timeoutMs: number;
   cancelOnTimeout: boolean;
-  expect: { status: TerminalJobStatus; output?: unknown };
+  expect: JobRunExpect & { status: TerminalJobStatus; allowErrorOutput: boolean };
   retries: number;
   collectStream: boolean;
   secretOutput: boolean;
@@ -66,6 +78,14 @@ export const ARG_NAMES = [
 ] as const satisfies readonly (keyof JobRunInputs)[];
 
 const request = JobRequestSchema.shape;
+
+/** A latency budget of `expect`: a positive whole number of milliseconds, at most `MAX_TIMEOUT_MS`. */
+const latencyBudget = (name: string) =>
+  z
+    .int({ error: `${name} must be an integer number of milliseconds` })
+    .min(1, { error: `${name} must be at least 1 ms` })
+    .max(MAX_TIMEOUT_MS, { error: `${name} must be at most ${MAX_TIMEOUT_MS} ms (1 week)` })
+    .optional();
 
 /** Strict schema of the JobRun arguments (unknown keys are typos and fail). */
 const JobRunArgsSchema = z
@@ -93,8 +113,14 @@ const JobRunArgsSchema = z
             })
             .optional(),
           output: z.unknown().optional(),
+          allowErrorOutput: z.boolean({ error: "expect.allowErrorOutput must be a boolean" }).optional(),
+          maxDelayMs: latencyBudget("expect.maxDelayMs"),
+          maxExecutionMs: latencyBudget("expect.maxExecutionMs"),
         },
-        { error: "expect must be an object with optional status and output" },
+        {
+          error:
+            "expect must be an object with optional status, output, allowErrorOutput, maxDelayMs and maxExecutionMs",
+        },
       )
       .optional(),
     retries: z
@@ -227,7 +253,11 @@ export function resolveJobRunArgs(args: JobRunInputs): ResolvedJobRunInputs {
     mode: args.mode ?? "run",
     timeoutMs: args.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     cancelOnTimeout: args.cancelOnTimeout ?? true,
-    expect: { ...args.expect, status: args.expect?.status ?? "COMPLETED" },
+    expect: {
+      ...args.expect,
+      status: args.expect?.status ?? "COMPLETED",
+      allowErrorOutput: args.expect?.allowErrorOutput ?? false,
+    },
     retries: args.retries ?? 0,
     collectStream: args.collectStream ?? false,
     secretOutput: args.secretOutput ?? false,
