@@ -105,6 +105,11 @@ export interface JobRunArgs {
      * many ms (or the service reports none).
      */
     maxExecutionMs?: pulumi.Input<number>;
+    /**
+     * A JSON Schema (draft 2020-12) the output must satisfy, checked with ajv; a violation fails
+     * the deploy listing every violation by instance path. An invalid schema fails `check`.
+     */
+    outputSchema?: pulumi.Input<Record<string, unknown> | boolean>;
   }>;
   /**
    * How many times to re-queue the job with the service's `/retry` when it ends FAILED or

@@ -3,6 +3,7 @@
  * the argument checks and verdicts as functions, then each rule through Pulumi's real
  * dynamic-provider host with `__provider` serialized from the INSTALLED package, against the emulator.
  */
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
@@ -102,6 +103,73 @@ describe("expect rules as functions", () => {
     };
     expect(recordedRunPassed(old)).toBe(true);
     expect(recordedRunPassed({ ...old, expect: { allowErrorOutput: false } })).toBe(false);
+  });
+});
+
+const SCHEMA = {
+  type: "object",
+  required: ["text", "tokens"],
+  properties: {
+    text: { type: "array", items: { type: "string" }, minItems: 1 },
+    tokens: { type: "integer", minimum: 1 },
+  },
+};
+
+describe("expect.outputSchema as functions", () => {
+  it("checks the schema itself in check, naming expect.outputSchema", () => {
+    const base = { endpointId: "echo", input: {} };
+    expect(checkJobRunArgs({ ...base, expect: { outputSchema: SCHEMA } })).toEqual([]);
+    expect(checkJobRunArgs({ ...base, expect: { outputSchema: true } })).toEqual([]);
+    const bad = checkJobRunArgs({ ...base, expect: { outputSchema: { type: "strng" } } });
+    expect(bad).toEqual([
+      {
+        property: "expect.outputSchema",
+        reason: expect.stringContaining("not a valid JSON Schema (draft 2020-12)"),
+      },
+    ]);
+    expect(checkJobRunArgs({ ...base, expect: { outputSchema: "object" } })).toEqual([
+      { property: "expect.outputSchema", reason: expect.stringContaining("an object or a boolean") },
+    ]);
+    // 2020-12 keywords are understood: prefixItems, and $defs references.
+    expect(
+      checkJobRunArgs({
+        ...base,
+        expect: { outputSchema: { prefixItems: [{ $ref: "#/$defs/s" }], $defs: { s: { type: "string" } } } },
+      }),
+    ).toEqual([]);
+  });
+
+  it("loads ajv only for a JobRun that has an outputSchema (the built lifecycle module, in a fresh node)", () => {
+    const script = [
+      'const l = require("./dist/provider/jobRun/lifecycle.js");',
+      "const ajv = () => Object.keys(require.cache).some((k) => k.includes(`${require('path').sep}ajv${require('path').sep}`));",
+      'l.checkJobRunArgs({ endpointId: "echo", input: {}, expect: { output: {} } });',
+      "const before = ajv();",
+      'l.checkJobRunArgs({ endpointId: "echo", input: {}, expect: { outputSchema: { type: "object" } } });',
+      "console.log(JSON.stringify([before, ajv()]));",
+    ].join("\n");
+    const out = execFileSync(process.execPath, ["-e", script], { cwd: process.cwd(), encoding: "utf8" });
+    expect(JSON.parse(out)).toEqual([false, true]);
+  });
+
+  it("lists every violation by instance path, and passes a satisfying output", () => {
+    const result = {
+      status: "COMPLETED",
+      output: { text: [1, "ok", true], tokens: 0 },
+      attempts: 1,
+      timeline,
+    };
+    const message = judge(resolved({ outputSchema: SCHEMA }), result) ?? "";
+    expect(message).toContain("does not satisfy expect.outputSchema (3 violations, by instance path)");
+    expect(message).toContain("  /text/0: must be string");
+    expect(message).toContain("  /text/2: must be string");
+    expect(message).toContain("  /tokens: must be >= 1");
+    expect(
+      judge(resolved({ outputSchema: SCHEMA }), { ...result, output: { text: ["OK"], tokens: 3 } }),
+    ).toBeUndefined();
+    expect(judge(resolved({ outputSchema: SCHEMA }), { ...result, output: [] })).toContain(
+      "  /: must be object",
+    );
   });
 });
 
@@ -207,6 +275,38 @@ describe("expect rules in the provider host", () => {
       expect: { maxExecutionMs: 60_000, maxDelayMs: 60_000 },
     });
     expect(outs.passed).toBe(true);
+  });
+
+  it("fails an output that breaks expect.outputSchema, listing the violations; rejects a bad schema in check", async () => {
+    const error = await upFails("schema", {
+      endpointId: "errout",
+      input: {},
+      expect: {
+        allowErrorOutput: true,
+        outputSchema: { type: "object", required: ["text"], additionalProperties: false },
+      },
+    });
+    expect(error.message).toContain("does not satisfy expect.outputSchema (2 violations, by instance path)");
+    expect(error.message).toContain("  /: must have required property 'text'");
+    expect(error.message).toContain("  /: must NOT have additional properties");
+    const { outs } = await up("schema-met", {
+      endpointId: "slow",
+      input: { ms: 1 },
+      expect: { outputSchema: { type: "object", properties: { slept: { const: 1 } }, required: ["slept"] } },
+    });
+    expect(outs.passed).toBe(true);
+    const { failures } = await host.check(
+      urnFor("JobRun", "schema-bad"),
+      {},
+      {
+        endpointId: "slow",
+        input: {},
+        expect: { outputSchema: { minimum: "one" } },
+      },
+    );
+    expect(failures).toEqual([
+      { property: "expect.outputSchema", reason: expect.stringContaining("not a valid JSON Schema") },
+    ]);
   });
 
   it("fails a missed queue budget with the measured delayTime", async () => {

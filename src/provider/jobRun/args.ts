@@ -10,6 +10,7 @@ import { JobRequestSchema, TERMINAL_JOB_STATUSES, type TerminalJobStatus } from 
 import { describeIssue, formatPath } from "../../client/validate";
 import { UNKNOWN } from "../values";
 import { MIN_RUNSYNC_TIMEOUT_MS } from "./bounds";
+import { outputSchemaProblem } from "./outputSchema";
 
 export { UNKNOWN } from "../values";
 
@@ -47,6 +48,8 @@ export interface JobRunExpect {
   maxDelayMs?: number;
   /** Most milliseconds the job may run (`executionTime`). */
   maxExecutionMs?: number;
+  /** A JSON Schema (draft 2020-12) the output must satisfy. */
+  outputSchema?: unknown;
 }
 
 /** The arguments with every default applied. */
@@ -116,10 +119,11 @@ const JobRunArgsSchema = z
           allowErrorOutput: z.boolean({ error: "expect.allowErrorOutput must be a boolean" }).optional(),
           maxDelayMs: latencyBudget("expect.maxDelayMs"),
           maxExecutionMs: latencyBudget("expect.maxExecutionMs"),
+          outputSchema: z.unknown().optional(),
         },
         {
           error:
-            "expect must be an object with optional status, output, allowErrorOutput, maxDelayMs and maxExecutionMs",
+            "expect must be an object with optional status, output, allowErrorOutput, maxDelayMs, maxExecutionMs and outputSchema",
         },
       )
       .optional(),
@@ -192,6 +196,24 @@ export function containsUnknown(value: unknown): boolean {
  */
 export function checkJobRunArgs(news: Record<string, unknown>): CheckFailure[] {
   const { __provider: _provider, ...args } = news;
+  const failures = checkFields(args);
+  const schemaFailure = outputSchemaFailure(args.expect);
+  return schemaFailure === undefined ? failures : [...failures, schemaFailure];
+}
+
+/**
+ * The failure for an `expect.outputSchema` that is not a valid JSON Schema 2020-12 (ajv is loaded
+ * only when there is a schema to check; an unknown schema in a preview is not judged).
+ */
+function outputSchemaFailure(expectArg: unknown): CheckFailure | undefined {
+  if (expectArg === null || typeof expectArg !== "object") return undefined;
+  const schema = (expectArg as { outputSchema?: unknown }).outputSchema;
+  if (schema === undefined || containsUnknown(schema)) return undefined;
+  const reason = outputSchemaProblem(schema);
+  return reason === undefined ? undefined : { property: "expect.outputSchema", reason };
+}
+
+function checkFields(args: Record<string, unknown>): CheckFailure[] {
   const tooLarge = payloadTooLarge(args);
   const result = JobRunArgsSchema.safeParse(args);
   if (result.success) return tooLarge === undefined ? [] : [tooLarge];

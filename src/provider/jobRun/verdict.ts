@@ -4,6 +4,7 @@
  */
 import type { ResolvedJobRunInputs } from "./args";
 import { findMismatches, formatMismatches, renderValue } from "./match";
+import { formatViolations, outputSchemaViolations } from "./outputSchema";
 import { formatTimeline, type JobRunResult } from "./result";
 
 /** The opt-out named in the error-output failure. */
@@ -42,6 +43,20 @@ export function judge(args: ResolvedJobRunInputs, result: JobRunResult): string 
           formatMismatches(mismatch, { hideValues: args.secretOutput }),
         "Fix the worker or the input if the output is wrong, or update expect.output if the new output is " +
           "right; `pulumi up` then runs the job again.",
+      );
+    }
+  }
+  if (args.expect.outputSchema !== undefined) {
+    const violations = outputSchemaViolations(args.expect.outputSchema, result.output);
+    if (violations.length > 0) {
+      return failureMessage(
+        args,
+        result,
+        `the job ended ${result.status} but its output does not satisfy expect.outputSchema ` +
+          `(${violations.length} violation${violations.length === 1 ? "" : "s"}, by instance path):\n` +
+          formatViolations(violations),
+        "Fix the worker or the input if the output is wrong, or update expect.outputSchema if the new " +
+          "output is right; `pulumi up` then runs the job again.",
       );
     }
   }
