@@ -50,6 +50,13 @@ export {
   type LookupOptions,
 } from "./provider/networkVolumes";
 export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/registryAuth";
+export {
+  type GetServerlessEndpointArgs,
+  type GetServerlessEndpointOptions,
+  type GetServerlessEndpointResult,
+  getServerlessEndpoint,
+  getServerlessEndpointOutput,
+} from "./provider/serverlessEndpoint";
 export type * from "./wire/serverless";
 
 /**

@@ -89,6 +89,27 @@ export interface JobRunArgs {
      * equality. A mismatch fails the deploy with a diff of the differing paths.
      */
     output?: pulumi.Input<unknown>;
+    /**
+     * Accept a COMPLETED job whose output is missing or is an object with an `error` field. By
+     * default such a job fails the deploy: its handler returned its error instead of raising it.
+     * @default false
+     */
+    allowErrorOutput?: pulumi.Input<boolean>;
+    /**
+     * Latency budget for the queue, cold start included: the deploy fails when the job's
+     * `delayTime` is over this many ms (or the service reports none).
+     */
+    maxDelayMs?: pulumi.Input<number>;
+    /**
+     * Latency budget for the run: the deploy fails when the job's `executionTime` is over this
+     * many ms (or the service reports none).
+     */
+    maxExecutionMs?: pulumi.Input<number>;
+    /**
+     * A JSON Schema (draft 2020-12) the output must satisfy, checked with ajv; a violation fails
+     * the deploy listing every violation by instance path. An invalid schema fails `check`.
+     */
+    outputSchema?: pulumi.Input<Record<string, unknown> | boolean>;
   }>;
   /**
    * How many times to re-queue the job with the service's `/retry` when it ends FAILED or

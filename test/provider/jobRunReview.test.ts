@@ -101,7 +101,8 @@ describe("a failed run is re-run on the next up, also after refresh dropped the 
     let status = "FAILED";
     const endpoint = {
       id: "echo",
-      run: async () => ({ id: "j1", status }),
+      // A COMPLETED job needs an output: one without fails (expect.allowErrorOutput, issue 14).
+      run: async () => ({ id: "j1", status, output: { ok: true } }),
     } as unknown as Endpoint;
     const ctx: LifecycleContext = { endpoint: () => endpoint, log: () => {} };
     const error = (await createJobRun(ctx, inputs).catch((e: unknown) => e)) as {
@@ -225,7 +226,8 @@ describe("update and the previous run's unfinished job", () => {
       },
       run: async () => {
         calls.push("run");
-        return { id: "new-job", status: "COMPLETED" };
+        // With an output: a COMPLETED job without one fails (expect.allowErrorOutput, issue 14).
+        return { id: "new-job", status: "COMPLETED", output: { ok: true } };
       },
     } as unknown as Endpoint;
     return { calls, endpoint };

@@ -10,6 +10,7 @@ import { JobRequestSchema, TERMINAL_JOB_STATUSES, type TerminalJobStatus } from 
 import { describeIssue, formatPath } from "../../client/validate";
 import { UNKNOWN } from "../values";
 import { MIN_RUNSYNC_TIMEOUT_MS } from "./bounds";
+import { outputSchemaProblem } from "./outputSchema";
 
 export { UNKNOWN } from "../values";
 
@@ -30,11 +31,25 @@ export interface JobRunInputs {
   mode?: "run" | "runsync";
   timeoutMs?: number;
   cancelOnTimeout?: boolean;
-  expect?: { status?: TerminalJobStatus; output?: unknown };
+  expect?: JobRunExpect;
   retries?: number;
   triggers?: unknown[];
   collectStream?: boolean;
   secretOutput?: boolean;
+}
+
+/** What the job must produce for the deploy to go on (`expect`). */
+export interface JobRunExpect {
+  status?: TerminalJobStatus;
+  output?: unknown;
+  /** Accept a COMPLETED job whose output is missing or has an `error` field. @default false */
+  allowErrorOutput?: boolean;
+  /** Most milliseconds the job may wait in the queue, cold start included (`delayTime`). */
+  maxDelayMs?: number;
+  /** Most milliseconds the job may run (`executionTime`). */
+  maxExecutionMs?: number;
+  /** A JSON Schema (draft 2020-12) the output must satisfy. */
+  outputSchema?: unknown;
 }
 
 /** The arguments with every default applied. */
@@ -42,7 +57,7 @@ export interface ResolvedJobRunInputs extends JobRunInputs {
   mode: "run" | "runsync";
   timeoutMs: number;
   cancelOnTimeout: boolean;
-  expect: { status: TerminalJobStatus; output?: unknown };
+  expect: JobRunExpect & { status: TerminalJobStatus; allowErrorOutput: boolean };
   retries: number;
   collectStream: boolean;
   secretOutput: boolean;
@@ -66,6 +81,14 @@ export const ARG_NAMES = [
 ] as const satisfies readonly (keyof JobRunInputs)[];
 
 const request = JobRequestSchema.shape;
+
+/** A latency budget of `expect`: a positive whole number of milliseconds, at most `MAX_TIMEOUT_MS`. */
+const latencyBudget = (name: string) =>
+  z
+    .int({ error: `${name} must be an integer number of milliseconds` })
+    .min(1, { error: `${name} must be at least 1 ms` })
+    .max(MAX_TIMEOUT_MS, { error: `${name} must be at most ${MAX_TIMEOUT_MS} ms (1 week)` })
+    .optional();
 
 /** Strict schema of the JobRun arguments (unknown keys are typos and fail). */
 const JobRunArgsSchema = z
@@ -93,8 +116,15 @@ const JobRunArgsSchema = z
             })
             .optional(),
           output: z.unknown().optional(),
+          allowErrorOutput: z.boolean({ error: "expect.allowErrorOutput must be a boolean" }).optional(),
+          maxDelayMs: latencyBudget("expect.maxDelayMs"),
+          maxExecutionMs: latencyBudget("expect.maxExecutionMs"),
+          outputSchema: z.unknown().optional(),
         },
-        { error: "expect must be an object with optional status and output" },
+        {
+          error:
+            "expect must be an object with optional status, output, allowErrorOutput, maxDelayMs, maxExecutionMs and outputSchema",
+        },
       )
       .optional(),
     retries: z
@@ -166,6 +196,24 @@ export function containsUnknown(value: unknown): boolean {
  */
 export function checkJobRunArgs(news: Record<string, unknown>): CheckFailure[] {
   const { __provider: _provider, ...args } = news;
+  const failures = checkFields(args);
+  const schemaFailure = outputSchemaFailure(args.expect);
+  return schemaFailure === undefined ? failures : [...failures, schemaFailure];
+}
+
+/**
+ * The failure for an `expect.outputSchema` that is not a valid JSON Schema 2020-12 (ajv is loaded
+ * only when there is a schema to check; an unknown schema in a preview is not judged).
+ */
+function outputSchemaFailure(expectArg: unknown): CheckFailure | undefined {
+  if (expectArg === null || typeof expectArg !== "object") return undefined;
+  const schema = (expectArg as { outputSchema?: unknown }).outputSchema;
+  if (schema === undefined || containsUnknown(schema)) return undefined;
+  const reason = outputSchemaProblem(schema);
+  return reason === undefined ? undefined : { property: "expect.outputSchema", reason };
+}
+
+function checkFields(args: Record<string, unknown>): CheckFailure[] {
   const tooLarge = payloadTooLarge(args);
   const result = JobRunArgsSchema.safeParse(args);
   if (result.success) return tooLarge === undefined ? [] : [tooLarge];
@@ -227,7 +275,11 @@ export function resolveJobRunArgs(args: JobRunInputs): ResolvedJobRunInputs {
     mode: args.mode ?? "run",
     timeoutMs: args.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     cancelOnTimeout: args.cancelOnTimeout ?? true,
-    expect: { ...args.expect, status: args.expect?.status ?? "COMPLETED" },
+    expect: {
+      ...args.expect,
+      status: args.expect?.status ?? "COMPLETED",
+      allowErrorOutput: args.expect?.allowErrorOutput ?? false,
+    },
     retries: args.retries ?? 0,
     collectStream: args.collectStream ?? false,
     secretOutput: args.secretOutput ?? false,

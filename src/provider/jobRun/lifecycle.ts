@@ -228,7 +228,13 @@ export function recordedRunPassed(olds: Record<string, unknown>): boolean {
   if (typeof status !== "string" || typeof jobId !== "string" || typeof endpointId !== "string") return false;
   if (!isTerminalStatus(status)) return false;
   try {
-    const args = resolveJobRunArgs(olds as unknown as JobRunInputs);
+    const recorded = olds as unknown as JobRunInputs;
+    // States without `passed` were judged before `expect.allowErrorOutput` existed: judge them by
+    // the rules they ran under, so an upgrade does not re-run jobs that passed.
+    const args = resolveJobRunArgs({
+      ...recorded,
+      expect: { ...recorded.expect, allowErrorOutput: recorded.expect?.allowErrorOutput ?? true },
+    });
     const attempts = typeof olds.attempts === "number" ? olds.attempts : 1;
     return judge(args, { status, output: olds.output, attempts, timeline: [] }) === undefined;
   } catch {

@@ -3,8 +3,12 @@
  * text (what happened, to which job, the worker's error, the timeline and a hint).
  */
 import type { ResolvedJobRunInputs } from "./args";
-import { findMismatches, formatMismatches } from "./match";
+import { findMismatches, formatMismatches, renderValue } from "./match";
+import { formatViolations, outputSchemaViolations } from "./outputSchema";
 import { formatTimeline, type JobRunResult } from "./result";
+
+/** The opt-out named in the error-output failure. */
+const ALLOW_ERROR_OUTPUT = "expect: { allowErrorOutput: true }";
 
 /** Compares a finished job with `expect`; returns the failure message, or undefined on success. */
 export function judge(args: ResolvedJobRunInputs, result: JobRunResult): string | undefined {
@@ -14,6 +18,19 @@ export function judge(args: ResolvedJobRunInputs, result: JobRunResult): string 
       `the job ended ${result.status}, expected ${expected}` +
       (result.attempts > 1 ? ` (after ${result.attempts} attempts)` : "");
     return failureMessage(args, result, what, hintFor(result.status, expected, result));
+  }
+  if (result.status === "COMPLETED" && !args.expect.allowErrorOutput) {
+    const problem = errorOutputProblem(result.output, args.secretOutput);
+    if (problem !== undefined) {
+      return failureMessage(
+        args,
+        result,
+        `the job ended COMPLETED but its output ${problem}: the handler most likely returned its error ` +
+          "instead of raising it, so the service counted the job as a success",
+        "Make the handler raise (throw) on errors so the job ends FAILED with the error, or, if this " +
+          `output is what the worker is meant to answer, set ${ALLOW_ERROR_OUTPUT} on the JobRun.`,
+      );
+    }
   }
   if (args.expect.output !== undefined) {
     const mismatch = findMismatches(args.expect.output, result.output);
@@ -29,7 +46,73 @@ export function judge(args: ResolvedJobRunInputs, result: JobRunResult): string 
       );
     }
   }
+  if (args.expect.outputSchema !== undefined) {
+    const violations = outputSchemaViolations(args.expect.outputSchema, result.output);
+    if (violations.length > 0) {
+      return failureMessage(
+        args,
+        result,
+        `the job ended ${result.status} but its output does not satisfy expect.outputSchema ` +
+          `(${violations.length} violation${violations.length === 1 ? "" : "s"}, by instance path):\n` +
+          formatViolations(violations),
+        "Fix the worker or the input if the output is wrong, or update expect.outputSchema if the new " +
+          "output is right; `pulumi up` then runs the job again.",
+      );
+    }
+  }
+  return latencyFailure(args, result);
+}
+
+/**
+ * Why a COMPLETED job's output looks like an error returned as a result: missing (absent or
+ * null), or an object with an `error` field. Undefined when it does not.
+ */
+function errorOutputProblem(output: unknown, hideValues: boolean): string | undefined {
+  if (output === undefined || output === null) return "is missing";
+  if (typeof output === "object" && !Array.isArray(output) && Object.hasOwn(output, "error")) {
+    const value = (output as { error: unknown }).error;
+    return hideValues
+      ? "has an error field (value hidden: secretOutput is set)"
+      : `has an error field: ${renderValue(value)}`;
+  }
   return undefined;
+}
+
+/**
+ * The failure for a missed latency budget (`expect.maxDelayMs` against the service's `delayTime`,
+ * `expect.maxExecutionMs` against `executionTime`), naming each missed budget and the measured
+ * value. A budget whose figure the service did not report cannot be judged and fails too.
+ */
+function latencyFailure(args: ResolvedJobRunInputs, result: JobRunResult): string | undefined {
+  const budgets = [
+    {
+      name: "expect.maxDelayMs",
+      limit: args.expect.maxDelayMs,
+      measured: result.delayTime,
+      what: "delayTime (queue time, cold start included)",
+    },
+    {
+      name: "expect.maxExecutionMs",
+      limit: args.expect.maxExecutionMs,
+      measured: result.executionTime,
+      what: "executionTime",
+    },
+  ];
+  const missed: string[] = [];
+  for (const { name, limit, measured, what } of budgets) {
+    if (limit === undefined) continue;
+    if (measured === undefined) missed.push(`${name} is ${limit} ms but the service reported no ${what}`);
+    else if (measured > limit) missed.push(`${name} is ${limit} ms but the job's ${what} was ${measured} ms`);
+  }
+  if (missed.length === 0) return undefined;
+  return failureMessage(
+    args,
+    result,
+    `the job ended ${result.status} but missed its latency budget: ${missed.join("; ")}`,
+    "A long delayTime usually means cold starts or too few workers (raise workersMin or check " +
+      "getEndpointHealth); a long executionTime means a slower handler, model or GPU. Raise the budget " +
+      "if the new figure is acceptable; `pulumi up` then runs the job again.",
+  );
 }
 
 function hintFor(status: string | undefined, expected: string, result: JobRunResult): string {

@@ -1,0 +1,327 @@
+/**
+ * JobRun's `expect.allowErrorOutput`, `expect.maxDelayMs` and `expect.maxExecutionMs` (issue 14):
+ * the argument checks and verdicts as functions, then each rule through Pulumi's real
+ * dynamic-provider host with `__provider` serialized from the INSTALLED package, against the emulator.
+ */
+import { execFileSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { RunpodClient } from "../../src/client";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/jobRun/args";
+import { recordedRunPassed } from "../../src/provider/jobRun/lifecycle";
+import { judge } from "../../src/provider/jobRun/verdict";
+import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
+import { engineText } from "./engineText";
+
+const timeline = [{ status: "COMPLETED", atMs: 10 }];
+const resolved = (expect: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
+  resolveJobRunArgs({ endpointId: "echo", input: {}, expect, ...extra });
+
+describe("expect rules as functions", () => {
+  it("checks the new expect fields by name and rule", () => {
+    const failures = checkJobRunArgs({
+      endpointId: "echo",
+      input: {},
+      expect: { allowErrorOutput: "yes", maxDelayMs: 0, maxExecutionMs: 1.5 },
+    });
+    expect(failures).toEqual([
+      { property: "expect.allowErrorOutput", reason: expect.stringContaining("must be a boolean") },
+      {
+        property: "expect.maxDelayMs",
+        reason: expect.stringContaining("expect.maxDelayMs must be at least 1 ms"),
+      },
+      { property: "expect.maxExecutionMs", reason: expect.stringContaining("must be an integer") },
+    ]);
+    expect(
+      checkJobRunArgs({ endpointId: "echo", input: {}, expect: { allowErrorOutput: true, maxDelayMs: 5 } }),
+    ).toEqual([]);
+    expect(resolved().expect).toMatchObject({ status: "COMPLETED", allowErrorOutput: false });
+  });
+
+  it("fails a COMPLETED job whose output has an error field or is missing, naming the opt-out", () => {
+    const withError = judge(resolved(), {
+      status: "COMPLETED",
+      output: { error: "CUDA out of memory" },
+      attempts: 1,
+      timeline,
+    });
+    expect(withError).toContain('has an error field: "CUDA out of memory"');
+    expect(withError).toContain("returned its error instead of raising it");
+    expect(withError).toContain("expect: { allowErrorOutput: true }");
+    for (const output of [undefined, null]) {
+      expect(judge(resolved(), { status: "COMPLETED", output, attempts: 1, timeline })).toContain(
+        "its output is missing",
+      );
+    }
+    const hidden = judge(resolved({}, { secretOutput: true }), {
+      status: "COMPLETED",
+      output: { error: "token sk-123 rejected" },
+      attempts: 1,
+      timeline,
+    });
+    expect(hidden).toContain("value hidden");
+    expect(hidden).not.toContain("sk-123");
+  });
+
+  it("accepts an error output with allowErrorOutput, and never applies the rule to other fields or statuses", () => {
+    const errorOutput = { status: "COMPLETED", output: { error: "x" }, attempts: 1, timeline };
+    expect(judge(resolved({ allowErrorOutput: true }), errorOutput)).toBeUndefined();
+    expect(judge(resolved(), { ...errorOutput, output: { errors: [], ok: true } })).toBeUndefined();
+    expect(judge(resolved(), { ...errorOutput, output: [{ error: "in a list" }] })).toBeUndefined();
+    expect(
+      judge(resolved({ status: "FAILED" }), { status: "FAILED", attempts: 1, timeline }),
+    ).toBeUndefined();
+  });
+
+  it("fails a missed latency budget naming the budget and the measured value; passes one met", () => {
+    const result = {
+      status: "COMPLETED",
+      output: { ok: 1 },
+      delayTime: 2500,
+      executionTime: 40,
+      attempts: 1,
+      timeline,
+    };
+    const message = judge(resolved({ maxDelayMs: 1000, maxExecutionMs: 30 }), result);
+    expect(message).toContain(
+      "expect.maxDelayMs is 1000 ms but the job's delayTime (queue time, cold start included) was 2500 ms",
+    );
+    expect(message).toContain("expect.maxExecutionMs is 30 ms but the job's executionTime was 40 ms");
+    expect(judge(resolved({ maxDelayMs: 2500, maxExecutionMs: 40 }), result)).toBeUndefined();
+    expect(judge(resolved({ maxDelayMs: 1 }), { ...result, delayTime: undefined })).toContain(
+      "the service reported no delayTime",
+    );
+  });
+
+  it("judges a state recorded before `passed` existed by the rules it ran under", () => {
+    const old = {
+      endpointId: "echo",
+      input: {},
+      jobId: "j1",
+      status: "COMPLETED",
+      output: { error: "kept" },
+    };
+    expect(recordedRunPassed(old)).toBe(true);
+    expect(recordedRunPassed({ ...old, expect: { allowErrorOutput: false } })).toBe(false);
+  });
+});
+
+const SCHEMA = {
+  type: "object",
+  required: ["text", "tokens"],
+  properties: {
+    text: { type: "array", items: { type: "string" }, minItems: 1 },
+    tokens: { type: "integer", minimum: 1 },
+  },
+};
+
+describe("expect.outputSchema as functions", () => {
+  it("checks the schema itself in check, naming expect.outputSchema", () => {
+    const base = { endpointId: "echo", input: {} };
+    expect(checkJobRunArgs({ ...base, expect: { outputSchema: SCHEMA } })).toEqual([]);
+    expect(checkJobRunArgs({ ...base, expect: { outputSchema: true } })).toEqual([]);
+    const bad = checkJobRunArgs({ ...base, expect: { outputSchema: { type: "strng" } } });
+    expect(bad).toEqual([
+      {
+        property: "expect.outputSchema",
+        reason: expect.stringContaining("not a valid JSON Schema (draft 2020-12)"),
+      },
+    ]);
+    expect(checkJobRunArgs({ ...base, expect: { outputSchema: "object" } })).toEqual([
+      { property: "expect.outputSchema", reason: expect.stringContaining("an object or a boolean") },
+    ]);
+    // 2020-12 keywords are understood: prefixItems, and $defs references.
+    expect(
+      checkJobRunArgs({
+        ...base,
+        expect: { outputSchema: { prefixItems: [{ $ref: "#/$defs/s" }], $defs: { s: { type: "string" } } } },
+      }),
+    ).toEqual([]);
+  });
+
+  it("loads ajv only for a JobRun that has an outputSchema (the built lifecycle module, in a fresh node)", () => {
+    const script = [
+      'const l = require("./dist/provider/jobRun/lifecycle.js");',
+      "const ajv = () => Object.keys(require.cache).some((k) => k.includes(`${require('path').sep}ajv${require('path').sep}`));",
+      'l.checkJobRunArgs({ endpointId: "echo", input: {}, expect: { output: {} } });',
+      "const before = ajv();",
+      'l.checkJobRunArgs({ endpointId: "echo", input: {}, expect: { outputSchema: { type: "object" } } });',
+      "console.log(JSON.stringify([before, ajv()]));",
+    ].join("\n");
+    const out = execFileSync(process.execPath, ["-e", script], { cwd: process.cwd(), encoding: "utf8" });
+    expect(JSON.parse(out)).toEqual([false, true]);
+  });
+
+  it("lists every violation by instance path, and passes a satisfying output", () => {
+    const result = {
+      status: "COMPLETED",
+      output: { text: [1, "ok", true], tokens: 0 },
+      attempts: 1,
+      timeline,
+    };
+    const message = judge(resolved({ outputSchema: SCHEMA }), result) ?? "";
+    expect(message).toContain("does not satisfy expect.outputSchema (3 violations, by instance path)");
+    expect(message).toContain("  /text/0: must be string");
+    expect(message).toContain("  /text/2: must be string");
+    expect(message).toContain("  /tokens: must be >= 1");
+    expect(
+      judge(resolved({ outputSchema: SCHEMA }), { ...result, output: { text: ["OK"], tokens: 3 } }),
+    ).toBeUndefined();
+    expect(judge(resolved({ outputSchema: SCHEMA }), { ...result, output: [] })).toContain(
+      "  /: must be object",
+    );
+  });
+});
+
+let emu: RunningEmulator;
+let host: ProviderHost;
+let client: RunpodClient;
+
+beforeAll(async () => {
+  emu = await startEmulator({
+    apiKeys: ["emu-key-expect14"],
+    endpoints: ["errout:1", "nothing:1", "slow:1"],
+    handlers: {
+      // A handler that returns its error instead of raising it.
+      errout: async () => ({ error: "model weights not found at /models/llama" }),
+      nothing: async () => undefined,
+      slow: async (job, { signal }) => {
+        await new Promise((resolve, reject) => {
+          const t = setTimeout(resolve, Number(job.input.ms));
+          signal.addEventListener("abort", () => {
+            clearTimeout(t);
+            reject(signal.reason);
+          });
+        });
+        return { slept: job.input.ms };
+      },
+    },
+  });
+  client = new RunpodClient({ apiKey: emu.apiKey, serverlessUrl: emu.serverlessUrl, restUrl: emu.restUrl });
+  host = await startProviderHost({ projectDir: inject("installedProjectDir") });
+  await host.configure({
+    "runpod:apiKey": emu.apiKey,
+    "runpod:serverlessUrl": emu.serverlessUrl,
+    "runpod:restUrl": emu.restUrl,
+  });
+});
+
+afterAll(async () => {
+  await host?.close();
+  await emu?.close();
+});
+
+async function up(name: string, news: Record<string, unknown>) {
+  const urn = urnFor("JobRun", name);
+  const { inputs, failures } = await host.check(urn, {}, news);
+  expect(failures).toEqual([]);
+  return host.create(urn, inputs);
+}
+
+async function upFails(name: string, news: Record<string, unknown>): Promise<HostError> {
+  const error = await up(name, news).then(
+    () => {
+      throw new Error("create succeeded; a failure was expected");
+    },
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(HostError);
+  const hostError = error as HostError;
+  // The engine prints only the reasons: the whole message is the one reason.
+  expect(hostError.reasons).toEqual([hostError.message]);
+  expect(engineText(hostError)).toBe(`1 error occurred:\n\t* ${hostError.message}\n\n`);
+  return hostError;
+}
+
+describe("expect rules in the provider host", () => {
+  it("fails a job that returned its error as the output, and passes it with allowErrorOutput", async () => {
+    const error = await upFails("errout", { endpointId: "errout", input: {} });
+    expect(error.properties).toMatchObject({
+      status: "COMPLETED",
+      output: { error: "model weights not found at /models/llama" },
+      passed: false,
+    });
+    expect(error.message).toContain(
+      'its output has an error field: "model weights not found at /models/llama"',
+    );
+    expect(error.message).toContain("expect: { allowErrorOutput: true }");
+    const { outs } = await up("errout-allowed", {
+      endpointId: "errout",
+      input: {},
+      expect: { allowErrorOutput: true },
+    });
+    expect(outs).toMatchObject({ status: "COMPLETED", passed: true });
+  });
+
+  it("fails a COMPLETED job with no output", async () => {
+    const error = await upFails("nothing", { endpointId: "nothing", input: {} });
+    expect(error.message).toContain("ended COMPLETED but its output is missing");
+  });
+
+  it("fails a missed execution budget with the measured executionTime, and passes a met one", async () => {
+    const error = await upFails("exec-budget", {
+      endpointId: "slow",
+      input: { ms: 300 },
+      expect: { maxExecutionMs: 50 },
+    });
+    const measured = error.properties.executionTime as number;
+    expect(measured).toBeGreaterThanOrEqual(300);
+    expect(error.message).toContain(
+      `expect.maxExecutionMs is 50 ms but the job's executionTime was ${measured} ms`,
+    );
+    const { outs } = await up("exec-budget-met", {
+      endpointId: "slow",
+      input: { ms: 1 },
+      expect: { maxExecutionMs: 60_000, maxDelayMs: 60_000 },
+    });
+    expect(outs.passed).toBe(true);
+  });
+
+  it("fails an output that breaks expect.outputSchema, listing the violations; rejects a bad schema in check", async () => {
+    const error = await upFails("schema", {
+      endpointId: "errout",
+      input: {},
+      expect: {
+        allowErrorOutput: true,
+        outputSchema: { type: "object", required: ["text"], additionalProperties: false },
+      },
+    });
+    expect(error.message).toContain("does not satisfy expect.outputSchema (2 violations, by instance path)");
+    expect(error.message).toContain("  /: must have required property 'text'");
+    expect(error.message).toContain("  /: must NOT have additional properties");
+    const { outs } = await up("schema-met", {
+      endpointId: "slow",
+      input: { ms: 1 },
+      expect: { outputSchema: { type: "object", properties: { slept: { const: 1 } }, required: ["slept"] } },
+    });
+    expect(outs.passed).toBe(true);
+    const { failures } = await host.check(
+      urnFor("JobRun", "schema-bad"),
+      {},
+      {
+        endpointId: "slow",
+        input: {},
+        expect: { outputSchema: { minimum: "one" } },
+      },
+    );
+    expect(failures).toEqual([
+      { property: "expect.outputSchema", reason: expect.stringContaining("not a valid JSON Schema") },
+    ]);
+  });
+
+  it("fails a missed queue budget with the measured delayTime", async () => {
+    // The endpoint's one worker is busy for 400 ms, so the JobRun's job queues behind it.
+    const blocker = await client.endpoint("slow").run({ input: { ms: 400 } });
+    const error = await upFails("delay-budget", {
+      endpointId: "slow",
+      input: { ms: 1 },
+      expect: { maxDelayMs: 100 },
+    });
+    const measured = error.properties.delayTime as number;
+    expect(measured).toBeGreaterThan(100);
+    expect(error.message).toContain(
+      `expect.maxDelayMs is 100 ms but the job's delayTime (queue time, cold start included) was ${measured} ms`,
+    );
+    expect((await client.endpoint("slow").status(blocker.id)).status).toBe("COMPLETED");
+  });
+});
