@@ -142,6 +142,7 @@ describe("expect.outputSchema as functions", () => {
   it("loads ajv only for a JobRun that has an outputSchema (the built lifecycle module, in a fresh node)", () => {
     const script = [
       'const l = require("./dist/provider/jobRun/lifecycle.js");',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the source of a script run in a child process
       "const ajv = () => Object.keys(require.cache).some((k) => k.includes(`${require('path').sep}ajv${require('path').sep}`));",
       'l.checkJobRunArgs({ endpointId: "echo", input: {}, expect: { output: {} } });',
       "const before = ajv();",
