@@ -5,9 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
+import { NotFoundError } from "../../src/client/errors";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/lifecycle";
-import { boundLogTail, MAX_LOG_TAIL_BYTES, MAX_LOG_TAIL_LINES } from "../../src/provider/jobRun/logTail";
+import {
+  boundLogTail,
+  MAX_LOG_TAIL_BYTES,
+  MAX_LOG_TAIL_LINES,
+  readLogTail,
+  type WorkerLogReader,
+} from "../../src/provider/jobRun/logTail";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { engineText } from "./engineText";
 
@@ -26,6 +33,53 @@ describe("the log tail's bounds", () => {
     const [one] = boundLogTail([`start ${"x".repeat(20_000)} end`]);
     expect(Buffer.byteLength(one ?? "", "utf8")).toBeLessThanOrEqual(MAX_LOG_TAIL_BYTES);
     expect(one).toMatch(/^\.\.\. x+ end$/);
+  });
+});
+
+/** A stream that yields `events`, then stays open (a live worker) until its signal aborts. */
+function liveStream(events: { ts: string; line: string }[]): WorkerLogReader {
+  return async function* (_id, _worker, { signal }) {
+    for (const e of events) yield { source: "container", ...e };
+    await new Promise((_resolve, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    });
+  };
+}
+
+describe("reading the tail of a live worker's log", () => {
+  const past = (s: number) => new Date(Date.now() - s * 1000).toISOString();
+  it("stops at the first line written after the read began, keeping only the backfill", async () => {
+    const later = new Date(Date.now() + 60_000).toISOString();
+    const read = liveStream([
+      { ts: past(3), line: "a" },
+      { ts: past(2), line: "b secret-xyz-123" },
+      { ts: later, line: "live" },
+    ]);
+    const tail = await readLogTail(read, "ep", "w1", ["secret-xyz-123"], 5_000);
+    expect("lines" in tail).toBe(true);
+    const lines = (tail as { lines: string[] }).lines;
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/ container b \[redacted\]$/);
+  });
+
+  it("ends a quiet live stream after the backfill, and gives up on a silent one at its deadline", async () => {
+    const quiet = await readLogTail(liveStream([{ ts: past(1), line: "only" }]), "ep", "w1", [], 5_000);
+    expect((quiet as { lines: string[] }).lines).toEqual([expect.stringMatching(/ container only$/)]);
+    const silent = await readLogTail(liveStream([]), "ep", "w1", [], 200);
+    expect(silent).toEqual({ unavailable: "no answer within 200 ms" });
+    expect(await readLogTail(liveStream([]), "ep", "w1", [], 0)).toEqual({
+      unavailable: "the JobRun's timeoutMs left no time to read it",
+    });
+  });
+
+  it("turns a refused read into a short reason instead of throwing", async () => {
+    const gone: WorkerLogReader = () => {
+      throw new NotFoundError("worker w1 not found", { status: 404 });
+    };
+    expect(await readLogTail(gone, "ep", "w1", [], 1_000)).toEqual({
+      unavailable: "the service has no log for this worker (404)",
+    });
   });
 });
 
