@@ -173,6 +173,16 @@ export class JobRun extends pulumi.dynamic.Resource {
   declare readonly stream: pulumi.Output<unknown[] | undefined>;
   /** True when `stream` is incomplete (bound reached, or reading failed part-way). */
   declare readonly streamTruncated: pulumi.Output<boolean | undefined>;
+  /** The worker that ran the job, as the job status reported it (absent when it did not say). */
+  declare readonly workerId: pulumi.Output<string | undefined>;
+  /**
+   * Only when the run failed: the newest lines of the log of the worker that ran the job, each
+   * `"<ts> <source> <line>"` (RFC 3339 time, `container` or `system`), oldest first. At most 50
+   * lines and 8 KB (8,192 bytes) are kept, with the s3Config credentials and the API key
+   * redacted; the same lines are in the failure message. Absent on a passed run, and when the log
+   * could not be read (no `workerId`, a REST v1 `restUrl`, no answer within 5 s or `timeoutMs`).
+   */
+  declare readonly workerLogTail: pulumi.Output<string[] | undefined>;
   /**
    * Salted scrypt digest of `s3Config` (`scrypt-n32768-r8-p1:<salt>:<key>`; 0.1.0 wrote
    * `hmac-sha256:...`, still recognised), kept instead of the value to notice changes.
@@ -204,6 +214,8 @@ export class JobRun extends pulumi.dynamic.Resource {
       timeline: undefined,
       stream: undefined,
       streamTruncated: undefined,
+      workerId: undefined,
+      workerLogTail: undefined,
       s3ConfigDigest: undefined,
       passed: undefined,
     };

@@ -52,7 +52,7 @@ function errorText(error: unknown): string | undefined {
   }
 }
 
-/** Copies a job's status, output, error and times into the result. */
+/** Copies a job's status, output, error, times and worker into the result. */
 export function recordJob(result: JobRunResult, job: Job): void {
   result.status = job.status;
   if (job.output !== undefined) result.output = job.output;
@@ -60,4 +60,5 @@ export function recordJob(result: JobRunResult, job: Job): void {
   if (error !== undefined) result.error = error;
   if (typeof job.delayTime === "number") result.delayTime = job.delayTime;
   if (typeof job.executionTime === "number") result.executionTime = job.executionTime;
+  if (typeof job.workerId === "string" && job.workerId !== "") result.workerId = job.workerId;
 }

@@ -23,6 +23,7 @@ import { clientFromSettings, type RunpodSettings, resolveSettings } from "../con
 import { redact, redactValue, withProviderErrors } from "../secrets";
 import { describeError } from "../values";
 import { ARG_NAMES, containsUnknown, type JobRunInputs, resolveJobRunArgs } from "./args";
+import { LOG_TAIL_TIMEOUT_MS, logTailSection, readLogTail, type WorkerLogReader } from "./logTail";
 import { CANCEL_TIMEOUT_MS, executeJobRun, type JobRunResult, judge, type RunContext } from "./run";
 
 export { resolveSettings } from "../config";
@@ -83,13 +84,28 @@ export interface LifecycleContext {
   log: (line: string) => void;
   /** Values redacted from every error and progress line (the API key). @default [] */
   secrets?: readonly string[];
+  /**
+   * Opens a worker's log stream (REST v2), read for the tail of a failed run. It may throw (a v1
+   * `restUrl`, a malformed one): the failure then says the log is unavailable. Without it no
+   * log is read.
+   */
+  workerLogs?: WorkerLogReader;
 }
 
-/** Builds the context from resolved settings: a client per call, progress to stderr. */
+/**
+ * Builds the context from resolved settings: a client per call, progress to stderr. Jobs go
+ * through a client that never uses `restUrl`; only a failed run's worker log is read over REST
+ * (v2), with a second client made then, so a bad `restUrl` never stops a job from running.
+ */
 export function contextFromSettings(settings: RunpodSettings | undefined): LifecycleContext {
   let client: ReturnType<typeof clientFromSettings> | undefined;
+  let restClient: ReturnType<typeof clientFromSettings> | undefined;
   const resolved = settings ?? resolveSettings(undefined);
   return {
+    workerLogs: (endpointId, workerId, options) => {
+      restClient ??= clientFromSettings(resolved, { maxRetries: 1 });
+      return restClient.serverless.workerLogs(endpointId, workerId, { ...options, maxReconnects: 1 });
+    },
     secrets: typeof resolved.apiKey === "string" && resolved.apiKey !== "" ? [resolved.apiKey] : [],
     endpoint: (endpointId) => {
       client ??= clientFromSettings(resolved, {}, { rest: false }); // jobs only: restUrl is never used
@@ -291,7 +307,16 @@ export async function runAndRecord(
     const args = resolveJobRunArgs(inputs);
     const endpoint = ctx.endpoint(args.endpointId);
     const log = (line: string) => ctx.log(redact(line, secrets));
+    const started = performance.now();
     const outcome = await executeJobRun(args, { endpoint, log });
+    const workerId = outcome.result.workerId;
+    if (outcome.failure !== undefined && workerId !== undefined && ctx.workerLogs !== undefined) {
+      // Within the JobRun's own deadline, and at most LOG_TAIL_TIMEOUT_MS.
+      const left = Math.min(LOG_TAIL_TIMEOUT_MS, args.timeoutMs - (performance.now() - started));
+      const tail = await readLogTail(ctx.workerLogs, args.endpointId, workerId, secrets, left);
+      if ("lines" in tail && tail.lines.length > 0) outcome.result.workerLogTail = tail.lines;
+      outcome.failure = `${outcome.failure}\n${logTailSection(workerId, tail)}`;
+    }
     const stored = storedResult(outcome.result, secrets);
     if (stored.outputTruncated) {
       log(

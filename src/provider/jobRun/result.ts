@@ -22,6 +22,14 @@ export interface JobRunResult {
   delayTime?: number;
   /** Time the job ran, ms (the service's figure). */
   executionTime?: number;
+  /** The worker that ran the job, when the service said (job status `workerId`). */
+  workerId?: string;
+  /**
+   * Only on a failed run: the newest lines of that worker's log, `"<ts> <source> <line>"`, oldest
+   * first (at most 50 lines and 8 KB, secrets redacted). Absent when the run passed or the log
+   * could not be read.
+   */
+  workerLogTail?: string[];
   /** How many times the job ran: 1 plus the retries used. */
   attempts: number;
   /** When the service accepted the job (ISO 8601). */

@@ -31,6 +31,8 @@ export async function stopWaiting(run: Execution, job: Job, error: unknown): Pro
       ? (error.lastStatus as Job).status
       : (result.timeline[result.timeline.length - 1]?.status ?? job.status);
   result.status = lastStatus;
+  const seen = error instanceof JobWaitTimeoutError ? (error.lastStatus as Job | undefined) : undefined;
+  if (typeof seen?.workerId === "string" && seen.workerId !== "") result.workerId = seen.workerId;
   let cancelled = "";
   if (args.cancelOnTimeout) {
     try {

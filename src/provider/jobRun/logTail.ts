@@ -1,0 +1,122 @@
+/**
+ * The last lines of the log of the worker that ran a failed job (`GET /v2/serverless/{id}/workers/
+ * {workerId}/logs`, REST v2 only), for the failure message and the `workerLogTail` output.
+ *
+ * A live worker's log stream never ends, so the read is bounded three ways: it stops at the first
+ * line written after the read began (the backfill is over; 2 s of clock skew allowed), after `LOG_TAIL_IDLE_MS` without a
+ * line once some arrived (the backfill came as one burst), and at its deadline (at most
+ * `LOG_TAIL_TIMEOUT_MS`, and never past the JobRun's own `timeoutMs`). What it keeps is bounded
+ * too: the newest `MAX_LOG_TAIL_LINES` lines within `MAX_LOG_TAIL_BYTES`, each redacted of the
+ * run's secrets before it is measured. A log that cannot be read never hides the job's failure:
+ * the caller gets a short reason instead.
+ */
+import type { WorkerLogEvent } from "../../wire/serverless";
+import { redact } from "../secrets";
+import { describeError } from "../values";
+
+/** Most log lines kept: the newest 50. */
+export const MAX_LOG_TAIL_LINES = 50;
+/** Most bytes (UTF-8, lines joined by newlines) of log kept: 8 KB (8,192 bytes), the newest. */
+export const MAX_LOG_TAIL_BYTES = 8 * 1024;
+/** Longest a log read may take, in ms (less when the JobRun's `timeoutMs` ends sooner). */
+export const LOG_TAIL_TIMEOUT_MS = 5_000;
+/** Silence after the last line received that ends the read, in ms. */
+export const LOG_TAIL_IDLE_MS = 300;
+
+/** How far the service's clock may run ahead of ours before a line counts as live, in ms. */
+const CLOCK_SKEW_MS = 2_000;
+
+/** Opens a worker's log stream: `client.serverless.workerLogs`, bound to a REST v2 client. */
+export type WorkerLogReader = (
+  endpointId: string,
+  workerId: string,
+  options: { tail: number; signal: AbortSignal },
+) => AsyncIterable<WorkerLogEvent>;
+
+/** What the read found: the lines (`"<ts> <source> <line>"`, oldest first), or why there are none. */
+export type LogTail = { lines: string[] } | { unavailable: string };
+
+/** `lines` cut to the newest `MAX_LOG_TAIL_LINES` lines and `MAX_LOG_TAIL_BYTES` bytes. */
+export function boundLogTail(lines: readonly string[]): string[] {
+  const kept = lines.slice(-MAX_LOG_TAIL_LINES);
+  let bytes = kept.reduce((sum, l) => sum + Buffer.byteLength(l, "utf8"), 0) + Math.max(0, kept.length - 1);
+  while (kept.length > 1 && bytes > MAX_LOG_TAIL_BYTES) {
+    bytes -= Buffer.byteLength(kept.shift() ?? "", "utf8") + 1;
+  }
+  if (kept.length === 1 && bytes > MAX_LOG_TAIL_BYTES) {
+    // One line alone over the bound: keep its end (where a stack trace says what failed).
+    const buffer = Buffer.from(kept[0] ?? "", "utf8");
+    const marker = "... ";
+    let tail = buffer.subarray(buffer.length - (MAX_LOG_TAIL_BYTES - marker.length)).toString("utf8");
+    tail = tail.replace(/^\uFFFD+/, ""); // a character cut in the middle
+    kept[0] = marker + tail;
+  }
+  return kept;
+}
+
+/** A short reason for a failed read, for "worker log unavailable: <reason>". */
+function shortReason(error: unknown): string {
+  const e = error as { name?: string; status?: unknown; path?: unknown };
+  if (e?.name === "ValidationError" && Array.isArray(e.path) && e.path[0] === "restUrl") {
+    return "it needs the REST v2 interface and restUrl is REST v1";
+  }
+  if (e?.status === 404) return "the service has no log for this worker (404)";
+  const text = describeError(error).split("\n")[0] ?? "";
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}
+
+/**
+ * Reads the newest lines of a worker's log, redacted of `secrets` and bounded, within
+ * `deadlineMs` (capped at `LOG_TAIL_TIMEOUT_MS`). Never throws.
+ */
+export async function readLogTail(
+  read: WorkerLogReader,
+  endpointId: string,
+  workerId: string,
+  secrets: readonly string[],
+  deadlineMs: number,
+): Promise<LogTail> {
+  const budget = Math.min(LOG_TAIL_TIMEOUT_MS, Math.floor(deadlineMs));
+  if (budget <= 0) return { unavailable: "the JobRun's timeoutMs left no time to read it" };
+  const startedAt = Date.now();
+  const stop = new AbortController();
+  let why: "deadline" | "idle" | undefined;
+  const deadline = setTimeout(() => {
+    why = "deadline";
+    stop.abort(new Error(`no end of the backfill within ${budget} ms`));
+  }, budget);
+  let idle: ReturnType<typeof setTimeout> | undefined;
+  const lines: string[] = [];
+  try {
+    for await (const event of read(endpointId, workerId, { tail: MAX_LOG_TAIL_LINES, signal: stop.signal })) {
+      // A line written after the read began (allowing for clock skew): the backfill is over.
+      const ts = Date.parse(event.ts);
+      if (Number.isFinite(ts) && ts > startedAt + CLOCK_SKEW_MS) break;
+      lines.push(redact(`${event.ts} ${event.source} ${event.line}`, secrets));
+      if (lines.length > MAX_LOG_TAIL_LINES) lines.shift();
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        why = "idle";
+        stop.abort(new Error("backfill ended"));
+      }, LOG_TAIL_IDLE_MS);
+    }
+  } catch (error) {
+    if (why === undefined || lines.length === 0) {
+      return { unavailable: why === "deadline" ? `no answer within ${budget} ms` : shortReason(error) };
+    }
+  } finally {
+    clearTimeout(deadline);
+    clearTimeout(idle);
+  }
+  return { lines: boundLogTail(lines) };
+}
+
+/** The failure message's section about the worker's log. */
+export function logTailSection(workerId: string, tail: LogTail): string {
+  if ("unavailable" in tail) return `worker log unavailable: ${tail.unavailable} (worker ${workerId}).`;
+  if (tail.lines.length === 0) return `Worker log (last 0 lines of ${workerId}): empty.`;
+  return [
+    `Worker log (last ${tail.lines.length} lines of ${workerId}):`,
+    ...tail.lines.map((l) => `  ${l}`),
+  ].join("\n");
+}

@@ -1,0 +1,212 @@
+/**
+ * A failed JobRun explains itself with its worker's log tail (issue 14, JobRun "On failure"):
+ * the bounds as a function, then failed runs through Pulumi's real dynamic-provider host with
+ * `__provider` serialized from the INSTALLED package, against the emulator's worker logs (SSE).
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { RunpodClient } from "../../src/client";
+import { NotFoundError } from "../../src/client/errors";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/lifecycle";
+import {
+  boundLogTail,
+  MAX_LOG_TAIL_BYTES,
+  MAX_LOG_TAIL_LINES,
+  readLogTail,
+  type WorkerLogReader,
+} from "../../src/provider/jobRun/logTail";
+import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
+import { engineText } from "./engineText";
+
+const bytes = (lines: readonly string[]) => Buffer.byteLength(lines.join("\n"), "utf8");
+
+describe("the log tail's bounds", () => {
+  it("keeps the newest 50 lines, then the newest 8 KB, and the end of one line over 8 KB", () => {
+    const many = Array.from({ length: 120 }, (_, i) => `line ${i}`);
+    expect(boundLogTail(many)).toEqual(many.slice(-MAX_LOG_TAIL_LINES));
+    const wide = Array.from({ length: 40 }, (_, i) => `${i} ${"é".repeat(300)}`);
+    const kept = boundLogTail(wide);
+    expect(bytes(kept)).toBeLessThanOrEqual(MAX_LOG_TAIL_BYTES);
+    expect(kept.length).toBeLessThan(40);
+    expect(kept).toEqual(wide.slice(-kept.length)); // whole lines, the newest
+    expect(bytes(wide.slice(-(kept.length + 1)))).toBeGreaterThan(MAX_LOG_TAIL_BYTES); // no more fits
+    const [one] = boundLogTail([`start ${"x".repeat(20_000)} end`]);
+    expect(Buffer.byteLength(one ?? "", "utf8")).toBeLessThanOrEqual(MAX_LOG_TAIL_BYTES);
+    expect(one).toMatch(/^\.\.\. x+ end$/);
+  });
+});
+
+/** A stream that yields `events`, then stays open (a live worker) until its signal aborts. */
+function liveStream(events: { ts: string; line: string }[]): WorkerLogReader {
+  return async function* (_id, _worker, { signal }) {
+    for (const e of events) yield { source: "container", ...e };
+    await new Promise((_resolve, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    });
+  };
+}
+
+describe("reading the tail of a live worker's log", () => {
+  const past = (s: number) => new Date(Date.now() - s * 1000).toISOString();
+  it("stops at the first line written after the read began, keeping only the backfill", async () => {
+    const later = new Date(Date.now() + 60_000).toISOString();
+    const read = liveStream([
+      { ts: past(3), line: "a" },
+      { ts: past(2), line: "b secret-xyz-123" },
+      { ts: later, line: "live" },
+    ]);
+    const tail = await readLogTail(read, "ep", "w1", ["secret-xyz-123"], 5_000);
+    expect("lines" in tail).toBe(true);
+    const lines = (tail as { lines: string[] }).lines;
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/ container b \[redacted\]$/);
+  });
+
+  it("ends a quiet live stream after the backfill, and gives up on a silent one at its deadline", async () => {
+    const quiet = await readLogTail(liveStream([{ ts: past(1), line: "only" }]), "ep", "w1", [], 5_000);
+    expect((quiet as { lines: string[] }).lines).toEqual([expect.stringMatching(/ container only$/)]);
+    const silent = await readLogTail(liveStream([]), "ep", "w1", [], 200);
+    expect(silent).toEqual({ unavailable: "no answer within 200 ms" });
+    expect(await readLogTail(liveStream([]), "ep", "w1", [], 0)).toEqual({
+      unavailable: "the JobRun's timeoutMs left no time to read it",
+    });
+  });
+
+  it("turns a refused read into a short reason instead of throwing", async () => {
+    const gone: WorkerLogReader = () => {
+      throw new NotFoundError("worker w1 not found", { status: 404 });
+    };
+    expect(await readLogTail(gone, "ep", "w1", [], 1_000)).toEqual({
+      unavailable: "the service has no log for this worker (404)",
+    });
+  });
+});
+
+const API_KEY = "emu-key-logtail14-abcdef";
+const S3 = {
+  accessId: "AKIA-LOGTAIL-ID",
+  accessSecret: "s3-secret-logtail-0123456789",
+  bucketName: "b",
+  endpointUrl: "https://s3.example.com",
+};
+
+let emu: RunningEmulator;
+let host: ProviderHost;
+let client: RunpodClient;
+
+beforeAll(async () => {
+  emu = await startEmulator({
+    apiKeys: [API_KEY],
+    endpoints: ["release:1", "noisy:1"],
+    rolloutMs: 0,
+    handlers: {
+      // Logs wide lines, one echoing the credentials it was given, then raises.
+      noisy: async (job, { log }) => {
+        for (let i = 0; i < 120; i++) log(`step ${i} ${"w".repeat(200)}`);
+        log(`connecting with ${job.s3Config?.accessSecret} and key ${API_KEY}`);
+        throw new Error("could not load the model");
+      },
+    },
+  });
+  client = new RunpodClient({ apiKey: emu.apiKey, serverlessUrl: emu.serverlessUrl, restUrl: emu.restUrl });
+  host = await startProviderHost({ projectDir: inject("installedProjectDir") });
+  await host.configure({
+    "runpod:apiKey": emu.apiKey,
+    "runpod:serverlessUrl": emu.serverlessUrl,
+    "runpod:restUrl": emu.restUrl,
+  });
+});
+
+afterAll(async () => {
+  await host?.close();
+  await emu?.close();
+});
+
+async function upFails(name: string, news: Record<string, unknown>): Promise<HostError> {
+  const urn = urnFor("JobRun", name);
+  const { inputs, failures } = await host.check(urn, {}, news);
+  expect(failures).toEqual([]);
+  const error = await host.create(urn, inputs).then(
+    () => {
+      throw new Error("create succeeded; a failure was expected");
+    },
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(HostError);
+  const hostError = error as HostError;
+  // The engine prints only the reasons (InitError.Error() in pkg/resource/plugin/provider_plugin.go).
+  expect(hostError.reasons).toEqual([hostError.message]);
+  expect(engineText(hostError)).toBe(`1 error occurred:\n\t* ${hostError.message}\n\n`);
+  return hostError;
+}
+
+describe("a failed JobRun in the provider host", () => {
+  it("puts the worker's log tail in the reasons and workerLogTail when a new release fails its jobs", async () => {
+    const { outs } = await host.create(urnFor("JobRun", "before"), {
+      endpointId: "release",
+      input: { a: 1 },
+    });
+    expect(outs.passed).toBe(true);
+    expect(typeof outs.workerId).toBe("string");
+    expect(outs.workerLogTail).toBeUndefined(); // a passed run records no log
+    await client.serverless.update("release", { env: { RUNPOD_EMULATOR_FAIL: "CUDA driver mismatch" } });
+    for (let i = 0; (await client.serverless.releases("release")).rollout.inProgress; i++) {
+      expect(i).toBeLessThan(200);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const error = await upFails("broken-release", { endpointId: "release", input: { a: 1 } });
+    const { workerId, jobId, workerLogTail, passed } = error.properties as Record<string, unknown>;
+    expect(passed).toBe(false);
+    expect(typeof workerId).toBe("string");
+    const tail = workerLogTail as string[];
+    expect(tail.at(-1)).toMatch(/^\S+ container error: CUDA driver mismatch$/);
+    expect(tail.some((l) => l.includes(`job ${jobId} failed`) && l.includes("CUDA driver mismatch"))).toBe(
+      true,
+    );
+    expect(tail.some((l) => l.includes(`job ${jobId} started`))).toBe(true);
+    const reason = error.reasons?.[0] ?? "";
+    expect(reason).toContain(`Worker log (last ${tail.length} lines of ${workerId}):\n`);
+    for (const line of tail) expect(reason).toContain(`\n  ${line}`);
+  });
+
+  it("bounds the tail to 50 lines and 8 KB and redacts the credentials the worker echoed", async () => {
+    const error = await upFails("noisy", { endpointId: "noisy", input: {}, s3Config: S3 });
+    const tail = error.properties.workerLogTail as string[];
+    expect(tail.length).toBeLessThanOrEqual(MAX_LOG_TAIL_LINES);
+    expect(bytes(tail)).toBeLessThanOrEqual(MAX_LOG_TAIL_BYTES);
+    expect(tail.length).toBeGreaterThan(20); // about 8 KB of ~240-byte lines, not fewer
+    expect(tail.at(-1)).toContain("error: could not load the model");
+    expect(tail.some((l) => l.includes("step 119 "))).toBe(true); // the newest lines are the kept ones
+    expect(tail.some((l) => l.includes("step 0 "))).toBe(false);
+    const echoed = tail.find((l) => l.includes("connecting with"));
+    expect(echoed).toContain("connecting with [redacted] and key [redacted]");
+    const everything = JSON.stringify({ message: error.message, reasons: error.reasons, tail });
+    expect(everything).not.toContain(S3.accessSecret);
+    expect(everything).not.toContain(API_KEY);
+  });
+});
+
+describe("a log that cannot be read", () => {
+  it("never hides the failure: a REST v1 restUrl says the log is unavailable and records no tail", async () => {
+    const lines: string[] = [];
+    const ctx = {
+      ...contextFromSettings({
+        apiKey: emu.apiKey,
+        serverlessUrl: emu.serverlessUrl,
+        restUrl: emu.restUrlV1,
+      }),
+      log: (line: string) => lines.push(line),
+    };
+    const failed = await runAndRecord(ctx, "id-v1", { endpointId: "noisy", input: {} }).then(
+      () => undefined,
+      (e: unknown) => e as Error & { properties: Record<string, unknown> },
+    );
+    expect(failed?.message).toContain("could not load the model");
+    expect(failed?.message).toContain(
+      "worker log unavailable: it needs the REST v2 interface and restUrl is REST v1",
+    );
+    expect(typeof failed?.properties.workerId).toBe("string");
+    expect(failed?.properties.workerLogTail).toBeUndefined();
+  });
+});
