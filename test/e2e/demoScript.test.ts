@@ -60,6 +60,10 @@ describe("npm run demo", () => {
       /JobRun +smoke +\*\*failed\*\* +1 error\n+Diagnostics:\n {2}pulumi-nodejs:dynamic\/runpod:JobRun \(smoke\):\n {4}error: 1 error occurred:\n\s+\* JobRun failed on endpoint echo, job [0-9a-f-]+(-u\d+)?: the job ended FAILED/,
     );
     expect(stdout).toContain("Worker error: CUDA out of memory (demo: a broken release)");
+    // ... and the worker's own log tail (issue 14): the broken release's worker said why.
+    expect(stdout).toMatch(
+      /Worker log \(last \d+ lines of echo-worker-\d+\):\n[\s\S]*container job \S+ failed after \d+ ms: CUDA out of memory/,
+    );
     expect(stdout).not.toContain("resource init failed");
     expect(stdout).toMatch(/1 errored\n {4}2 unchanged/);
     expect(stdout.match(/\[diff: ~triggers\]/g)).toHaveLength(2);
