@@ -3,27 +3,15 @@
  * checked against the schemas of the service's OpenAPI document
  * (test/fixtures/openapi/rest-v2.schemas.json, copied unchanged from rest-v2.openapi.json).
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import Ajv2020 from "ajv/dist/2020";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
+import { checkV2Schema } from "../support/v2Schemas";
 import { clientFor } from "./helpers";
 
-const schemas = JSON.parse(
-  readFileSync(path.join(__dirname, "../fixtures/openapi/rest-v2.schemas.json"), "utf8"),
-) as { $id: string };
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-ajv.addSchema(schemas);
-/** Validates `value` against one named schema of the document; returns the error list. */
-function check(name: string, value: unknown): string[] {
-  const validate = ajv.getSchema(`${schemas.$id}#/$defs/${name}`);
-  if (!validate) throw new Error(`no schema ${name}`);
-  return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
-}
+const check = checkV2Schema;
 
 describe("the fixture", () => {
   it("rejects bodies the document forbids (so the checks below can fail)", () => {

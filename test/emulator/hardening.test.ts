@@ -4,29 +4,18 @@
  * v2 answers carry the rate-limit headers the document promises, and an oversized body's 413
  * reaches the client.
  */
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
-import Ajv2020 from "ajv/dist/2020";
 import { request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { exhaustedWindowMs } from "../../src/client/retry";
+import { checkV2Schema } from "../support/v2Schemas";
 import { type Harness, harness, KEY } from "./helpers";
 
-const schemas = JSON.parse(
-  readFileSync(path.join(__dirname, "../fixtures/openapi/rest-v2.schemas.json"), "utf8"),
-) as { $id: string };
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-ajv.addSchema(schemas);
-/** Validates `value` against one named schema of the v2 document; returns the error list. */
-function check(name: string, value: unknown): string[] {
-  const validate = ajv.getSchema(`${schemas.$id}#/$defs/${name}`);
-  if (!validate) throw new Error(`no schema ${name}`);
-  return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
-}
+const check = checkV2Schema;
 
 let h: Harness;
 afterEach(async () => {

@@ -4,14 +4,14 @@
  * dynamic-provider host with `__provider` serialized from the INSTALLED package, against the emulator.
  */
 import { execFileSync } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/jobRun/args";
 import { recordedRunPassed } from "../../src/provider/jobRun/lifecycle";
 import { judge } from "../../src/provider/jobRun/verdict";
-import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
-import { engineText } from "./engineText";
+import { type ProviderHost, urnFor } from "../support/providerHost.mts";
+import { createFailing, startJobRunHost } from "./jobRunHostKit";
 
 const timeline = [{ status: "COMPLETED", atMs: 10 }];
 const resolved = (expect: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
@@ -199,12 +199,7 @@ beforeAll(async () => {
     },
   });
   client = new RunpodClient({ apiKey: emu.apiKey, serverlessUrl: emu.serverlessUrl, restUrl: emu.restUrl });
-  host = await startProviderHost({ projectDir: inject("installedProjectDir") });
-  await host.configure({
-    "runpod:apiKey": emu.apiKey,
-    "runpod:serverlessUrl": emu.serverlessUrl,
-    "runpod:restUrl": emu.restUrl,
-  });
+  host = await startJobRunHost(emu);
 });
 
 afterAll(async () => {
@@ -219,20 +214,7 @@ async function up(name: string, news: Record<string, unknown>) {
   return host.create(urn, inputs);
 }
 
-async function upFails(name: string, news: Record<string, unknown>): Promise<HostError> {
-  const error = await up(name, news).then(
-    () => {
-      throw new Error("create succeeded; a failure was expected");
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(HostError);
-  const hostError = error as HostError;
-  // The engine prints only the reasons: the whole message is the one reason.
-  expect(hostError.reasons).toEqual([hostError.message]);
-  expect(engineText(hostError)).toBe(`1 error occurred:\n\t* ${hostError.message}\n\n`);
-  return hostError;
-}
+const upFails = (name: string, news: Record<string, unknown>) => createFailing(host, name, news);
 
 describe("expect rules in the provider host", () => {
   it("fails a job that returned its error as the output, and passes it with allowErrorOutput", async () => {

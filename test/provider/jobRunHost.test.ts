@@ -6,15 +6,10 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import {
-  HostError,
-  type ProviderHost,
-  secretValue,
-  startProviderHost,
-  urnFor,
-} from "../support/providerHost.mts";
+import { HostError, type ProviderHost, secretValue, urnFor } from "../support/providerHost.mts";
 import { serializedProvider } from "../support/serializedProvider.mts";
 import { engineText } from "./engineText";
+import { createFailing, expectReasons, startJobRunHost } from "./jobRunHostKit";
 
 const S3 = {
   accessId: "AKIAEXAMPLE",
@@ -104,12 +99,7 @@ beforeAll(async () => {
     },
   });
   client = new RunpodClient({ apiKey: emu.apiKey, serverlessUrl: emu.serverlessUrl, restUrl: emu.restUrl });
-  host = await startProviderHost({ projectDir: inject("installedProjectDir") });
-  await host.configure({
-    "runpod:apiKey": emu.apiKey,
-    "runpod:serverlessUrl": emu.serverlessUrl,
-    "runpod:restUrl": emu.restUrl,
-  });
+  host = await startJobRunHost(emu);
 });
 
 afterAll(async () => {
@@ -125,34 +115,8 @@ async function up(name: string, news: Record<string, unknown>) {
   return { urn, inputs, ...(await host.create(urn, inputs)) };
 }
 
-/** check then create, expecting a partial failure; resolves with the HostError. */
-async function upFails(
-  name: string,
-  news: Record<string, unknown>,
-): Promise<HostError & { inputs: unknown }> {
-  const urn = urnFor("JobRun", name);
-  const { inputs, failures } = await host.check(urn, {}, news);
-  expect(failures).toEqual([]);
-  const error = await host.create(urn, inputs).then(
-    () => {
-      throw new Error("create succeeded; a failure was expected");
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(HostError);
-  expectReasons(error as HostError);
-  return Object.assign(error as HostError, { inputs });
-}
-
-/**
- * Every partial failure carries the whole (redacted) message as its one reason, so the engine
- * prints it (not "resource init failed") and records an init error (the next `up` re-runs it).
- */
-function expectReasons(error: HostError) {
-  expect(error.id).toEqual(expect.any(String));
-  expect(error.reasons).toEqual([error.message]);
-  expect(engineText(error)).toBe(`1 error occurred:\n\t* ${error.message}\n\n`);
-}
+/** check then create, expecting a partial failure (see createFailing). */
+const upFails = (name: string, news: Record<string, unknown>) => createFailing(host, name, news);
 
 const statuses = (timeline: { status: string }[]) => timeline.map((e) => e.status);
 

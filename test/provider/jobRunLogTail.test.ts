@@ -3,7 +3,7 @@
  * the bounds as a function, then failed runs through Pulumi's real dynamic-provider host with
  * `__provider` serialized from the INSTALLED package, against the emulator's worker logs (SSE).
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { NotFoundError } from "../../src/client/errors";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
@@ -15,8 +15,8 @@ import {
   readLogTail,
   type WorkerLogReader,
 } from "../../src/provider/jobRun/logTail";
-import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
-import { engineText } from "./engineText";
+import { type ProviderHost, urnFor } from "../support/providerHost.mts";
+import { createFailing, startJobRunHost } from "./jobRunHostKit";
 
 const bytes = (lines: readonly string[]) => Buffer.byteLength(lines.join("\n"), "utf8");
 
@@ -110,12 +110,7 @@ beforeAll(async () => {
     },
   });
   client = new RunpodClient({ apiKey: emu.apiKey, serverlessUrl: emu.serverlessUrl, restUrl: emu.restUrl });
-  host = await startProviderHost({ projectDir: inject("installedProjectDir") });
-  await host.configure({
-    "runpod:apiKey": emu.apiKey,
-    "runpod:serverlessUrl": emu.serverlessUrl,
-    "runpod:restUrl": emu.restUrl,
-  });
+  host = await startJobRunHost(emu);
 });
 
 afterAll(async () => {
@@ -123,23 +118,7 @@ afterAll(async () => {
   await emu?.close();
 });
 
-async function upFails(name: string, news: Record<string, unknown>): Promise<HostError> {
-  const urn = urnFor("JobRun", name);
-  const { inputs, failures } = await host.check(urn, {}, news);
-  expect(failures).toEqual([]);
-  const error = await host.create(urn, inputs).then(
-    () => {
-      throw new Error("create succeeded; a failure was expected");
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(HostError);
-  const hostError = error as HostError;
-  // The engine prints only the reasons (InitError.Error() in pkg/resource/plugin/provider_plugin.go).
-  expect(hostError.reasons).toEqual([hostError.message]);
-  expect(engineText(hostError)).toBe(`1 error occurred:\n\t* ${hostError.message}\n\n`);
-  return hostError;
-}
+const upFails = (name: string, news: Record<string, unknown>) => createFailing(host, name, news);
 
 describe("a failed JobRun in the provider host", () => {
   it("puts the worker's log tail in the reasons and workerLogTail when a new release fails its jobs", async () => {
