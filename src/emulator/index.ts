@@ -39,6 +39,8 @@ export interface EmulatorStats {
   faults: { "429": number; "503": number; "500": number; reset: number };
   /** HTTP requests received. */
   requests: number;
+  /** The same, by interface: the job API (`/v2/{endpointId}/...`) and REST management (v1 and v2). */
+  requestsByInterface: { jobs: number; management: number };
 }
 
 /** A running emulator. */
@@ -102,6 +104,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   }
   const faults = resolved.faults ? new FaultInjector(resolved.faults, resolved.faultSeed) : undefined;
   let requests = 0;
+  const requestsByInterface = { jobs: 0, management: 0 };
   const app = buildServer({
     engine,
     store,
@@ -110,8 +113,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     faults,
     limiter: resolved.rateLimits ? new RateLimitEnforcer(resolved.clock) : undefined,
     rateLimits: resolved.rateLimits,
-    onRequest: () => {
+    onRequest: (dialect) => {
       requests++;
+      if (dialect === "job") requestsByInterface.jobs++;
+      else requestsByInterface.management++;
     },
   });
   await app.listen({ port: resolved.port, host: resolved.host });
@@ -142,6 +147,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
         webhooks: [...webhooks.attempts],
         faults: { ...(faults?.counts ?? { "429": 0, "503": 0, "500": 0, reset: 0 }) },
         requests,
+        requestsByInterface: { ...requestsByInterface },
       };
     },
     close() {

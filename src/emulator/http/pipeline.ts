@@ -45,8 +45,8 @@ export interface PipelineDeps {
   faults?: FaultInjector;
   limiter?: RateLimitEnforcer;
   rateLimits?: RateLimitTable;
-  /** Counts every request seen (for `stats()`). */
-  onRequest?: () => void;
+  /** Counts every request seen (for `stats()`), by interface: the job API or REST management (v1, v2). */
+  onRequest?: (dialect: Dialect) => void;
 }
 
 declare module "fastify" {
@@ -243,9 +243,9 @@ export function createApp(deps: PipelineDeps): FastifyInstance {
   });
 
   app.addHook("onRequest", async (request, reply) => {
-    deps.onRequest?.();
     const meta = request.routeOptions.config as RouteMeta;
     const dialect = dialectOf(request.url);
+    deps.onRequest?.(dialect);
     if (faults) {
       const latency = faults.latencyMs();
       if (latency > 0) await new Promise((resolve) => setTimeout(resolve, latency));
