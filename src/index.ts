@@ -38,7 +38,7 @@ export {
   getEndpointHealth,
   getEndpointHealthOutput,
 } from "./provider/endpointHealth";
-export { JobRun, type JobRunArgs, type JobRunTimelineEntry } from "./provider/jobRun";
+export { JobRun, type JobRunArgs, type JobRunTimelineEntry } from "./provider/jobRun/resource";
 export {
   type GetNetworkVolumeArgs,
   type GetNetworkVolumeResult,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/jobRun/args";
-import { recordedRunPassed } from "../../src/provider/jobRun/lifecycle";
+import { recordedRunPassed } from "../../src/provider/jobRun/diff";
 import { judge } from "../../src/provider/jobRun/verdict";
 import { type ProviderHost, urnFor } from "../support/providerHost.mts";
 import { createFailing, startJobRunHost } from "./jobRunHostKit";

@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { NotFoundError } from "../../src/client/errors";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/lifecycle";
 import {
   boundLogTail,
   MAX_LOG_TAIL_BYTES,
@@ -15,6 +14,7 @@ import {
   readLogTail,
   type WorkerLogReader,
 } from "../../src/provider/jobRun/logTail";
+import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/operations";
 import { type ProviderHost, urnFor } from "../support/providerHost.mts";
 import { createFailing, startJobRunHost } from "./jobRunHostKit";
 

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient, ValidationError } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { getEndpointHealth, getEndpointHealthOutput } from "../../src/provider/endpointHealth";
-import { JobRun, JobRunProvider } from "../../src/provider/jobRun";
+import { JobRun, JobRunProvider } from "../../src/provider/jobRun/resource";
 import { SECRET_SIG, SECRET_VALUE_SIG, useMockedProgram } from "../support/mockedProgram";
 
 const TOKEN = "pulumi-nodejs:dynamic/runpod:JobRun";
@@ -64,7 +64,7 @@ describe("JobRun in a program (mocks)", () => {
     const p1 = (await registration("p1")).inputs.__provider as string;
     const p2 = (await registration("p2")).inputs.__provider as string;
     expect(p1).toBe(p2);
-    expect(p1).toContain("pulumi-runpod-dynamic/dist/provider/jobRun/lifecycle.js");
+    expect(p1).toContain("pulumi-runpod-dynamic/dist/provider/jobRun/operations.js");
     expect(new JobRunProvider()).toEqual({});
   });
 });

@@ -10,15 +10,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { APIConnectionError, JobWaitTimeoutError } from "../../src/client/errors";
 import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/jobRun/args";
+import { recordedRunPassed } from "../../src/provider/jobRun/diff";
 import {
-  buildOutputs,
   contextFromSettings,
   createJobRun,
   diffJobRun,
   type LifecycleContext,
-  recordedRunPassed,
   updateJobRun,
-} from "../../src/provider/jobRun/lifecycle";
+} from "../../src/provider/jobRun/operations";
+import { buildOutputs } from "../../src/provider/jobRun/outputs";
 import { CANCEL_NOT_CONFIRMED, executeJobRun, MIN_RUNSYNC_TIMEOUT_MS } from "../../src/provider/jobRun/run";
 
 type Endpoint = Parameters<typeof executeJobRun>[1]["endpoint"];

@@ -10,16 +10,10 @@ import {
   ResponseValidationError,
   ValidationError,
 } from "../../src/client/errors";
-import { checkJobRunArgs, resolveJobRunArgs, UNKNOWN } from "../../src/provider/jobRun/args";
-import {
-  buildOutputs,
-  canonicalJson,
-  changedArgs,
-  diffJobRun,
-  digestS3Config,
-  s3ConfigMatches,
-} from "../../src/provider/jobRun/lifecycle";
+import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/jobRun/args";
+import { changedArgs, diffJobRun } from "../../src/provider/jobRun/diff";
 import { findMismatches, formatMismatches, matchesSubset } from "../../src/provider/jobRun/match";
+import { buildOutputs } from "../../src/provider/jobRun/outputs";
 import {
   executeJobRun,
   failureMessage,
@@ -28,6 +22,8 @@ import {
   judge,
   resendable,
 } from "../../src/provider/jobRun/run";
+import { canonicalJson, digestS3Config, s3ConfigMatches } from "../../src/provider/jobRun/s3Digest";
+import { UNKNOWN } from "../../src/provider/shared";
 
 const s3 = {
   accessId: "AKID",

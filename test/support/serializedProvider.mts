@@ -10,7 +10,7 @@
  * ```
  *
  * How: a child Node process with cwd = projectDir requires
- * `pulumi-runpod-dynamic/dist/provider/registryAuth.js` (or `jobRun.js`), makes
+ * `pulumi-runpod-dynamic/dist/provider/registryAuth.js` (or `jobRun/resource.js`), makes
  * `new ContainerRegistryAuthProvider()` (or `new JobRunProvider()`), and serializes it with the
  * function @pulumi/pulumi's dynamic module uses: `serializeFunction(() => provider,
  * { allowSecrets: true })` from `runtime/closure/serializeClosure` (no engine or runtime settings
@@ -31,7 +31,7 @@ export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName
     module: "pulumi-runpod-dynamic/dist/provider/registryAuth.js",
     exportName: "ContainerRegistryAuthProvider",
   },
-  JobRun: { module: "pulumi-runpod-dynamic/dist/provider/jobRun.js", exportName: "JobRunProvider" },
+  JobRun: { module: "pulumi-runpod-dynamic/dist/provider/jobRun/resource.js", exportName: "JobRunProvider" },
 };
 
 /** A serialized provider: the `__provider` text and whether the closure captured a secret. */

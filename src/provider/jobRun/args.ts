@@ -1,140 +1,166 @@
 /**
- * Field-level checking of JobRun arguments, as the provider's `check` runs it: no network, the
- * job-request fields checked by the client's own schema (so a bad `policy.ttl` reads the same
- * here as from `endpoint.run`), values still unknown in a preview skipped.
+ * The JobRun arguments, described once: {@link JobRunArgsSchema} is their only shape. It gives the
+ * plain arguments the provider receives ({@link JobRunInputs}), the arguments with every default
+ * applied ({@link ResolvedJobRunArgs}), the names `diff` compares ({@link JOB_RUN_ARG_NAMES}) and,
+ * through `resource.ts`, the documented `JobRunArgs` a program passes (the doc comments below are
+ * what users read).
+ *
+ * Checking is the provider's `check`: no network, the job-request fields checked by the client's
+ * own schema (so a bad `policy.ttl` reads the same here as from `endpoint.run`), values still
+ * unknown in a preview skipped, every failure naming its field and what is allowed.
  */
 import { z } from "zod";
-import { ENDPOINT_ID_RULE, isEndpointId } from "../../client/endpointId";
-import { MB, RUN_PAYLOAD_LIMIT_BYTES, RUNSYNC_PAYLOAD_LIMIT_BYTES, TTL_MAX_MS } from "../../client/limits";
-import { JobRequestSchema, TERMINAL_JOB_STATUSES, type TerminalJobStatus } from "../../client/schemas";
-import { describeIssue, formatPath } from "../../client/validate";
-import { UNKNOWN } from "../values";
+import {
+  describeIssue,
+  ENDPOINT_ID_RULE,
+  formatPath,
+  isEndpointId,
+  JobRequestSchema,
+  MB,
+  RUN_PAYLOAD_LIMIT_BYTES,
+  RUNSYNC_PAYLOAD_LIMIT_BYTES,
+  TERMINAL_JOB_STATUSES,
+  type TerminalJobStatus,
+  TTL_MAX_MS,
+} from "../../client";
+import { containsUnknown, UNKNOWN } from "../shared";
 import { MIN_RUNSYNC_TIMEOUT_MS } from "./bounds";
 import { outputSchemaProblem } from "./outputSchema";
 
-export { UNKNOWN } from "../values";
-
-/** Default of `timeoutMs`: 10 minutes. */
-export const DEFAULT_TIMEOUT_MS = 600_000;
-/** Largest `timeoutMs`: 1 week (the longest a job may queue), in ms. */
-export const MAX_TIMEOUT_MS = TTL_MAX_MS;
-/** Largest `retries`. */
-export const MAX_RETRIES = 100;
-
-/** JobRun arguments as the provider receives them (plain values; the host never sends secrets). */
-export interface JobRunInputs {
-  endpointId: string;
-  input: Record<string, unknown>;
-  webhook?: string;
-  policy?: { executionTimeout?: number; lowPriority?: boolean; ttl?: number };
-  s3Config?: { accessId: string; accessSecret: string; bucketName: string; endpointUrl: string };
-  mode?: "run" | "runsync";
-  timeoutMs?: number;
-  cancelOnTimeout?: boolean;
-  expect?: JobRunExpect;
-  retries?: number;
-  triggers?: unknown[];
-  collectStream?: boolean;
-  secretOutput?: boolean;
-}
-
-/** What the job must produce for the deploy to go on (`expect`). */
-export interface JobRunExpect {
-  status?: TerminalJobStatus;
-  output?: unknown;
-  /** Accept a COMPLETED job whose output is missing or has an `error` field. @default false */
-  allowErrorOutput?: boolean;
-  /** Most milliseconds the job may wait in the queue, cold start included (`delayTime`). */
-  maxDelayMs?: number;
-  /** Most milliseconds the job may run (`executionTime`). */
-  maxExecutionMs?: number;
-  /** A JSON Schema (draft 2020-12) the output must satisfy. */
-  outputSchema?: unknown;
-}
-
-/** The arguments with every default applied. */
-export interface ResolvedJobRunInputs extends JobRunInputs {
-  mode: "run" | "runsync";
-  timeoutMs: number;
-  cancelOnTimeout: boolean;
-  expect: JobRunExpect & { status: TerminalJobStatus; allowErrorOutput: boolean };
-  retries: number;
-  collectStream: boolean;
-  secretOutput: boolean;
-}
-
-/** Names of every argument; `diff` compares exactly these. */
-export const ARG_NAMES = [
-  "endpointId",
-  "input",
-  "webhook",
-  "policy",
-  "s3Config",
-  "mode",
-  "timeoutMs",
-  "cancelOnTimeout",
-  "expect",
-  "retries",
-  "triggers",
-  "collectStream",
-  "secretOutput",
-] as const satisfies readonly (keyof JobRunInputs)[];
+/** Default `timeoutMs` of a JobRun: 10 minutes, in ms. */
+export const DEFAULT_JOB_RUN_TIMEOUT_MS = 600_000;
+/** Largest `timeoutMs` of a JobRun: 1 week (the longest a job may queue), in ms. */
+export const MAX_JOB_RUN_TIMEOUT_MS = TTL_MAX_MS;
+/** Largest `retries` (service-side re-runs) of a JobRun. */
+export const MAX_SERVICE_RETRIES = 100;
 
 const request = JobRequestSchema.shape;
 
-/** A latency budget of `expect`: a positive whole number of milliseconds, at most `MAX_TIMEOUT_MS`. */
-const latencyBudget = (name: string) =>
+/** A duration argument: a positive whole number of milliseconds, at most one week. */
+const milliseconds = (name: string) =>
   z
     .int({ error: `${name} must be an integer number of milliseconds` })
     .min(1, { error: `${name} must be at least 1 ms` })
-    .max(MAX_TIMEOUT_MS, { error: `${name} must be at most ${MAX_TIMEOUT_MS} ms (1 week)` })
-    .optional();
+    .max(MAX_JOB_RUN_TIMEOUT_MS, { error: `${name} must be at most ${MAX_JOB_RUN_TIMEOUT_MS} ms (1 week)` });
 
-/** Strict schema of the JobRun arguments (unknown keys are typos and fail). */
-const JobRunArgsSchema = z
+const bool = (name: string) => z.boolean({ error: `${name} must be a boolean` });
+
+/** What the job must produce for the deploy to go on (`expect`). */
+const ExpectSchema = z.strictObject(
+  {
+    /** Terminal status the job must end in: COMPLETED, FAILED, CANCELLED or TIMED_OUT. @default "COMPLETED" */
+    status: z
+      .enum(TERMINAL_JOB_STATUSES, { error: `status must be one of ${TERMINAL_JOB_STATUSES.join(", ")}` })
+      .default("COMPLETED" satisfies TerminalJobStatus),
+    /**
+     * A JSON value the output must contain: objects match when every expected key matches
+     * (extra keys are ignored), arrays item by item with the same length, other values by
+     * equality. A mismatch fails the deploy with a diff of the differing paths.
+     */
+    output: z.unknown().optional(),
+    /**
+     * Accept a COMPLETED job whose output is missing or is an object with an `error` field. By
+     * default such a job fails the deploy: its handler returned its error instead of raising it.
+     * @default false
+     */
+    allowErrorOutput: bool("expect.allowErrorOutput").default(false),
+    /**
+     * Latency budget for the queue, cold start included: the deploy fails when the job's
+     * `delayTime` is over this many ms (or the service reports none).
+     */
+    maxDelayMs: milliseconds("expect.maxDelayMs").optional(),
+    /**
+     * Latency budget for the run: the deploy fails when the job's `executionTime` is over this
+     * many ms (or the service reports none).
+     */
+    maxExecutionMs: milliseconds("expect.maxExecutionMs").optional(),
+    /**
+     * A JSON Schema (draft 2020-12) the output must satisfy, checked with ajv; a violation fails
+     * the deploy listing every violation by instance path. An invalid schema fails `check`.
+     */
+    outputSchema: z.custom<Record<string, unknown> | boolean>().optional(),
+  },
+  {
+    error:
+      "expect must be an object with optional status, output, allowErrorOutput, maxDelayMs, maxExecutionMs and outputSchema",
+  },
+);
+
+/** Strict schema of the JobRun arguments (an unknown key is a typo and fails), with their defaults. */
+export const JobRunArgsSchema = z
   .strictObject({
+    /** Id of the serverless endpoint to run the job on. */
     endpointId: z
       .string({ error: `endpointId is required: the id of the serverless endpoint, ${ENDPOINT_ID_RULE}` })
       .refine(isEndpointId, { error: `endpointId must be ${ENDPOINT_ID_RULE}` }),
+    /** The job input: a JSON object whose keys the worker defines (at most 10 MB as JSON; 20 MB with runsync). */
     input: request.input,
+    /** URL the service calls with the job's result when it completes. */
     webhook: request.webhook,
+    /** Execution policy of the job (the service's `policy`). */
     policy: request.policy,
+    /**
+     * S3-compatible storage settings passed to the worker. Always stored as a secret; the outputs
+     * keep only a salted digest of it (`s3ConfigDigest`) to notice changes.
+     */
     s3Config: request.s3Config,
-    mode: z.enum(["run", "runsync"], { error: 'mode must be "run" or "runsync"' }).optional(),
-    timeoutMs: z
-      .int({ error: "timeoutMs must be an integer number of milliseconds" })
-      .min(1, { error: "timeoutMs must be at least 1 ms" })
-      .max(MAX_TIMEOUT_MS, { error: `timeoutMs must be at most ${MAX_TIMEOUT_MS} ms (1 week)` })
-      .optional(),
-    cancelOnTimeout: z.boolean({ error: "cancelOnTimeout must be a boolean" }).optional(),
-    expect: z
-      .strictObject(
-        {
-          status: z
-            .enum(TERMINAL_JOB_STATUSES, {
-              error: `status must be one of ${TERMINAL_JOB_STATUSES.join(", ")}`,
-            })
-            .optional(),
-          output: z.unknown().optional(),
-          allowErrorOutput: z.boolean({ error: "expect.allowErrorOutput must be a boolean" }).optional(),
-          maxDelayMs: latencyBudget("expect.maxDelayMs"),
-          maxExecutionMs: latencyBudget("expect.maxExecutionMs"),
-          outputSchema: z.unknown().optional(),
-        },
-        {
-          error:
-            "expect must be an object with optional status, output, allowErrorOutput, maxDelayMs, maxExecutionMs and outputSchema",
-        },
-      )
-      .optional(),
+    /**
+     * `"run"` queues the job and long-polls its status; `"runsync"` submits with `/runsync`, which
+     * answers with the result when the job ends within its wait (then polling continues).
+     * @default "run"
+     */
+    mode: z.enum(["run", "runsync"], { error: 'mode must be "run" or "runsync"' }).default("run"),
+    /**
+     * How long the deploy waits for the job to end, in ms (1 .. 604800000), counted from the start
+     * of the run: the rollout wait and submission included. The JobRun enforces it itself (Pulumi's
+     * `customTimeouts` do not reach dynamic providers); at least 3000 with mode `"runsync"`, so the
+     * service answers with the job id before the deadline. @default 600000 (10 minutes)
+     */
+    timeoutMs: milliseconds("timeoutMs").default(DEFAULT_JOB_RUN_TIMEOUT_MS),
+    /**
+     * Cancel the job on the service when the JobRun stops waiting for it (timeoutMs expired, or
+     * waiting failed), so it does not keep spending credits. @default true
+     */
+    cancelOnTimeout: bool("cancelOnTimeout").default(true),
+    /**
+     * Which release the job tests. RunPod rolls an endpoint's update out worker by worker, so a
+     * job sent during a rollout may run on a worker of the old release.
+     * - `"wait"`: before submitting, wait (within `timeoutMs`) until no worker of the endpoint runs
+     *   an older version; after the job, check that the worker that ran it runs the endpoint's
+     *   current version (`endpointVersion` output), and submit once more if it did not (a release
+     *   rolled out during the test), failing clearly if it still did not. Reads
+     *   `GET /v2/serverless/{id}/workers` about once a second while a rollout is under way.
+     * - `"ignore"`: submit at once; no check of the release (`endpointVersion` stays unset).
+     *
+     * Needs the REST v2 interface (`runpod:restUrl` ending in `/v2`, the default).
+     * @default "wait" when `runpod:restUrl` is REST v2, "ignore" when it is REST v1
+     */
+    rollout: z.enum(["wait", "ignore"], { error: 'rollout must be "wait" or "ignore"' }).optional(),
+    /** What the job must produce for the deploy to go on. */
+    expect: ExpectSchema.prefault({}),
+    /**
+     * How many times to re-queue the job with the service's `/retry` when it ends FAILED or
+     * TIMED_OUT (0 .. 100); `attempts` reports the runs made. @default 0
+     */
     retries: z
       .int({ error: "retries must be an integer" })
       .min(0, { error: "retries must be at least 0" })
-      .max(MAX_RETRIES, { error: `retries must be at most ${MAX_RETRIES}` })
-      .optional(),
+      .max(MAX_SERVICE_RETRIES, { error: `retries must be at most ${MAX_SERVICE_RETRIES}` })
+      .default(0),
+    /** Any values; a change runs the job again. `[new Date().toISOString()]` runs it on every deploy. */
     triggers: z.array(z.unknown(), { error: "triggers must be an array of values" }).optional(),
-    collectStream: z.boolean({ error: "collectStream must be a boolean" }).optional(),
-    secretOutput: z.boolean({ error: "secretOutput must be a boolean" }).optional(),
+    /**
+     * Collect the job's stream chunks into `stream` (mode `"run"` only). Bounded: at most 1000
+     * chunks and 1 MB (1,000,000 bytes) of chunk JSON; beyond that `streamTruncated` is true.
+     * @default false
+     */
+    collectStream: bool("collectStream").default(false),
+    /**
+     * Mark `output` and `stream` as secrets (fixed at construction; a plain boolean). Failure
+     * messages then show the differing paths of `expect.output` without their values.
+     * @default false
+     */
+    secretOutput: bool("secretOutput").default(false),
   })
   .superRefine((args, ctx) => {
     if (args.collectStream === true && args.mode === "runsync") {
@@ -146,11 +172,7 @@ const JobRunArgsSchema = z
           "when its stream chunks may already be gone",
       });
     }
-    if (
-      args.mode === "runsync" &&
-      typeof args.timeoutMs === "number" &&
-      args.timeoutMs < MIN_RUNSYNC_TIMEOUT_MS
-    ) {
+    if (args.mode === "runsync" && args.timeoutMs < MIN_RUNSYNC_TIMEOUT_MS) {
       ctx.addIssue({
         code: "custom",
         path: ["timeoutMs"],
@@ -162,12 +184,28 @@ const JobRunArgsSchema = z
     }
   });
 
+/** JobRun arguments as the provider receives them: plain values (the host never sends secrets). */
+export type JobRunInputs = z.input<typeof JobRunArgsSchema>;
+/** The arguments with every default applied. */
+export type ResolvedJobRunArgs = z.output<typeof JobRunArgsSchema>;
+/** What the job must produce, with its defaults applied. */
+export type JobRunExpect = ResolvedJobRunArgs["expect"];
+
+/** Names of every argument, in the schema's order; `diff` compares exactly these. */
+export const JOB_RUN_ARG_NAMES = Object.keys(JobRunArgsSchema.shape) as (keyof JobRunInputs)[];
+
 /** One failed field, as Pulumi's `CheckFailure` wants it. */
 export interface CheckFailure {
   /** Dotted path of the field, e.g. `policy.ttl`. */
   property: string;
   /** What is wrong and what is allowed. */
   reason: string;
+}
+
+/** What `check` knows of the provider's settings. */
+export interface CheckSettings {
+  /** The REST dialect `runpod:restUrl` speaks; undefined when unknown. */
+  restDialect?: "v1" | "v2";
 }
 
 /** True when `value`, or the value on the way to `path` inside it, is Pulumi's unknown sentinel. */
@@ -182,24 +220,27 @@ function unknownOnPath(value: unknown, path: readonly PropertyKey[]): boolean {
   return false;
 }
 
-/** True when `value` holds Pulumi's unknown sentinel anywhere. */
-export function containsUnknown(value: unknown): boolean {
-  if (value === UNKNOWN) return true;
-  if (Array.isArray(value)) return value.some(containsUnknown);
-  if (value !== null && typeof value === "object") return Object.values(value).some(containsUnknown);
-  return false;
-}
-
 /**
  * Checks JobRun arguments field by field, without any network call. Values that are still
  * unknown (a preview) are not judged. `__provider` is ignored. Returns every failure found.
+ * With `settings`, an explicit `rollout: "wait"` on a REST v1 `restUrl` fails here too.
  */
-export function checkJobRunArgs(news: Record<string, unknown>): CheckFailure[] {
+export function checkJobRunArgs(news: Record<string, unknown>, settings: CheckSettings = {}): CheckFailure[] {
   const { __provider: _provider, ...args } = news;
   const failures = checkFields(args);
   const schemaFailure = outputSchemaFailure(args.expect);
-  return schemaFailure === undefined ? failures : [...failures, schemaFailure];
+  if (schemaFailure !== undefined) failures.push(schemaFailure);
+  if (args.rollout === "wait" && settings.restDialect === "v1") {
+    failures.push({ property: "rollout", reason: ROLLOUT_NEEDS_V2 });
+  }
+  return failures;
 }
+
+/** Why `rollout: "wait"` cannot run on a REST v1 `restUrl`. */
+export const ROLLOUT_NEEDS_V2 =
+  'rollout "wait" reads the endpoint\'s workers over REST v2, and runpod:restUrl (or RUNPOD_REST_API_URL) ' +
+  'is REST v1: set it to a /v2 URL (https://api.runpod.io/v2, the default), or set rollout: "ignore" to ' +
+  "test without knowing the release";
 
 /**
  * The failure for an `expect.outputSchema` that is not a valid JSON Schema 2020-12 (ajv is loaded
@@ -214,10 +255,11 @@ function outputSchemaFailure(expectArg: unknown): CheckFailure | undefined {
 }
 
 function checkFields(args: Record<string, unknown>): CheckFailure[] {
+  const failures: CheckFailure[] = [];
   const tooLarge = payloadTooLarge(args);
+  if (tooLarge !== undefined) failures.push(tooLarge);
   const result = JobRunArgsSchema.safeParse(args);
-  if (result.success) return tooLarge === undefined ? [] : [tooLarge];
-  const failures: CheckFailure[] = tooLarge === undefined ? [] : [tooLarge];
+  if (result.success) return failures;
   for (const issue of result.error.issues) {
     if (unknownOnPath(args, issue.path)) continue;
     if (issue.code === "custom" && containsUnknown(args.mode)) continue;
@@ -226,7 +268,7 @@ function checkFields(args: Record<string, unknown>): CheckFailure[] {
         const property = formatPath([...issue.path, key]);
         failures.push({
           property,
-          reason: `${property} is not a JobRun argument (allowed: ${ARG_NAMES.join(", ")})`,
+          reason: `${property} is not a JobRun argument (allowed: ${JOB_RUN_ARG_NAMES.join(", ")})`,
         });
       }
       continue;
@@ -268,20 +310,18 @@ function payloadTooLarge(args: Record<string, unknown>): CheckFailure | undefine
   };
 }
 
-/** Applies the documented defaults to checked arguments. */
-export function resolveJobRunArgs(args: JobRunInputs): ResolvedJobRunInputs {
-  return {
-    ...args,
-    mode: args.mode ?? "run",
-    timeoutMs: args.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    cancelOnTimeout: args.cancelOnTimeout ?? true,
-    expect: {
-      ...args.expect,
-      status: args.expect?.status ?? "COMPLETED",
-      allowErrorOutput: args.expect?.allowErrorOutput ?? false,
-    },
-    retries: args.retries ?? 0,
-    collectStream: args.collectStream ?? false,
-    secretOutput: args.secretOutput ?? false,
-  };
+/** Only the argument members of `record` (outputs and `__provider` left out). */
+export function pickArgs(record: Record<string, unknown>): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  for (const name of JOB_RUN_ARG_NAMES) if (record[name] !== undefined) args[name] = record[name];
+  return args;
+}
+
+/**
+ * The arguments with the documented defaults applied: `record`'s argument members (other keys,
+ * such as recorded outputs, are left out) parsed by {@link JobRunArgsSchema}. Throws a zod error
+ * when they do not pass its checks (arguments that passed `check` always do).
+ */
+export function resolveJobRunArgs(record: Record<string, unknown>): ResolvedJobRunArgs {
+  return JobRunArgsSchema.parse(pickArgs(record));
 }

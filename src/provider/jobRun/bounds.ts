@@ -3,7 +3,7 @@
  * take, and the runsync timing margins. Argument checking (`args.ts`) and the execution
  * (`run.ts`) both read them, so they live apart from both (no import cycle).
  */
-import { MB, SYNC_WAIT_MIN_MS } from "../../client/limits";
+import { MB, SYNC_WAIT_MIN_MS } from "../../client";
 
 /** Most stream chunks kept in the `stream` output. */
 export const MAX_STREAM_CHUNKS = 1000;

@@ -2,10 +2,10 @@
  * The state one JobRun execution shares between its steps (waiting, the service-side retry,
  * stream capture): what it found so far (`result`), how it reports progress, and its deadline.
  */
-import type { Endpoint } from "../../client/endpoint";
-import type { Job } from "../../client/schemas";
-import type { ResolvedJobRunInputs } from "./args";
+import type { Endpoint, Job } from "../../client";
+import type { ResolvedJobRunArgs } from "./args";
 import type { JobRunResult } from "./result";
+import type { WorkerListReader } from "./rollout";
 import type { CaptureSink, Collector } from "./stream";
 
 /** What an execution needs from its surroundings; replaceable in tests. */
@@ -20,11 +20,18 @@ export interface RunContext {
   now?: () => number;
   /** Wall clock, ms since the epoch. @default Date.now */
   wallNow?: () => number;
+  /**
+   * Reads the endpoint's workers (REST v2), for `rollout: "wait"`. Without it `rollout` defaults
+   * to `"ignore"`, and an explicit `"wait"` fails before any request.
+   */
+  workers?: WorkerListReader;
+  /** Why `workers` is absent, for the failure of an explicit `rollout: "wait"`. */
+  workersUnavailable?: string;
 }
 
 /** One execution in progress. */
 export interface Execution {
-  args: ResolvedJobRunInputs;
+  args: ResolvedJobRunArgs;
   endpoint: RunContext["endpoint"];
   /** What the execution found so far; becomes the outputs. */
   result: JobRunResult;
@@ -37,6 +44,10 @@ export interface Execution {
   signal: AbortSignal;
   /** Milliseconds left until the deadline. */
   remaining: () => number;
+  /** Wall clock, ms since the epoch (for `startedAt`, `completedAt`). */
+  wallNow: () => number;
+  /** Service-side retries (`/retry`) used on the job submitted last. */
+  retriesUsed: number;
   /** Where stream capture writes, and the capture in progress (with `collectStream`). */
   sink: CaptureSink;
   collector?: Collector;

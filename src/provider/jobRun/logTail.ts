@@ -10,9 +10,8 @@
  * run's secrets before it is measured. A log that cannot be read never hides the job's failure:
  * the caller gets a short reason instead.
  */
-import type { WorkerLogEvent } from "../../wire/serverless";
-import { redact } from "../secrets";
-import { describeError } from "../values";
+import type { WorkerLogEvent } from "../../client";
+import { describeError, redact } from "../shared";
 
 /** Most log lines kept: the newest 50. */
 export const MAX_LOG_TAIL_LINES = 50;

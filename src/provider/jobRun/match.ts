@@ -9,7 +9,7 @@
  * - any other expected value (string, number, boolean, null) must be equal (`===`).
  */
 
-import { describeType } from "../values";
+import { describeType } from "../shared";
 
 /** One place where the output does not contain what was expected. */
 export interface Mismatch {
@@ -26,13 +26,11 @@ export const MAX_VALUE_CHARS = 200;
 /** Most mismatches collected; the diff says how many more there were. */
 export const MAX_MISMATCHES = 20;
 
-type Json = unknown;
-
-const isPlainObject = (value: Json): value is Record<string, Json> =>
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** JSON text of a value, shortened to `MAX_VALUE_CHARS`. */
-export function renderValue(value: Json): string {
+export function shortJson(value: unknown): string {
   if (value === undefined) return "missing";
   let text: string;
   try {
@@ -53,28 +51,28 @@ function keyPath(parent: string, key: string): string {
  * @param root  name of the root in paths. @default "output"
  */
 export function findMismatches(
-  expected: Json,
-  actual: Json,
+  expected: unknown,
+  actual: unknown,
   root = "output",
 ): { mismatches: Mismatch[]; total: number } {
   const mismatches: Mismatch[] = [];
   let total = 0;
-  const report = (path: string, exp: Json, act: Json, sameShape: boolean) => {
+  const report = (path: string, exp: unknown, act: unknown, sameShape: boolean) => {
     total += 1;
     if (mismatches.length < MAX_MISMATCHES) {
       mismatches.push({
         path,
-        expected: renderValue(exp),
+        expected: shortJson(exp),
         actual:
           act === undefined
             ? "missing"
             : sameShape
-              ? renderValue(act)
-              : `${describeType(act)}: ${renderValue(act)}`,
+              ? shortJson(act)
+              : `${describeType(act)}: ${shortJson(act)}`,
       });
     }
   };
-  const walk = (path: string, exp: Json, act: Json): void => {
+  const walk = (path: string, exp: unknown, act: unknown): void => {
     if (isPlainObject(exp)) {
       if (!isPlainObject(act)) {
         report(path, exp, act, false);
@@ -109,7 +107,7 @@ export function findMismatches(
 }
 
 /** True when `actual` contains `expected` under the rules above. */
-export function matchesSubset(expected: Json, actual: Json): boolean {
+export function matchesSubset(expected: unknown, actual: unknown): boolean {
   return findMismatches(expected, actual).total === 0;
 }
 

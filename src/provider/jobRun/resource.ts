@@ -24,119 +24,35 @@
  * pulumi-command: `triggers: [new Date().toISOString()]` (or a random value).
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { TerminalJobStatus } from "../client/schemas";
-import type { RunpodSettings } from "./config";
-import type * as Lifecycle from "./jobRun/lifecycle";
+import type { RunpodSettings } from "../config";
+import type { InputsOf } from "../inputsOf";
+import type { JobRunInputs } from "./args";
+import type * as Operations from "./operations";
+import type { TimelineEntry } from "./result";
 
 /**
  * Module the serialized provider loads in the provider host, by package name: a relative
- * `require` would resolve against the host's working directory, not this file.
+ * `require` would resolve against the host's working directory, not this file. Stored in every
+ * JobRun's `__provider`: it must keep existing (see `operations.ts`).
  */
-const LIFECYCLE_MODULE = "pulumi-runpod-dynamic/dist/provider/jobRun/lifecycle.js";
+const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js";
 
-/** Arguments of a `JobRun`. */
-export interface JobRunArgs {
-  /** Id of the serverless endpoint to run the job on. */
-  endpointId: pulumi.Input<string>;
-  /** The job input: a JSON object whose keys the worker defines (at most 10 MB as JSON). */
-  input: pulumi.Input<Record<string, unknown>>;
-  /** URL the service calls with the job's result when it completes. */
-  webhook?: pulumi.Input<string>;
-  /** Execution policy of the job. */
-  policy?: pulumi.Input<{
-    /** Longest the job may run, in ms; must be > 5000. @default 600000 (service side) */
-    executionTimeout?: pulumi.Input<number>;
-    /** When true the job does not trigger worker scaling. @default false */
-    lowPriority?: pulumi.Input<boolean>;
-    /** Longest the job may wait in the queue, in ms: 10000 .. 604800000. @default 86400000 */
-    ttl?: pulumi.Input<number>;
-  }>;
-  /**
-   * S3-compatible storage settings passed to the worker. Always stored as a secret; the outputs
-   * keep only a salted digest of it (`s3ConfigDigest`) to notice changes.
-   */
-  s3Config?: pulumi.Input<{
-    accessId: pulumi.Input<string>;
-    accessSecret: pulumi.Input<string>;
-    bucketName: pulumi.Input<string>;
-    endpointUrl: pulumi.Input<string>;
-  }>;
-  /**
-   * `"run"` queues the job and long-polls its status; `"runsync"` submits with `/runsync`, which
-   * answers with the result when the job ends within its wait (then polling continues).
-   * @default "run"
-   */
-  mode?: pulumi.Input<"run" | "runsync">;
-  /**
-   * How long the deploy waits for the job to end, in ms (1 .. 604800000), counted from the start
-   * of the run, submission included. The JobRun enforces it itself (Pulumi's `customTimeouts`
-   * do not reach dynamic providers); at least 3000 with mode `"runsync"`, so the service answers
-   * with the job id before the deadline. @default 600000 (10 minutes)
-   */
-  timeoutMs?: pulumi.Input<number>;
-  /**
-   * Cancel the job on the service when the JobRun stops waiting for it (timeoutMs expired, or
-   * waiting failed), so it does not keep spending credits. @default true
-   */
-  cancelOnTimeout?: pulumi.Input<boolean>;
-  /** What the job must produce for the deploy to go on. */
-  expect?: pulumi.Input<{
-    /** Terminal status the job must end in: COMPLETED, FAILED, CANCELLED or TIMED_OUT. @default "COMPLETED" */
-    status?: pulumi.Input<TerminalJobStatus>;
-    /**
-     * A JSON value the output must contain: objects match when every expected key matches
-     * (extra keys are ignored), arrays item by item with the same length, other values by
-     * equality. A mismatch fails the deploy with a diff of the differing paths.
-     */
-    output?: pulumi.Input<unknown>;
-    /**
-     * Accept a COMPLETED job whose output is missing or is an object with an `error` field. By
-     * default such a job fails the deploy: its handler returned its error instead of raising it.
-     * @default false
-     */
-    allowErrorOutput?: pulumi.Input<boolean>;
-    /**
-     * Latency budget for the queue, cold start included: the deploy fails when the job's
-     * `delayTime` is over this many ms (or the service reports none).
-     */
-    maxDelayMs?: pulumi.Input<number>;
-    /**
-     * Latency budget for the run: the deploy fails when the job's `executionTime` is over this
-     * many ms (or the service reports none).
-     */
-    maxExecutionMs?: pulumi.Input<number>;
-    /**
-     * A JSON Schema (draft 2020-12) the output must satisfy, checked with ajv; a violation fails
-     * the deploy listing every violation by instance path. An invalid schema fails `check`.
-     */
-    outputSchema?: pulumi.Input<Record<string, unknown> | boolean>;
-  }>;
-  /**
-   * How many times to re-queue the job with the service's `/retry` when it ends FAILED or
-   * TIMED_OUT (0 .. 100); `attempts` reports the runs made. @default 0
-   */
-  retries?: pulumi.Input<number>;
-  /** Any values; a change runs the job again. `[new Date().toISOString()]` runs it on every deploy. */
-  triggers?: pulumi.Input<unknown[]>;
-  /**
-   * Collect the job's stream chunks into `stream` (mode `"run"` only). Bounded: at most 1000
-   * chunks and 1 MB (1,000,000 bytes) of chunk JSON; beyond that `streamTruncated` is true.
-   * @default false
-   */
-  collectStream?: pulumi.Input<boolean>;
+/**
+ * Arguments of a `JobRun`: every field of the provider's argument schema (`args.ts`, where each
+ * one is documented), each accepting a value or an output, except `secretOutput`, which is fixed
+ * when the resource is constructed.
+ */
+export type JobRunArgs = InputsOf<Omit<JobRunInputs, "secretOutput">> & {
   /**
    * Mark `output` and `stream` as secrets (fixed at construction; a plain boolean). Failure
    * messages then show the differing paths of `expect.output` without their values.
    * @default false
    */
   secretOutput?: boolean;
-}
+};
 
 /** One status the JobRun saw, with the milliseconds since the run started. */
-export interface JobRunTimelineEntry {
-  status: string;
-  atMs: number;
-}
+export type JobRunTimelineEntry = TimelineEntry;
 
 /** A deploy-time smoke-test job. See the module documentation for when it runs. */
 export class JobRun extends pulumi.dynamic.Resource {
@@ -175,6 +91,12 @@ export class JobRun extends pulumi.dynamic.Resource {
   declare readonly streamTruncated: pulumi.Output<boolean | undefined>;
   /** The worker that ran the job, as the job status reported it (absent when it did not say). */
   declare readonly workerId: pulumi.Output<string | undefined>;
+  /**
+   * The endpoint's configuration version (release) the job ran on, checked after the job from the
+   * endpoint's workers (`rollout: "wait"`, REST v2). Absent with `rollout: "ignore"`, and when the
+   * run ended before a job finished.
+   */
+  declare readonly endpointVersion: pulumi.Output<number | undefined>;
   /**
    * Only when the run failed: the newest lines of the log of the worker that ran the job, each
    * `"<ts> <source> <line>"` (RFC 3339 time, `container` or `system`), oldest first. At most 50
@@ -215,6 +137,7 @@ export class JobRun extends pulumi.dynamic.Resource {
       stream: undefined,
       streamTruncated: undefined,
       workerId: undefined,
+      endpointVersion: undefined,
       workerLogTail: undefined,
       s3ConfigDigest: undefined,
       passed: undefined,
@@ -244,7 +167,7 @@ export class JobRunProvider implements pulumi.dynamic.ResourceProvider {
 
   /** Stores `runpod:*` stack config, with the environment as fallback. */
   async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
-    const { resolveSettings }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    const { resolveSettings }: typeof Operations = require(OPERATIONS_MODULE);
     this.settings = resolveSettings(req.config);
   }
 
@@ -253,8 +176,8 @@ export class JobRunProvider implements pulumi.dynamic.ResourceProvider {
     _olds: Record<string, unknown>,
     news: Record<string, unknown>,
   ): Promise<pulumi.dynamic.CheckResult> {
-    const { checkJobRunArgs }: typeof Lifecycle = require(LIFECYCLE_MODULE);
-    return { inputs: news, failures: checkJobRunArgs(news) };
+    const { checkJobRunArgs }: typeof Operations = require(OPERATIONS_MODULE);
+    return { inputs: news, failures: checkJobRunArgs(news, this.settings) };
   }
 
   /** Any change of arguments or triggers runs the job again (an in-place update). */
@@ -263,13 +186,13 @@ export class JobRunProvider implements pulumi.dynamic.ResourceProvider {
     olds: Record<string, unknown>,
     news: Record<string, unknown>,
   ): Promise<pulumi.dynamic.DiffResult> {
-    const { diffJobRun }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    const { diffJobRun }: typeof Operations = require(OPERATIONS_MODULE);
     return diffJobRun(olds, news);
   }
 
   /** Runs the job; a failed smoke test throws an error carrying `id` and `properties`. */
   async create(inputs: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
-    const { contextFromSettings, createJobRun }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    const { contextFromSettings, createJobRun }: typeof Operations = require(OPERATIONS_MODULE);
     return createJobRun(contextFromSettings(this.settings), inputs);
   }
 
@@ -279,19 +202,19 @@ export class JobRunProvider implements pulumi.dynamic.ResourceProvider {
     olds: Record<string, unknown>,
     news: Record<string, unknown>,
   ): Promise<pulumi.dynamic.UpdateResult> {
-    const { contextFromSettings, updateJobRun }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    const { contextFromSettings, updateJobRun }: typeof Operations = require(OPERATIONS_MODULE);
     return updateJobRun(contextFromSettings(this.settings), id, news, olds);
   }
 
   /** Refresh: the job's current status, or the recorded result once the service expired it. */
   async read(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
-    const { contextFromSettings, readJobRun }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    const { contextFromSettings, readJobRun }: typeof Operations = require(OPERATIONS_MODULE);
     return readJobRun(contextFromSettings(this.settings), id, props ?? {});
   }
 
   /** Cancels the job only if it is still queued or running. */
   async delete(_id: string, props: Record<string, unknown>): Promise<void> {
-    const { contextFromSettings, deleteJobRun }: typeof Lifecycle = require(LIFECYCLE_MODULE);
+    const { contextFromSettings, deleteJobRun }: typeof Operations = require(OPERATIONS_MODULE);
     await deleteJobRun(contextFromSettings(this.settings), props);
   }
 }

@@ -2,7 +2,7 @@
  * What one JobRun execution found (the job's result, the statuses seen on the way) and the
  * timeline's one-line form used in messages and logs.
  */
-import type { StreamChunk } from "../../client/schemas";
+import type { StreamChunk } from "../../client";
 
 /** One status seen while the JobRun waited, with the time since the JobRun started. */
 export interface TimelineEntry {
@@ -25,12 +25,20 @@ export interface JobRunResult {
   /** The worker that ran the job, when the service said (job status `workerId`). */
   workerId?: string;
   /**
+   * The endpoint's configuration version the job ran on, checked from the workers after it ended
+   * (`rollout: "wait"`); absent when not checked.
+   */
+  endpointVersion?: number;
+  /**
    * Only on a failed run: the newest lines of that worker's log, `"<ts> <source> <line>"`, oldest
    * first (at most 50 lines and 8 KB, secrets redacted). Absent when the run passed or the log
    * could not be read.
    */
   workerLogTail?: string[];
-  /** How many times the job ran: 1 plus the retries used. */
+  /**
+   * How many times a job ran: 1, plus the service-side retries used, plus one when it was
+   * submitted again after running on a worker of an older release.
+   */
   attempts: number;
   /** When the service accepted the job (ISO 8601). */
   startedAt?: string;

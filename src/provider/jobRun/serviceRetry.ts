@@ -5,9 +5,8 @@
  * bounded status read before the job is recorded as ended, so a re-queued job is never left
  * running unrecorded.
  */
-import { mayHaveActed } from "../../client/retry";
-import { isTerminalStatus, type Job } from "../../client/schemas";
-import { describeError } from "../values";
+import { isTerminalStatus, type Job, mayHaveActed } from "../../client";
+import { describeError } from "../shared";
 import { CANCEL_TIMEOUT_MS, STATUS_UNKNOWN } from "./bounds";
 import { type Execution, recordJob } from "./execution";
 import type { JobRunOutcome } from "./result";
@@ -17,7 +16,7 @@ import { failureMessage } from "./verdict";
 /** True when this terminal job should be re-queued with the service's `/retry`. */
 export function wantsRetry(run: Execution, job: Job): boolean {
   const retryable = job.status === "FAILED" || job.status === "TIMED_OUT";
-  return retryable && job.status !== run.args.expect.status && run.result.attempts <= run.args.retries;
+  return retryable && job.status !== run.args.expect.status && run.retriesUsed < run.args.retries;
 }
 
 /**
@@ -30,7 +29,7 @@ export async function retryOnService(
 ): Promise<{ job: Job; outcome?: undefined } | { outcome: JobRunOutcome; job?: undefined }> {
   const { args, endpoint, result } = run;
   if (run.collector) await finishStream(run.sink, run.collector, job.id, run.remaining);
-  run.log(`JobRun ${run.where()}: ${job.status}; retry ${result.attempts} of ${args.retries}`);
+  run.log(`JobRun ${run.where()}: ${job.status}; retry ${run.retriesUsed + 1} of ${args.retries}`);
   let next: Job;
   try {
     next = await endpoint.retry(job.id, { signal: run.signal });
@@ -47,7 +46,7 @@ export async function retryOnService(
             failure: failureMessage(
               args,
               result,
-              `the job ended ${job.status}, the retry (${result.attempts} of ${args.retries}) may or may not ` +
+              `the job ended ${job.status}, the retry (${run.retriesUsed + 1} of ${args.retries}) may or may not ` +
                 `have re-queued it (${describeError(error)}), and its status could not be read`,
               `Read the job's status (GET /status/${job.id}) and cancel it if it runs (POST /cancel/${job.id}); ` +
                 "`pulumi destroy` and the next `pulumi up` check it and cancel it first.",
@@ -70,7 +69,7 @@ export async function retryOnService(
         failure: failureMessage(
           args,
           result,
-          `the job ended ${job.status} and the retry (${result.attempts} of ${args.retries}) failed: ${describeError(error)}`,
+          `the job ended ${job.status} and the retry (${run.retriesUsed + 1} of ${args.retries}) failed: ${describeError(error)}`,
           "The service keeps results for 30 minutes (60 s for runsync jobs) and retries only FAILED or TIMED_OUT jobs; run `pulumi up` again to start a new job.",
         ),
       },
@@ -83,6 +82,7 @@ export async function retryOnService(
 /** Counts the new attempt, notes its status and restarts the stream capture. */
 function started(run: Execution, job: Job): void {
   run.result.attempts += 1;
+  run.retriesUsed += 1;
   run.note(job.status);
   if (run.collector) run.collector = collectStream(run.sink, job.id);
 }

@@ -4,9 +4,8 @@
  * the stream truncated). Once the job is terminal, `drain` waits at most `STREAM_DRAIN_MS` for the
  * last chunks.
  */
-import type { Endpoint } from "../../client/endpoint";
-import type { StreamChunk } from "../../client/schemas";
-import { describeError } from "../values";
+import type { Endpoint, StreamChunk } from "../../client";
+import { describeError } from "../shared";
 import { MAX_STREAM_BYTES, MAX_STREAM_CHUNKS, STREAM_DRAIN_MS } from "./bounds";
 import { type JobRunResult, seconds } from "./result";
 

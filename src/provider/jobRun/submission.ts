@@ -9,19 +9,19 @@
  * possibly submitted. A runsync request already on the wire at the deadline gets
  * `RUNSYNC_ANSWER_GRACE_MS` more to bring the job id, then is cut.
  */
-import type { Endpoint } from "../../client/endpoint";
+import type { Endpoint, Job, JobRequest } from "../../client";
 import {
   APIConnectionError,
   APIError,
   APITimeoutError,
   APIUserAbortError,
+  mayHaveActed,
   RateLimitError,
-} from "../../client/errors";
-import { SYNC_WAIT_MAX_MS, SYNC_WAIT_MIN_MS } from "../../client/limits";
-import { mayHaveActed } from "../../client/retry";
-import type { Job, JobRequest } from "../../client/schemas";
-import { describeError } from "../values";
-import type { ResolvedJobRunInputs } from "./args";
+  SYNC_WAIT_MAX_MS,
+  SYNC_WAIT_MIN_MS,
+} from "../../client";
+import { describeError } from "../shared";
+import type { ResolvedJobRunArgs } from "./args";
 import { RUNSYNC_ANSWER_GRACE_MS, RUNSYNC_MARGIN_MS } from "./bounds";
 
 /** The execution's deadline as submission sees it. */
@@ -61,7 +61,7 @@ export function resendable(error: unknown): boolean {
  * Submits the job (`POST /run`, or `POST /runsync` with a wait ending before the deadline) through
  * the client's retry policy. Rejects with `JobRunSubmitError`, saying whether a job may exist.
  */
-export async function submitJob(args: ResolvedJobRunInputs, deadline: Deadline): Promise<Job> {
+export async function submitJob(args: ResolvedJobRunArgs, deadline: Deadline): Promise<Job> {
   const { endpoint, signal, remaining } = deadline;
   const body: JobRequest = { input: args.input };
   if (args.webhook !== undefined) body.webhook = args.webhook;
@@ -93,7 +93,7 @@ export async function submitJob(args: ResolvedJobRunInputs, deadline: Deadline):
   }
 }
 
-function submitError(args: ResolvedJobRunInputs, deadline: Deadline, error: unknown): JobRunSubmitError {
+function submitError(args: ResolvedJobRunArgs, deadline: Deadline, error: unknown): JobRunSubmitError {
   const { endpoint, signal } = deadline;
   const mode = args.mode === "runsync" ? "POST /runsync" : "POST /run";
   if (mayHaveActed(error)) {

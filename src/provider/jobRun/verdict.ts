@@ -2,8 +2,8 @@
  * The verdict of a finished JobRun: does the job meet `expect`, and if not, the deploy failure
  * text (what happened, to which job, the worker's error, the timeline and a hint).
  */
-import type { ResolvedJobRunInputs } from "./args";
-import { findMismatches, formatMismatches, renderValue } from "./match";
+import type { ResolvedJobRunArgs } from "./args";
+import { findMismatches, formatMismatches, shortJson } from "./match";
 import { formatViolations, outputSchemaViolations } from "./outputSchema";
 import { formatTimeline, type JobRunResult } from "./result";
 
@@ -11,7 +11,7 @@ import { formatTimeline, type JobRunResult } from "./result";
 const ALLOW_ERROR_OUTPUT = "expect: { allowErrorOutput: true }";
 
 /** Compares a finished job with `expect`; returns the failure message, or undefined on success. */
-export function judge(args: ResolvedJobRunInputs, result: JobRunResult): string | undefined {
+export function judge(args: ResolvedJobRunArgs, result: JobRunResult): string | undefined {
   const expected = args.expect.status;
   if (result.status !== expected) {
     const what =
@@ -73,7 +73,7 @@ function errorOutputProblem(output: unknown, hideValues: boolean): string | unde
     const value = (output as { error: unknown }).error;
     return hideValues
       ? "has an error field (value hidden: secretOutput is set)"
-      : `has an error field: ${renderValue(value)}`;
+      : `has an error field: ${shortJson(value)}`;
   }
   return undefined;
 }
@@ -83,7 +83,7 @@ function errorOutputProblem(output: unknown, hideValues: boolean): string | unde
  * `expect.maxExecutionMs` against `executionTime`), naming each missed budget and the measured
  * value. A budget whose figure the service did not report cannot be judged and fails too.
  */
-function latencyFailure(args: ResolvedJobRunInputs, result: JobRunResult): string | undefined {
+function latencyFailure(args: ResolvedJobRunArgs, result: JobRunResult): string | undefined {
   const budgets = [
     {
       name: "expect.maxDelayMs",
@@ -138,9 +138,12 @@ function hintFor(status: string | undefined, expected: string, result: JobRunRes
   }
 }
 
-/** The deploy failure text: what happened, to which job, the worker's error, the timeline and a hint. */
+/**
+ * The deploy failure text: what happened, to which job, the worker's error, the release it ran on
+ * (when checked), the timeline and a hint.
+ */
 export function failureMessage(
-  args: ResolvedJobRunInputs,
+  args: ResolvedJobRunArgs,
   result: JobRunResult,
   what: string,
   hint: string,
@@ -148,6 +151,10 @@ export function failureMessage(
   const lines = [`JobRun failed on endpoint ${args.endpointId}, job ${result.jobId ?? "(none)"}: ${what}`];
   lines.push(`Status: ${result.status ?? "unknown"}; attempts: ${result.attempts}`);
   if (result.error !== undefined) lines.push(`Worker error: ${result.error.slice(0, 2000)}`);
+  if (result.endpointVersion !== undefined) {
+    const worker = result.workerId === undefined ? "" : ` (worker ${result.workerId})`;
+    lines.push(`Release: endpoint version ${result.endpointVersion}${worker}`);
+  }
   lines.push(`Timeline: ${formatTimeline(result.timeline)}`);
   lines.push(`Hint: ${hint}`);
   return lines.join("\n");

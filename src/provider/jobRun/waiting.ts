@@ -3,9 +3,10 @@
  * passes, and what happens when the JobRun stops waiting first (cancel the job when asked, cut
  * the stream capture, and say why in the failure).
  */
-import { JobWaitTimeoutError } from "../../client/errors";
-import type { Job } from "../../client/schemas";
-import { describeError } from "../values";
+
+import type { Job } from "../../client";
+import { JobWaitTimeoutError } from "../../client";
+import { describeError } from "../shared";
 import { CANCEL_NOT_CONFIRMED, CANCEL_TIMEOUT_MS } from "./bounds";
 import type { Execution } from "./execution";
 import type { JobRunOutcome } from "./result";

@@ -1,0 +1,81 @@
+/**
+ * How a JobRun operation reaches the service and reports progress ({@link LifecycleContext}),
+ * built from the provider's settings in the host ({@link contextFromSettings}) or by hand in tests.
+ *
+ * Jobs go through a client that never uses `restUrl`. REST v2 is read only for what a JobRun
+ * learns about the endpoint: its workers (the rollout wait and the release check of
+ * `rollout: "wait"`) and a failed run's worker log, each through a client made on first use, so a
+ * run that needs neither never touches `restUrl`.
+ */
+import { DEFAULT_REST_URL, type Endpoint, type RunpodClient, resolveRestUrl } from "../../client";
+import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import { ROLLOUT_NEEDS_V2 } from "./args";
+import type { RunContext } from "./execution";
+import type { WorkerLogReader } from "./logTail";
+import type { WorkerListReader } from "./rollout";
+
+/** How the provider reaches the service and reports progress; replaceable in tests. */
+export interface LifecycleContext {
+  endpoint: (endpointId: string) => RunContext["endpoint"];
+  log: (line: string) => void;
+  /** Values redacted from every error and progress line (the API key). @default [] */
+  secrets?: readonly string[];
+  /**
+   * Reads an endpoint's workers (REST v2), for `rollout: "wait"`. It may throw (a malformed
+   * `restUrl`): the run then fails saying so. Without it, `rollout` defaults to `"ignore"`.
+   */
+  workers?: WorkerListReader;
+  /** Why `workers` is absent (a REST v1 `restUrl`): an explicit `rollout: "wait"` fails with it. */
+  workersUnavailable?: string;
+  /**
+   * Opens a worker's log stream (REST v2), read for the tail of a failed run. It may throw (a v1
+   * `restUrl`, a malformed one): the failure then says the log is unavailable. Without it no
+   * log is read.
+   */
+  workerLogs?: WorkerLogReader;
+}
+
+/** The REST dialect `restUrl` speaks (the default URL's when unset); undefined when it is malformed. */
+export function restDialectOf(
+  settings: Pick<RunpodSettings, "restUrl"> | undefined,
+): "v1" | "v2" | undefined {
+  try {
+    return resolveRestUrl(settings?.restUrl ?? DEFAULT_REST_URL).dialect;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Builds the context from resolved settings: clients made on first use, progress to stderr. On a
+ * REST v1 `restUrl` there is no worker reader (the rollout is not checked unless asked, and then
+ * the run fails saying why); a malformed one fails the reads that need it, naming the setting.
+ */
+export function contextFromSettings(settings: RunpodSettings | undefined): LifecycleContext {
+  const resolved = settings ?? resolveSettings(undefined);
+  let jobs: RunpodClient | undefined;
+  let rest: RunpodClient | undefined;
+  let logs: RunpodClient | undefined;
+  const v1 = restDialectOf(resolved) === "v1";
+  return {
+    endpoint: (endpointId) => {
+      jobs ??= clientFromSettings(resolved, {}, { rest: false }); // jobs only: restUrl is never used
+      return jobs.endpoint(endpointId) as Endpoint;
+    },
+    workers: v1
+      ? undefined
+      : (endpointId, options) => {
+          rest ??= clientFromSettings(resolved);
+          return rest.serverless.workers(endpointId, options);
+        },
+    workersUnavailable: v1 ? ROLLOUT_NEEDS_V2 : undefined,
+    workerLogs: (endpointId, workerId, options) => {
+      logs ??= clientFromSettings(resolved, { maxRetries: 1 });
+      return logs.serverless.workerLogs(endpointId, workerId, { ...options, maxReconnects: 1 });
+    },
+    secrets: typeof resolved.apiKey === "string" && resolved.apiKey !== "" ? [resolved.apiKey] : [],
+    log: (line) => {
+      process.stderr.write(`${line}\n`);
+    },
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * The JobRun provider's operations: what the serialized provider (`resource.ts`, stored in every
+ * JobRun's state as `__provider`) calls in the provider host, loaded by package name.
+ *
+ * Compatibility contract: `__provider` texts already stored in users' states call these exports
+ * by name, with these arguments, using whatever version of the package is installed when they
+ * run. Keep every name and signature below, and accept the outputs older versions recorded:
+ *
+ * | provider method | calls                                                              |
+ * |-----------------|--------------------------------------------------------------------|
+ * | `configure`     | `resolveSettings(req.config)`                                      |
+ * | `check`         | `checkJobRunArgs(news, settings?)` (0.1.0 passes no settings)      |
+ * | `diff`          | `diffJobRun(olds, news)`                                           |
+ * | `create`        | `createJobRun(contextFromSettings(settings), news)`                |
+ * | `update`        | `updateJobRun(contextFromSettings(settings), id, news, olds?)`     |
+ * | `read`          | `readJobRun(contextFromSettings(settings), id, props)`             |
+ * | `delete`        | `deleteJobRun(contextFromSettings(settings), props)`               |
+ *
+ * States written by 0.1.0 load `dist/provider/jobRun/lifecycle.js`, which re-exports these;
+ * states written since load this module (`dist/provider/jobRun/operations.js`).
+ *
+ * Nothing a worker or the service echoes reaches the host unredacted: every error these
+ * operations throw, its `reasons`, every progress line, and every result field they return has
+ * the s3Config credentials and the API key replaced by `[redacted]` (`../shared`, `outputs.ts`).
+ */
+import { randomUUID } from "node:crypto";
+import type { RunpodSettings } from "../config";
+import { redact, withProviderErrors } from "../shared";
+import {
+  type CheckFailure,
+  checkJobRunArgs as checkArgs,
+  type JobRunInputs,
+  resolveJobRunArgs,
+} from "./args";
+import { type LifecycleContext, restDialectOf } from "./context";
+import { LOG_TAIL_TIMEOUT_MS, logTailSection, readLogTail } from "./logTail";
+import { buildOutputs, type JobRunOutputs, MAX_OUTPUT_BYTES, storedResult } from "./outputs";
+import { cancelOnDelete, refreshRecordedJob, settlePreviousJob } from "./recordedJob";
+import { executeJobRun } from "./run";
+
+export { resolveSettings } from "../config";
+export { contextFromSettings, type LifecycleContext } from "./context";
+export { diffJobRun } from "./diff";
+
+const PROVIDER_KEY = "__provider";
+
+/**
+ * `check`: the arguments field by field, no network (see `args.ts`). With the provider's
+ * settings, an explicit `rollout: "wait"` on a REST v1 `restUrl` fails here, before any deploy.
+ */
+export function checkJobRunArgs(news: Record<string, unknown>, settings?: RunpodSettings): CheckFailure[] {
+  return checkArgs(news, { restDialect: settings === undefined ? undefined : restDialectOf(settings) });
+}
+
+/** The error that makes a failed smoke test a partial failure: the resource stays, the step fails. */
+export class JobRunFailedError extends Error {
+  /** The JobRun's id: the engine keeps the resource in state under it. */
+  readonly id: string;
+  /** The recorded outputs, with `__provider` so later operations can load the provider. */
+  readonly properties: Record<string, unknown>;
+  constructor(message: string, id: string, properties: Record<string, unknown>) {
+    super(message);
+    this.name = "JobRunFailedError";
+    this.id = id;
+    this.properties = properties;
+  }
+}
+
+/** The secret values among JobRun arguments: the s3Config credentials. */
+export function jobRunSecrets(news: Record<string, unknown>): string[] {
+  const s3 = news.s3Config as Record<string, unknown> | undefined;
+  if (s3 === null || typeof s3 !== "object") return [];
+  return [s3.accessSecret, s3.accessId].filter((v): v is string => typeof v === "string");
+}
+
+/**
+ * Runs the job for `create` (new id) or `update` (same id) and records it; a run that did not
+ * pass throws `JobRunFailedError` (a partial failure). A failed run's message ends with the tail
+ * of the log of the worker that ran it. Errors and progress lines come out redacted.
+ */
+export async function runAndRecord(
+  ctx: LifecycleContext,
+  id: string,
+  news: Record<string, unknown>,
+): Promise<{ id: string; outs: JobRunOutputs }> {
+  const secrets = [...jobRunSecrets(news), ...(ctx.secrets ?? [])];
+  return withProviderErrors(secrets, async () => {
+    const provider = news[PROVIDER_KEY];
+    const args = resolveJobRunArgs(news);
+    const log = (line: string) => ctx.log(redact(line, secrets));
+    const started = performance.now();
+    const outcome = await executeJobRun(args, {
+      endpoint: ctx.endpoint(args.endpointId),
+      log,
+      workers: ctx.workers,
+      workersUnavailable: ctx.workersUnavailable,
+    });
+    const workerId = outcome.result.workerId;
+    if (outcome.failure !== undefined && workerId !== undefined && ctx.workerLogs !== undefined) {
+      // Within the JobRun's own deadline, and at most LOG_TAIL_TIMEOUT_MS.
+      const left = Math.min(LOG_TAIL_TIMEOUT_MS, args.timeoutMs - (performance.now() - started));
+      const tail = await readLogTail(ctx.workerLogs, args.endpointId, workerId, secrets, left);
+      if ("lines" in tail && tail.lines.length > 0) outcome.result.workerLogTail = tail.lines;
+      outcome.failure = `${outcome.failure}\n${logTailSection(workerId, tail)}`;
+    }
+    const stored = storedResult(outcome.result, secrets);
+    if (stored.outputTruncated) {
+      log(
+        `JobRun endpoint ${args.endpointId} job ${stored.jobId}: the output (${stored.outputBytes ?? "unknown"} bytes ` +
+          `of JSON) is over ${MAX_OUTPUT_BYTES} bytes and is not stored (outputTruncated: true)`,
+      );
+    }
+    const outs = await buildOutputs(news as JobRunInputs, stored, outcome.failure === undefined);
+    if (outcome.failure !== undefined) {
+      throw new JobRunFailedError(outcome.failure, id, { ...outs, [PROVIDER_KEY]: provider });
+    }
+    return { id, outs };
+  });
+}
+
+/** `create`: a new JobRun id (a UUID of its own, not the job id), then the run. */
+export function createJobRun(ctx: LifecycleContext, news: Record<string, unknown>) {
+  return runAndRecord(ctx, randomUUID(), news);
+}
+
+/**
+ * `update`: runs the job again under the same id. The engine calls it when arguments or
+ * triggers changed, and after a failed run even when nothing changed. A job of the last run
+ * (`olds`) still queued or running is cancelled first, or left running when that run had
+ * `cancelOnTimeout: false` (see `recordedJob.ts`).
+ */
+export async function updateJobRun(
+  ctx: LifecycleContext,
+  id: string,
+  news: Record<string, unknown>,
+  olds?: Record<string, unknown>,
+) {
+  if (olds !== undefined) {
+    const secrets = [...jobRunSecrets(news), ...(ctx.secrets ?? [])];
+    await withProviderErrors(secrets, () => settlePreviousJob(ctx, olds));
+  }
+  const { outs } = await runAndRecord(ctx, id, news);
+  return { outs };
+}
+
+/**
+ * `read` (refresh): the service's current view of the recorded job. When the service no longer
+ * has it (results expire: 30 min for /run, 60 s for /runsync) the recorded result is kept.
+ */
+export async function readJobRun(ctx: LifecycleContext, id: string, props: Record<string, unknown>) {
+  return withProviderErrors(ctx.secrets ?? [], () => refreshRecordedJob(ctx, id, props));
+}
+
+/**
+ * `delete`: cancels the recorded job only while it may still run (recorded as, and still,
+ * IN_QUEUE or IN_PROGRESS). A finished or expired job (404) needs nothing.
+ */
+export async function deleteJobRun(ctx: LifecycleContext, props: Record<string, unknown>) {
+  await withProviderErrors(ctx.secrets ?? [], () => cancelOnDelete(ctx, props));
+}
