@@ -5,7 +5,10 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it, vi } from "vitest";
-import { ContainerRegistryAuth, ContainerRegistryAuthProvider } from "../../src/provider/registryAuth";
+import {
+  ContainerRegistryAuth,
+  ContainerRegistryAuthProvider,
+} from "../../src/provider/registryAuth/resource";
 import {
   SECRET_SIG,
   SECRET_VALUE_SIG,
@@ -115,7 +118,7 @@ describe("ContainerRegistryAuth in a program (mocks)", () => {
     const provider = registered.find((r) => r.name === "ser")?.inputs.__provider as string;
     expect(provider.length).toBeGreaterThan(0);
     expect(provider).not.toContain(PASSWORD);
-    expect(provider).toContain("pulumi-runpod-dynamic/dist/provider/registryAuth.js");
+    expect(provider).toContain("pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js");
   });
 
   it("shares one provider object between instances, so Pulumi serializes it once (same __provider text)", async () => {

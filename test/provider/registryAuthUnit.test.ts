@@ -9,7 +9,11 @@ import { describe, expect, it } from "vitest";
 import { APIError, APITimeoutError } from "../../src/client/errors";
 import type { ContainerRegistryAuth } from "../../src/client/schemas";
 import { findMismatches } from "../../src/provider/jobRun/match";
-import { checkRegistryAuth, createRegistryAuth, createWithClient } from "../../src/provider/registryAuth";
+import {
+  checkRegistryAuth,
+  createRegistryAuth,
+  createWithClient,
+} from "../../src/provider/registryAuth/operations";
 
 describe("registry auth check", () => {
   it("describes a wrong type with the same words as JobRun's output diff", async () => {
