@@ -100,6 +100,20 @@ describe("ContainerRegistryAuth in a program (mocks)", () => {
     expect(registered.find((r) => r.name === "no-adopt")?.inputs).not.toHaveProperty("adoptExisting");
   });
 
+  it("takes adoptExisting from another resource's output or config, like every other argument", async () => {
+    await runProgram(
+      () =>
+        new ContainerRegistryAuth("adopt-output", {
+          name: "adopt-output",
+          username: "u",
+          password: PASSWORD,
+          adoptExisting: pulumi.output(true),
+        }),
+    );
+    await waitForRegistration("adopt-output");
+    expect(registered.find((r) => r.name === "adopt-output")?.inputs.adoptExisting).toBe(true);
+  });
+
   it("reads an existing credential by id with ContainerRegistryAuth.get, as a read of the same type", async () => {
     const existing = await runProgram(() => ContainerRegistryAuth.get("existing", "reg-123"));
     await waitForRegistration("existing");

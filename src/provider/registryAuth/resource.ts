@@ -45,10 +45,11 @@ export interface ContainerRegistryAuthArgs {
    * the stack owns it and `pulumi destroy` deletes it. Adopting cannot verify that the stored
    * username and password match `username` and `password` (the service never returns them);
    * change `password` afterwards to have Pulumi replace it with known values.
-   * Only consulted when the credential is created.
+   * Only consulted when the credential is created; a change later is an update that does nothing
+   * on the service.
    * @default false
    */
-  adoptExisting?: boolean;
+  adoptExisting?: pulumi.Input<boolean>;
 }
 
 /**
