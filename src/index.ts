@@ -49,7 +49,7 @@ export {
   getNetworkVolumesOutput,
   type LookupOptions,
 } from "./provider/networkVolumes";
-export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/registryAuth";
+export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/registryAuth/resource";
 export {
   type GetServerlessEndpointArgs,
   type GetServerlessEndpointOptions,

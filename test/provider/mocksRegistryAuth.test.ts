@@ -5,7 +5,10 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it, vi } from "vitest";
-import { ContainerRegistryAuth, ContainerRegistryAuthProvider } from "../../src/provider/registryAuth";
+import {
+  ContainerRegistryAuth,
+  ContainerRegistryAuthProvider,
+} from "../../src/provider/registryAuth/resource";
 import {
   SECRET_SIG,
   SECRET_VALUE_SIG,
@@ -97,6 +100,20 @@ describe("ContainerRegistryAuth in a program (mocks)", () => {
     expect(registered.find((r) => r.name === "no-adopt")?.inputs).not.toHaveProperty("adoptExisting");
   });
 
+  it("takes adoptExisting from another resource's output or config, like every other argument", async () => {
+    await runProgram(
+      () =>
+        new ContainerRegistryAuth("adopt-output", {
+          name: "adopt-output",
+          username: "u",
+          password: PASSWORD,
+          adoptExisting: pulumi.output(true),
+        }),
+    );
+    await waitForRegistration("adopt-output");
+    expect(registered.find((r) => r.name === "adopt-output")?.inputs.adoptExisting).toBe(true);
+  });
+
   it("reads an existing credential by id with ContainerRegistryAuth.get, as a read of the same type", async () => {
     const existing = await runProgram(() => ContainerRegistryAuth.get("existing", "reg-123"));
     await waitForRegistration("existing");
@@ -115,7 +132,7 @@ describe("ContainerRegistryAuth in a program (mocks)", () => {
     const provider = registered.find((r) => r.name === "ser")?.inputs.__provider as string;
     expect(provider.length).toBeGreaterThan(0);
     expect(provider).not.toContain(PASSWORD);
-    expect(provider).toContain("pulumi-runpod-dynamic/dist/provider/registryAuth.js");
+    expect(provider).toContain("pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js");
   });
 
   it("shares one provider object between instances, so Pulumi serializes it once (same __provider text)", async () => {

@@ -663,7 +663,9 @@ describe("ContainerRegistryAuth provider: serialization and credentials", () => 
     const bytes = Buffer.byteLength(text, "utf8");
     console.info(`__provider of ContainerRegistryAuth from the installed package: ${bytes} bytes`);
     expect(bytes).toBeLessThanOrEqual(8 * 1024);
-    expect(text).toContain('OPERATIONS_MODULE: "pulumi-runpod-dynamic/dist/provider/registryAuth.js"');
+    expect(text).toContain(
+      'OPERATIONS_MODULE: "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js"',
+    );
     expectNoSecret(text);
   });
 

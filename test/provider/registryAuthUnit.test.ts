@@ -5,11 +5,19 @@
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { inspect } from "node:util";
-import { describe, expect, it } from "vitest";
+import type * as pulumi from "@pulumi/pulumi";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { APIError, APITimeoutError } from "../../src/client/errors";
 import type { ContainerRegistryAuth } from "../../src/client/schemas";
 import { findMismatches } from "../../src/provider/jobRun/match";
-import { checkRegistryAuth, createRegistryAuth, createWithClient } from "../../src/provider/registryAuth";
+import {
+  checkRegistryAuth,
+  createRegistryAuth,
+  createWithClient,
+  type RegistryAuthInputs,
+} from "../../src/provider/registryAuth/operations";
+import type { ContainerRegistryAuthArgs } from "../../src/provider/registryAuth/resource";
+import { UNKNOWN } from "../../src/provider/values";
 
 describe("registry auth check", () => {
   it("describes a wrong type with the same words as JobRun's output diff", async () => {
@@ -19,6 +27,48 @@ describe("registry auth check", () => {
     expect(failures).toEqual([
       { property: "name", reason: "name must be a string, got an array of 2 items" },
     ]);
+  });
+
+  it("treats null as not given: a required field is missing, adoptExisting is left out", async () => {
+    const result = await checkRegistryAuth(
+      {},
+      { name: null, username: "u", password: "p", adoptExisting: null },
+    );
+    expect(result).toEqual({
+      inputs: { username: "u", password: "p" },
+      failures: [{ property: "name", reason: "name is required: a non-empty string" }],
+    });
+  });
+
+  it("reports one failure per field, and returns the given arguments without __provider", async () => {
+    const result = await checkRegistryAuth(
+      {},
+      { name: "", username: "u", password: " ", __provider: "text" },
+    );
+    expect(result).toEqual({
+      inputs: { name: "", username: "u", password: " " },
+      failures: [
+        { property: "name", reason: "name must not be empty" },
+        { property: "password", reason: "password must not be empty" },
+      ],
+    });
+  });
+
+  it("does not judge unknown values, but fails an unknown property whatever its value", async () => {
+    const { failures } = await checkRegistryAuth(
+      {},
+      { name: UNKNOWN, username: UNKNOWN, password: UNKNOWN, adoptExisting: UNKNOWN, colour: UNKNOWN },
+    );
+    expect(failures).toEqual([
+      {
+        property: "colour",
+        reason: "unknown property colour; allowed: name, username, password, adoptExisting",
+      },
+    ]);
+  });
+
+  it("has public args naming exactly the schema's fields, with the same plain types", () => {
+    expectTypeOf<pulumi.Unwrap<ContainerRegistryAuthArgs>>().toEqualTypeOf<RegistryAuthInputs>();
   });
 });
 

@@ -10,7 +10,7 @@
  * ```
  *
  * How: a child Node process with cwd = projectDir requires
- * `pulumi-runpod-dynamic/dist/provider/registryAuth.js` (or `jobRun/resource.js`), makes
+ * `pulumi-runpod-dynamic/dist/provider/registryAuth/resource.js` (or `jobRun/resource.js`), makes
  * `new ContainerRegistryAuthProvider()` (or `new JobRunProvider()`), and serializes it with the
  * function @pulumi/pulumi's dynamic module uses: `serializeFunction(() => provider,
  * { allowSecrets: true })` from `runtime/closure/serializeClosure` (no engine or runtime settings
@@ -28,7 +28,7 @@ export type ProviderKind = "ContainerRegistryAuth" | "JobRun";
 /** Where each kind's provider class lives in the installed package. */
 export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName: string }> = {
   ContainerRegistryAuth: {
-    module: "pulumi-runpod-dynamic/dist/provider/registryAuth.js",
+    module: "pulumi-runpod-dynamic/dist/provider/registryAuth/resource.js",
     exportName: "ContainerRegistryAuthProvider",
   },
   JobRun: { module: "pulumi-runpod-dynamic/dist/provider/jobRun/resource.js", exportName: "JobRunProvider" },

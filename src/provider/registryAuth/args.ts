@@ -1,0 +1,97 @@
+/**
+ * The arguments of a `ContainerRegistryAuth` as the provider sees them (plain values; values not
+ * known yet in a preview are Pulumi's unknown sentinel), their one schema, and `check`'s
+ * field-level validation built on it. No network.
+ *
+ * The schema is the client's own body of a registry-auth create (`ContainerRegistryAuthCreateInputSchema`:
+ * the field names and their "must be a string" / "must not be empty" rules) plus what only the
+ * provider has: a blank value (whitespace only) fails too, and `adoptExisting`. The argument names,
+ * the inputs' type and the fields whose change replaces the credential all come from it.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import { ContainerRegistryAuthCreateInputSchema } from "../../client/schemas";
+import { describeType, isUnknown } from "../values";
+
+const body = ContainerRegistryAuthCreateInputSchema.shape;
+type BodyField = keyof typeof body;
+
+/** A field of the create body that must also not be blank: a name or login of spaces is a typo. */
+const notBlank = (field: BodyField) =>
+  body[field].refine((value) => value.trim() !== "", { error: `${field} must not be empty` });
+
+/** Strict schema of the arguments (an unknown key is a typo and fails). */
+export const RegistryAuthArgsSchema = ContainerRegistryAuthCreateInputSchema.extend({
+  name: notBlank("name"),
+  username: notBlank("username"),
+  password: notBlank("password"),
+  adoptExisting: z.boolean({ error: "adoptExisting must be a boolean (true or false)" }).optional(),
+});
+
+/** Inputs as the provider sees them after `check`. */
+export type RegistryAuthInputs = z.infer<typeof RegistryAuthArgsSchema>;
+
+/**
+ * Outputs stored in state: the inputs echoed (the service returns only `id` and `name`), and,
+ * when a create that failed ambiguously recorded a credential it found by name afterwards, that
+ * fact (`adoptedAfterAmbiguousCreate`, `adoptionNote`).
+ */
+export type RegistryAuthOutputs = RegistryAuthInputs & {
+  adoptedAfterAmbiguousCreate?: boolean;
+  adoptionNote?: string;
+};
+
+/** Every argument name, in the schema's order. */
+export const ARG_NAMES = Object.keys(RegistryAuthArgsSchema.shape) as (keyof RegistryAuthInputs)[];
+
+/** The fields the service stores at create: it has no update, so a change of any replaces the credential. */
+export const REPLACING_FIELDS = Object.keys(body) as BodyField[];
+
+/**
+ * `check`'s validation: every failure found, one per argument, naming the field and what is
+ * allowed. `null` counts as not given. Values unknown in a preview are not judged; an unknown
+ * argument name fails whatever its value. `inputs` are the given arguments, as given.
+ */
+export function checkRegistryAuthArgs(news: Record<string, unknown>): pulumi.dynamic.CheckResult {
+  const { __provider: _provider, ...given } = news;
+  const args = Object.fromEntries(Object.entries(given).map(([key, value]) => [key, value ?? undefined]));
+  const inputs = Object.fromEntries(
+    ARG_NAMES.filter((key) => args[key] !== undefined).map((k) => [k, args[k]]),
+  );
+  const result = RegistryAuthArgsSchema.safeParse(args);
+  if (result.success) return { inputs, failures: [] };
+  const failures: pulumi.dynamic.CheckFailure[] = [];
+  for (const issue of result.error.issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        failures.push({ property: key, reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
+      }
+      continue;
+    }
+    // The schema is flat: every other issue is about one top-level argument.
+    const property = String(issue.path[0]);
+    const value = args[property];
+    if (isUnknown(value) || failures.some((f) => f.property === property)) continue;
+    failures.push({ property, reason: reasonFor(issue, property, value) });
+  }
+  return { inputs, failures };
+}
+
+/** The failure's wording: the schema's message, with what was given for a wrong type. */
+function reasonFor(issue: z.core.$ZodIssue, property: string, value: unknown): string {
+  if (issue.code !== "invalid_type") return issue.message;
+  // Only the create body's fields are required, and each is a string.
+  if (value === undefined) return `${property} is required: a non-empty string`;
+  return `${issue.message}, got ${describeType(value)}`;
+}
+
+/** The stored or checked arguments as plain values (create and update echo them into the outputs). */
+export function plainInputs(raw: Record<string, unknown>): RegistryAuthInputs {
+  const inputs: RegistryAuthInputs = {
+    name: String(raw.name ?? ""),
+    username: String(raw.username ?? ""),
+    password: String(raw.password ?? ""),
+  };
+  if (typeof raw.adoptExisting === "boolean") inputs.adoptExisting = raw.adoptExisting;
+  return inputs;
+}

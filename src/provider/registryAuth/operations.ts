@@ -1,0 +1,201 @@
+/**
+ * The operations of `ContainerRegistryAuth`'s dynamic provider. They run in Pulumi's
+ * dynamic-provider host, never in the program: the serialized provider (`resource.ts`) loads this
+ * module from the installed package, as `pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js`,
+ * and calls them by name. The API key comes from `configure(req)` (stack config `runpod:apiKey`,
+ * else `RUNPOD_API_KEY`) and lives only in the host process's memory; whatever they return or
+ * throw has the password and the key redacted, except `password` itself, the secret input the
+ * engine re-marks as secret.
+ *
+ * COMPATIBILITY CONTRACT. `__provider` texts stored in users' states call these functions by name,
+ * with these arguments, using whatever version of the package is installed when they run (a
+ * refresh, a destroy, or an up that finds no change runs the stored text). Keep every name and
+ * signature below, accept every older state shape, and never move this file: a stored text
+ * `require`s its path. Texts of version 0.1.0 call the same functions through
+ * `dist/provider/registryAuth.js`, which re-exports them (test/provider/oldState.test.ts).
+ *
+ * ```ts
+ * settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings
+ * checkRegistryAuth(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<CheckResult>
+ * diffRegistryAuth(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<DiffResult>
+ * createRegistryAuth(settings: RunpodSettings | undefined, inputs: Record<string, unknown>): Promise<CreateResult>
+ * readRegistryAuth(settings: RunpodSettings | undefined, id: string, props: Record<string, unknown> | undefined): Promise<ReadResult>
+ * updateRegistryAuth(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<UpdateResult>
+ * deleteRegistryAuth(settings: RunpodSettings | undefined, id: string, props: Record<string, unknown>): Promise<void>
+ * ```
+ *
+ * Tests also use `createWithClient` (the create's logic with a client of their own, `create.ts`),
+ * which no stored text calls.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import type { RunpodClient } from "../../client/client";
+import {
+  BadRequestError,
+  ConflictError,
+  describeBody,
+  NotFoundError,
+  RunpodError,
+} from "../../client/errors";
+import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import { redact, redactValue, type Secret, withProviderErrors } from "../secrets";
+import { isUnknown } from "../values";
+import { checkRegistryAuthArgs, plainInputs, REPLACING_FIELDS, type RegistryAuthOutputs } from "./args";
+import { createWithClient } from "./create";
+
+export type { RegistryAuthInputs, RegistryAuthOutputs } from "./args";
+export { createWithClient } from "./create";
+
+/** Settings for the host process: the configure request's config, then the environment. */
+export function settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings {
+  return resolveSettings(config);
+}
+
+/** `check`: field-level validation (`args.ts`); unknown values (preview) pass through untouched. */
+export async function checkRegistryAuth(
+  _olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.CheckResult> {
+  return checkRegistryAuthArgs(news);
+}
+
+/**
+ * `diff`: old outputs against new inputs. Any change of name, username or password replaces
+ * the credential; when the name stays, the old one is deleted first (names are unique).
+ */
+export async function diffRegistryAuth(
+  _id: string,
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.DiffResult> {
+  const replaces = REPLACING_FIELDS.filter((field) => isUnknown(news[field]) || olds[field] !== news[field]);
+  if (replaces.length > 0) {
+    // With an unknown name (preview only) assume the worst: it may turn out unchanged.
+    const sameName = isUnknown(news.name) || olds.name === news.name;
+    return { changes: true, replaces: [...replaces], deleteBeforeReplace: sameName };
+  }
+  const adoptChanged = (olds.adoptExisting ?? false) !== (news.adoptExisting ?? false);
+  return { changes: adoptChanged };
+}
+
+/**
+ * `create`: list, then POST; never duplicates and never takes over a credential it did not make
+ * unless `adoptExisting` is true. After a failure the service may have acted on (the client's
+ * `mayHaveActed`: a 500 or 408, a reset or timeout after sending, a malformed answer), lists
+ * again: a name that was free before and exists now is this create's credential (`create.ts`).
+ */
+export async function createRegistryAuth(
+  settings: RunpodSettings | undefined,
+  raw: Record<string, unknown>,
+): Promise<pulumi.dynamic.CreateResult> {
+  const inputs = plainInputs(raw);
+  const secrets = registrySecrets(inputs, settings);
+  return withProviderErrors(secrets, async () => {
+    const created = await createWithClient(hostClient(settings), inputs);
+    if (created.outs?.adoptedAfterAmbiguousCreate === true) {
+      process.stderr.write(`warning: ${redact(String(created.outs.adoptionNote), secrets)}\n`);
+    }
+    return { id: created.id, outs: redactOutputs((created.outs ?? {}) as Record<string, unknown>, secrets) };
+  });
+}
+
+/**
+ * `read` (refresh): GET by id. A credential that is gone gives an empty id; a rename made
+ * outside Pulumi shows as a changed `name`. Username and password are kept from state.
+ */
+export async function readRegistryAuth(
+  settings: RunpodSettings | undefined,
+  id: string,
+  props: Record<string, unknown> | undefined,
+): Promise<pulumi.dynamic.ReadResult> {
+  const old = withoutProvider(props ?? {});
+  const secrets = registrySecrets(old, settings);
+  return withProviderErrors(secrets, async () => {
+    const client = hostClient(settings);
+    try {
+      const live = await client.registryAuths.get(id);
+      return { id: live.id || id, props: redactOutputs({ ...old, name: live.name }, secrets) };
+    } catch (error) {
+      if (error instanceof NotFoundError) return { id: "", props: {} };
+      throw error;
+    }
+  });
+}
+
+/** `update`: only `adoptExisting` can change without a replacement; echo the new inputs. */
+export async function updateRegistryAuth(
+  _id: string,
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.UpdateResult> {
+  const outs: RegistryAuthOutputs = plainInputs(news);
+  // The credential is the same one: how it was recorded stays visible.
+  if (olds?.adoptedAfterAmbiguousCreate === true) {
+    outs.adoptedAfterAmbiguousCreate = true;
+    if (typeof olds.adoptionNote === "string") outs.adoptionNote = olds.adoptionNote;
+  }
+  return { outs };
+}
+
+/**
+ * `delete`: DELETE by id; a credential already gone counts as deleted. A refusal (in use)
+ * explains what the service said uses it and what to do.
+ */
+export async function deleteRegistryAuth(
+  settings: RunpodSettings | undefined,
+  id: string,
+  props: Record<string, unknown>,
+): Promise<void> {
+  const secrets = registrySecrets(props ?? {}, settings);
+  const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
+  await withProviderErrors(secrets, async () => {
+    const client = hostClient(settings);
+    try {
+      await client.registryAuths.delete(id);
+    } catch (error) {
+      if (error instanceof NotFoundError) return;
+      if (error instanceof BadRequestError || error instanceof ConflictError) {
+        const said = describeBody(error.body);
+        throw new RunpodError(
+          `RunPod refused to delete container registry auth ${label}` +
+            (said ? `: ${said}` : " (it is probably still in use)") +
+            `. Stop or change the pods, templates and endpoints that use it (their ` +
+            `containerRegistryAuthId), then run the destroy or update again.`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+function hostClient(settings: RunpodSettings | undefined): RunpodClient {
+  return clientFromSettings(settings ?? resolveSettings(undefined));
+}
+
+function withoutProvider(props: Record<string, unknown>): Record<string, unknown> {
+  const { __provider: _ignored, ...rest } = props;
+  return rest;
+}
+
+/**
+ * Values never to return or throw: the password, Docker's `base64(username:password)` form of
+ * it, and the API key.
+ */
+function registrySecrets(
+  inputs: { username?: unknown; password?: unknown },
+  settings: RunpodSettings | undefined,
+): Secret[] {
+  const login = { username: String(inputs.username ?? ""), password: inputs.password };
+  return [typeof login.password === "string" ? (login as Secret) : undefined, settings?.apiKey];
+}
+
+/** Outputs with secrets redacted everywhere except `password`, the secret input itself (the engine re-marks it). */
+function redactOutputs<T extends Record<string, unknown>>(outs: T, secrets: readonly unknown[]): T {
+  const { password, ...rest } = outs;
+  const clean = redactValue(rest, secrets);
+  return (password === undefined ? clean : { ...clean, password }) as unknown as T;
+}

@@ -1,0 +1,182 @@
+/**
+ * `ContainerRegistryAuth`: a RunPod container registry credential as a Pulumi dynamic resource.
+ *
+ * The resource class runs in the Pulumi program; this module is loaded whenever the package root
+ * is, so it stays light: `@pulumi/pulumi` and type imports only (no client, no zod, no undici).
+ * The provider object is serialized into each resource's state (`__provider`) and run later in
+ * Pulumi's dynamic-provider host, so the provider class below stays tiny: every method loads the
+ * operations module from the installed package by name (`require` of a relative path would
+ * resolve against the host's working directory) and delegates to it. Nothing but that module
+ * path is captured: no client, no schema, no credential. The API key comes from `configure(req)`
+ * (stack config `runpod:apiKey`, else `RUNPOD_API_KEY`) and lives only in the host process's memory.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { RunpodSettings } from "../config";
+import type * as Operations from "./operations";
+
+/**
+ * Module the serialized provider loads in the provider host (resolved from the program's
+ * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
+ */
+const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js";
+
+/** Arguments of a {@link ContainerRegistryAuth}. */
+export interface ContainerRegistryAuthArgs {
+  /**
+   * Name of the credential, unique within the RunPod account; templates and endpoints refer to
+   * the credential by its id, the console shows this name. Changing it replaces the credential
+   * (a new one is created first, then the old one is deleted).
+   */
+  name: pulumi.Input<string>;
+  /**
+   * Registry username. The service never returns it, so refresh cannot detect a change made
+   * outside Pulumi. Changing it replaces the credential (old one deleted first: names are unique).
+   */
+  username: pulumi.Input<string>;
+  /**
+   * Registry password or access token. Always stored as a secret, even when given as a plain
+   * string. Write-only on the service. Changing it replaces the credential (old one deleted first).
+   */
+  password: pulumi.Input<string>;
+  /**
+   * What to do when a credential with this `name` already exists in the account and this stack
+   * did not create it. `false` (the default): creation fails with an error naming the existing
+   * credential's id. `true`: this resource takes the existing credential over; from then on
+   * the stack owns it and `pulumi destroy` deletes it. Adopting cannot verify that the stored
+   * username and password match `username` and `password` (the service never returns them);
+   * change `password` afterwards to have Pulumi replace it with known values.
+   * Only consulted when the credential is created; a change later is an update that does nothing
+   * on the service.
+   * @default false
+   */
+  adoptExisting?: pulumi.Input<boolean>;
+}
+
+/**
+ * The dynamic provider of {@link ContainerRegistryAuth}. Construct it with no arguments; it holds
+ * no state until the provider host calls `configure`.
+ */
+export class ContainerRegistryAuthProvider implements pulumi.dynamic.ResourceProvider {
+  /** Settings resolved by `configure`; set only inside the provider host, never serialized. */
+  private settings: RunpodSettings | undefined;
+
+  /** Reads `runpod:*` stack config (environment fallback) for this host process. */
+  async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    this.settings = ops.settingsFromConfigure(req.config);
+  }
+
+  async check(olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.checkRegistryAuth(olds, news);
+  }
+
+  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.diffRegistryAuth(id, olds, news);
+  }
+
+  async create(inputs: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.createRegistryAuth(this.settings, inputs);
+  }
+
+  async read(id: string, props?: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.readRegistryAuth(this.settings, id, props);
+  }
+
+  async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.updateRegistryAuth(id, olds, news);
+  }
+
+  async delete(id: string, props: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.deleteRegistryAuth(this.settings, id, props);
+  }
+}
+
+/**
+ * A RunPod container registry credential (`pulumi-nodejs:dynamic/runpod:ContainerRegistryAuth`).
+ *
+ * Its id is the service's id; pass it as `containerRegistryAuthId` to templates and endpoints.
+ * Any change of `name`, `username` or `password` replaces the credential (the service has no
+ * update). Creation never duplicates a credential and never takes over one it did not make,
+ * unless `adoptExisting` is set. Needs `runpod:apiKey` (or `RUNPOD_API_KEY`), and optionally
+ * `runpod:restUrl` to choose the REST v1 or v2 interface.
+ */
+export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
+  /** Name of the credential as the service stores it (refresh shows a rename made elsewhere). */
+  declare readonly name: pulumi.Output<string>;
+  /** Registry username, as last given (the service never returns it). */
+  declare readonly username: pulumi.Output<string>;
+  /** Registry password, always secret. */
+  declare readonly password: pulumi.Output<string>;
+  /** Whether creation was allowed to adopt an existing credential of the same name. */
+  declare readonly adoptExisting: pulumi.Output<boolean | undefined>;
+  /**
+   * True when the create's POST failed in a way the service may have acted on (a 500, a reset, a
+   * timeout) and the credential recorded is the one found by name in the list right after. The
+   * service has no idempotency key and its list shows only `id` and `name`, so that credential
+   * is most likely this deploy's, but may be one another client created under the same name in
+   * that moment: `adoptionNote` says what to check. Absent otherwise.
+   */
+  declare readonly adoptedAfterAmbiguousCreate: pulumi.Output<boolean | undefined>;
+  /** What happened when `adoptedAfterAmbiguousCreate` is true, and what to check. */
+  declare readonly adoptionNote: pulumi.Output<string | undefined>;
+
+  constructor(name: string, args: ContainerRegistryAuthArgs, opts?: pulumi.CustomResourceOptions) {
+    const props = {
+      name: args.name,
+      username: args.username,
+      password: pulumi.secret(args.password),
+      adoptExisting: args.adoptExisting,
+      adoptedAfterAmbiguousCreate: undefined,
+      adoptionNote: undefined,
+    };
+    super(
+      ContainerRegistryAuth.#providerInstance(),
+      name,
+      props,
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["password"] }),
+      "runpod",
+      "ContainerRegistryAuth",
+    );
+  }
+
+  static #provider: ContainerRegistryAuthProvider | undefined;
+
+  /**
+   * One provider instance for every ContainerRegistryAuth of a program: Pulumi caches the
+   * serialized provider per object, so it is serialized once, not once per resource (same
+   * `__provider` text).
+   */
+  static #providerInstance(): ContainerRegistryAuthProvider {
+    ContainerRegistryAuth.#provider ??= new ContainerRegistryAuthProvider();
+    return ContainerRegistryAuth.#provider;
+  }
+
+  /** The provider object every instance shares (exposed for tests and benchmarks). */
+  static get provider(): ContainerRegistryAuthProvider {
+    return ContainerRegistryAuth.#providerInstance();
+  }
+
+  /**
+   * Reads an existing credential into the program by its service id, without managing it: the
+   * stack neither changes nor deletes it (`pulumi import` does not work for dynamic resources).
+   * `name` is read from the service; `username` and `password` stay unknown, since the service
+   * never returns them.
+   */
+  static get(
+    name: string,
+    id: pulumi.Input<pulumi.ID>,
+    opts?: pulumi.CustomResourceOptions,
+  ): ContainerRegistryAuth {
+    const unknownArgs = { name: undefined, username: undefined, password: undefined };
+    return new ContainerRegistryAuth(name, unknownArgs as unknown as ContainerRegistryAuthArgs, {
+      ...opts,
+      id,
+    });
+  }
+}
