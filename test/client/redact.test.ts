@@ -6,7 +6,7 @@
 import { inspect } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { APIError, MIN_REDACTED_LENGTH, REDACTED, redactText, secretForms } from "../../src/client";
-import { redact, redactError } from "../../src/provider/secrets";
+import { redact, redactError } from "../../src/provider/shared";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 import { API_KEY, clientFor } from "./helpers";
 
@@ -131,7 +131,7 @@ describe("the client's error answers", () => {
   });
 });
 
-describe("the providers' scrubber (src/provider/secrets.ts) uses the same forms", () => {
+describe("the providers' scrubber (src/provider/shared.ts) uses the same forms", () => {
   it("redacts every form from an error's message and stack", () => {
     const message = Object.entries(echoes)
       .map(([name, form]) => `${name}=${form}`)

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { AuthenticationError } from "../../src/client/errors";
 import { clientFromSettings, resolveSettings } from "../../src/provider/config";
-import { redactError } from "../../src/provider/secrets";
+import { redactError } from "../../src/provider/shared";
 
 const config = (values: Record<string, string>) => ({ get: (key: string) => values[key] });
 

@@ -17,7 +17,7 @@ import {
   type RegistryAuthInputs,
 } from "../../src/provider/registryAuth/operations";
 import type { ContainerRegistryAuthArgs } from "../../src/provider/registryAuth/resource";
-import { UNKNOWN } from "../../src/provider/values";
+import { UNKNOWN } from "../../src/provider/shared";
 
 describe("registry auth check", () => {
   it("describes a wrong type with the same words as JobRun's output diff", async () => {

@@ -1,7 +1,7 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { APIError } from "../../src/client/errors";
-import { redactError } from "../../src/provider/secrets";
+import { redactError } from "../../src/provider/shared";
 
 describe("redactError", () => {
   const secret = "hunter2-very-secret";

@@ -11,7 +11,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ContainerRegistryAuthCreateInputSchema } from "../../client/schemas";
-import { describeType, isUnknown } from "../values";
+import { describeType, isUnknown } from "../shared";
 
 const body = ContainerRegistryAuthCreateInputSchema.shape;
 type BodyField = keyof typeof body;

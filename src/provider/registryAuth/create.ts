@@ -15,7 +15,7 @@ import {
 } from "../../client/errors";
 import { mayHaveActed } from "../../client/retry";
 import type { ContainerRegistryAuth as RegistryAuthRecord } from "../../client/schemas";
-import { describeError } from "../values";
+import { describeError } from "../shared";
 import type { RegistryAuthInputs, RegistryAuthOutputs } from "./args";
 
 /**

@@ -37,8 +37,7 @@ import {
   RunpodError,
 } from "../../client/errors";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { redact, redactValue, type Secret, withProviderErrors } from "../secrets";
-import { isUnknown } from "../values";
+import { isUnknown, redact, redactValue, type Secret, withProviderErrors } from "../shared";
 import { checkRegistryAuthArgs, plainInputs, REPLACING_FIELDS, type RegistryAuthOutputs } from "./args";
 import { createWithClient } from "./create";
 
