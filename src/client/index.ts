@@ -53,6 +53,7 @@ export {
 } from "./retry";
 export * from "./schemas";
 export { ServerlessEndpoints } from "./serverless";
+export { nonBlank } from "./settingText";
 export { Templates } from "./templates";
 export {
   type AttemptTimers,

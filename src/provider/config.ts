@@ -12,7 +12,7 @@
  * provider instance for that process only and never serialized into `__provider`.
  */
 
-import type * as ClientModule from "../client/client";
+import type * as ClientModule from "../client";
 import { ValidationError } from "../client/errors";
 import { nonBlank } from "../client/settingText";
 
@@ -22,7 +22,7 @@ import { nonBlank } from "../client/settingText";
  * sources run directly (tests), `require` cannot load a `.ts` file written with `import`
  * statements, so the built copy is loaded by the package's own name, as the providers do.
  */
-const clientModule = (): typeof ClientModule =>
+const clientModule = (): Pick<typeof ClientModule, "RunpodClient"> =>
   require(__filename.endsWith(".ts") ? "pulumi-runpod-dynamic/dist/client/client.js" : "../client/client.js");
 
 /**

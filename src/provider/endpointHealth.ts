@@ -7,9 +7,8 @@
  * stack config (`runpod:apiKey`, else `RUNPOD_API_KEY`) unless a client is given.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { RunpodClient } from "../client/client";
+import type { Health, RunpodClient } from "../client";
 import { checkEndpointId } from "../client/endpointId";
-import type { Health } from "../client/schemas";
 import { clientFromSettings, settingsFromStack } from "./config";
 
 /** Arguments of `getEndpointHealth`. */

@@ -6,9 +6,8 @@
  * their environment fallbacks) unless `opts` carries a client or settings.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { RunpodClient } from "../client";
+import type { RunpodClient, NetworkVolume as WireNetworkVolume } from "../client";
 import { ValidationError } from "../client/errors";
-import type { NetworkVolume as WireNetworkVolume } from "../client/schemas";
 import { clientFromSettings, type RunpodSettings, settingsFromStack } from "./config";
 
 /**

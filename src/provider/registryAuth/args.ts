@@ -10,7 +10,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { ContainerRegistryAuthCreateInputSchema } from "../../client/schemas";
+import { ContainerRegistryAuthCreateInputSchema } from "../../client";
 import { describeType, isUnknown } from "../shared";
 
 const body = ContainerRegistryAuthCreateInputSchema.shape;

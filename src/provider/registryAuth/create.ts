@@ -5,16 +5,15 @@
  * exists now is taken as this create's. Every outcome that needs the user's hand says what to do.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { RunpodClient } from "../../client/client";
+import type { ContainerRegistryAuth as RegistryAuthRecord, RunpodClient } from "../../client";
 import {
   APITimeoutError,
   APIUserAbortError,
   BadRequestError,
   ConflictError,
+  mayHaveActed,
   RunpodError,
-} from "../../client/errors";
-import { mayHaveActed } from "../../client/retry";
-import type { ContainerRegistryAuth as RegistryAuthRecord } from "../../client/schemas";
+} from "../../client";
 import { describeError } from "../shared";
 import type { RegistryAuthInputs, RegistryAuthOutputs } from "./args";
 

@@ -28,14 +28,8 @@
  * which no stored text calls.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { RunpodClient } from "../../client/client";
-import {
-  BadRequestError,
-  ConflictError,
-  describeBody,
-  NotFoundError,
-  RunpodError,
-} from "../../client/errors";
+import type { RunpodClient } from "../../client";
+import { BadRequestError, ConflictError, describeBody, NotFoundError, RunpodError } from "../../client";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { isUnknown, redact, redactValue, type Secret, withProviderErrors } from "../shared";
 import { checkRegistryAuthArgs, plainInputs, REPLACING_FIELDS, type RegistryAuthOutputs } from "./args";
