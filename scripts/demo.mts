@@ -6,12 +6,15 @@
  *    "models" (in EU-RO-1 and in US-KS-2, so the data-centre filter matters) and the `echo` endpoint.
  * 2. Installs the packed package into a temp project (`npm pack`, dependencies linked from this
  *    repo's node_modules: offline), the way users get it.
- * 3. `pulumi up` (preview first, as a user's `pulumi up` does), prints the outputs; `pulumi config
- *    set endpointRevision 2` and `pulumi up` again (only the smoke test runs again, as an in-place
- *    update); then a broken release: the `echo` endpoint is redeployed over REST v2 with an env
- *    that makes its workers fail, the rollout is waited out, and `pulumi up` fails with the text
- *    the engine prints (the smoke test's reasons); the release is fixed and the next `up` passes
- *    (an in-place update, same id); `pulumi destroy`.
+ * 3. `pulumi up` (preview first, as a user's `pulumi up` does), prints the outputs. Then three
+ *    redeploys of the `echo` endpoint over REST v2 (`PATCH /v2/serverless/echo`), each a new release
+ *    that the emulator rolls out worker by worker, each followed by `pulumi up`: the smoke test's
+ *    trigger is the endpoint's version (`getServerlessEndpointOutput`), so only it runs again (an
+ *    in-place update), and it waits for the rollout before it submits (`ROLLOUT_WAIT` ->
+ *    `ROLLED_OUT` in its timeline, `smokeEndpointVersion` the release it tested). The second
+ *    release is broken (an env that makes its workers fail): `pulumi up` fails with the text the
+ *    engine prints (the smoke test's reasons: the worker error, the release, the worker's log
+ *    tail); the third fixes it and `up` passes under the same id. Then `pulumi destroy`.
  * 4. Stops the emulator and removes every temp directory, also on failure or Ctrl-C.
  *
  * With a `pulumi` CLI on PATH it runs the real CLI (local file backend in the temp project,
@@ -53,34 +56,36 @@ class StepFailed extends Error {}
 /** What the broken release's workers answer (the emulator's RUNPOD_EMULATOR_FAIL env). */
 const WORKER_ERROR = "CUDA out of memory (demo: a broken release)";
 
+/** How long the emulator's stale workers keep serving after a release before they are replaced, ms. */
+const ROLLOUT_MS = 8_000;
+
 /**
- * Redeploys the emulator's `echo` endpoint with `env` over REST v2 (a new release, rolled out
- * worker by worker) and waits until no worker of the old release is left, so the next smoke test
- * meets the new release. Prints what a user would have done instead (their own deploy tool).
+ * Redeploys the emulator's `echo` endpoint with `env` over REST v2: a new release, which the
+ * emulator rolls out worker by worker (stale workers serve on for ROLLOUT_MS, then are replaced one
+ * at a time). The demo does not wait for it: the next `pulumi up` re-runs the smoke test (its
+ * trigger is the endpoint's version), and the JobRun waits for the rollout before it submits.
+ * Prints what a user would have done instead (their own deploy tool).
  */
 async function redeployEcho(emu: RunningEmulator, env: Record<string, string>, why: string) {
   const { RunpodClient } = createRequire(import.meta.url)(path.join(REPO_DIR, "dist", "index.js"));
   const client = new RunpodClient({ apiKey: emu.apiKey, restUrl: emu.restUrl });
-  print(`\n# ${why}: PATCH /v2/serverless/echo ${JSON.stringify({ env })}, then wait for the rollout`);
   await client.serverless.update("echo", { env });
-  for (;;) {
-    const { endpointVersion, rollout } = await client.serverless.releases("echo");
-    if (!rollout.inProgress) {
-      print(`# echo is at release ${endpointVersion} on all ${rollout.workersTotal} workers`);
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  const { endpointVersion } = await client.serverless.releases("echo");
+  print(
+    `\n# ${why}: PATCH /v2/serverless/echo ${JSON.stringify({ env })} makes release ${endpointVersion}, ` +
+      `rolled out worker by worker (the emulator replaces stale workers after ${ROLLOUT_MS / 1000} s); ` +
+      "the smoke test's trigger is the endpoint's version, and it waits for the rollout",
+  );
 }
 
 /**
- * The demo's redeploys after the first `up`: [endpointRevision, env of the new release (none: the
- * endpoint is unchanged), why, whether the smoke test must fail].
+ * The demo's redeploys of the endpoint after the first `up`: [env of the new release, why, whether
+ * the smoke test must fail]. Each is followed by `pulumi up`.
  */
-const DEMO_RELEASES: ReadonlyArray<[string, Record<string, string> | undefined, string, boolean]> = [
-  ["2", undefined, "the endpoint was redeployed", false],
-  ["3", { RUNPOD_EMULATOR_FAIL: WORKER_ERROR }, "a broken release", true],
-  ["4", {}, "the release is fixed", false],
+const DEMO_RELEASES: ReadonlyArray<[Record<string, string>, string, boolean]> = [
+  [{ MODEL_REVISION: "2" }, "the endpoint is redeployed", false],
+  [{ MODEL_REVISION: "3", RUNPOD_EMULATOR_FAIL: WORKER_ERROR }, "a broken release", true],
+  [{ MODEL_REVISION: "4" }, "the release is fixed", false],
 ];
 
 const print = (text = "") => process.stdout.write(`${text}\n`);
@@ -115,7 +120,7 @@ async function main(): Promise<number> {
   process.once("SIGTERM", onSignal);
 
   try {
-    emu = await startEmulator({ volumes: VOLUMES, endpoints: ["echo"] });
+    emu = await startEmulator({ volumes: VOLUMES, endpoints: ["echo:2"], rolloutMs: ROLLOUT_MS });
     print(
       `Emulator: RunPod REST + serverless API on ${emu.serverlessUrl} (in-process, offline; REST v2, the default)`,
     );
@@ -154,10 +159,8 @@ async function main(): Promise<number> {
         }
       };
       await run("pulumi up --yes", () => cli!.up());
-      for (const [revision, env, why, fails] of DEMO_RELEASES) {
-        if (env) await redeployEcho(emu, env, why);
-        print(`\n$ pulumi config set endpointRevision ${revision}    # ${why}: re-run the smoke test`);
-        await cli.setConfig(`${PROJECT}:endpointRevision`, revision);
+      for (const [env, why, fails] of DEMO_RELEASES) {
+        await redeployEcho(emu, env, why);
         await run("pulumi up --yes", () => cli!.up(), fails);
       }
       await run("pulumi destroy --yes --skip-preview", () => cli!.destroy());
@@ -229,12 +232,8 @@ async function main(): Promise<number> {
         if (result.ok) previous = result.outputs;
       };
       await run("up", "pulumi up --yes", () => h.up());
-      for (const [revision, env, why, fails] of DEMO_RELEASES) {
-        if (env) await redeployEcho(emu, env, why);
-        print(
-          `\n$ pulumi config set endpointRevision ${revision}    # ${why}: re-run the smoke test    ${LABEL}`,
-        );
-        h.setConfig(`${PROJECT}:endpointRevision`, revision);
+      for (const [env, why, fails] of DEMO_RELEASES) {
+        await redeployEcho(emu, env, why);
         await run("up", "pulumi up --yes", () => h.up(), fails);
       }
       await run("destroy", "pulumi destroy --yes --skip-preview", () => h.destroy());

@@ -1,7 +1,12 @@
 // The demo stack: one program using all three features. `npm run demo` deploys it against the
 // local emulator; with a real API key and no URL overrides it targets RunPod itself.
 import * as pulumi from "@pulumi/pulumi";
-import { ContainerRegistryAuth, getNetworkVolumeOutput, JobRun } from "pulumi-runpod-dynamic";
+import {
+  ContainerRegistryAuth,
+  getNetworkVolumeOutput,
+  getServerlessEndpointOutput,
+  JobRun,
+} from "pulumi-runpod-dynamic";
 
 const config = new pulumi.Config();
 
@@ -29,14 +34,19 @@ const s3Config = s3Bucket
     }
   : undefined;
 
-// 3. A smoke test of the serverless endpoint: fails the deploy if the worker is broken.
+// 3. A smoke test of the serverless endpoint: fails the deploy if the worker is broken. The lookup
+// reads the endpoint's current release, so the test runs again on every redeploy of the endpoint
+// (whichever tool made it); before submitting, the JobRun waits until no worker of an older
+// release is left (rollout: "wait", the default on REST v2), and records the release it tested.
+const endpointId = config.get("endpointId") ?? "echo";
+const endpoint = getServerlessEndpointOutput({ id: endpointId });
 const smoke = new JobRun("smoke", {
-  endpointId: config.get("endpointId") ?? "echo",
+  endpointId,
   input: { prompt: "ping", volumeId: volume.id, output: { reply: "pong" } },
   s3Config,
   expect: { output: { reply: "pong" } },
   timeoutMs: 2 * 60 * 1000,
-  triggers: [config.get("endpointRevision") ?? "1"],
+  triggers: [endpoint.version],
 });
 
 export const registryAuthId = registry.id;
@@ -45,3 +55,4 @@ export const volumeSizeGb = volume.size;
 export const smokeJobId = smoke.jobId;
 export const smokeStatus = smoke.status;
 export const smokeTimeline = smoke.timeline;
+export const smokeEndpointVersion = smoke.endpointVersion;

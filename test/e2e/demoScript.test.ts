@@ -54,6 +54,12 @@ describe("npm run demo", () => {
     expect(stdout).toContain("+ 3 created");
     expect(stdout).toMatch(/~ +└─ pulumi-nodejs:dynamic\/runpod:JobRun +smoke +updated +\[diff: ~triggers\]/);
     expect(stdout).toMatch(/~ 1 updated\n {4}2 unchanged/);
+    // Issue 14: the change steps are real redeploys over REST v2; the smoke test's trigger is the
+    // endpoint's version (getServerlessEndpointOutput), and it records the release it tested.
+    expect(stdout).toContain("# the endpoint is redeployed: PATCH /v2/serverless/echo");
+    expect(stdout).toMatch(/~ smokeEndpointVersion: 1 => 2\n/);
+    expect(stdout).toMatch(/Release: endpoint version 3 \(worker echo-worker-\d+\)\n/);
+    expect(stdout).toMatch(/~ smokeEndpointVersion: 2 => 4\n/);
     // The broken release: the update fails with the engine's text of the smoke test's reasons
     // (test/support/README.md rule 1), no Outputs; the fixed release passes under the same id.
     expect(stdout).toMatch(

@@ -83,6 +83,8 @@ export interface E2eEmulator {
   registryAuths(): Promise<Array<{ id: string; name: string }>>;
   /** Jobs queued or running on an endpoint (`/health`). */
   activeJobs(endpointId: string): Promise<number>;
+  /** Redeploys an endpoint with `env` over REST v2 (a new release, rolled out worker by worker). */
+  redeploy(endpointId: string, env: Record<string, string>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -104,6 +106,14 @@ export async function startE2eEmulator(): Promise<E2eEmulator> {
     emu,
     setBroken: (b) => {
       broken = b;
+    },
+    async redeploy(endpointId, env) {
+      const res = await fetch(`${emu.restUrlV2}/serverless/${endpointId}`, {
+        method: "PATCH",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ env }),
+      });
+      expect(res.status).toBe(200);
     },
     async registryAuths() {
       const res = await fetch(`${emu.restUrlV1}/containerregistryauth`, { headers: auth });
@@ -167,7 +177,7 @@ export async function startRotatingEmulator(): Promise<
 export function runpodConfig(emu: RunningEmulator, dialect: "v1" | "v2" = "v2"): Record<string, ConfigValue> {
   return {
     "runpod:apiKey": { secret: emu.apiKey },
-    "runpod:restUrl": dialect === "v1" ? emu.restUrl : emu.restUrlV2,
+    "runpod:restUrl": dialect === "v1" ? emu.restUrlV1 : emu.restUrlV2,
     "runpod:serverlessUrl": emu.serverlessUrl,
   };
 }
@@ -518,7 +528,8 @@ export interface DemoSecrets {
 }
 
 /**
- * demo (all three features, with s3Config): up; endpointRevision → only the smoke test re-runs;
+ * demo (all three features, with s3Config): up; the endpoint redeployed over REST v2 (a new
+ * release) → only the smoke test re-runs, on the new release;
  * registry name → only the credential is replaced; a broken endpoint fails the deploy and the
  * fixed one passes on the next up; refresh; destroy (no credential, no job left).
  */
@@ -545,12 +556,16 @@ export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: De
     });
     const registryId = first.outputs.registryAuthId as string;
 
-    await d.setConfig("runpod-demo:endpointRevision", "2");
+    expect(first.outputs.smokeEndpointVersion).toBe(1);
+
+    // A redeploy of the endpoint by another tool: its version is the smoke test's trigger.
+    await e.redeploy("echo", { MODEL_REVISION: "2" });
     const rerun = await record(transcript, d, d.up());
     expect(rerun.errors).toEqual([]);
     expect(ops(rerun)).toEqual(["registry:same", "smoke:update"]);
     expect(rerun.outputs.registryAuthId).toBe(registryId);
     expect(rerun.outputs.smokeJobId).not.toBe(first.outputs.smokeJobId);
+    expect(rerun.outputs.smokeEndpointVersion).toBe(2);
 
     await d.setConfig("runpod-demo:registryAuthName", `${name}-v2`);
     const renamed = await record(transcript, d, d.up());

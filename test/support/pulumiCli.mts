@@ -7,7 +7,7 @@
  * const pulumi = findPulumi();                       // absolute path, or undefined when not on PATH
  * const stack = await CliStack.create({ projectDir, program: "examples/demo", passphrase, config });
  * const result = await stack.up();                    // { ok, outputs, secretOutputs, resources, errors, logs }
- * await stack.setConfig("runpod-demo:endpointRevision", "2");
+ * await stack.setConfig("runpod-demo:registryAuthName", "demo-registry-2");
  * await stack.refresh(); await stack.destroy(); await stack.dispose();
  * ```
  *
