@@ -100,17 +100,13 @@ function utcTime(
 
 /** An HTTP-date (RFC 9110 section 5.6.7, all three forms) in ms since the epoch, else `undefined`. */
 export function parseHttpDate(text: string, now: number = Date.now()): number | undefined {
+  // The fields as the three forms give them: the month by name, the rest as digits.
+  const at = (year: number, month: string | undefined, day?: string, h?: string, m?: string, s?: string) =>
+    utcTime(year, MONTHS.indexOf(month as string), Number(day), Number(h), Number(m), Number(s));
   let match = IMF_FIXDATE.exec(text);
   if (match) {
     const [, day, month, year, h, m, s] = match;
-    return utcTime(
-      Number(year),
-      MONTHS.indexOf(month as string),
-      Number(day),
-      Number(h),
-      Number(m),
-      Number(s),
-    );
+    return at(Number(year), month, day, h, m, s);
   }
   match = RFC850_DATE.exec(text);
   if (match) {
@@ -120,19 +116,12 @@ export function parseHttpDate(text: string, now: number = Date.now()): number | 
     const thisYear = new Date(now).getUTCFullYear();
     let year = thisYear - (thisYear % 100) + Number(yy);
     if (year > thisYear + 50) year -= 100;
-    return utcTime(year, MONTHS.indexOf(month as string), Number(day), Number(h), Number(m), Number(s));
+    return at(year, month, day, h, m, s);
   }
   match = ASCTIME_DATE.exec(text);
   if (match) {
     const [, month, day, h, m, s, year] = match;
-    return utcTime(
-      Number(year),
-      MONTHS.indexOf(month as string),
-      Number(day),
-      Number(h),
-      Number(m),
-      Number(s),
-    );
+    return at(Number(year), month, day, h, m, s);
   }
   return undefined;
 }

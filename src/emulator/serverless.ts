@@ -47,14 +47,12 @@ export class ServerlessConflictError extends Error {}
 /** A request for something the emulator does not do (the server answers 501). */
 export class ServerlessUnsupportedError extends Error {}
 
+/** The container settings of an endpoint (the v2 document's `ContainerConfig`). */
+const CONTAINER_FIELDS = ["image", "args", "disk", "ports", "env", "registry"] as const;
+
 /** Fields whose change makes a new release. */
 const RELEASE_FIELDS = [
-  "image",
-  "args",
-  "disk",
-  "ports",
-  "env",
-  "registry",
+  ...CONTAINER_FIELDS,
   "templateId",
   "gpu",
   "cpu",
@@ -373,17 +371,13 @@ export class ServerlessStore {
     }
     for (const key of [
       "name",
-      "image",
-      "args",
-      "disk",
-      "ports",
-      "env",
-      "registry",
+      ...CONTAINER_FIELDS,
       "dataCenterIds",
+      "networkVolumes",
+      "scaling",
+      "timeout",
+      "flashboot",
     ] as const) {
-      if (patch[key] !== undefined) (next as Record<string, unknown>)[key] = structuredClone(patch[key]);
-    }
-    for (const key of ["networkVolumes", "scaling", "timeout", "flashboot"] as const) {
       if (patch[key] !== undefined) (next as Record<string, unknown>)[key] = structuredClone(patch[key]);
     }
     if (patch.workers !== undefined) next.workers = { ...next.workers, ...patch.workers };

@@ -53,6 +53,16 @@ const containerConfigShape = {
   registry: nonEmpty("registry").nullable().optional(),
 };
 
+/** `ContainerConfig` as the service answers it: every field optional, parsed loosely. */
+const containerConfigAnswerShape = {
+  image: z.string().optional(),
+  args: z.string().optional(),
+  disk: z.number().optional(),
+  ports: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  registry: z.string().nullable().optional(),
+};
+
 /** Worker bounds of an endpoint. */
 export const EndpointWorkersInputSchema = z.strictObject({
   min: int("min").min(0, { error: "min must be at least 0" }).optional(),
@@ -181,26 +191,31 @@ function computeChoice(
 // Serverless endpoints: requests
 // ---------------------------------------------------------------------------------------------
 
+/** What an endpoint's create and update bodies share, every field optional in both. */
+const endpointSettingsShape = {
+  ...containerConfigShape,
+  cpu: cpuSelection.optional(),
+  /** Preferred data centers; empty lets the scheduler choose. */
+  dataCenterIds: strings("dataCenterIds").optional(),
+  flashboot: flashboot.optional(),
+  /** Network volume ids to attach. */
+  networkVolumes: strings("networkVolumes").optional(),
+  /** Execution timeout in ms. @default 300000 */
+  timeout: int("timeout").min(1, { error: "timeout must be a positive number of ms" }).optional(),
+  workers: EndpointWorkersInputSchema.optional(),
+};
+
 /** Body of `POST /v2/serverless` (`CreateEndpointRequest`). */
 export const ServerlessEndpointCreateInputSchema = z
   .strictObject({
-    ...containerConfigShape,
+    ...endpointSettingsShape,
     name: nonEmpty("name"),
     /** `QUEUE` (the job API) or `LOAD_BALANCER` (worker-defined HTTP paths). */
     type: endpointType,
     scaling: EndpointScalingSchema,
     gpu: CreateGpuInputSchema.optional(),
-    cpu: cpuSelection.optional(),
-    /** Preferred data centers; empty lets the scheduler choose. */
-    dataCenterIds: strings("dataCenterIds").optional(),
-    flashboot: flashboot.optional(),
-    /** Network volume ids to attach. */
-    networkVolumes: strings("networkVolumes").optional(),
     /** A serverless template whose container settings the body may override. */
     templateId: nonEmpty("templateId").optional(),
-    /** Execution timeout in ms. @default 300000 */
-    timeout: int("timeout").min(1, { error: "timeout must be a positive number of ms" }).optional(),
-    workers: EndpointWorkersInputSchema.optional(),
   })
   .superRefine((body, ctx) => {
     computeChoice(body, ctx, true);
@@ -227,18 +242,12 @@ export type ServerlessEndpointCreateInput = z.input<typeof ServerlessEndpointCre
  */
 export const ServerlessEndpointUpdateInputSchema = z
   .strictObject({
-    ...containerConfigShape,
+    ...endpointSettingsShape,
     name: nonEmpty("name").optional(),
     scaling: EndpointScalingSchema.optional(),
     gpu: UpdateGpuInputSchema.optional(),
-    cpu: cpuSelection.optional(),
-    dataCenterIds: strings("dataCenterIds").optional(),
-    flashboot: flashboot.optional(),
-    networkVolumes: strings("networkVolumes").optional(),
     /** A template to take the container settings from; `""` detaches the endpoint from its template. */
     templateId: str("templateId").optional(),
-    timeout: int("timeout").min(1, { error: "timeout must be a positive number of ms" }).optional(),
-    workers: EndpointWorkersInputSchema.optional(),
   })
   .superRefine((body, ctx) => {
     computeChoice(body, ctx, false);
@@ -282,12 +291,7 @@ export const ServerlessEndpointSchema = z.looseObject({
   type: z.string().optional(),
   /** Job-API URLs (`run`, `runSync`, `status`, ...) or, for a load balancer, `base` and `health`. */
   requestUrls: z.record(z.string(), z.string()).optional(),
-  image: z.string().optional(),
-  args: z.string().optional(),
-  disk: z.number().optional(),
-  ports: z.array(z.string()).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  registry: z.string().nullable().optional(),
+  ...containerConfigAnswerShape,
   gpu: EndpointGpuSchema.nullable().optional(),
   cpu: z.array(EndpointCpuSchema).optional(),
   workers: EndpointWorkersSchema.optional(),
@@ -482,12 +486,7 @@ export type TemplateUpdateInput = z.input<typeof TemplateUpdateInputSchema>;
 export const TemplateSchema = z.looseObject({
   id: z.string().min(1),
   name: z.string(),
-  image: z.string().optional(),
-  args: z.string().optional(),
-  disk: z.number().optional(),
-  ports: z.array(z.string()).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  registry: z.string().nullable().optional(),
+  ...containerConfigAnswerShape,
   mounts: z
     .looseObject({ persistent: z.looseObject({ size: z.number().int(), path: z.string() }).optional() })
     .optional(),

@@ -6,7 +6,7 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { HostError, type ProviderHost, secretValue, urnFor } from "../support/providerHost.mts";
+import { HostError, type ProviderHost, secretValue, UNKNOWN, urnFor } from "../support/providerHost.mts";
 import { serializedProvider } from "../support/serializedProvider.mts";
 import { engineText } from "./engineText";
 import { createFailing, expectReasons, startJobRunHost } from "./jobRunHostKit";
@@ -407,7 +407,6 @@ describe("JobRun in the provider host", () => {
   });
 
   it("accepts unknown values in a preview check", async () => {
-    const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
     const { failures } = await host.check(
       urnFor("JobRun", "preview"),
       {},

@@ -28,6 +28,10 @@ export async function retryOnService(
   job: Job,
 ): Promise<{ job: Job; outcome?: undefined } | { outcome: JobRunOutcome; job?: undefined }> {
   const { args, endpoint, result } = run;
+  const which = `the retry (${run.retriesUsed + 1} of ${args.retries})`;
+  const failed = (what: string, hint: string) => ({
+    outcome: { result, failure: failureMessage(args, result, what, hint) },
+  });
   if (run.collector) await finishStream(run.sink, run.collector, job.id, run.remaining);
   run.log(`JobRun ${run.where()}: ${job.status}; retry ${run.retriesUsed + 1} of ${args.retries}`);
   let next: Job;
@@ -40,19 +44,12 @@ export async function retryOnService(
       if (requeued === undefined) {
         result.status = STATUS_UNKNOWN;
         run.note(STATUS_UNKNOWN);
-        return {
-          outcome: {
-            result,
-            failure: failureMessage(
-              args,
-              result,
-              `the job ended ${job.status}, the retry (${run.retriesUsed + 1} of ${args.retries}) may or may not ` +
-                `have re-queued it (${describeError(error)}), and its status could not be read`,
-              `Read the job's status (GET /status/${job.id}) and cancel it if it runs (POST /cancel/${job.id}); ` +
-                "`pulumi destroy` and the next `pulumi up` check it and cancel it first.",
-            ),
-          },
-        };
+        return failed(
+          `the job ended ${job.status}, ${which} may or may not have re-queued it (${describeError(error)}), ` +
+            "and its status could not be read",
+          `Read the job's status (GET /status/${job.id}) and cancel it if it runs (POST /cancel/${job.id}); ` +
+            "`pulumi destroy` and the next `pulumi up` check it and cancel it first.",
+        );
       }
       if (!isTerminalStatus(requeued.status)) {
         run.log(
@@ -63,17 +60,11 @@ export async function retryOnService(
       }
     }
     recordJob(result, job);
-    return {
-      outcome: {
-        result,
-        failure: failureMessage(
-          args,
-          result,
-          `the job ended ${job.status} and the retry (${run.retriesUsed + 1} of ${args.retries}) failed: ${describeError(error)}`,
-          "The service keeps results for 30 minutes (60 s for runsync jobs) and retries only FAILED or TIMED_OUT jobs; run `pulumi up` again to start a new job.",
-        ),
-      },
-    };
+    return failed(
+      `the job ended ${job.status} and ${which} failed: ${describeError(error)}`,
+      "The service keeps results for 30 minutes (60 s for runsync jobs) and retries only FAILED or TIMED_OUT " +
+        "jobs; run `pulumi up` again to start a new job.",
+    );
   }
   started(run, next);
   return { job: next };

@@ -32,32 +32,29 @@ export function judge(args: ResolvedJobRunArgs, result: JobRunResult): string | 
       );
     }
   }
+  /** The failure of an output that is not what `expect.<rule>` says, listing each problem. */
+  const plural = (count: number, unit: string) => `${count} ${unit}${count === 1 ? "" : "s"}`;
+  const outputFails = (rule: string, verb: string, counted: string, list: string) =>
+    failureMessage(
+      args,
+      result,
+      `the job ended ${result.status} but its output does not ${verb} expect.${rule} (${counted}):\n${list}`,
+      `Fix the worker or the input if the output is wrong, or update expect.${rule} if the new output is ` +
+        "right; `pulumi up` then runs the job again.",
+    );
   if (args.expect.output !== undefined) {
     const mismatch = findMismatches(args.expect.output, result.output);
     if (mismatch.total > 0) {
-      return failureMessage(
-        args,
-        result,
-        `the job ended ${result.status} but its output does not contain expect.output ` +
-          `(${mismatch.total} difference${mismatch.total === 1 ? "" : "s"}):\n` +
-          formatMismatches(mismatch, { hideValues: args.secretOutput }),
-        "Fix the worker or the input if the output is wrong, or update expect.output if the new output is " +
-          "right; `pulumi up` then runs the job again.",
-      );
+      const list = formatMismatches(mismatch, { hideValues: args.secretOutput });
+      return outputFails("output", "contain", plural(mismatch.total, "difference"), list);
     }
   }
   if (args.expect.outputSchema !== undefined) {
     const violations = outputSchemaViolations(args.expect.outputSchema, result.output);
     if (violations.length > 0) {
-      return failureMessage(
-        args,
-        result,
-        `the job ended ${result.status} but its output does not satisfy expect.outputSchema ` +
-          `(${violations.length} violation${violations.length === 1 ? "" : "s"}, by instance path):\n` +
-          formatViolations(violations),
-        "Fix the worker or the input if the output is wrong, or update expect.outputSchema if the new " +
-          "output is right; `pulumi up` then runs the job again.",
-      );
+      const list = formatViolations(violations);
+      const counted = `${plural(violations.length, "violation")}, by instance path`;
+      return outputFails("outputSchema", "satisfy", counted, list);
     }
   }
   return latencyFailure(args, result);
