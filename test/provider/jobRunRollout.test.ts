@@ -54,6 +54,16 @@ describe("which release ran a job", () => {
     expect(releaseOfJob(list(3), undefined, 3)).toMatchObject({ kind: "current", version: 3 });
   });
 
+  it("takes a service that reports no versions at its isStale word", () => {
+    const unversioned = (isStale: boolean): ServerlessWorkerList => ({
+      workers: [{ id: "b", status: "IDLE", isStale }],
+      summary: { running: 0, idle: 1, initializing: 0, throttled: 0, unhealthy: 0, total: 1 },
+    });
+    expect(releaseOfJob(unversioned(false), "gone", undefined)).toMatchObject({ kind: "current" });
+    expect(releaseOfJob(unversioned(true), "gone", undefined).kind).toBe("unknown");
+    expect(releaseOfJob(unversioned(true), "b", undefined).kind).toBe("stale");
+  });
+
   it("cannot be told when the worker is gone and the endpoint moved to another version meanwhile", () => {
     const check = releaseOfJob(list(4, worker("b", 4, false)), "gone", 3);
     expect(check).toMatchObject({ kind: "unknown", version: 4 });

@@ -21,7 +21,13 @@
  * - on `pulumi destroy`, which only cancels the job if it is still queued or running.
  *
  * To run it on every deploy, give it a trigger that changes every time, as with
- * pulumi-command: `triggers: [new Date().toISOString()]` (or a random value).
+ * pulumi-command: `triggers: [new Date().toISOString()]` (or a random value). To run it on every
+ * redeploy of the endpoint, whichever tool made it: `triggers: [getServerlessEndpointOutput({ id
+ * }).version]`.
+ *
+ * Which release it tests (`rollout: "wait"`, the default on REST v2): it waits for a rollout
+ * under way to end before submitting, checks after the job which release ran it
+ * (`endpointVersion`), and submits once more when a release rolled out during the test.
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { RunpodSettings } from "../config";

@@ -164,7 +164,8 @@ export type ReleaseCheck =
  * Tells from the workers which release ran a finished job: the worker `workerId` as listed (its
  * `version` and `isStale`), or, when it is no longer listed or the job status named no worker,
  * the endpoint's version against `versionAtSubmit`: when it has not changed since the rollout
- * wait found no stale worker, every worker that could take the job ran that version.
+ * wait found no stale worker, every worker that could take the job ran that version. A service
+ * that reports no versions at all is taken at its `isStale` word.
  */
 export function releaseOfJob(
   list: ServerlessWorkerList,
@@ -188,6 +189,14 @@ export function releaseOfJob(
   }
   const who =
     workerId === undefined ? "the job status named no worker" : `worker ${workerId} is no longer listed`;
+  if (version === undefined && versionAtSubmit === undefined && !list.workers.some((w) => w.isStale)) {
+    // A service that reports no versions: no worker is stale now or was at submission.
+    return {
+      kind: "current",
+      version,
+      how: `${who}; the service reports no versions and no worker is stale`,
+    };
+  }
   if (version !== undefined && version === versionAtSubmit) {
     return {
       kind: "current",
