@@ -1,11 +1,11 @@
 /**
  * One JobRun execution, read top to bottom: wait until the endpoint's rollout is over
- * (`rollout.ts`, with `rollout: "wait"`), submit the job (`submission.ts`), collect its stream
- * beside the wait (`stream.ts`), wait for a terminal state (`waiting.ts`), retry on the service
- * when asked (`serviceRetry.ts`), check which release ran it (`rollout.ts`; once more from the
- * top when it was an older one), and judge the result against `expect` (`verdict.ts`). The steps
- * share one `Execution` (`execution.ts`); what it finds is a `JobRunResult` (`result.ts`); its
- * bounds are in `bounds.ts`.
+ * (`rolloutSteps.ts`, with `rollout: "wait"`), submit the job (`submission.ts`), collect its
+ * stream beside the wait (`stream.ts`), wait for a terminal state (`waiting.ts`), retry on the
+ * service when asked (`serviceRetry.ts`), check which release ran it (`rolloutSteps.ts`; once more
+ * from the top when it was an older one), and judge the result against `expect` (`verdict.ts`).
+ * The steps share one `Execution` (`execution.ts`); what it finds is a `JobRunResult`
+ * (`result.ts`); its bounds are in `bounds.ts`.
  *
  * Timing: everything is bounded by `timeoutMs`, counted from the start of the execution. The
  * waits are the client's long polls (`/runsync?wait=` then `/status-sync`), so a job that ends
@@ -15,25 +15,16 @@
  * release check (`RELEASE_CHECK_TIMEOUT_MS`); a runsync request on the wire at the deadline gets
  * `RUNSYNC_ANSWER_GRACE_MS` more (see `submission.ts`).
  */
-import { isTerminalStatus, type Job, NotFoundError } from "../../client";
-import { describeError } from "../shared";
+import { isTerminalStatus, type Job } from "../../client";
 import type { ResolvedJobRunArgs } from "./args";
 import { type Execution, type RunContext, recordJob } from "./execution";
 import { type JobRunOutcome, type JobRunResult, seconds } from "./result";
-import {
-  RELEASE_CHECK_TIMEOUT_MS,
-  type ReleaseCheck,
-  ROLLED_OUT,
-  ROLLOUT_WAIT,
-  RolloutTimeoutError,
-  releaseOfJob,
-  STALE_WORKER,
-  waitForRollout,
-} from "./rollout";
+import { STALE_WORKER } from "./rollout";
+import { checkRelease, releaseFailure, rolloutReader, waitOutRollout } from "./rolloutSteps";
 import { retryOnService, wantsRetry } from "./serviceRetry";
 import { collectStream, finishStream } from "./stream";
-import { JobRunSubmitError, submitJob } from "./submission";
-import { failureMessage, judge } from "./verdict";
+import { submitJob } from "./submission";
+import { judge } from "./verdict";
 import { stopWaiting, waitUntilTerminal } from "./waiting";
 
 // The modules' public names, re-exported: tests import them from here.
@@ -119,77 +110,6 @@ export async function executeJobRun(args: ResolvedJobRunArgs, ctx: RunContext): 
 }
 
 /**
- * The worker reader when the release is checked (`rollout: "wait"`, the default when the context
- * has one); undefined with `"ignore"`. An explicit `"wait"` the context cannot serve (a REST v1
- * `restUrl`) throws before any request.
- */
-function rolloutReader(args: ResolvedJobRunArgs, ctx: RunContext): RunContext["workers"] {
-  if (args.rollout === "ignore") return undefined;
-  if (ctx.workers !== undefined) return ctx.workers;
-  if (args.rollout === undefined) return undefined;
-  throw new JobRunSubmitError(
-    `JobRun cannot wait for the rollout of endpoint ${args.endpointId}: ` +
-      `${ctx.workersUnavailable ?? "no REST v2 client to read its workers"}. No job was submitted.`,
-    false,
-    undefined,
-  );
-}
-
-/**
- * Waits until no worker of the endpoint runs an older version, noting `ROLLOUT_WAIT` and
- * `ROLLED_OUT` in the timeline when it had to wait; resolves with the endpoint's version. Before
- * the first submission a failure is a `JobRunSubmitError` (no job was sent).
- */
-async function waitOutRollout(run: Execution, workers: NonNullable<RunContext["workers"]>) {
-  const { args } = run;
-  try {
-    const done = await waitForRollout(workers, args.endpointId, {
-      signal: run.signal,
-      onWaiting: (state) => {
-        run.note(ROLLOUT_WAIT);
-        run.log(
-          `JobRun endpoint ${args.endpointId}: waiting for version ${state.version ?? "(unknown)"} to roll out ` +
-            `(${state.stale} of ${state.total} workers still run an older version)`,
-        );
-      },
-      onRolledOut: (state) => {
-        run.note(ROLLED_OUT);
-        run.log(
-          `JobRun endpoint ${args.endpointId}: version ${state.version ?? "(unknown)"} runs on all ${state.total} workers`,
-        );
-      },
-    });
-    return done.version;
-  } catch (error) {
-    throw rolloutWaitError(args, error);
-  }
-}
-
-/** Why no job was submitted when the rollout wait before it failed: timed out, no endpoint, or a failed read. */
-function rolloutWaitError(args: ResolvedJobRunArgs, error: unknown): JobRunSubmitError {
-  const prefix = `JobRun could not submit a job to endpoint ${args.endpointId}`;
-  let why: string;
-  let hint: string;
-  if (error instanceof RolloutTimeoutError) {
-    why =
-      ` within timeoutMs (${args.timeoutMs} ms): the deadline passed while it waited for the rollout ` +
-      `(${error.message})`;
-    hint =
-      "The endpoint's update is still rolling out (RunPod replaces workers one by one): raise timeoutMs, or run " +
-      "`pulumi up` again once getServerlessEndpoint shows rolloutInProgress false.";
-  } else if (error instanceof NotFoundError) {
-    why = `: the service has no endpoint ${args.endpointId} (reading its workers for the rollout wait answered 404)`;
-    hint =
-      "Check endpointId: the id of a serverless endpoint of this account (getServerlessEndpoint or the console).";
-  } else {
-    why = `: reading its workers for the rollout wait failed (${describeError(error)})`;
-    hint =
-      'Check runpod:restUrl (REST v2) and the API key; set rollout: "ignore" to test without knowing the release.';
-  }
-  return new JobRunSubmitError(`${prefix}${why}. No job was created. Hint: ${hint}`, false, error);
-}
-
-/**
  * Submits the job and follows it to its end (service-side retries included): resolves with the
  * ended job recorded in the result, or with the outcome when the JobRun stopped first.
  */
@@ -222,28 +142,6 @@ async function runJob(run: Execution): Promise<{ outcome?: JobRunOutcome }> {
   return {};
 }
 
-/** What the release check found; `unreadable` when the workers could not be read. */
-type ReleaseFinding = ReleaseCheck | { kind: "unreadable"; how: string };
-
-/** Reads the workers once the job ended and tells which release ran it (bounded on its own). */
-async function checkRelease(
-  run: Execution,
-  workers: NonNullable<RunContext["workers"]>,
-  versionAtSubmit: number | undefined,
-): Promise<ReleaseFinding> {
-  try {
-    const list = await workers(run.args.endpointId, {
-      signal: AbortSignal.timeout(RELEASE_CHECK_TIMEOUT_MS),
-    });
-    return releaseOfJob(list, run.result.workerId, versionAtSubmit);
-  } catch (error) {
-    run.log(
-      `JobRun ${run.where()}: reading the endpoint's workers after the job failed (${describeError(error)})`,
-    );
-    return { kind: "unreadable", how: `reading the endpoint's workers failed (${describeError(error)})` };
-  }
-}
-
 /** Leaves the result ready for a new submission: the job's own fields go, timeline and attempts stay. */
 function forgetJob(result: JobRunResult): void {
   for (const key of [
@@ -262,27 +160,4 @@ function forgetJob(result: JobRunResult): void {
   ] as const) {
     delete result[key];
   }
-}
-
-/** The failure when JobRun cannot say the job ran the endpoint's current release. */
-function releaseFailure(
-  run: Execution,
-  release: Exclude<ReleaseFinding, { kind: "current" }>,
-  error?: unknown,
-) {
-  const { args, result } = run;
-  const what =
-    release.kind === "unreadable"
-      ? `the job ended ${result.status}, but JobRun could not tell which release ran it: ${release.how}`
-      : error !== undefined
-        ? `the job did not run the endpoint's current release (${release.how}), and waiting for the rollout ` +
-          `to submit it again failed: ${describeError(error)}`
-        : `the job was submitted twice and neither ran the endpoint's current release (${release.how}): ` +
-          "the endpoint was redeployed during the smoke test, so the release it tested is not the one deployed";
-  const hint =
-    release.kind === "unreadable"
-      ? 'Check runpod:restUrl (REST v2) and the API key, then run `pulumi up` again; rollout: "ignore" skips this check.'
-      : "Run `pulumi up` again once the endpoint's deploy has settled (getServerlessEndpoint: rolloutInProgress " +
-        "false); give the JobRun `triggers: [endpoint.version]` so every redeploy runs it again.";
-  return failureMessage(args, result, what, hint);
 }

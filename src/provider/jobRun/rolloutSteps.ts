@@ -1,0 +1,137 @@
+/**
+ * The rollout steps of one JobRun execution (`rollout: "wait"`): which reader checks the release,
+ * waiting out a rollout before a submission, checking the release once the job ended, and the
+ * failures these end in. The rules themselves (when a worker is stale, which release ran a job)
+ * are `rollout.ts`'s; the order of the steps is `run.ts`'s.
+ */
+import { NotFoundError } from "../../client";
+import { describeError } from "../shared";
+import type { ResolvedJobRunArgs } from "./args";
+import type { Execution, RunContext } from "./execution";
+import {
+  RELEASE_CHECK_TIMEOUT_MS,
+  type ReleaseCheck,
+  ROLLED_OUT,
+  ROLLOUT_WAIT,
+  RolloutTimeoutError,
+  releaseOfJob,
+  waitForRollout,
+} from "./rollout";
+import { JobRunSubmitError } from "./submission";
+import { failureMessage } from "./verdict";
+
+/**
+ * The worker reader when the release is checked (`rollout: "wait"`, the default when the context
+ * has one); undefined with `"ignore"`. An explicit `"wait"` the context cannot serve (a REST v1
+ * `restUrl`) throws before any request.
+ */
+export function rolloutReader(args: ResolvedJobRunArgs, ctx: RunContext): RunContext["workers"] {
+  if (args.rollout === "ignore") return undefined;
+  if (ctx.workers !== undefined) return ctx.workers;
+  if (args.rollout === undefined) return undefined;
+  throw new JobRunSubmitError(
+    `JobRun cannot wait for the rollout of endpoint ${args.endpointId}: ` +
+      `${ctx.workersUnavailable ?? "no REST v2 client to read its workers"}. No job was submitted.`,
+    false,
+    undefined,
+  );
+}
+
+/**
+ * Waits until no worker of the endpoint runs an older version, noting `ROLLOUT_WAIT` and
+ * `ROLLED_OUT` in the timeline when it had to wait; resolves with the endpoint's version. Before
+ * the first submission a failure is a `JobRunSubmitError` (no job was sent).
+ */
+export async function waitOutRollout(run: Execution, workers: NonNullable<RunContext["workers"]>) {
+  const { args } = run;
+  try {
+    const done = await waitForRollout(workers, args.endpointId, {
+      signal: run.signal,
+      onWaiting: (state) => {
+        run.note(ROLLOUT_WAIT);
+        run.log(
+          `JobRun endpoint ${args.endpointId}: waiting for version ${state.version ?? "(unknown)"} to roll out ` +
+            `(${state.stale} of ${state.total} workers still run an older version)`,
+        );
+      },
+      onRolledOut: (state) => {
+        run.note(ROLLED_OUT);
+        run.log(
+          `JobRun endpoint ${args.endpointId}: version ${state.version ?? "(unknown)"} runs on all ${state.total} workers`,
+        );
+      },
+    });
+    return done.version;
+  } catch (error) {
+    throw rolloutWaitError(args, error);
+  }
+}
+
+/** Why no job was submitted when the rollout wait before it failed: timed out, no endpoint, or a failed read. */
+function rolloutWaitError(args: ResolvedJobRunArgs, error: unknown): JobRunSubmitError {
+  const prefix = `JobRun could not submit a job to endpoint ${args.endpointId}`;
+  let why: string;
+  let hint: string;
+  if (error instanceof RolloutTimeoutError) {
+    why =
+      ` within timeoutMs (${args.timeoutMs} ms): the deadline passed while it waited for the rollout ` +
+      `(${error.message})`;
+    hint =
+      "The endpoint's update is still rolling out (RunPod replaces workers one by one): raise timeoutMs, or run " +
+      "`pulumi up` again once getServerlessEndpoint shows rolloutInProgress false.";
+  } else if (error instanceof NotFoundError) {
+    why = `: the service has no endpoint ${args.endpointId} (reading its workers for the rollout wait answered 404)`;
+    hint =
+      "Check endpointId: the id of a serverless endpoint of this account (getServerlessEndpoint or the console).";
+  } else {
+    why = `: reading its workers for the rollout wait failed (${describeError(error)})`;
+    hint =
+      'Check runpod:restUrl (REST v2) and the API key; set rollout: "ignore" to test without knowing the release.';
+  }
+  return new JobRunSubmitError(`${prefix}${why}. No job was created. Hint: ${hint}`, false, error);
+}
+
+/** What the release check found; `unreadable` when the workers could not be read. */
+export type ReleaseFinding = ReleaseCheck | { kind: "unreadable"; how: string };
+
+/** Reads the workers once the job ended and tells which release ran it (bounded on its own). */
+export async function checkRelease(
+  run: Execution,
+  workers: NonNullable<RunContext["workers"]>,
+  versionAtSubmit: number | undefined,
+): Promise<ReleaseFinding> {
+  try {
+    const list = await workers(run.args.endpointId, {
+      signal: AbortSignal.timeout(RELEASE_CHECK_TIMEOUT_MS),
+    });
+    return releaseOfJob(list, run.result.workerId, versionAtSubmit);
+  } catch (error) {
+    run.log(
+      `JobRun ${run.where()}: reading the endpoint's workers after the job failed (${describeError(error)})`,
+    );
+    return { kind: "unreadable", how: `reading the endpoint's workers failed (${describeError(error)})` };
+  }
+}
+
+/** The failure when JobRun cannot say the job ran the endpoint's current release. */
+export function releaseFailure(
+  run: Execution,
+  release: Exclude<ReleaseFinding, { kind: "current" }>,
+  error?: unknown,
+) {
+  const { args, result } = run;
+  const what =
+    release.kind === "unreadable"
+      ? `the job ended ${result.status}, but JobRun could not tell which release ran it: ${release.how}`
+      : error !== undefined
+        ? `the job did not run the endpoint's current release (${release.how}), and waiting for the rollout ` +
+          `to submit it again failed: ${describeError(error)}`
+        : `the job was submitted twice and neither ran the endpoint's current release (${release.how}): ` +
+          "the endpoint was redeployed during the smoke test, so the release it tested is not the one deployed";
+  const hint =
+    release.kind === "unreadable"
+      ? 'Check runpod:restUrl (REST v2) and the API key, then run `pulumi up` again; rollout: "ignore" skips this check.'
+      : "Run `pulumi up` again once the endpoint's deploy has settled (getServerlessEndpoint: rolloutInProgress " +
+        "false); give the JobRun `triggers: [endpoint.version]` so every redeploy runs it again.";
+  return failureMessage(args, result, what, hint);
+}
