@@ -43,6 +43,8 @@
  * polls, which no phase favours); job API requests and worker reads per JobRun from the emulator's
  * counters by interface (`jobs`, `management`).
  *
+ * `node bench/rollout.mts` (after `npm run build`) runs this section alone, about 50 s.
+ *
  * Everything is on 127.0.0.1; each emulator is closed at the end of its part (which ends the
  * clients' connections: clients share the package's one keep-alive agent and hold nothing else).
  */
@@ -378,4 +380,10 @@ export async function benchRollout(): Promise<ResultRow[]> {
     jobRow(`JobRun duration (start → resolved), ${size}, median`, "ms", (s) => s.durationMs),
   );
   return rows;
+}
+
+/** `node bench/rollout.mts` runs this section alone and prints its rows. */
+if (import.meta.main) {
+  const { renderTable } = await import("./lib.mts");
+  process.stdout.write(`${renderTable(await benchRollout())}\n`);
 }
