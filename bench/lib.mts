@@ -18,6 +18,8 @@ const require = createRequire(import.meta.url);
 export const pkg: typeof import("../src/index.ts") = require("../dist/index.js");
 /** JobRun's execution logic, exactly as the provider runs it (`dist/provider/jobRun/run.js`). */
 export const jobRunLogic: typeof import("../src/provider/jobRun/run.ts") = require("../dist/provider/jobRun/run.js");
+/** JobRun's rollout wait (`waitForRollout`), as the provider runs it (`dist/provider/jobRun/rollout.js`). */
+export const rolloutLogic: typeof import("../src/provider/jobRun/rollout.ts") = require("../dist/provider/jobRun/rollout.js");
 /** JobRun's argument resolution (defaults applied), as the provider runs it. */
 export const jobRunArgs: typeof import("../src/provider/jobRun/args.ts") = require("../dist/provider/jobRun/args.js");
 /** The service's limits table and constants. */

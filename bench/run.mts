@@ -2,10 +2,14 @@
  * `npm run bench`: builds, then measures the package against its peers and the targets of
  * DESIGN.md in one run, prints ONE table (Markdown, on stdout) and writes the same figures to
  * `bench/results.json` (an array of `{ name, value, unit, peer?, peerValue?, ratio?, target?, meetsTarget? }`).
- * Progress goes to stderr. Everything runs on 127.0.0.1; the whole run takes about a minute.
+ * Progress goes to stderr. Everything runs on 127.0.0.1; the whole run takes a few minutes (about
+ * 50 s of it `rollout.mts` waiting out rolling updates).
  *
  * Sections (each module's comment says exactly what it measures and how):
  * - `latency.mts`: JobRun detection latency and requests per job, ours vs runpod-sdk vs 1 s polling.
+ * - `rollout.mts`: JobRun's rollout wait (`rollout: "wait"`) vs the same wait polling every 5 s:
+ *   how soon the end of a rolling update is noticed and at how many reads per second; and what
+ *   the check adds to one JobRun when nothing rolls out.
  * - `throughput.mts`: client overhead vs raw undici; emulator throughput vs a bare node:http server.
  * - `scale.mts`: 100 and 500 JobRuns at once under the service's limits, vs the bound (client only).
  * - `deployScale.mts`: N JobRuns in one deploy through the deploy harness and the real provider host,
@@ -22,6 +26,7 @@ import { benchImportCost } from "./importCost.mts";
 import { benchLatency } from "./latency.mts";
 import { fmt, progress, REPO_DIR, type ResultRow, renderTable, round } from "./lib.mts";
 import { benchProviderSize } from "./providerSize.mts";
+import { benchRollout } from "./rollout.mts";
 import { benchScale } from "./scale.mts";
 import { benchThroughput } from "./throughput.mts";
 
@@ -29,6 +34,7 @@ const started = performance.now();
 const rows: ResultRow[] = [];
 for (const section of [
   benchLatency,
+  benchRollout,
   benchThroughput,
   benchScale,
   benchDeployScale,
