@@ -1,0 +1,33 @@
+/**
+ * What every resource's state stores as `__provider`, serialized from the INSTALLED package as
+ * `pulumi.dynamic.Resource` does (DESIGN.md targets: at most 8 KB per resource; fact 1: the
+ * provider loads its code from the package by name and captures nothing else).
+ */
+import { describe, expect, inject, it } from "vitest";
+import {
+  PROVIDER_MODULES,
+  type ProviderKind,
+  serializeProviderFrom,
+} from "../support/serializedProvider.mts";
+
+const OPERATIONS: Record<ProviderKind, string> = {
+  ContainerRegistryAuth: "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js",
+  JobRun: "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js",
+};
+
+describe.each(["ContainerRegistryAuth", "JobRun"] as const)("the %s provider as stored in state", (kind) => {
+  it("is at most 8 KB, holds no secret, and loads its operations module from the package by name", async () => {
+    const { module, exportName } = PROVIDER_MODULES[kind];
+    const { text, containsSecrets } = await serializeProviderFrom(
+      inject("installedProjectDir"),
+      module,
+      exportName,
+    );
+    expect(Buffer.byteLength(text, "utf8")).toBeLessThanOrEqual(8 * 1024);
+    expect(containsSecrets).toBe(false);
+    expect(text).toContain(`require("${OPERATIONS[kind]}")`);
+    // Nothing of the package is captured by value: no other module path, no zod, no undici.
+    const required = [...text.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]);
+    expect(new Set(required)).toEqual(new Set([OPERATIONS[kind]]));
+  });
+});
