@@ -50,7 +50,7 @@ describe.skipIf(!hasPulumi)("examples through the pulumi CLI", () => {
     await volumeLookupScenario(make, e);
   }, 180_000);
 
-  it(`smoke-test: runs on create and on a trigger change only ${needs}`, async () => {
+  it(`smoke-test: runs on create and after a redeploy of the endpoint only, on its new release ${needs}`, async () => {
     await smokeTestScenario(make, e);
   }, 180_000);
 

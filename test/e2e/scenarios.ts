@@ -10,7 +10,9 @@
  */
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "vitest";
+import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { createDeployHarness } from "../support/deployHarness.mts";
 import { CliStack } from "../support/pulumiCli.mts";
@@ -71,6 +73,9 @@ export const VOLUMES = {
   us: { id: "q3ykc5r0zv", name: "models", size: 50, dataCenterId: "US-KS-2" },
 };
 
+/** The endpoint the smoke-test scenario tests and redeploys (the built-in worker). */
+export const SMOKE_ENDPOINT = "smoke";
+
 /** The error the `flaky` endpoint's worker fails with while broken. */
 export const WORKER_ERROR = "worker crashed: model weights not found at /runpod-volume/models";
 
@@ -85,15 +90,29 @@ export interface E2eEmulator {
   activeJobs(endpointId: string): Promise<number>;
   /** Redeploys an endpoint with `env` over REST v2 (a new release, rolled out worker by worker). */
   redeploy(endpointId: string, env: Record<string, string>): Promise<void>;
+  /** The version each listed worker of an endpoint runs, by worker id (REST v2 `/workers`). */
+  workerVersions(endpointId: string): Promise<Record<string, number | null | undefined>>;
+  /**
+   * Keeps the next rollout of an endpoint from ending: a long job (2 minutes at most) occupies one
+   * of its workers, which stays on the release it runs until the job ends, while the endpoint's
+   * other old workers keep taking jobs. `release()` cancels the job; the rollout then goes on.
+   */
+  holdRollout(endpointId: string): Promise<{ release(): Promise<void> }>;
+  /** REST management requests the emulator has received (v1 and v2), e.g. reads of the workers. */
+  managementRequests(): number;
   close(): Promise<void>;
 }
 
-/** Starts an emulator with {@link VOLUMES}, the built-in `echo` endpoint and the `flaky` one. */
+/**
+ * Starts an emulator with {@link VOLUMES}, the built-in `echo` endpoint, the `flaky` one, and
+ * `smoke` (built-in worker) that only the smoke-test scenario redeploys, so the versions other
+ * scenarios see on `echo` do not depend on the order the tests run in.
+ */
 export async function startE2eEmulator(): Promise<E2eEmulator> {
   let broken = false;
   const emu = await startEmulator({
     volumes: [VOLUMES.eu, VOLUMES.us],
-    endpoints: ["echo", "flaky"],
+    endpoints: ["echo", "flaky", SMOKE_ENDPOINT],
     handlers: {
       flaky: async (job) => {
         if (broken) throw new Error(WORKER_ERROR);
@@ -102,6 +121,11 @@ export async function startE2eEmulator(): Promise<E2eEmulator> {
     },
   });
   const auth = { authorization: `Bearer ${emu.apiKey}` };
+  const client = new RunpodClient({
+    apiKey: emu.apiKey,
+    restUrl: emu.restUrlV2,
+    serverlessUrl: emu.serverlessUrl,
+  });
   return {
     emu,
     setBroken: (b) => {
@@ -126,6 +150,29 @@ export async function startE2eEmulator(): Promise<E2eEmulator> {
       const { jobs } = (await res.json()) as { jobs: { inQueue: number; inProgress: number } };
       return jobs.inQueue + jobs.inProgress;
     },
+    async workerVersions(endpointId) {
+      const { workers } = await client.serverless.workers(endpointId);
+      return Object.fromEntries(workers.map((w) => [w.id, w.version]));
+    },
+    async holdRollout(endpointId) {
+      const endpoint = client.endpoint(endpointId);
+      const job = await endpoint.run({ input: { sleepMs: 120_000 } });
+      let { status } = job;
+      for (let polls = 0; status === "IN_QUEUE" && polls < 200; polls++) {
+        await sleep(25);
+        ({ status } = await endpoint.status(job.id));
+      }
+      expect(status).toBe("IN_PROGRESS");
+      let released = false;
+      return {
+        async release() {
+          if (released) return;
+          released = true;
+          await endpoint.cancel(job.id);
+        },
+      };
+    },
+    managementRequests: () => emu.stats().requestsByInterface.management,
     close: () => emu.close(),
   };
 }
@@ -304,21 +351,41 @@ export async function volumeLookupScenario(make: MakeDriver, e: E2eEmulator) {
   return transcript;
 }
 
+/** What the smoke-test example answers on the emulator: its default input's `output`. */
+export const SMOKE_OUTPUT = { text: "OK", tokens: 2 };
+
+/** The statuses of a JobRun's `timeline` output, in order. */
+const statuses = (timeline: unknown) => (timeline as Array<{ status: string }>).map((t) => t.status);
+
 /**
- * smoke-test: the job runs on create; not on an unchanged up; again (in-place update, same
- * resource id, a new job) when `endpointRevision` changes; not on refresh; destroy leaves no
- * job queued or running.
+ * smoke-test: the job runs on create, on the endpoint's current release (`endpointVersion`, the
+ * lookup's version); not on an unchanged up; again (in-place update, same resource id, a new job)
+ * when the endpoint is redeployed over REST v2 (its trigger is the lookup's `version`), after
+ * waiting for the rollout, on a worker of the new release; not on refresh; destroy leaves no job
+ * queued or running.
+ *
+ * (Before issue 14 the trigger was a hand-bumped `endpointRevision` config value; the example now
+ * follows the endpoint's own version, so the re-run comes from a redeploy, as it does for users.)
  */
 export async function smokeTestScenario(make: MakeDriver, e: E2eEmulator) {
   const transcript: Transcript = [];
-  const submitted = () => e.emu.stats().submitted.echo ?? 0;
-  const d = await make(path.join(EXAMPLES_DIR, "smoke-test"), runpodConfig(e.emu));
+  const submitted = () => e.emu.stats().submitted[SMOKE_ENDPOINT] ?? 0;
+  const d = await make(path.join(EXAMPLES_DIR, "smoke-test"), {
+    ...runpodConfig(e.emu),
+    "runpod-smoke-test:endpointId": SMOKE_ENDPOINT,
+  });
+  let hold: { release(): Promise<void> } | undefined;
   try {
     const before = submitted();
     const first = await record(transcript, d, d.up());
     expect(first.errors).toEqual([]);
     expect(ops(first)).toEqual(["smoke:create"]);
-    expect(first.outputs).toMatchObject({ jobStatus: "COMPLETED", jobOutput: { reply: "pong" } });
+    expect(first.outputs).toMatchObject({ jobStatus: "COMPLETED", jobOutput: SMOKE_OUTPUT });
+    const version = first.outputs.deployedVersion as number;
+    expect(version).toEqual(expect.any(Number));
+    expect(first.outputs.endpointVersion).toBe(version);
+    expect(first.outputs.workerId).toEqual(expect.any(String));
+    expect(statuses(first.outputs.jobTimeline)).not.toContain("ROLLOUT_WAIT"); // nothing was rolling out
     expect(submitted()).toBe(before + 1);
     const resourceId = first.resources[0]!.id;
 
@@ -327,26 +394,53 @@ export async function smokeTestScenario(make: MakeDriver, e: E2eEmulator) {
     expect(again.outputs.jobId).toBe(first.outputs.jobId);
     expect(submitted()).toBe(before + 1);
 
-    await d.setConfig("runpod-smoke-test:endpointRevision", "2");
-    const rerun = await record(transcript, d, d.up());
+    // A redeploy by another tool: a new release, rolled out worker by worker. A long job holds one
+    // old worker, so the rollout cannot end before the scenario lets it, while two old workers
+    // sit idle, ready to take a job a smoke test would send at once.
+    hold = await e.holdRollout(SMOKE_ENDPOINT);
+    await e.redeploy(SMOKE_ENDPOINT, { MODEL_REVISION: "2" });
+    const released = version + 1;
+    const submittedBefore = submitted();
+    const reads = e.managementRequests();
+    let upEnded = false;
+    const up = d.up().finally(() => {
+      upEnded = true;
+    });
+    // The program's lookup reads the endpoint 3 times in the preview and 3 in the update, before
+    // the JobRun (whose trigger it feeds) starts; a 7th read is the JobRun's first look at the
+    // workers, which finds old ones: it waits. Then let the rollout end.
+    while (!upEnded && e.managementRequests() < reads + 7) await sleep(50);
+    await hold.release();
+    const rerun = await record(transcript, d, up);
     expect(rerun.errors).toEqual([]);
     expect(ops(rerun)).toEqual(["smoke:update"]);
     expect(rerun.resources[0]!.id).toBe(resourceId);
     expect(rerun.outputs.jobId).not.toBe(first.outputs.jobId);
-    expect(rerun.outputs.jobStatus).toBe("COMPLETED");
-    expect(submitted()).toBe(before + 2);
+    expect(rerun.outputs).toMatchObject({
+      jobStatus: "COMPLETED",
+      jobOutput: SMOKE_OUTPUT,
+      deployedVersion: released,
+      endpointVersion: released,
+    });
+    // It waited for the rollout (idle old workers and all), then ran once, on a new worker.
+    const timeline = statuses(rerun.outputs.jobTimeline);
+    expect(timeline.slice(0, 3)).toEqual(["ROLLOUT_WAIT", "ROLLED_OUT", "IN_QUEUE"]);
+    expect(timeline).not.toContain("STALE_WORKER");
+    expect((await e.workerVersions(SMOKE_ENDPOINT))[rerun.outputs.workerId as string]).toBe(released);
+    expect(submitted()).toBe(submittedBefore + 1);
 
     const refreshed = await record(transcript, d, d.refresh());
     expect(refreshed.errors).toEqual([]);
     expect(refreshed.resources.map((r) => r.op)).not.toContain("delete");
     expect((await d.stackOutputs()).jobId).toBe(rerun.outputs.jobId);
-    expect(submitted()).toBe(before + 2);
+    expect(submitted()).toBe(submittedBefore + 1);
 
     const destroyed = await record(transcript, d, d.destroy());
     expect(destroyed.errors).toEqual([]);
     expect(ops(destroyed)).toEqual(["smoke:delete"]);
-    expect(await e.activeJobs("echo")).toBe(0);
+    expect(await e.activeJobs(SMOKE_ENDPOINT)).toBe(0);
   } finally {
+    await hold?.release();
     await d.dispose();
   }
   return transcript;
@@ -375,13 +469,14 @@ export async function brokenEndpointScenario(make: MakeDriver, e: E2eEmulator) {
     expect(message).toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/); // the job id
     expect(message).toContain("FAILED");
     expect(message).toContain(WORKER_ERROR);
+    expect(message).toMatch(/^Release: endpoint version \d+ \(worker [\w-]+\)$/m); // the release that failed
 
     e.setBroken(false);
     const fixed = await record(transcript, d, d.up());
     expect(fixed.errors).toEqual([]);
     expect(ops(fixed)).toEqual(["smoke:update"]);
     expect(fixed.resources[0]!.id).toBe(failed.resources[0]!.id);
-    expect(fixed.outputs).toMatchObject({ jobStatus: "COMPLETED", jobOutput: { reply: "pong" } });
+    expect(fixed.outputs).toMatchObject({ jobStatus: "COMPLETED", jobOutput: SMOKE_OUTPUT });
 
     const destroyed = await record(transcript, d, d.destroy());
     expect(destroyed.errors).toEqual([]);

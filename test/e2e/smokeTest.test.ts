@@ -1,7 +1,7 @@
 /**
  * smoke-test example through the deploy harness against the emulator: when the job runs (create,
- * trigger change) and when it does not (unchanged up, refresh), and a broken endpoint failing the
- * deploy until it is fixed.
+ * a redeploy of the endpoint, tested on its new release once rolled out) and when it does not
+ * (unchanged up, refresh), and a broken endpoint failing the deploy until it is fixed.
  */
 import { afterAll, beforeAll, describe, inject, it } from "vitest";
 import {
@@ -24,7 +24,7 @@ describe("smoke-test example through the deploy harness", { timeout: 300_000 }, 
     await e?.close();
   });
 
-  it("runs the job on create and on a trigger change (update, same id), not on an unchanged up or refresh", async () => {
+  it("runs the job on create and after a redeploy of the endpoint (update, same id, once the rollout ended, endpointVersion the new release), not on an unchanged up or refresh", async () => {
     await smokeTestScenario(make, e);
   });
 
