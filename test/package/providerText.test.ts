@@ -25,9 +25,12 @@ describe.each(["ContainerRegistryAuth", "JobRun"] as const)("the %s provider as 
     );
     expect(Buffer.byteLength(text, "utf8")).toBeLessThanOrEqual(8 * 1024);
     expect(containsSecrets).toBe(false);
-    expect(text).toContain(`require("${OPERATIONS[kind]}")`);
-    // Nothing of the package is captured by value: no other module path, no zod, no undici.
-    const required = [...text.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]);
-    expect(new Set(required)).toEqual(new Set([OPERATIONS[kind]]));
+    // Every method requires the one module path the closure captured (`with({ OPERATIONS_MODULE:
+    // "..." })`), and the text names no other module of the package: nothing is captured by value.
+    const requires = [...text.matchAll(/require\(([^)]*)\)/g)].map((m) => m[1]);
+    expect(requires.length).toBeGreaterThanOrEqual(7); // configure, check, diff, create, read, update, delete
+    expect(new Set(requires)).toEqual(new Set(["OPERATIONS_MODULE"]));
+    const paths = [...text.matchAll(/"(pulumi-runpod-dynamic\/[^"]*)"/g)].map((m) => m[1]);
+    expect(new Set(paths)).toEqual(new Set([OPERATIONS[kind]]));
   });
 });
