@@ -34,6 +34,7 @@ import {
   progress,
   quantile,
   type ResultRow,
+  timedWorker,
   undici,
 } from "./lib.mts";
 
@@ -63,26 +64,8 @@ const LABEL: Record<Contender, string> = {
 /** Finish time (performance.now()) of every job, by job id, from every emulator below. */
 const finishedAt = new Map<string, number>();
 
-/** A worker that sleeps `input.ms` + `input.jitterMs` (abortable) and records when it returns. */
-async function timedHandler(
-  job: { id: string; input: Record<string, unknown> },
-  ctx: { signal: AbortSignal },
-) {
-  const ms = Number(job.input.ms) + Number(job.input.jitterMs ?? 0);
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    ctx.signal.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        reject(ctx.signal.reason);
-      },
-      { once: true },
-    );
-  });
-  finishedAt.set(job.id, performance.now());
-  return { slept: ms };
-}
+/** A worker that sleeps `input.ms` (+ `input.jitterMs`) and records when it returns. */
+const timedHandler = timedWorker(finishedAt);
 
 interface Sample {
   jobId: string;

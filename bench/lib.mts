@@ -97,6 +97,29 @@ export function renderTable(rows: ResultRow[]): string {
   return [row(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...lines.map(row)].join("\n");
 }
 
+/**
+ * An emulator handler that sleeps `input.ms` + `input.jitterMs` (abortable), records in `finishedAt`
+ * (by job id) the `performance.now()` at which it returns, and answers `{ slept }`.
+ */
+export function timedWorker(finishedAt: Map<string, number>) {
+  return async (job: { id: string; input: Record<string, unknown> }, ctx: { signal: AbortSignal }) => {
+    const ms = Number(job.input.ms) + Number(job.input.jitterMs ?? 0);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, ms);
+      ctx.signal.addEventListener(
+        "abort",
+        () => {
+          clearTimeout(timer);
+          reject(ctx.signal.reason);
+        },
+        { once: true },
+      );
+    });
+    finishedAt.set(job.id, performance.now());
+    return { slept: ms };
+  };
+}
+
 /** Resolves after `ms` milliseconds. */
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -60,6 +60,7 @@ import {
   progress,
   type ResultRow,
   rolloutLogic,
+  timedWorker,
 } from "./lib.mts";
 
 const API_KEY = "bench-rollout-key";
@@ -242,25 +243,8 @@ interface JobRunSample {
 /** Finish time (performance.now()) of every job of the JobRun emulator, by job id. */
 const finishedAt = new Map<string, number>();
 
-/** A worker that sleeps `input.ms` (abortable) and records when it returns. */
-async function timedHandler(
-  job: { id: string; input: Record<string, unknown> },
-  ctx: { signal: AbortSignal },
-) {
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, Number(job.input.ms));
-    ctx.signal.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        reject(ctx.signal.reason);
-      },
-      { once: true },
-    );
-  });
-  finishedAt.set(job.id, performance.now());
-  return { slept: job.input.ms };
-}
+/** A worker that sleeps `input.ms` (+ `input.jitterMs`) and records when it returns. */
+const timedHandler = timedWorker(finishedAt);
 
 /** JobRuns of a 100 ms job with and without the rollout check, alternating (see the module comment). */
 async function jobRunCheck(): Promise<{ withCheck: JobRunSample[]; without: JobRunSample[] }> {

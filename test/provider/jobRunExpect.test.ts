@@ -11,7 +11,7 @@ import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/jobRun/ar
 import { recordedRunPassed } from "../../src/provider/jobRun/diff";
 import { judge } from "../../src/provider/jobRun/verdict";
 import { type ProviderHost, urnFor } from "../support/providerHost.mts";
-import { createFailing, startJobRunHost } from "./jobRunHostKit";
+import { createFailing, createPassing, startJobRunHost } from "./jobRunHostKit";
 
 const timeline = [{ status: "COMPLETED", atMs: 10 }];
 const resolved = (expect: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
@@ -207,12 +207,8 @@ afterAll(async () => {
   await emu?.close();
 });
 
-async function up(name: string, news: Record<string, unknown>) {
-  const urn = urnFor("JobRun", name);
-  const { inputs, failures } = await host.check(urn, {}, news);
-  expect(failures).toEqual([]);
-  return host.create(urn, inputs);
-}
+/** check then create, as the engine does; resolves with the created resource. */
+const up = (name: string, news: Record<string, unknown>) => createPassing(host, name, news);
 
 const upFails = (name: string, news: Record<string, unknown>) => createFailing(host, name, news);
 

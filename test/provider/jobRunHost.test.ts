@@ -9,7 +9,7 @@ import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { HostError, type ProviderHost, secretValue, UNKNOWN, urnFor } from "../support/providerHost.mts";
 import { serializedProvider } from "../support/serializedProvider.mts";
 import { engineText } from "./engineText";
-import { createFailing, expectReasons, startJobRunHost } from "./jobRunHostKit";
+import { createFailing, createPassing, expectReasons, startJobRunHost } from "./jobRunHostKit";
 
 const S3 = {
   accessId: "AKIAEXAMPLE",
@@ -108,12 +108,7 @@ afterAll(async () => {
 });
 
 /** check then create, as the engine does; resolves with the created resource. */
-async function up(name: string, news: Record<string, unknown>) {
-  const urn = urnFor("JobRun", name);
-  const { inputs, failures } = await host.check(urn, {}, news);
-  expect(failures).toEqual([]);
-  return { urn, inputs, ...(await host.create(urn, inputs)) };
-}
+const up = (name: string, news: Record<string, unknown>) => createPassing(host, name, news);
 
 /** check then create, expecting a partial failure (see createFailing). */
 const upFails = (name: string, news: Record<string, unknown>) => createFailing(host, name, news);

@@ -19,6 +19,14 @@ export async function startJobRunHost(emu: RunningEmulator): Promise<ProviderHos
   return host;
 }
 
+/** Check then create, as the engine does, expecting both to pass; resolves with the created resource. */
+export async function createPassing(host: ProviderHost, name: string, news: Record<string, unknown>) {
+  const urn = urnFor("JobRun", name);
+  const { inputs, failures } = await host.check(urn, {}, news);
+  expect(failures).toEqual([]);
+  return { urn, inputs, ...(await host.create(urn, inputs)) };
+}
+
 /**
  * Check then create, as the engine does, expecting a partial failure: the error has an `id` and
  * carries its whole (redacted) message as its one reason, so the engine prints it (not "resource

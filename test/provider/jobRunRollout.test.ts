@@ -15,7 +15,7 @@ import {
   waitForRollout,
 } from "../../src/provider/jobRun/rollout";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
-import { createFailing, startJobRunHost } from "./jobRunHostKit";
+import { createFailing, createPassing, startJobRunHost } from "./jobRunHostKit";
 
 const worker = (id: string, version: number, isStale: boolean) => ({ id, status: "IDLE", version, isStale });
 const list = (endpointVersion: number, ...workers: ReturnType<typeof worker>[]): ServerlessWorkerList => ({
@@ -182,12 +182,7 @@ afterAll(async () => {
 });
 
 /** check then create, as the engine does; resolves with the created resource. */
-async function up(name: string, news: Record<string, unknown>) {
-  const urn = urnFor("JobRun", name);
-  const { inputs, failures } = await host.check(urn, {}, news);
-  expect(failures).toEqual([]);
-  return { urn, inputs, ...(await host.create(urn, inputs)) };
-}
+const up = (name: string, news: Record<string, unknown>) => createPassing(host, name, news);
 
 /**
  * Lets the rollout of `version` on `endpointId` (2 workers) run its course on the emulator's clock
