@@ -4,8 +4,8 @@
  *
  * Jobs go through a client that never uses `restUrl`. REST v2 is read only for what a JobRun
  * learns about the endpoint: its workers (the rollout wait and the release check of
- * `rollout: "wait"`) and a failed run's worker log, each through a client made on first use, so a
- * run that needs neither never touches `restUrl`.
+ * `rollout: "wait"`) and a failed run's worker log, through one client made on first use, so a run
+ * that needs neither never touches `restUrl`.
  */
 import { DEFAULT_REST_URL, type Endpoint, type RunpodClient, resolveRestUrl } from "../../client";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
@@ -55,24 +55,21 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
   const resolved = settings ?? resolveSettings(undefined);
   let jobs: RunpodClient | undefined;
   let rest: RunpodClient | undefined;
-  let logs: RunpodClient | undefined;
+  const restClient = () => {
+    rest ??= clientFromSettings(resolved);
+    return rest;
+  };
   const v1 = restDialectOf(resolved) === "v1";
   return {
     endpoint: (endpointId) => {
       jobs ??= clientFromSettings(resolved, {}, { rest: false }); // jobs only: restUrl is never used
       return jobs.endpoint(endpointId) as Endpoint;
     },
-    workers: v1
-      ? undefined
-      : (endpointId, options) => {
-          rest ??= clientFromSettings(resolved);
-          return rest.serverless.workers(endpointId, options);
-        },
+    workers: v1 ? undefined : (endpointId, options) => restClient().serverless.workers(endpointId, options),
     workersUnavailable: v1 ? ROLLOUT_NEEDS_V2 : undefined,
-    workerLogs: (endpointId, workerId, options) => {
-      logs ??= clientFromSettings(resolved, { maxRetries: 1 });
-      return logs.serverless.workerLogs(endpointId, workerId, { ...options, maxReconnects: 1 });
-    },
+    // One reconnect at most: the log tail is read within a few seconds, after the job failed.
+    workerLogs: (endpointId, workerId, options) =>
+      restClient().serverless.workerLogs(endpointId, workerId, { ...options, maxReconnects: 1 }),
     secrets: typeof resolved.apiKey === "string" && resolved.apiKey !== "" ? [resolved.apiKey] : [],
     log: (line) => {
       process.stderr.write(`${line}\n`);

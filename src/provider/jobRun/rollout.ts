@@ -10,6 +10,7 @@
  * endpoint's `endpointVersion`): one request per poll, a poll every {@link ROLLOUT_POLL_MS}, so
  * the end of a rollout is noticed within a second at one request a second.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ServerlessWorker, ServerlessWorkerList } from "../../client";
 import { describeError } from "../shared";
 
@@ -79,22 +80,6 @@ export interface RolloutWaitResult extends RolloutState {
   waited: boolean;
 }
 
-/** Sleeps `ms`, or rejects with the signal's reason when it aborts first. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
 /**
  * Reads the endpoint's workers until none is stale (no worker runs an older version than the
  * endpoint's), a read every `pollMs`. Resolves at once when nothing is rolling out (one read).
@@ -123,7 +108,7 @@ export async function waitForRollout(
         waited = true;
         options.onWaiting?.(state);
       }
-      await pause(pollMs, signal);
+      await sleep(pollMs, undefined, { signal });
     }
   } catch (error) {
     if (signal.aborted) throw new RolloutTimeoutError(endpointId, last, reads, signal.reason ?? error);
