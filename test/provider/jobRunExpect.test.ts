@@ -182,12 +182,18 @@ let client: RunpodClient;
 beforeAll(async () => {
   emu = await startEmulator({
     apiKeys: ["emu-key-expect14"],
-    endpoints: ["errout:1", "nothing:1", "slow:1", "echoed:1"],
+    endpoints: ["errout:1", "nothing:1", "slow:1", "echoed:1", "deep:1"],
     handlers: {
       // A handler that returns its error instead of raising it.
       errout: async () => ({ error: "model weights not found at /models/llama" }),
       nothing: async () => undefined,
       echoed: async (job) => job.input,
+      // An output nested `depth` levels deep: { a: { a: ... } }.
+      deep: async (job) => {
+        let value: unknown = "bottom";
+        for (let i = 0; i < Number(job.input.depth); i++) value = { a: value };
+        return value;
+      },
       slow: async (job, { signal }) => {
         await new Promise((resolve, reject) => {
           const t = setTimeout(resolve, Number(job.input.ms));
@@ -358,6 +364,16 @@ describe("expect.outputSchema: formats and patterns (issue 22 #5, #9)", () => {
       { property: "expect.outputSchema", reason: expect.stringContaining("Lookaround") },
     ]);
     expect(host.stderr()).not.toContain("unknown format");
+    for (const [name, loop] of [
+      ["loop-dynamic", { $dynamicAnchor: "a", $dynamicRef: "#a" }],
+      ["loop-ref", { $ref: "#" }],
+      ["loop-defs", { $defs: { x: { $ref: "#/$defs/y" }, y: { $ref: "#/$defs/x" } }, $ref: "#/$defs/x" }],
+    ] as const) {
+      const looped = await check(name, loop);
+      expect(looped.failures, name).toEqual([
+        { property: "expect.outputSchema", reason: expect.stringContaining("refers to itself without end") },
+      ]);
+    }
   });
 
   it("runs a catastrophic pattern in linear time: the JobRun is judged and the host stays free", async () => {
@@ -386,5 +402,37 @@ describe("expect.outputSchema patterns as functions", () => {
       { path: "/a", message: 'must match pattern "^x"' },
       { path: "/c", message: 'must match pattern "z$"' },
     ]);
+  });
+});
+
+describe("an output too deep to store (issue 22 #7)", () => {
+  it("records the job (its id, status, passed) with the output left out, whatever the nesting", async () => {
+    const { id, outs } = await up("deep-output", { endpointId: "deep", input: { depth: 4000 } });
+    expect(id).toBeTruthy();
+    expect(outs).toMatchObject({
+      status: "COMPLETED",
+      passed: true,
+      outputTruncated: true,
+      outputDepth: 4000,
+    });
+    expect(outs.jobId).toEqual(expect.any(String));
+    expect(outs.output).toBeUndefined();
+  });
+
+  it("judges expect on the deep output, and a failure still reaches the state as a partial failure", async () => {
+    const error = await upFails("deep-expect", {
+      endpointId: "deep",
+      input: { depth: 4000 },
+      expect: { output: { b: 1 } },
+    });
+    expect(error.id).toBeTruthy();
+    expect(error.properties).toMatchObject({ status: "COMPLETED", passed: false, outputTruncated: true });
+    expect(error.message).toContain("output.b: expected 1, got missing");
+  });
+
+  it("keeps an output nested within the bound", async () => {
+    const { outs } = await up("shallow-output", { endpointId: "deep", input: { depth: 10 } });
+    expect(outs.outputTruncated).toBeUndefined();
+    expect(JSON.stringify(outs.output)).toContain("bottom");
   });
 });

@@ -60,9 +60,18 @@ export function outputSchemaProblem(schema: unknown): string | undefined {
   const warnings: string[] = [];
   const ajv = newAjv(warnings);
   try {
-    ajv.compile(schema as object);
+    const validate = ajv.compile(schema as object);
+    // A schema that refers to itself with nothing in between (`$ref: "#"`, a `$dynamicRef` loop)
+    // compiles, then recurses without end on any value: try one of each JSON type.
+    for (const sample of [null, true, 0, "", [], {}]) validate(sample);
   } catch (error) {
     const message = (error as Error).message;
+    if (error instanceof RangeError) {
+      return (
+        "expect.outputSchema refers to itself without end (a $ref or $dynamicRef loop that never reaches a " +
+        "keyword that checks something): validating any output would never finish"
+      );
+    }
     if (/regexp|Perl syntax/i.test(message)) {
       return (
         `expect.outputSchema has a pattern the linear-time engine (RE2) cannot run: ${message}. ` +
@@ -95,7 +104,13 @@ export interface SchemaViolation {
 /** Every place where `output` breaks `schema` (empty when it satisfies it). */
 export function outputSchemaViolations(schema: unknown, output: unknown): SchemaViolation[] {
   const validate = newAjv().compile(schema as object);
-  if (validate(output)) return [];
+  try {
+    if (validate(output)) return [];
+  } catch (error) {
+    // A loop that only this output's shape reaches (check tried one value of each type).
+    if (!(error instanceof RangeError)) throw error;
+    return [{ path: "/", message: "could not be checked: the schema recurses without end on this output" }];
+  }
   return (validate.errors ?? []).map((e) => ({
     path: e.instancePath === "" ? "/" : e.instancePath,
     message: e.message ?? e.keyword,
