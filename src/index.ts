@@ -57,6 +57,7 @@ export {
   getServerlessEndpoint,
   getServerlessEndpointOutput,
 } from "./provider/serverlessEndpoint";
+export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
 export type * from "./wire/serverless";
 
 /**
