@@ -70,9 +70,8 @@ class FaultProxy {
     const index = this.rules.findIndex((r) => r.method === method && r.path.test(path));
     const action = index >= 0 ? this.rules.splice(index, 1)[0]?.action : undefined;
     if (action?.kind === "reply") {
-      res
-        .writeHead(action.status, { "content-type": "application/problem+json" })
-        .end(JSON.stringify(action.body));
+      const type = action.status < 300 ? "application/json" : "application/problem+json";
+      res.writeHead(action.status, { "content-type": type }).end(JSON.stringify(action.body));
       return;
     }
     const answer = await fetch(this.upstream + req.url, {
@@ -225,6 +224,7 @@ describe("Template in the provider host (REST v2)", () => {
     expect(live).toEqual({ id, ...args });
     const { __provider: provider, ...fields } = outs;
     expect(typeof provider).toBe("string");
+    expect((provider as string).length).toBeLessThanOrEqual(8 * 1024); // DESIGN: __provider <= 8 KB
     expect(fields).toEqual({ id, ...args });
     expect(await named(name)).toHaveLength(1);
   });
@@ -297,6 +297,33 @@ describe("Template in the provider host (REST v2)", () => {
       env: { HF_TOKEN: ENV_SECRET_2 },
     });
     expect(await named(name)).toHaveLength(1);
+  });
+
+  it("fails naming the fields a PATCH answer did not apply, and how to replace instead", async () => {
+    const name = fresh("ignored");
+    const { id, outs } = await create("ignored", base(name));
+    const news = await checked("ignored", {
+      ...base(name),
+      startSsh: false,
+      env: { HF_TOKEN: ENV_SECRET_2 },
+    });
+    // A service that answers 200 with the template unchanged.
+    proxy.arm("PATCH", /\/v2\/templates\/[^/]+$/, {
+      kind: "reply",
+      status: 200,
+      body: await client.templates.get(id),
+    });
+    const error = await hostFailure(() => host.update(id, urn("ignored"), outs, news));
+    expect(error.message).toBe(
+      `RunPod answered the update of template "${name}" (id ${id}) without applying env (values not shown), ` +
+        "startSsh (sent false, the template has true). The service may not let these fields change on an " +
+        "existing template. To have Pulumi make a new template with them instead, add replaceOnChanges: " +
+        '["env","startSsh"] to this Template\'s resource options and run pulumi up again.',
+    );
+    expect(error.id).toBe(id);
+    expect(error.reasons).toEqual([error.message]);
+    expect(error.properties).toMatchObject({ id, name, startSsh: true });
+    expect(error.properties).not.toHaveProperty("env");
   });
 
   it("drops what the program no longer gives: env {}, ports [], args '', registry null, defaults back", async () => {

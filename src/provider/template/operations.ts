@@ -148,8 +148,50 @@ export async function updateTemplate(
     if (Object.keys(patch).length === 0) return { outs: outputsOf(olds, secrets) };
     const client = hostClient(settings);
     const updated = await client.templates.update(id, patch as TemplateUpdateInput);
-    return { outs: outputsOf(updated, secrets) };
+    const outs = outputsOf(updated, secrets);
+    const ignored = Object.keys(patch).filter((key) => !appliedAsSent(key, patch[key], updated));
+    if (ignored.length > 0) throw notApplied(id, inputs.name, ignored, patch, updated, outs);
+    return { outs };
   });
+}
+
+/** True when the answer to a PATCH holds `sent` for `key` (a mount: the persistent mount sent). */
+function appliedAsSent(key: string, sent: unknown, answer: Template): boolean {
+  const now = (answer as Record<string, unknown>)[key];
+  if (key === "mounts") return isDeepStrictEqual(persistentOf(now), persistentOf(sent));
+  return isDeepStrictEqual(normalized(now), normalized(sent));
+}
+
+/**
+ * A PATCH the service answered 200 without applying some fields sent (the v2 document lists
+ * `allowedCudaVersions`, `startJupyter` and `startSsh` in `UpdateTemplateRequest` but not among
+ * the PATCH's "mutable fields"): a partial failure naming them and what to do, instead of a diff
+ * that never settles. `properties` are the template as answered, without `env` (the engine may
+ * not re-mark an error's properties secret; the next update sends `env` again if it differs).
+ */
+function notApplied(
+  id: string,
+  name: string,
+  ignored: string[],
+  patch: Record<string, unknown>,
+  answer: Template,
+  outs: Record<string, unknown>,
+): Error {
+  const what = ignored.map((key) =>
+    key === "env"
+      ? "env (values not shown)"
+      : `${key} (sent ${JSON.stringify(patch[key])}, the template has ${JSON.stringify((answer as Record<string, unknown>)[key] ?? null)})`,
+  );
+  const error = new RunpodError(
+    `RunPod answered the update of template "${name}" (id ${id}) without applying ${what.join(", ")}. ` +
+      "The service may not let these fields change on an existing template. To have Pulumi make a new " +
+      `template with them instead, add replaceOnChanges: ${JSON.stringify(ignored)} to this Template's ` +
+      "resource options and run pulumi up again.",
+  ) as RunpodError & { id?: string; properties?: Record<string, unknown> };
+  const { env: _env, ...properties } = outs;
+  error.id = id;
+  error.properties = properties;
+  return error;
 }
 
 /**
