@@ -397,6 +397,31 @@ describe("Template in the provider host (REST v2)", () => {
     expect((await host.read(id, urn("refresh"), outs)).id).toBe("");
   });
 
+  it("keeps an env value the program also writes in a plain argument, and redacts one the service echoes", async () => {
+    const name = fresh("shared-value");
+    const args = {
+      ...base(name),
+      env: { HF_TOKEN: ENV_SECRET, HF_HOME: "/workspace/cache" },
+      mounts: { persistent: { size: 20, path: "/workspace/cache" } },
+    };
+    const { id, outs, inputs } = await create("shared-value", args);
+    expect(outs.mounts).toEqual(args.mounts);
+    expect(await host.diff(id, urn("shared-value"), outs, withProvider(inputs))).toMatchObject({
+      changes: false,
+    });
+    // A service that copies a secret env value into a plain field: the output shows it redacted.
+    const live = await client.templates.get(id);
+    proxy.arm("GET", /\/v2\/templates\/[^/]+$/, {
+      kind: "reply",
+      status: 200,
+      body: { ...live, args: `--token ${ENV_SECRET}` },
+    });
+    const read = await host.read(id, urn("shared-value"), outs);
+    recordOuts("read echoed", read.props);
+    expect(read.props.args).toBe("--token [redacted]");
+    expect(read.props.env).toEqual(args.env);
+  });
+
   it("reads a template by id alone, as Template.get does, and names a wrong id", async () => {
     const name = fresh("get");
     const { id } = await create("get", base(name));
