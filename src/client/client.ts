@@ -36,7 +36,10 @@ export interface RunpodClientOptions {
    * Env fallback: `RUNPOD_SERVERLESS_API_URL`. @default "https://api.runpod.ai"
    */
   serverlessUrl?: string;
-  /** Per-attempt request timeout in ms (long polls get at least `wait` + 15 s). @default 60000 */
+  /**
+   * Per-attempt request timeout in ms, headers and whole body (long polls get at least `wait` +
+   * 15 s). @default 60000
+   */
   timeoutMs?: number;
   /** Retries after the first attempt, under the retry policy. @default 5 */
   maxRetries?: number;
