@@ -224,7 +224,10 @@ describe("Template in the provider host (REST v2)", () => {
     expect(live).toEqual({ id, ...args });
     const { __provider: provider, ...fields } = outs;
     expect(typeof provider).toBe("string");
-    expect((provider as string).length).toBeLessThanOrEqual(8 * 1024); // DESIGN: __provider <= 8 KB
+    // DESIGN: __provider <= 8 KB, and it loads its operations module by name, capturing nothing else.
+    expect(Buffer.byteLength(provider as string, "utf8")).toBeLessThanOrEqual(8 * 1024);
+    const paths = [...(provider as string).matchAll(/"(pulumi-runpod-dynamic\/[^"]*)"/g)].map((m) => m[1]);
+    expect(new Set(paths)).toEqual(new Set(["pulumi-runpod-dynamic/dist/provider/template/operations.js"]));
     expect(fields).toEqual({ id, ...args });
     expect(await named(name)).toHaveLength(1);
   });
