@@ -70,6 +70,7 @@ export {
   getServerlessEndpoint,
   getServerlessEndpointOutput,
 } from "./provider/serverlessEndpoint";
+export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
 export type * from "./wire/catalog";
 export type * from "./wire/serverless";
 
