@@ -156,3 +156,18 @@ describe("the providers' scrubber (src/provider/shared.ts) uses the same forms",
     expect(clean).toBe(`worker said: ${forms.map(() => REDACTED).join(" ")}`);
   });
 });
+
+describe("forms a worker or a proxy really writes (issue 22 #3)", () => {
+  const secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCY/EXAMPLE=";
+  it("redacts path-quoted forms that keep '/' (Python's quote(), encodeURI) and hex dumps", () => {
+    const python = secret.replace(/\+/g, "%2B").replace(/=/g, "%3D");
+    const text = [
+      `quote: ${python}`,
+      `lower: ${python.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase())}`,
+      `hex: ${Buffer.from(secret).toString("hex")}`,
+      `HEX: ${Buffer.from(secret).toString("hex").toUpperCase()}`,
+    ].join("\n");
+    const out = redactText(text, [secret]);
+    expect(out).toBe("quote: [redacted]\nlower: [redacted]\nhex: [redacted]\nHEX: [redacted]");
+  });
+});

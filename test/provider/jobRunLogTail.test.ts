@@ -13,6 +13,7 @@ import {
   MAX_LOG_TAIL_BYTES,
   MAX_LOG_TAIL_LINES,
   readLogTail,
+  tailLines,
   type WorkerLogReader,
 } from "../../src/provider/jobRun/logTail";
 import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/operations";
@@ -198,15 +199,13 @@ describe("a log that cannot be read", () => {
 });
 
 describe("text the worker writes cannot forge the deploy's output (issue 22 #8)", () => {
-  it("escapes ANSI sequences and carriage returns in log lines and in the error, keeping the error's line feeds", async () => {
+  it("drops ANSI sequences from log lines, escapes carriage returns, and escapes both in the error, keeping its line feeds", async () => {
     const error = await upFails("forger", { endpointId: "forger", input: {} });
     const tail = error.properties.workerLogTail as string[];
     const forged = tail.find((l) => l.includes("loading"));
-    expect(forged).toMatch(
-      /loading\\u001b\[2K\\u001b\[1A\\u000derror: Release: endpoint version 99 \(all good\)$/,
-    );
+    expect(forged).toMatch(/loading\\u000derror: Release: endpoint version 99 \(all good\)$/);
     const reason = error.reasons?.[0] ?? "";
-    expect(reason).not.toMatch(/\u001b|\r/);
+    expect(reason.includes("\u001b") || reason.includes("\r")).toBe(false);
     expect(reason.split("\n").some((l) => l.startsWith("error: Release"))).toBe(false);
     expect(error.properties.error).toBe("\\u001b[31mboom\\u001b[0m\\u000d\nat model.py:3");
   });
@@ -217,6 +216,28 @@ describe("text the worker writes cannot forge the deploy's output (issue 22 #8)"
     }
     const tail = await readLogTail(reader, "ep", "w1", [], 1000);
     expect(tail).toEqual({ lines: ["1970-01-01T00:00:00.000Z container ok\\u000aerror: Release: forged"] });
+  });
+
+  it("redacts a secret split across two log lines, or printed in colour (issue 22 #3)", () => {
+    const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    const at = (n: number) => new Date(n * 1000).toISOString();
+    const lines = tailLines(
+      [
+        { ts: at(1), source: "container", line: `token=${secret.slice(0, 17)}` },
+        { ts: at(2), source: "container", line: `${secret.slice(17)} (loaded)` },
+        {
+          ts: at(3),
+          source: "container",
+          line: `key \u001b[1m${secret.slice(0, 9)}\u001b[0m${secret.slice(9)}`,
+        },
+      ],
+      [secret],
+    );
+    expect(lines).toEqual([
+      `${at(1)} container token=[redacted]`,
+      `${at(2)} container [redacted] (loaded)`,
+      `${at(3)} container key [redacted]`,
+    ]);
   });
 
   it("caps a workerId the service sends at 128 characters, escaped", () => {
