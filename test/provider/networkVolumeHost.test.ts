@@ -223,6 +223,36 @@ describe.each([
     expect(await d({ ...inputs, type: UNKNOWN })).toMatchObject({ replaces: ["type"] });
   });
 
+  it.runIf(v2Only)(
+    "never plans a replacement on a tier a state written over REST v1 does not know",
+    async () => {
+      const name = fresh("migrated");
+      const { id, outs, inputs } = await create("migrated", { name, size: 20, dataCenterId: "EU-RO-1" });
+      const { type: _tier, ...v1Outs } = outs; // what a state written over REST v1 holds
+      const same = { ...inputs, type: "STANDARD" };
+      expect(await host.diff(id, urn("migrated"), v1Outs, same)).toMatchObject({
+        changes: true,
+        replaces: [],
+      });
+      const { outs: recorded } = await host.update(id, urn("migrated"), v1Outs, same);
+      expect(recorded).toMatchObject({ name, size: 20, type: "STANDARD" });
+      const other = { ...inputs, size: 30, type: "HIGH_PERFORMANCE" };
+      expect(await host.diff(id, urn("migrated"), v1Outs, other)).toMatchObject({
+        changes: true,
+        replaces: [],
+      });
+      const patches = proxy.seen.filter((r) => r.method === "PATCH").length;
+      const error = await hostFailure(() => host.update(id, urn("migrated"), v1Outs, other));
+      expect(error.message).toContain(
+        `network volume "${name}" (id ${id}) is STANDARD on the service, and the program asks for type ` +
+          "HIGH_PERFORMANCE. The tier cannot change and this stack's state did not know it",
+      );
+      expect(error.message).toContain("nothing was changed");
+      expect(proxy.seen.filter((r) => r.method === "PATCH").length).toBe(patches);
+      expect(await client.networkVolumes.get(id)).toMatchObject({ size: 20, type: "STANDARD" });
+    },
+  );
+
   it("updates name and a larger size in place with one PATCH, keeping the id", async () => {
     const name = fresh("grow");
     const { id, outs } = await create("grow", { name, size: 20, dataCenterId: "EU-RO-1" });

@@ -72,6 +72,10 @@ export async function checkNetworkVolume(
  * the tier the service chose); `name` and a larger `size` are a PATCH. A smaller `size` than the
  * volume has (grown outside this program, seen by refresh) throws: the preview fails instead of
  * planning a PATCH the service refuses, and a shrink never becomes a replacement.
+ *
+ * A state written over REST v1 has no `type` (v1 has no tiers): a `type` given after moving the
+ * stack to v2 is then an update that checks the tier (see `updateNetworkVolume`), never a
+ * replacement planned on a tier the state does not know.
  */
 export async function diffNetworkVolume(
   id: string,
@@ -79,10 +83,11 @@ export async function diffNetworkVolume(
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.DiffResult> {
   const olds = withoutProvider(oldsRaw ?? {});
+  const given = (field: string) => news[field] !== undefined && news[field] !== null;
   const replaces = REPLACING_FIELDS.filter(
     (field) =>
-      news[field] !== undefined &&
-      news[field] !== null &&
+      given(field) &&
+      (field !== "type" || olds.type !== undefined) &&
       (isUnknown(news[field]) || news[field] !== olds[field]),
   );
   if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
@@ -93,7 +98,8 @@ export async function diffNetworkVolume(
   const changed = (["name", "size"] as const).filter(
     (field) => isUnknown(news[field]) || news[field] !== olds[field],
   );
-  return { changes: changed.length > 0, replaces: [] };
+  const tierUnknown = given("type") && olds.type === undefined;
+  return { changes: changed.length > 0 || tierUnknown, replaces: [] };
 }
 
 /**
@@ -148,7 +154,9 @@ export async function readNetworkVolume(
 
 /**
  * `update`: one PATCH of what changed (`name`, a larger `size`); outputs are the service's answer.
- * A smaller size than the volume has is refused before any request (as in `diff`).
+ * A smaller size than the volume has is refused before any request (as in `diff`). When the state
+ * has no tier (written over REST v1) and the program gives `type`, the volume is read first: a
+ * different tier fails before any change (the tier is immutable), the same one is recorded.
  */
 export async function updateNetworkVolume(
   settings: RunpodSettings | undefined,
@@ -166,6 +174,19 @@ export async function updateNetworkVolume(
     if (inputs.name !== olds.name) patch.name = inputs.name;
     if (inputs.size !== olds.size) patch.size = inputs.size;
     const client = hostClient(settings);
+    if (inputs.type !== undefined && olds.type === undefined) {
+      const current = await client.networkVolumes.get(id);
+      if (typeof current.type === "string" && current.type !== inputs.type) {
+        throw new RunpodError(
+          `network volume "${current.name}" (id ${id}) is ${current.type} on the service, and the program asks ` +
+            `for type ${inputs.type}. The tier cannot change and this stack's state did not know it (it was ` +
+            "written over REST v1, which has no tiers), so nothing was changed. Set type to " +
+            `${current.type}, or leave type out; or run pulumi refresh and then pulumi up, whose preview shows ` +
+            "the replacement (a new, empty volume) that another tier needs.",
+        );
+      }
+      if (Object.keys(patch).length === 0) return { outs: outputsOf(current) };
+    }
     const live =
       Object.keys(patch).length === 0
         ? await client.networkVolumes.get(id)
