@@ -459,7 +459,7 @@ describe.each([
   });
 
   it("accepts unknown values in check (preview) and passes them through", async () => {
-    const props = { name: UNKNOWN, size: UNKNOWN, dataCenterId: UNKNOWN };
+    const props = { name: UNKNOWN, size: UNKNOWN, dataCenterId: UNKNOWN, type: UNKNOWN };
     const { inputs, failures } = await host.check(urn("preview"), { name: "n", size: 50 }, props);
     expect(failures).toEqual([]);
     expect(inputs).toMatchObject(props);

@@ -106,7 +106,7 @@ export function checkNetworkVolumeArgs(
   }
   const judged = (property: string) => !failures.some((f) => f.property === property);
   const { dialect, olds = {} } = context;
-  if (dialect === "v1" && args.type !== undefined && judged("type")) {
+  if (dialect === "v1" && args.type !== undefined && !isUnknown(args.type) && judged("type")) {
     failures.push({ property: "type", reason: TYPE_NEEDS_V2 });
   }
   const size = args.size;
