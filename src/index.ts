@@ -21,6 +21,7 @@ import type { EmulatorOptions, RunningEmulator } from "./emulator";
 
 requireSupportedNode();
 
+export type { Catalog } from "./client/catalog";
 export type { RunpodClientOptions } from "./client/client";
 export type { StatusOptions, StreamOptions, SyncOptions, WaitForJobOptions } from "./client/endpoint";
 export * from "./client/errors";
@@ -32,6 +33,18 @@ export type { Templates } from "./client/templates";
 export type { RequestOptions, RunpodLogger } from "./client/transport";
 export type { WorkerLogsOptions } from "./client/workerLogs";
 export type { EmulatorOptions, RunningEmulator } from "./emulator";
+export {
+  type CatalogLookupOptions,
+  type GetCpuTypesArgs,
+  type GetDataCentersArgs,
+  type GetGpuTypesArgs,
+  getCpuTypes,
+  getCpuTypesOutput,
+  getDataCenters,
+  getDataCentersOutput,
+  getGpuTypes,
+  getGpuTypesOutput,
+} from "./provider/catalog/lookups";
 export {
   type EndpointHealth,
   type GetEndpointHealthArgs,
@@ -58,6 +71,8 @@ export {
   getServerlessEndpoint,
   getServerlessEndpointOutput,
 } from "./provider/serverlessEndpoint";
+export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
+export type * from "./wire/catalog";
 export type * from "./wire/serverless";
 
 /**

@@ -12,7 +12,8 @@
  *
  * Templates are snapshots: an endpoint takes the template's container settings when it is created
  * (or when `templateId` changes), and body fields override them; a later template change does not
- * touch the endpoint. A template in use cannot be deleted (400).
+ * touch the endpoint. A template in use cannot be deleted (400); deleting an endpoint deletes its
+ * bound template too (unless another endpoint is bound to it).
  *
  * With `--state-file`, endpoints made over REST v2 (with their releases) and templates are kept in
  * the file's `serverless` section, written before a change is acknowledged; on restart they come
@@ -37,6 +38,7 @@ import {
   TemplateSchema,
   type TemplateUpdateInputSchema,
 } from "../wire/serverless";
+import { requireKnownPools } from "./catalog";
 import type { Clock } from "./clock";
 import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
 import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine } from "./jobs/engine";
@@ -300,6 +302,7 @@ export class ServerlessStore {
         "type LOAD_BALANCER: the emulator serves queue-based endpoints only (type QUEUE)",
       );
     }
+    requireKnownPools(body.gpu?.pools, ServerlessConflictError);
     // Exactly one of gpu or cpu, and no CUDA set beside a floor: the wire schema's 400 rules.
     const tpl = body.templateId === undefined ? undefined : this.#template(body.templateId);
     let id = randomId(8);
@@ -352,6 +355,7 @@ export class ServerlessStore {
     const stored = this.#endpoints.get(id);
     if (!stored || !this.#engine.has(id)) return undefined;
     const current = stored.record;
+    requireKnownPools(patch.gpu?.pools, ServerlessConflictError);
     if (patch.gpu !== undefined && current.cpu !== undefined) {
       throw new ServerlessConflictError("gpu: this is a CPU endpoint; the compute family cannot change");
     }
@@ -414,7 +418,13 @@ export class ServerlessStore {
 
   /** Deletes an endpoint: its jobs end and its job interface answers 404. */
   async deleteEndpoint(id: string): Promise<boolean> {
+    const bound = this.#endpoints.get(id)?.record.templateId;
     if (!this.#endpoints.delete(id)) return false;
+    // "Permanently deletes a serverless endpoint and its bound template" (deleteEndpoint), unless
+    // another endpoint is still bound to it (the service refuses to delete a template in use).
+    if (bound !== undefined && !this.listEndpoints().some((e) => e.record.templateId === bound)) {
+      this.#templates.delete(bound);
+    }
     const removed = this.#engine.removeEndpoint(id);
     await this.#save();
     return removed;
@@ -528,6 +538,8 @@ export class ServerlessStore {
     for (const [key, value] of Object.entries(patch)) {
       if (value !== undefined) (next as Record<string, unknown>)[key] = structuredClone(value);
     }
+    // The document's TemplateMounts: "omitting `mounts` or sending `{}` leaves the existing mount unchanged".
+    if (patch.mounts !== undefined && patch.mounts.persistent === undefined) next.mounts = current.mounts;
     this.#templates.set(id, next);
     await this.#save();
     return next;
