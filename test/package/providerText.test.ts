@@ -13,10 +13,11 @@ import {
 const OPERATIONS: Record<ProviderKind, string> = {
   ContainerRegistryAuth: "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js",
   JobRun: "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js",
+  NetworkVolume: "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js",
   Template: "pulumi-runpod-dynamic/dist/provider/template/operations.js",
 };
 
-describe.each(["ContainerRegistryAuth", "JobRun", "Template"] as const)(
+describe.each(["ContainerRegistryAuth", "JobRun", "NetworkVolume", "Template"] as const)(
   "the %s provider as stored in state",
   (kind) => {
     it("is at most 8 KB, holds no secret, and loads its operations module from the package by name", async () => {
