@@ -193,6 +193,23 @@ export function redactValue<T>(value: T, secrets: readonly unknown[]): T {
 }
 
 /**
+ * `value` with the values of every `env` map inside it replaced by `[redacted]` (names kept): an
+ * endpoint's or template's `env` holds tokens (`HF_TOKEN`), so an error that keeps an answer's
+ * body (a malformed answer, a 500 echoing the endpoint) must not keep them, whoever reads the error
+ * (Pulumi prints a failed lookup's error whole, with `util.inspect`).
+ */
+export function redactEnvMaps<T>(value: T): T {
+  const walk = (v: unknown, key?: string): unknown => {
+    if (Array.isArray(v)) return v.map((x) => walk(x));
+    if (v === null || typeof v !== "object") return v;
+    const entries = Object.entries(v as Record<string, unknown>);
+    if (key === "env") return Object.fromEntries(entries.map(([name]) => [name, REDACTED]));
+    return Object.fromEntries(entries.map(([k, x]) => [k, walk(x, k)]));
+  };
+  return walk(value) as T;
+}
+
+/**
  * Copies response headers (names lower-cased, repeated values joined with ", "): credential
  * headers become `[redacted]` whole, and every form of each secret in the others is replaced.
  */
