@@ -101,7 +101,7 @@ let client: RunpodClient;
 beforeAll(async () => {
   emu = await startEmulator({
     apiKeys: [API_KEY],
-    endpoints: ["release:1", "noisy:1", "forger:1"],
+    endpoints: ["release:1", "noisy:1", "forger:1", "leaky:1", "oracle:1"],
     rolloutMs: 0,
     handlers: {
       // Logs wide lines, one echoing the credentials it was given, then raises.
@@ -109,6 +109,16 @@ beforeAll(async () => {
         for (let i = 0; i < 120; i++) log(`step ${i} ${"w".repeat(200)}`);
         log(`connecting with ${job.s3Config?.accessSecret} and key ${API_KEY}`);
         throw new Error("could not load the model");
+      },
+      // Prints its endpoint's token (as many workers print their environment), then fails with it.
+      leaky: async (_job, { log, worker }) => {
+        log(`env: HF_TOKEN=${worker.env.HF_TOKEN}`);
+        throw new Error(`401 from the hub with token ${worker.env.HF_TOKEN}`);
+      },
+      // Answers a secret, prints it, and its output has a key that names a customer.
+      oracle: async (_job, { log }) => {
+        log("answer: launch-code-7f3a9c");
+        return { answer: "launch-code-7f3a9c", customerAcmeCorp: 1 };
       },
       // Writes a line that tries to forge the deploy's output, then fails with coloured text.
       forger: async (_job, { log }) => {
@@ -246,5 +256,44 @@ describe("text the worker writes cannot forge the deploy's output (issue 22 #8)"
     expect(result.workerId?.startsWith("w\\u000axxx")).toBe(true);
     expect(result.workerId?.length).toBeLessThan(200);
     expect(result.workerId).toMatch(/\.\.\. \[\d+ more characters\]$/);
+  });
+});
+
+describe("secrets the run did not get as arguments (issue 22 #1, #4)", () => {
+  const HF_TOKEN = "hf_LeakyTokenForTests0123456789abcd";
+
+  it("redacts the endpoint's env values from the log tail, the error and the reasons", async () => {
+    await client.serverless.update("leaky", { env: { HF_TOKEN } });
+    for (let i = 0; (await client.serverless.releases("leaky")).rollout.inProgress; i++) {
+      expect(i).toBeLessThan(200);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const error = await upFails("leaky", { endpointId: "leaky", input: {} });
+    const tail = error.properties.workerLogTail as string[];
+    expect(tail.some((l) => l.endsWith("env: HF_TOKEN=[redacted]"))).toBe(true);
+    expect(error.properties.error).toBe("401 from the hub with token [redacted]");
+    expect(JSON.stringify(error.properties)).not.toContain(HF_TOKEN);
+    expect(error.reasons?.join("\n")).not.toContain(HF_TOKEN);
+    expect(host.stderr()).not.toContain(HF_TOKEN);
+  });
+
+  it("with secretOutput, keeps the output's values out of the log tail and its keys out of schema violations", async () => {
+    const error = await upFails("oracle", {
+      endpointId: "oracle",
+      input: {},
+      secretOutput: true,
+      expect: { outputSchema: { type: "object", required: ["text"], additionalProperties: false } },
+    });
+    const reason = error.reasons?.[0] ?? "";
+    expect(reason).toContain("violations, by schema location (instance paths hidden: secretOutput is set)");
+    expect(reason).toContain("  #/required: must have required property 'text'");
+    expect(reason).toContain("  #/additionalProperties: must NOT have additional properties");
+    expect(reason).toContain("answer: [redacted]");
+    expect(reason).not.toContain("launch-code-7f3a9c");
+    expect(reason).not.toContain("customerAcmeCorp");
+    const tail = error.properties.workerLogTail as string[];
+    expect(tail.some((l) => l.endsWith("answer: [redacted]"))).toBe(true);
+    // The output itself is kept whole: it is the secret output (the engine marks it secret).
+    expect(error.properties.output).toEqual({ answer: "launch-code-7f3a9c", customerAcmeCorp: 1 });
   });
 });
