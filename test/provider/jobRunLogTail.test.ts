@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Job, RunpodClient } from "../../src/client";
-import { NotFoundError } from "../../src/client/errors";
+import { NotFoundError, ResponseValidationError } from "../../src/client/errors";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { recordJob } from "../../src/provider/jobRun/execution";
 import {
@@ -74,6 +74,46 @@ describe("reading the tail of a live worker's log", () => {
     expect(await readLogTail(liveStream([]), "ep", "w1", [], 0)).toEqual({
       unavailable: "the JobRun's timeoutMs left no time to read it",
     });
+  });
+
+  it("keeps the backfill of a service whose clock runs 3 s ahead (issue 22, minor)", async () => {
+    const ahead = (s: number) => new Date(Date.now() + 3_000 - s * 1000).toISOString();
+    const tail = await readLogTail(
+      liveStream([
+        { ts: ahead(1), line: "loading" },
+        { ts: ahead(0), line: "error: CUDA" },
+      ]),
+      "ep",
+      "w1",
+      [],
+      5_000,
+    );
+    expect((tail as { lines: string[] }).lines).toEqual([
+      expect.stringMatching(/ container loading$/),
+      expect.stringMatching(/ container error: CUDA$/),
+    ]);
+  });
+
+  it("keeps the lines read before a malformed event, and stops once the whole backfill has come", async () => {
+    const broken: WorkerLogReader = async function* () {
+      yield { source: "container", ts: past(2), line: "good 1" };
+      yield { source: "container", ts: past(1), line: "good 2" };
+      throw new ResponseValidationError("an event whose data is not { source, line, ts }");
+    };
+    expect(await readLogTail(broken, "ep", "w1", [], 5_000)).toEqual({
+      lines: [expect.stringMatching(/ good 1$/), expect.stringMatching(/ good 2$/)],
+    });
+    // A chatty worker: 50 backfill lines, then live ones for ever; the read ends at the 50th.
+    let sent = 0;
+    const chatty: WorkerLogReader = async function* () {
+      for (;;) {
+        sent += 1;
+        yield { source: "container", ts: past(0), line: `line ${sent}` };
+      }
+    };
+    const tail = await readLogTail(chatty, "ep", "w1", [], 5_000);
+    expect((tail as { lines: string[] }).lines).toHaveLength(MAX_LOG_TAIL_LINES);
+    expect(sent).toBe(MAX_LOG_TAIL_LINES);
   });
 
   it("turns a refused read into a short reason instead of throwing", async () => {

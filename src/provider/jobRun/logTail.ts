@@ -24,8 +24,13 @@ export const LOG_TAIL_TIMEOUT_MS = 5_000;
 /** Silence after the last line received that ends the read, in ms. */
 export const LOG_TAIL_IDLE_MS = 300;
 
-/** How far the service's clock may run ahead of ours before a line counts as live, in ms. */
-const CLOCK_SKEW_MS = 2_000;
+/**
+ * How far the service's clock may run ahead of ours before a line counts as live, in ms. Generous:
+ * the backfill's end is mostly told by its size ({@link MAX_LOG_TAIL_LINES} lines asked for) and by
+ * silence; this only ends early a short backfill followed by a chatty worker. (At 2 s, a service
+ * clock 2 s ahead emptied the tail of a worker that had just failed.)
+ */
+const CLOCK_SKEW_MS = 30_000;
 
 /** Opens a worker's log stream: `client.serverless.workerLogs`, bound to a REST v2 client. */
 export type WorkerLogReader = (
@@ -94,7 +99,8 @@ export async function readLogTail(
       const ts = Date.parse(event.ts);
       if (Number.isFinite(ts) && ts > startedAt + CLOCK_SKEW_MS) break;
       events.push(event);
-      if (events.length > MAX_LOG_TAIL_LINES) events.shift();
+      // The whole backfill asked for has come: what follows is live.
+      if (events.length >= MAX_LOG_TAIL_LINES) break;
       clearTimeout(idle);
       idle = setTimeout(() => {
         why = "idle";
@@ -102,7 +108,8 @@ export async function readLogTail(
       }, LOG_TAIL_IDLE_MS);
     }
   } catch (error) {
-    if (why === undefined || events.length === 0) {
+    // A stream that broke off (a malformed event, a reset) keeps the lines read before it.
+    if (events.length === 0) {
       return { unavailable: why === "deadline" ? `no answer within ${budget} ms` : shortReason(error) };
     }
   } finally {
