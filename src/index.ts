@@ -56,7 +56,7 @@ export {
   type GetServerlessEndpointResult,
   getServerlessEndpoint,
   getServerlessEndpointOutput,
-} from "./provider/serverlessEndpoint";
+} from "./provider/serverlessEndpoint/lookup";
 export type * from "./wire/serverless";
 
 /**
