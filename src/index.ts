@@ -57,6 +57,10 @@ export {
   getServerlessEndpoint,
   getServerlessEndpointOutput,
 } from "./provider/serverlessEndpoint/lookup";
+export {
+  ServerlessEndpoint,
+  type ServerlessEndpointArgs,
+} from "./provider/serverlessEndpoint/resource";
 export type * from "./wire/serverless";
 
 /**

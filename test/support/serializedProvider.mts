@@ -23,7 +23,7 @@ import { promisify } from "node:util";
 const execFileAsync = promisify(execFile);
 
 /** The dynamic resource kinds this package ships. */
-export type ProviderKind = "ContainerRegistryAuth" | "JobRun";
+export type ProviderKind = "ContainerRegistryAuth" | "JobRun" | "ServerlessEndpoint";
 
 /** Where each kind's provider class lives in the installed package. */
 export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName: string }> = {
@@ -32,6 +32,10 @@ export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName
     exportName: "ContainerRegistryAuthProvider",
   },
   JobRun: { module: "pulumi-runpod-dynamic/dist/provider/jobRun/resource.js", exportName: "JobRunProvider" },
+  ServerlessEndpoint: {
+    module: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/resource.js",
+    exportName: "ServerlessEndpointProvider",
+  },
 };
 
 /** A serialized provider: the `__provider` text and whether the closure captured a secret. */
