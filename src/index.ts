@@ -21,6 +21,7 @@ import type { EmulatorOptions, RunningEmulator } from "./emulator";
 
 requireSupportedNode();
 
+export type { Catalog } from "./client/catalog";
 export type { RunpodClientOptions } from "./client/client";
 export type { StatusOptions, StreamOptions, SyncOptions, WaitForJobOptions } from "./client/endpoint";
 export * from "./client/errors";
@@ -32,6 +33,18 @@ export type { Templates } from "./client/templates";
 export type { RequestOptions, RunpodLogger } from "./client/transport";
 export type { WorkerLogsOptions } from "./client/workerLogs";
 export type { EmulatorOptions, RunningEmulator } from "./emulator";
+export {
+  type CatalogLookupOptions,
+  type GetCpuTypesArgs,
+  type GetDataCentersArgs,
+  type GetGpuTypesArgs,
+  getCpuTypes,
+  getCpuTypesOutput,
+  getDataCenters,
+  getDataCentersOutput,
+  getGpuTypes,
+  getGpuTypesOutput,
+} from "./provider/catalog/lookups";
 export {
   type EndpointHealth,
   type GetEndpointHealthArgs,
@@ -61,6 +74,7 @@ export {
   ServerlessEndpoint,
   type ServerlessEndpointArgs,
 } from "./provider/serverlessEndpoint/resource";
+export type * from "./wire/catalog";
 export type * from "./wire/serverless";
 
 /**

@@ -4,6 +4,7 @@
  * (blank counts as unset), then default.
  */
 
+import { Catalog } from "./catalog";
 import { Endpoint } from "./endpoint";
 import { ValidationError } from "./errors";
 import { type RateLimitTable, SERVICE_RATE_LIMITS } from "./limits";
@@ -36,7 +37,10 @@ export interface RunpodClientOptions {
    * Env fallback: `RUNPOD_SERVERLESS_API_URL`. @default "https://api.runpod.ai"
    */
   serverlessUrl?: string;
-  /** Per-attempt request timeout in ms (long polls get at least `wait` + 15 s). @default 60000 */
+  /**
+   * Per-attempt request timeout in ms, headers and whole body (long polls get at least `wait` +
+   * 15 s). @default 60000
+   */
   timeoutMs?: number;
   /** Retries after the first attempt, under the retry policy. @default 5 */
   maxRetries?: number;
@@ -127,6 +131,11 @@ export class RunpodClient {
   readonly serverless: ServerlessEndpoints;
   /** Templates (REST v2 only): list, get, create, update, delete. */
   readonly templates: Templates;
+  /**
+   * The catalog (REST v2 only): GPU types with their serverless pools, CPU flavours, data centres
+   * and public templates.
+   */
+  readonly catalog: Catalog;
   readonly #transport: Transport;
   readonly #rateLimits: RateLimitTable | false;
 
@@ -167,6 +176,7 @@ export class RunpodClient {
     this.networkVolumes = new NetworkVolumes(target);
     this.serverless = new ServerlessEndpoints(target, sseOpener(apiKey));
     this.templates = new Templates(target);
+    this.catalog = new Catalog(target);
   }
 
   /** The job interface of one serverless endpoint. */

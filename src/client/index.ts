@@ -3,7 +3,9 @@
  * the providers and the emulator reuse.
  */
 
+export * from "../wire/catalog";
 export * from "../wire/serverless";
+export { Catalog } from "./catalog";
 export {
   DEFAULT_MAX_RETRIES,
   DEFAULT_REST_URL,

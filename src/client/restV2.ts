@@ -1,5 +1,5 @@
 /**
- * What the REST-v2-only resources (`client.serverless`, `client.templates`) share: the refusal
+ * What the REST-v2-only resources (`client.serverless`, `client.templates`, `client.catalog`) share: the refusal
  * to run against a v1 `restUrl` (before any network call) and one way to send a call through
  * the client's transport (retries, typed errors, loose response parsing).
  */
@@ -16,7 +16,7 @@ export abstract class RestV2Resource extends ManagementResource {
     if (this.target.dialect === "v2") return;
     throw new ValidationError(
       `${this.label} needs the REST v2 interface, but restUrl ${this.target.restUrl} is REST v1 ` +
-        "(retired 2026-11-15, and it never had serverless endpoints or templates). Use a restUrl " +
+        "(retired 2026-11-15, and it never had serverless endpoints, templates or the catalog). Use a restUrl " +
         "ending in /v2, e.g. https://api.runpod.io/v2 (option restUrl or env RUNPOD_REST_API_URL)",
       ["restUrl"],
     );

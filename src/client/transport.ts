@@ -28,8 +28,9 @@ export interface RequestOptions {
   /** Aborts the call (also while it waits for a rate-limit slot or a retry): `APIUserAbortError`. */
   signal?: AbortSignal;
   /**
-   * Per-attempt timeout in ms (`APITimeoutError`): the longest wait for the response headers, and
-   * for any pause inside the body. @default the client's `timeoutMs` (60000)
+   * Per-attempt timeout in ms (`APITimeoutError`): each attempt, headers and whole body, ends
+   * within it (a server that trickles its answer cannot hold a call longer). @default the
+   * client's `timeoutMs` (60000)
    */
   timeoutMs?: number;
   /**
@@ -187,6 +188,42 @@ export function attemptTimers(timeoutMs: number): AttemptTimers {
   return { precise: true, headersTimeout: 0, bodyTimeout: 0 };
 }
 
+/** What a body past its attempt's deadline is destroyed with (the attempt maps it to a timeout). */
+const BODY_DEADLINE_PASSED = new Error("the attempt's deadline passed while its body was read");
+
+/**
+ * Bodies being read on the coarse path, with the time their attempt must end by (epoch ms). One
+ * shared timer sweeps them every {@link BODY_DEADLINE_SWEEP_MS}, destroying a body past its
+ * deadline, so a long timeout bounds the whole answer at no per-request timer cost (within the
+ * sweep's step, as coarse as undici's own timers). The timer stops itself when nothing is left.
+ */
+const bodyDeadlines = new (class extends Map<{ destroy(error?: Error): unknown }, number> {
+  #sweep: NodeJS.Timeout | undefined;
+  override set(body: { destroy(error?: Error): unknown }, deadline: number): this {
+    super.set(body, deadline);
+    if (this.#sweep === undefined) {
+      this.#sweep = setInterval(() => {
+        const now = Date.now();
+        for (const [pending, due] of this) {
+          if (due <= now) {
+            this.delete(pending);
+            pending.destroy(BODY_DEADLINE_PASSED);
+          }
+        }
+        if (this.size === 0) {
+          clearInterval(this.#sweep);
+          this.#sweep = undefined;
+        }
+      }, BODY_DEADLINE_SWEEP_MS);
+      this.#sweep.unref();
+    }
+    return this;
+  }
+})();
+
+/** Step of the coarse path's body deadline sweep, in ms (undici's fast timers tick at 499 ms). */
+export const BODY_DEADLINE_SWEEP_MS = 500;
+
 /** undici's codes for a response whose headers, or a pause in whose body, outlasted `timeoutMs`. */
 export const TIMEOUT_CODES: ReadonlySet<string> = new Set([
   "UND_ERR_HEADERS_TIMEOUT",
@@ -329,8 +366,10 @@ export class Transport {
 
     const userSignal = req.options?.signal;
     const timers = attemptTimers(timeoutMs);
-    // A short timeout gets its own native timer (see `attemptTimers`), re-armed whenever a body
-    // chunk arrives so that it bounds each pause, as undici's body timer does.
+    // A short timeout gets its own native timer (see `attemptTimers`) for the whole attempt; a
+    // long one runs on undici's timers for the headers and each pause, and on the shared
+    // deadline sweep (`bodyDeadlines`) for the body as a whole.
+    const deadline = Date.now() + timeoutMs;
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     let signal = userSignal;
@@ -358,21 +397,16 @@ export class Transport {
       });
       status = res.statusCode;
       rawHeaders = res.headers;
+      if (!timer) bodyDeadlines.set(res.body, deadline);
       try {
-        if (timer) {
-          timer.refresh();
-          const chunks: Buffer[] = [];
-          for await (const chunk of res.body) {
-            timer.refresh();
-            chunks.push(chunk as Buffer);
-          }
-          text = Buffer.concat(chunks).toString("utf8");
-        } else text = await res.body.text();
+        text = await res.body.text();
       } catch (error) {
         res.body.destroy();
+        if (error === BODY_DEADLINE_PASSED) timedOut = true;
         throw error;
       } finally {
         clearTimeout(timer);
+        bodyDeadlines.delete(res.body);
       }
     } catch (error) {
       clearTimeout(timer);

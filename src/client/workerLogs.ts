@@ -140,14 +140,31 @@ function userAbort(signal: AbortSignal, where: string): APIUserAbortError {
   });
 }
 
-/** Reads an error answer's body (bounded), parsed as JSON when it is JSON. */
-async function errorBody(body: Dispatcher.ResponseData["body"]): Promise<unknown> {
-  let text: string;
+/** The most of an error answer's body read, in bytes: the rest is dropped with the connection. */
+export const ERROR_BODY_MAX_BYTES = 64 * 1024;
+
+/**
+ * Reads an error answer's body, parsed as JSON when it is JSON: at most
+ * {@link ERROR_BODY_MAX_BYTES} and at most `timeoutMs` (a 503 whose body never ends must not hold
+ * the stream, nor grow in memory); what was read by then is what the error carries.
+ */
+async function errorBody(body: Dispatcher.ResponseData["body"], timeoutMs: number): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const timer = setTimeout(() => body.destroy(), timeoutMs);
   try {
-    text = await body.text();
+    for await (const chunk of body) {
+      chunks.push(chunk as Buffer);
+      size += (chunk as Buffer).length;
+      if (size >= ERROR_BODY_MAX_BYTES) break;
+    }
   } catch {
-    return undefined;
+    // Cut off (the time bound) or reset: keep what arrived.
+  } finally {
+    clearTimeout(timer);
+    if (!body.destroyed) body.destroy();
   }
+  const text = Buffer.concat(chunks).subarray(0, ERROR_BODY_MAX_BYTES).toString("utf8");
   if (text === "") return undefined;
   try {
     return JSON.parse(text);
@@ -204,7 +221,7 @@ export async function* streamWorkerLogs(
         return;
       }
       if (status !== 200) {
-        const body = target.open.redact(await errorBody(res.body));
+        const body = target.open.redact(await errorBody(res.body, transport.config.timeoutMs));
         failure = APIError.from({
           status,
           body,

@@ -111,6 +111,9 @@ REST v2 serverless: /v2/serverless and /v2/templates CRUD; /v2/serverless/{id}/r
 Last-Event-ID). Endpoints given with --endpoint are listed there too (image
 runpod-emulator/builtin:latest). Job status answers carry workerId.
 
+REST v2 catalog: /v2/catalog/gpus, /cpus, /datacenters, /templates answer a fixed catalog with stock;
+an endpoint's gpu.pools must name one of its pools, or EMULATOR (the pool of --endpoint endpoints).
+
 A broken release, for demos and tests: an endpoint env of
   RUNPOD_EMULATOR_FAIL=<message>          every job on that release's workers ends FAILED
                                           with <message> (logged on the worker)

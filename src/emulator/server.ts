@@ -2,7 +2,7 @@
  * The emulator's HTTP surface, one port for everything:
  * - `/v1/...`: REST v1 management, errors `{"message": "..."}`.
  * - `/v2/registries`, `/v2/network-volumes`, `/v2/serverless` (with releases, workers and worker
- *   logs), `/v2/templates`: REST v2 management, errors `application/problem+json`,
+ *   logs), `/v2/templates`, `/v2/catalog/...` (a fixed catalog, `catalog.ts`): REST v2 management, errors `application/problem+json`,
  *   wrapped lists, `dataCenter`, 201 on create. Every first segment of the v2 document (`pods`,
  *   `serverless`, ...) is reserved: no endpoint may use it.
  * - `/v2/{endpointId}/...`: the job interface, errors `{"message": "..."}`.
@@ -12,6 +12,7 @@
  * dialects). fastify is loaded when a server is built, never at require time.
  */
 import type { FastifyInstance } from "fastify";
+import { registerCatalogRoutes } from "./http/catalogRoutes";
 import { registerJobRoutes } from "./http/jobRoutes";
 import { registerManagementRoutes } from "./http/management";
 import { createApp, type PipelineDeps } from "./http/pipeline";
@@ -34,5 +35,6 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   registerJobRoutes(app, deps.engine);
   registerManagementRoutes(app, { store: deps.store, serverless: deps.serverless });
   registerServerlessRoutes(app, deps.serverless);
+  registerCatalogRoutes(app);
   return app;
 }

@@ -37,6 +37,7 @@ import {
   TemplateSchema,
   type TemplateUpdateInputSchema,
 } from "../wire/serverless";
+import { requireKnownPools } from "./catalog";
 import type { Clock } from "./clock";
 import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
 import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine } from "./jobs/engine";
@@ -295,6 +296,7 @@ export class ServerlessStore {
         "type LOAD_BALANCER: the emulator serves queue-based endpoints only (type QUEUE)",
       );
     }
+    requireKnownPools(body.gpu?.pools, ServerlessConflictError);
     // Exactly one of gpu or cpu, and no CUDA set beside a floor: the wire schema's 400 rules.
     const tpl = body.templateId === undefined ? undefined : this.#template(body.templateId);
     let id = randomId(8);
@@ -347,6 +349,7 @@ export class ServerlessStore {
     const stored = this.#endpoints.get(id);
     if (!stored || !this.#engine.has(id)) return undefined;
     const current = stored.record;
+    requireKnownPools(patch.gpu?.pools, ServerlessConflictError);
     if (patch.gpu !== undefined && current.cpu !== undefined) {
       throw new ServerlessConflictError("gpu: this is a CPU endpoint; the compute family cannot change");
     }

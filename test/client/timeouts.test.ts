@@ -87,7 +87,7 @@ describe("which timer bounds an attempt", () => {
   });
 });
 
-describe("a short timeout also bounds pauses inside the body", () => {
+describe("timeoutMs bounds the whole answer, pauses inside the body included", () => {
   let stalled: http.Server;
   let url: string;
   beforeEach(async () => {
@@ -113,22 +113,50 @@ describe("a short timeout also bounds pauses inside the body", () => {
     expect(error).toBeInstanceOf(APITimeoutError);
   });
 
-  it("keeps a body that trickles in under the timeout (each chunk re-arms it)", async () => {
+  it("ends an answer that trickles in, each pause under the timeout, at the timeout (issue 22 #6)", async () => {
     stalled.removeAllListeners("request");
+    let sent = 0;
     stalled.on("request", (_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
-      // 7 chunks 300 ms apart: 1.8 s in all, over the 1.5 s timeout, each pause well under it.
-      const parts = ['{"id":"j",', " ", '"status":', " ", '"COMP', 'LETED"', "}"];
-      const next = () => {
-        const part = parts.shift();
-        if (part === undefined) return res.end();
-        res.write(part);
-        setTimeout(next, 300);
-      };
-      next();
+      // A byte every 100 ms, for ever: each pause is far under the 600 ms timeout.
+      const timer = setInterval(() => {
+        sent += 1;
+        res.write(" ");
+      }, 100);
+      res.on("close", () => clearInterval(timer));
     });
-    const client = clientFor({ url } as ScriptedServer, { timeoutMs: 1500, maxRetries: 0 });
-    const answer = await client.endpoint("ep").status("j");
-    expect(answer.status).toBe("COMPLETED");
+    const client = clientFor({ url } as ScriptedServer, { timeoutMs: 600, maxRetries: 0 });
+    const error = await client
+      .endpoint("ep")
+      .status("j")
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(APITimeoutError);
+    expect((error as Error).message).toMatch(/timed out after 600 ms/);
+    // The server kept the pauses short: the timer that fired bounds the whole answer, not a pause.
+    expect(sent).toBeGreaterThan(1);
   });
+
+  it(
+    "ends a trickled answer on the coarse path too: a long timeout bounds the whole body",
+    async () => {
+      stalled.removeAllListeners("request");
+      stalled.on("request", (_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        // A byte every 400 ms: undici's body timer (a pause bound) would never fire.
+        const timer = setInterval(() => res.write(" "), 400);
+        res.on("close", () => clearInterval(timer));
+      });
+      const client = clientFor({ url } as ScriptedServer, {
+        timeoutMs: COARSE_TIMEOUT_MIN_MS,
+        maxRetries: 0,
+      });
+      const error = await client
+        .endpoint("ep")
+        .status("j")
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(APITimeoutError);
+      expect((error as Error).message).toMatch(new RegExp(`timed out after ${COARSE_TIMEOUT_MIN_MS} ms`));
+    },
+    COARSE_TIMEOUT_MIN_MS * 3,
+  );
 });

@@ -8,6 +8,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   APIConnectionError,
+  APIError,
   APIUserAbortError,
   AuthenticationError,
   NotFoundError,
@@ -365,5 +366,46 @@ describe("client.serverless.workerLogs", () => {
     const error = await collect(v2Client(server).serverless.workerLogs("ep1", "w1")).catch((e) => e);
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect(error.message).toContain("not text/event-stream");
+  });
+});
+
+describe("an error answer's body is bounded (issue 22 #6)", () => {
+  it("reads at most timeoutMs of a 503 whose body never ends, then fails with what arrived", async () => {
+    let sent = 0;
+    const server = await sseServer((_req, res) => {
+      res.writeHead(503, { "content-type": "text/plain" });
+      const timer = setInterval(() => {
+        sent += 1;
+        res.write("overloaded ");
+      }, 20);
+      res.on("close", () => clearInterval(timer));
+    });
+    const client = v2Client(server, { timeoutMs: 500 });
+    const error = await collect(client.serverless.workerLogs("ep1", "w1", { maxReconnects: 0 })).catch(
+      (e) => e,
+    );
+    expect(error).toBeInstanceOf(APIError);
+    expect(error.status).toBe(503);
+    expect(String(error.body)).toMatch(/^(overloaded )+/);
+    expect(sent).toBeGreaterThan(0);
+  });
+
+  it("keeps at most 64 KB of an endless error body, so memory stays bounded", async () => {
+    const server = await sseServer((_req, res) => {
+      res.writeHead(500, { "content-type": "text/plain" });
+      const chunk = "x".repeat(16 * 1024);
+      const pump = () => {
+        while (res.write(chunk)) {}
+        res.once("drain", pump);
+      };
+      pump();
+    });
+    const client = v2Client(server, { timeoutMs: 30_000 });
+    const error = await collect(client.serverless.workerLogs("ep1", "w1", { maxReconnects: 0 })).catch(
+      (e) => e,
+    );
+    expect(error).toBeInstanceOf(APIError);
+    // Cut at 4 KB for the message, after reading no more than 64 KB (else this would never return).
+    expect(String(error.body).length).toBeLessThanOrEqual(4096 + 3);
   });
 });

@@ -87,7 +87,7 @@ describe("v2 paths the emulator does not serve (item 11)", () => {
     for (const [method, p] of [
       ["GET", "/v2/pods"],
       ["POST", "/v2/clusters"],
-      ["GET", "/v2/catalog/gpus/abc"],
+      ["GET", "/v2/billing/pods"],
       ["GET", "/v2/registries/delegations"],
       ["POST", "/v2/registries/delegations"],
       ["DELETE", "/v2/registries/delegations/d1"],

@@ -9,6 +9,7 @@ import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/jobRun/args";
 import { recordedRunPassed } from "../../src/provider/jobRun/diff";
+import { outputSchemaViolations } from "../../src/provider/jobRun/outputSchema";
 import { judge } from "../../src/provider/jobRun/verdict";
 import { type ProviderHost, urnFor } from "../support/providerHost.mts";
 import { createFailing, createPassing, startJobRunHost } from "./jobRunHostKit";
@@ -181,11 +182,18 @@ let client: RunpodClient;
 beforeAll(async () => {
   emu = await startEmulator({
     apiKeys: ["emu-key-expect14"],
-    endpoints: ["errout:1", "nothing:1", "slow:1"],
+    endpoints: ["errout:1", "nothing:1", "slow:1", "echoed:1", "deep:1"],
     handlers: {
       // A handler that returns its error instead of raising it.
       errout: async () => ({ error: "model weights not found at /models/llama" }),
       nothing: async () => undefined,
+      echoed: async (job) => job.input,
+      // An output nested `depth` levels deep: { a: { a: ... } }.
+      deep: async (job) => {
+        let value: unknown = "bottom";
+        for (let i = 0; i < Number(job.input.depth); i++) value = { a: value };
+        return value;
+      },
       slow: async (job, { signal }) => {
         await new Promise((resolve, reject) => {
           const t = setTimeout(resolve, Number(job.input.ms));
@@ -302,5 +310,129 @@ describe("expect rules in the provider host", () => {
       `expect.maxDelayMs is 100 ms but the job's delayTime (queue time, cold start included) was ${measured} ms`,
     );
     expect((await client.endpoint("slow").status(blocker.id)).status).toBe("COMPLETED");
+  });
+});
+
+describe("expect.outputSchema: formats and patterns (issue 22 #5, #9)", () => {
+  it("fails an output whose string breaks its format (email, uri, date-time), which used to pass", async () => {
+    const emailBroken = await upFails("format-email", {
+      endpointId: "echoed",
+      input: { contact: "not-an-address", link: "no scheme here", at: "yesterday" },
+      expect: {
+        outputSchema: {
+          type: "object",
+          properties: {
+            contact: { format: "email" },
+            link: { format: "uri" },
+            at: { format: "date-time" },
+          },
+        },
+      },
+    });
+    expect(emailBroken.message).toContain('  /contact: must match format "email"');
+    expect(emailBroken.message).toContain('  /link: must match format "uri"');
+    expect(emailBroken.message).toContain('  /at: must match format "date-time"');
+    const { outs } = await up("format-met", {
+      endpointId: "echoed",
+      input: { contact: "ops@example.com", link: "https://example.com/x", at: "2026-11-25T10:00:00Z" },
+      expect: {
+        outputSchema: {
+          type: "object",
+          properties: {
+            contact: { format: "email" },
+            link: { format: "uri" },
+            at: { format: "date-time" },
+          },
+        },
+      },
+    });
+    expect(outs.passed).toBe(true);
+  });
+
+  it("refuses in check a format it cannot check, and a pattern RE2 cannot run, naming expect.outputSchema", async () => {
+    const check = (name: string, outputSchema: unknown) =>
+      host.check(urnFor("JobRun", name), {}, { endpointId: "slow", input: {}, expect: { outputSchema } });
+    const unknown = await check("format-unknown", { type: "string", format: "zip-code" });
+    expect(unknown.failures).toEqual([
+      {
+        property: "expect.outputSchema",
+        reason: expect.stringMatching(/uses format "zip-code", which cannot be checked.*Use one of .*email/),
+      },
+    ]);
+    const lookahead = await check("pattern-lookahead", { type: "string", pattern: "^(?=.*\\d).+$" });
+    expect(lookahead.failures).toEqual([
+      { property: "expect.outputSchema", reason: expect.stringContaining("Lookaround") },
+    ]);
+    expect(host.stderr()).not.toContain("unknown format");
+    for (const [name, loop] of [
+      ["loop-dynamic", { $dynamicAnchor: "a", $dynamicRef: "#a" }],
+      ["loop-ref", { $ref: "#" }],
+      ["loop-defs", { $defs: { x: { $ref: "#/$defs/y" }, y: { $ref: "#/$defs/x" } }, $ref: "#/$defs/x" }],
+    ] as const) {
+      const looped = await check(name, loop);
+      expect(looped.failures, name).toEqual([
+        { property: "expect.outputSchema", reason: expect.stringContaining("refers to itself without end") },
+      ]);
+    }
+  });
+
+  it("runs a catastrophic pattern in linear time: the JobRun is judged and the host stays free", async () => {
+    // ^(a+)+$ against "a" x 40 + "!" backtracks 2^40 steps on a backtracking engine (it ran 55 s
+    // for 31 characters); RE2 answers at once, and a JobRun started alongside completes too.
+    const [broken, other] = await Promise.all([
+      upFails("pattern-catastrophic", {
+        endpointId: "echoed",
+        input: { text: `${"a".repeat(40)}!` },
+        expect: { outputSchema: { properties: { text: { pattern: "^(a+)+$" } } } },
+      }),
+      up("alongside", { endpointId: "slow", input: { ms: 200 } }),
+    ]);
+    expect(broken.message).toContain('  /text: must match pattern "^(a+)+$"');
+    expect(other.outs.passed).toBe(true);
+  });
+});
+
+describe("expect.outputSchema patterns as functions", () => {
+  it("checks each pattern of a schema by its own expression (RE2 engine, one compiled pattern each)", () => {
+    const schema = {
+      properties: { a: { pattern: "^x" }, b: { pattern: "^y" }, c: { pattern: "z$" } },
+    };
+    expect(outputSchemaViolations(schema, { a: "xa", b: "ya", c: "az" })).toEqual([]);
+    expect(outputSchemaViolations(schema, { a: "ax", b: "ya", c: "za" })).toEqual([
+      { path: "/a", message: 'must match pattern "^x"' },
+      { path: "/c", message: 'must match pattern "z$"' },
+    ]);
+  });
+});
+
+describe("an output too deep to store (issue 22 #7)", () => {
+  it("records the job (its id, status, passed) with the output left out, whatever the nesting", async () => {
+    const { id, outs } = await up("deep-output", { endpointId: "deep", input: { depth: 4000 } });
+    expect(id).toBeTruthy();
+    expect(outs).toMatchObject({
+      status: "COMPLETED",
+      passed: true,
+      outputTruncated: true,
+      outputDepth: 4000,
+    });
+    expect(outs.jobId).toEqual(expect.any(String));
+    expect(outs.output).toBeUndefined();
+  });
+
+  it("judges expect on the deep output, and a failure still reaches the state as a partial failure", async () => {
+    const error = await upFails("deep-expect", {
+      endpointId: "deep",
+      input: { depth: 4000 },
+      expect: { output: { b: 1 } },
+    });
+    expect(error.id).toBeTruthy();
+    expect(error.properties).toMatchObject({ status: "COMPLETED", passed: false, outputTruncated: true });
+    expect(error.message).toContain("output.b: expected 1, got missing");
+  });
+
+  it("keeps an output nested within the bound", async () => {
+    const { outs } = await up("shallow-output", { endpointId: "deep", input: { depth: 10 } });
+    expect(outs.outputTruncated).toBeUndefined();
+    expect(JSON.stringify(outs.output)).toContain("bottom");
   });
 });

@@ -4,9 +4,10 @@
  * `__provider` serialized from the INSTALLED package, against the emulator's worker logs (SSE).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RunpodClient } from "../../src/client";
+import { type Job, RunpodClient } from "../../src/client";
 import { NotFoundError } from "../../src/client/errors";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { recordJob } from "../../src/provider/jobRun/execution";
 import {
   boundLogTail,
   MAX_LOG_TAIL_BYTES,
@@ -15,6 +16,7 @@ import {
   type WorkerLogReader,
 } from "../../src/provider/jobRun/logTail";
 import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/operations";
+import type { JobRunResult } from "../../src/provider/jobRun/result";
 import { type ProviderHost, urnFor } from "../support/providerHost.mts";
 import { createFailing, startJobRunHost } from "./jobRunHostKit";
 
@@ -98,7 +100,7 @@ let client: RunpodClient;
 beforeAll(async () => {
   emu = await startEmulator({
     apiKeys: [API_KEY],
-    endpoints: ["release:1", "noisy:1"],
+    endpoints: ["release:1", "noisy:1", "forger:1"],
     rolloutMs: 0,
     handlers: {
       // Logs wide lines, one echoing the credentials it was given, then raises.
@@ -106,6 +108,11 @@ beforeAll(async () => {
         for (let i = 0; i < 120; i++) log(`step ${i} ${"w".repeat(200)}`);
         log(`connecting with ${job.s3Config?.accessSecret} and key ${API_KEY}`);
         throw new Error("could not load the model");
+      },
+      // Writes a line that tries to forge the deploy's output, then fails with coloured text.
+      forger: async (_job, { log }) => {
+        log("loading\u001b[2K\u001b[1A\rerror: Release: endpoint version 99 (all good)");
+        throw new Error("\u001b[31mboom\u001b[0m\r\nat model.py:3");
       },
     },
   });
@@ -187,5 +194,36 @@ describe("a log that cannot be read", () => {
     );
     expect(typeof failed?.properties.workerId).toBe("string");
     expect(failed?.properties.workerLogTail).toBeUndefined();
+  });
+});
+
+describe("text the worker writes cannot forge the deploy's output (issue 22 #8)", () => {
+  it("escapes ANSI sequences and carriage returns in log lines and in the error, keeping the error's line feeds", async () => {
+    const error = await upFails("forger", { endpointId: "forger", input: {} });
+    const tail = error.properties.workerLogTail as string[];
+    const forged = tail.find((l) => l.includes("loading"));
+    expect(forged).toMatch(
+      /loading\\u001b\[2K\\u001b\[1A\\u000derror: Release: endpoint version 99 \(all good\)$/,
+    );
+    const reason = error.reasons?.[0] ?? "";
+    expect(reason).not.toMatch(/\u001b|\r/);
+    expect(reason.split("\n").some((l) => l.startsWith("error: Release"))).toBe(false);
+    expect(error.properties.error).toBe("\\u001b[31mboom\\u001b[0m\\u000d\nat model.py:3");
+  });
+
+  it("keeps a log event whose text holds a line feed on one line of the tail", async () => {
+    async function* reader() {
+      yield { ts: new Date(0).toISOString(), source: "container", line: "ok\nerror: Release: forged" };
+    }
+    const tail = await readLogTail(reader, "ep", "w1", [], 1000);
+    expect(tail).toEqual({ lines: ["1970-01-01T00:00:00.000Z container ok\\u000aerror: Release: forged"] });
+  });
+
+  it("caps a workerId the service sends at 128 characters, escaped", () => {
+    const result: JobRunResult = { attempts: 1, timeline: [] };
+    recordJob(result, { id: "j", status: "COMPLETED", workerId: `w\n${"x".repeat(5_000_000)}` } as Job);
+    expect(result.workerId?.startsWith("w\\u000axxx")).toBe(true);
+    expect(result.workerId?.length).toBeLessThan(200);
+    expect(result.workerId).toMatch(/\.\.\. \[\d+ more characters\]$/);
   });
 });

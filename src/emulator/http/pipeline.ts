@@ -161,7 +161,8 @@ function unservedV2(request: FastifyRequest, reply: FastifyReply): FastifyReply 
       new HttpError(
         501,
         `${request.method} ${found.template} is in the REST v2 document but the emulator does not implement it; ` +
-          "it serves /v2/registries, /v2/network-volumes, /v2/serverless (with releases, workers and worker logs) and /v2/templates",
+          "it serves /v2/registries, /v2/network-volumes, /v2/serverless (with releases, workers and worker logs), " +
+          "/v2/templates and /v2/catalog",
       ),
     );
   }

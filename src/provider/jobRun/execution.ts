@@ -3,6 +3,7 @@
  * stream capture): what it found so far (`result`), how it reports progress, and its deadline.
  */
 import type { Endpoint, Job } from "../../client";
+import { printable } from "../shared";
 import type { ResolvedJobRunArgs } from "./args";
 import type { JobRunResult } from "./result";
 import type { WorkerListReader } from "./rollout";
@@ -68,8 +69,14 @@ export function recordJob(result: JobRunResult, job: Job): void {
   result.status = job.status;
   if (job.output !== undefined) result.output = job.output;
   const error = errorText(job.error);
-  if (error !== undefined) result.error = error;
+  // Control characters escaped (the message prints it); its length is bounded where it is stored.
+  if (error !== undefined) result.error = printable(error, Number.POSITIVE_INFINITY, true);
   if (typeof job.delayTime === "number") result.delayTime = job.delayTime;
   if (typeof job.executionTime === "number") result.executionTime = job.executionTime;
-  if (typeof job.workerId === "string" && job.workerId !== "") result.workerId = job.workerId;
+  if (typeof job.workerId === "string" && job.workerId !== "") {
+    result.workerId = printable(job.workerId, MAX_WORKER_ID_CHARS);
+  }
 }
+
+/** Most characters of a `workerId` kept (the service's ids are about 20; it is stored and printed). */
+export const MAX_WORKER_ID_CHARS = 128;

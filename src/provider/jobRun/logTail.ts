@@ -11,12 +11,14 @@
  * the caller gets a short reason instead.
  */
 import type { WorkerLogEvent } from "../../client";
-import { describeError, redact } from "../shared";
+import { describeError, printable, redact } from "../shared";
 
 /** Most log lines kept: the newest 50. */
 export const MAX_LOG_TAIL_LINES = 50;
 /** Most bytes (UTF-8, lines joined by newlines) of log kept: 8 KB (8,192 bytes), the newest. */
 export const MAX_LOG_TAIL_BYTES = 8 * 1024;
+/** Most characters of one log line kept (the tail as a whole is bounded by `MAX_LOG_TAIL_BYTES`). */
+export const MAX_LOG_LINE_CHARS = 4096;
 /** Longest a log read may take, in ms (less when the JobRun's `timeoutMs` ends sooner). */
 export const LOG_TAIL_TIMEOUT_MS = 5_000;
 /** Silence after the last line received that ends the read, in ms. */
@@ -91,7 +93,8 @@ export async function readLogTail(
       // A line written after the read began (allowing for clock skew): the backfill is over.
       const ts = Date.parse(event.ts);
       if (Number.isFinite(ts) && ts > startedAt + CLOCK_SKEW_MS) break;
-      lines.push(redact(`${event.ts} ${event.source} ${event.line}`, secrets));
+      // One line each, whatever the worker wrote: a newline or an ANSI sequence is shown escaped.
+      lines.push(printable(redact(`${event.ts} ${event.source} ${event.line}`, secrets), MAX_LOG_LINE_CHARS));
       if (lines.length > MAX_LOG_TAIL_LINES) lines.shift();
       clearTimeout(idle);
       idle = setTimeout(() => {

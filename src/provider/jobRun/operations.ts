@@ -34,7 +34,13 @@ import {
 } from "./args";
 import { type LifecycleContext, restDialectOf } from "./context";
 import { LOG_TAIL_TIMEOUT_MS, logTailSection, readLogTail } from "./logTail";
-import { buildOutputs, type JobRunOutputs, MAX_OUTPUT_BYTES, storedResult } from "./outputs";
+import {
+  buildOutputs,
+  type JobRunOutputs,
+  MAX_OUTPUT_BYTES,
+  MAX_OUTPUT_DEPTH,
+  storedResult,
+} from "./outputs";
 import { cancelOnDelete, refreshRecordedJob, settlePreviousJob } from "./recordedJob";
 import { executeJobRun } from "./run";
 
@@ -105,9 +111,12 @@ export async function runAndRecord(
     }
     const stored = storedResult(outcome.result, secrets);
     if (stored.outputTruncated) {
+      const why =
+        stored.outputDepth !== undefined
+          ? `nests ${stored.outputDepth} levels deep, over ${MAX_OUTPUT_DEPTH}`
+          : `(${stored.outputBytes ?? "unknown"} bytes of JSON) is over ${MAX_OUTPUT_BYTES} bytes`;
       log(
-        `JobRun endpoint ${args.endpointId} job ${stored.jobId}: the output (${stored.outputBytes ?? "unknown"} bytes ` +
-          `of JSON) is over ${MAX_OUTPUT_BYTES} bytes and is not stored (outputTruncated: true)`,
+        `JobRun endpoint ${args.endpointId} job ${stored.jobId}: the output ${why} and is not stored (outputTruncated: true)`,
       );
     }
     const outs = await buildOutputs(news as JobRunInputs, stored, outcome.failure === undefined);

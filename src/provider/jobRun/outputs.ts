@@ -4,8 +4,10 @@
  * string the worker or the service wrote has the run's secrets replaced by `[redacted]` (the
  * engine re-marks as secret only outputs whose keys match secret inputs, so an echoed credential
  * would otherwise land in state in plaintext), the worker's error is cut to `MAX_ERROR_CHARS`,
- * and an output over `MAX_OUTPUT_BYTES` of JSON is left out (`outputTruncated`, `outputBytes`
- * say so) after `expect` was judged on the whole output.
+ * and an output over `MAX_OUTPUT_BYTES` of JSON, or nested deeper than `MAX_OUTPUT_DEPTH`, is left
+ * out (`outputTruncated`, with `outputBytes` or `outputDepth`, say so) after `expect` was judged on
+ * the whole output: the job ran and was paid for, so its id must reach the state whatever it returned
+ * (a 4000-deep output overflowed the stack serializing the answer, and nothing was recorded).
  */
 import { MB } from "../../client";
 import { redactValue } from "../shared";
@@ -15,6 +17,12 @@ import { digestS3Config } from "./s3Digest";
 
 /** Most bytes of `output` JSON kept in state: 1 MB (1,000,000 bytes). */
 export const MAX_OUTPUT_BYTES = 1 * MB;
+/**
+ * Deepest nesting of `output` kept in state (objects and arrays, the root counting 1). Deeper
+ * outputs overflow the stack of the recursive code between the provider and the state (Pulumi's
+ * gRPC serialization); real answers nest a few levels.
+ */
+export const MAX_OUTPUT_DEPTH = 100;
 /** Most characters of the worker's `error` kept in state. */
 export const MAX_ERROR_CHARS = 65_536;
 
@@ -22,9 +30,24 @@ export const MAX_ERROR_CHARS = 65_536;
 export type StoredResult = JobRunResult & {
   /** True when the worker's output was over `MAX_OUTPUT_BYTES` of JSON and is not stored. */
   outputTruncated?: boolean;
-  /** Size of the worker's output as JSON, in bytes, when it was left out. */
+  /** Size of the worker's output as JSON, in bytes, when it was left out for its size. */
   outputBytes?: number;
+  /** Nesting depth of the worker's output, when it was left out for its depth. */
+  outputDepth?: number;
 };
+
+/** How deep `value` nests (a scalar 0, `{}` 1, `{ a: [] }` 2), counted without recursion. */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (node === null || typeof node !== "object") continue;
+    if (depth > deepest) deepest = depth;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
 
 /**
  * Everything a JobRun records: its arguments (s3Config as a digest), what the job did, and
@@ -39,6 +62,12 @@ export type JobRunOutputs = Omit<JobRunInputs, "s3Config"> &
  * over `MAX_OUTPUT_BYTES` of JSON left out with `outputTruncated` and `outputBytes`.
  */
 export function storedResult(result: JobRunResult, secrets: readonly string[]): StoredResult {
+  // Measured before anything recursive touches the output (redaction walks it too).
+  const depth = result.output === undefined ? 0 : nestingDepth(result.output);
+  if (depth > MAX_OUTPUT_DEPTH) {
+    const { output: _tooDeep, ...rest } = result;
+    return { ...redactValue(rest, secrets), outputTruncated: true, outputDepth: depth };
+  }
   const stored: StoredResult = redactValue(result, secrets);
   if (typeof stored.error === "string" && stored.error.length > MAX_ERROR_CHARS) {
     const more = stored.error.length - MAX_ERROR_CHARS;

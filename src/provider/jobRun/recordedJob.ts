@@ -114,14 +114,18 @@ export async function refreshRecordedJob(ctx: LifecycleContext, id: string, prop
     const fresh: JobRunResult = { attempts: 0, timeline: [] };
     if (now.output !== undefined) fresh.output = now.output;
     if (typeof now.error === "string" && now.error !== "") fresh.error = now.error;
-    const { output, error, outputTruncated, outputBytes } = storedResult(fresh, ctx.secrets ?? []);
+    const { output, error, outputTruncated, outputBytes, outputDepth } = storedResult(
+      fresh,
+      ctx.secrets ?? [],
+    );
     if (output !== undefined) {
       next.output = output;
       delete next.outputTruncated;
       delete next.outputBytes;
+      delete next.outputDepth;
     }
     if (outputTruncated) {
-      Object.assign(next, { outputTruncated, outputBytes });
+      Object.assign(next, { outputTruncated, outputBytes, outputDepth });
       delete next.output;
     }
     if (error !== undefined) next.error = error;

@@ -69,14 +69,16 @@ export class JobRun extends pulumi.dynamic.Resource {
   /**
    * The worker's output (secret with `secretOutput`), with any credential the worker echoed
    * (s3Config, the API key) replaced by `[redacted]`. Not stored when over 1 MB (1,000,000 bytes)
-   * of JSON: then absent, with `outputTruncated: true` and `outputBytes`. `expect.output` is
-   * always matched against the whole output first.
+   * of JSON or nested over 100 levels deep: then absent, with `outputTruncated: true` and
+   * `outputBytes` or `outputDepth`. `expect` is always judged on the whole output first.
    */
   declare readonly output: pulumi.Output<unknown>;
-  /** True when the output was over 1 MB of JSON and is not stored in `output`. */
+  /** True when the output was over 1 MB of JSON, or over 100 levels deep, and is not stored in `output`. */
   declare readonly outputTruncated: pulumi.Output<boolean | undefined>;
   /** Size of the output as JSON, in bytes, when it was not stored. */
   declare readonly outputBytes: pulumi.Output<number | undefined>;
+  /** Nesting depth of the output, when it was not stored for being over 100 levels deep. */
+  declare readonly outputDepth: pulumi.Output<number | undefined>;
   /** The worker's error message, when it failed (redacted; at most 65,536 characters kept). */
   declare readonly error: pulumi.Output<string | undefined>;
   /** Time the job spent queued, ms (service figure). */
@@ -133,6 +135,7 @@ export class JobRun extends pulumi.dynamic.Resource {
       output: undefined,
       outputTruncated: undefined,
       outputBytes: undefined,
+      outputDepth: undefined,
       error: undefined,
       delayTime: undefined,
       executionTime: undefined,
