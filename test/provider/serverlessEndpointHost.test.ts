@@ -38,8 +38,11 @@ const projectDir = inject("installedProjectDir");
 // ---------------------------------------------------------------------------------------------
 
 class LossyProxy {
-  /** Requests (method and path) whose next answer is lost after the emulator acted. */
-  private readonly lose: { method: string; path: RegExp }[] = [];
+  /**
+   * Requests (method and path) whose next answer is lost after the emulator acted: the
+   * connection reset (`reset`) or a 500 instead of the answer (`500`).
+   */
+  private readonly lose: { method: string; path: RegExp; how: "reset" | "500" }[] = [];
   readonly seen: { method: string; path: string }[] = [];
   private readonly server: http.Server;
   url = "";
@@ -56,8 +59,8 @@ class LossyProxy {
     });
   }
 
-  loseAnswerTo(method: string, path: RegExp): void {
-    this.lose.push({ method, path });
+  loseAnswerTo(method: string, path: RegExp, how: "reset" | "500" = "reset"): void {
+    this.lose.push({ method, path, how });
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse, body: string): Promise<void> {
@@ -65,15 +68,19 @@ class LossyProxy {
     const method = req.method ?? "GET";
     this.seen.push({ method, path });
     const index = this.lose.findIndex((r) => r.method === method && r.path.test(path));
-    if (index >= 0) this.lose.splice(index, 1);
+    const lost = index >= 0 ? this.lose.splice(index, 1)[0] : undefined;
     const headers: Record<string, string> = { authorization: String(req.headers.authorization ?? "") };
     if (body) headers["content-type"] = "application/json";
     if (req.headers.accept) headers.accept = String(req.headers.accept);
     if (req.headers["last-event-id"]) headers["last-event-id"] = String(req.headers["last-event-id"]);
     const answer = await fetch(this.upstream + req.url, { method, headers, body: body || undefined });
-    if (index >= 0) {
+    if (lost !== undefined) {
       await answer.text();
-      req.socket.destroy();
+      if (lost.how === "500") {
+        res.writeHead(500, { "content-type": "application/json" }).end('{"message":"internal error"}');
+      } else {
+        req.socket.destroy();
+      }
       return;
     }
     const out: Record<string, string> = {};
@@ -294,6 +301,17 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
       [2, false],
     ]);
     expectCleanOutputs(updated);
+
+    // The documented pairing: JobRun({ endpointId: ep.id, triggers: [ep.version] }) tests that release.
+    const smoke = urnFor("JobRun", `smoke-${name}`);
+    const checkedRun = await host.check(
+      smoke,
+      {},
+      { endpointId: id, input: { ping: 1 }, triggers: [updated.version] },
+    );
+    expect(checkedRun.failures).toEqual([]);
+    const { outs: run } = await host.create(smoke, checkedRun.inputs);
+    expect(run).toMatchObject({ passed: true, endpointVersion: 2, output: { ping: 1 } });
   });
 
   it("applies a scaling change at once, with no release and no wait", async () => {
@@ -394,18 +412,21 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
     await host.delete(id, urn("delete"), outs);
   });
 
-  it("after a lost answer to the create, records the endpoint the service made: exactly one exists", async () => {
-    const name = fresh("lost");
-    proxy.loseAnswerTo("POST", /\/v2\/serverless$/);
-    const { id } = await create("lost", base(name));
-    const existing = await named(name);
-    expect(existing.map((e) => e.id)).toEqual([id]);
-    expect(
-      proxy.seen.filter((r) => r.method === "POST" && r.path === "/v2/serverless").length,
-    ).toBeGreaterThan(0);
-    expect(host.stderr()).toContain(`warning: Creating serverless endpoint "${name}" failed (`);
-    expect(host.stderr()).toContain(`the service had created it anyway (id ${id}`);
-  });
+  it.each(["reset", "500"] as const)(
+    "after a lost answer to the create (%s after the service acted), records the endpoint it made: exactly one exists",
+    async (how) => {
+      const name = fresh(`lost-${how}`);
+      proxy.loseAnswerTo("POST", /\/v2\/serverless$/, how);
+      const { id } = await create("lost", base(name));
+      const existing = await named(name);
+      expect(existing.map((e) => e.id)).toEqual([id]);
+      expect(
+        proxy.seen.filter((r) => r.method === "POST" && r.path === "/v2/serverless").length,
+      ).toBeGreaterThan(0);
+      expect(host.stderr()).toContain(`warning: Creating serverless endpoint "${name}" failed (`);
+      expect(host.stderr()).toContain(`the service had created it anyway (id ${id}`);
+    },
+  );
 
   it('with rollout "ignore", returns as soon as the service took the release', async () => {
     const name = fresh("ignore");
