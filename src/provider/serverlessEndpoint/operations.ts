@@ -216,6 +216,7 @@ async function settle(
   const label = labelOf(record.name || inputs.name, record.id);
   const all = [...secrets, ...envValues(record.env)];
   let failure: unknown;
+  let during = "waiting for its rollout";
   if ((inputs.rollout ?? "wait") === "wait") {
     try {
       await waitForEndpointRollout(
@@ -248,15 +249,18 @@ async function settle(
     ]);
     outs = endpointOutputs(live, releases, inputs, [...all, ...envValues(live.env)]);
   } catch (error) {
-    failure ??= error;
+    if (failure === undefined) {
+      failure = error;
+      during = "reading it back";
+    }
     outs = endpointOutputs(record, undefined, inputs, all);
   }
   if (failure === undefined) return outs;
   const message =
     failure instanceof EndpointRolloutError
       ? failure.message
-      : `ServerlessEndpoint ${label} was created or changed, but reading it back failed (${describeError(failure)}). ` +
-        "Run pulumi refresh, or pulumi up again.";
+      : `ServerlessEndpoint ${label} was created or changed, but ${during} failed (${describeError(failure)}). ` +
+        "The endpoint is recorded in the state; run pulumi up again to finish (it waits for the rollout again).";
   throw Object.assign(new RunpodError(message), {
     id: record.id,
     properties: { ...outs, [PROVIDER_KEY]: provider },
