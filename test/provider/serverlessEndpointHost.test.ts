@@ -553,7 +553,20 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
       },
     ]);
     const envFailures = await failuresOf({ ...good, env: { HF_TOKEN: 42, OTHER: TOKEN } });
-    expect(envFailures).toEqual([{ property: "", reason: expect.stringContaining("env") }]);
+    expect(envFailures).toEqual([{ property: "", reason: "env.HF_TOKEN: env value must be a string" }]);
+    expect(await failuresOf({ ...good, scaling: undefined })).toEqual([
+      {
+        property: "",
+        reason:
+          'scaling is required ({ type: "QUEUE_DELAY", queueDelay } or { type: "REQUEST_COUNT", requestCount })',
+      },
+    ]);
+    expect(await failuresOf({ ...good, type: "LOAD_BALANCER" })).toEqual([
+      { property: "", reason: "scaling.type: type must be REQUEST_COUNT on a LOAD_BALANCER endpoint" },
+    ]);
+    expect(await failuresOf({ ...good, timeout: "5" })).toEqual([
+      { property: "timeout", reason: "timeout must be an integer, got a string" },
+    ]);
     expectNoSecret(JSON.stringify(envFailures));
     // Unknown values (a preview) are not judged.
     expect(await failuresOf({ ...good, image: UNKNOWN, gpu: UNKNOWN, env: UNKNOWN, disk: UNKNOWN })).toEqual(
