@@ -74,6 +74,7 @@ export {
   ServerlessEndpoint,
   type ServerlessEndpointArgs,
 } from "./provider/serverlessEndpoint/resource";
+export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
 export type * from "./wire/catalog";
 export type * from "./wire/serverless";
 

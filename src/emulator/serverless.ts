@@ -12,7 +12,8 @@
  *
  * Templates are snapshots: an endpoint takes the template's container settings when it is created
  * (or when `templateId` changes), and body fields override them; a later template change does not
- * touch the endpoint. A template in use cannot be deleted (400).
+ * touch the endpoint. A template in use cannot be deleted (400); deleting an endpoint deletes its
+ * bound template too (unless another endpoint is bound to it).
  *
  * With `--state-file`, endpoints made over REST v2 (with their releases) and templates are kept in
  * the file's `serverless` section, written before a change is acknowledged; on restart they come
@@ -412,7 +413,13 @@ export class ServerlessStore {
 
   /** Deletes an endpoint: its jobs end and its job interface answers 404. */
   async deleteEndpoint(id: string): Promise<boolean> {
+    const bound = this.#endpoints.get(id)?.record.templateId;
     if (!this.#endpoints.delete(id)) return false;
+    // "Permanently deletes a serverless endpoint and its bound template" (deleteEndpoint), unless
+    // another endpoint is still bound to it (the service refuses to delete a template in use).
+    if (bound !== undefined && !this.listEndpoints().some((e) => e.record.templateId === bound)) {
+      this.#templates.delete(bound);
+    }
     const removed = this.#engine.removeEndpoint(id);
     await this.#save();
     return removed;
@@ -526,6 +533,8 @@ export class ServerlessStore {
     for (const [key, value] of Object.entries(patch)) {
       if (value !== undefined) (next as Record<string, unknown>)[key] = structuredClone(value);
     }
+    // The document's TemplateMounts: "omitting `mounts` or sending `{}` leaves the existing mount unchanged".
+    if (patch.mounts !== undefined && patch.mounts.persistent === undefined) next.mounts = current.mounts;
     this.#templates.set(id, next);
     await this.#save();
     return next;

@@ -193,7 +193,8 @@ describe("client.serverless and client.templates against the emulator", () => {
 
     await client.serverless.delete(created.id);
     await expect(client.serverless.get(created.id)).rejects.toBeInstanceOf(NotFoundError);
-    await client.templates.delete(template.id);
+    // Deleting an endpoint deletes its bound template too (the v2 document's deleteEndpoint).
     await expect(client.templates.get(template.id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.templates.delete(template.id)).rejects.toBeInstanceOf(NotFoundError);
   });
 });

@@ -14,9 +14,10 @@ const OPERATIONS: Record<ProviderKind, string> = {
   ContainerRegistryAuth: "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js",
   JobRun: "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js",
   ServerlessEndpoint: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/operations.js",
+  Template: "pulumi-runpod-dynamic/dist/provider/template/operations.js",
 };
 
-describe.each(["ContainerRegistryAuth", "JobRun", "ServerlessEndpoint"] as const)(
+describe.each(["ContainerRegistryAuth", "JobRun", "ServerlessEndpoint", "Template"] as const)(
   "the %s provider as stored in state",
   (kind) => {
     it("is at most 8 KB, holds no secret, and loads its operations module from the package by name", async () => {

@@ -28,7 +28,7 @@ import type * as Package from "../../src/index";
 import { HostError, type ProviderHost, startProviderHost } from "../support/providerHost.mts";
 import { type ProviderKind as AnyProviderKind, serializedProvider } from "../support/serializedProvider.mts";
 
-/** The kinds version 0.1.0 shipped (the fixture's); resources added since have no 0.1.0 state. */
+/** The kinds 0.1.0 shipped: later kinds have no 0.1.0 state to honour. */
 type ProviderKind = Extract<AnyProviderKind, "ContainerRegistryAuth" | "JobRun">;
 
 const execFileAsync = promisify(execFile);

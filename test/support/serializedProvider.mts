@@ -23,7 +23,7 @@ import { promisify } from "node:util";
 const execFileAsync = promisify(execFile);
 
 /** The dynamic resource kinds this package ships. */
-export type ProviderKind = "ContainerRegistryAuth" | "JobRun" | "ServerlessEndpoint";
+export type ProviderKind = "ContainerRegistryAuth" | "JobRun" | "ServerlessEndpoint" | "Template";
 
 /** Where each kind's provider class lives in the installed package. */
 export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName: string }> = {
@@ -35,6 +35,10 @@ export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName
   ServerlessEndpoint: {
     module: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/resource.js",
     exportName: "ServerlessEndpointProvider",
+  },
+  Template: {
+    module: "pulumi-runpod-dynamic/dist/provider/template/resource.js",
+    exportName: "TemplateProvider",
   },
 };
 

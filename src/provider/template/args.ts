@@ -1,0 +1,167 @@
+/**
+ * The arguments of a `Template` as the provider sees them (plain values; values not known yet in
+ * a preview are Pulumi's unknown sentinel), their one schema, and `check`'s field-level
+ * validation built on it. No network.
+ *
+ * The schema is the client's own body of a template create (`TemplateCreateInputSchema`, the v2
+ * document's `CreateTemplateRequest`: every field, its bounds and messages), so the argument
+ * names are the document's. What only the provider adds: a blank `name` or `image` fails too,
+ * and a v1 `runpod:restUrl` fails (templates exist only in REST v2).
+ *
+ * Also here: what an omitted argument means for an update ({@link OMITTED_MEANS}). A template is
+ * created with the document's default for each field the body omits; an argument removed from
+ * the program later is brought back to that value by the PATCH (`env: {}`, `ports: []`, ...), so
+ * the template always looks like one created from the program as it is now.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import type { z } from "zod";
+import { resolveRestUrl, TemplateCreateInputSchema } from "../../client";
+import type { RunpodSettings } from "../config";
+import { containsUnknown, describeType, redact } from "../shared";
+
+const body = TemplateCreateInputSchema.shape;
+
+/** Strict schema of the arguments (an unknown key is a typo and fails). */
+export const TemplateArgsSchema = TemplateCreateInputSchema.extend({
+  name: body.name.refine((value) => value.trim() !== "", { error: "name must not be empty" }),
+  image: body.image.refine((value) => value.trim() !== "", { error: "image must not be empty" }),
+});
+
+/** Inputs as the provider sees them after `check`: the create body. */
+export type TemplateInputs = z.infer<typeof TemplateArgsSchema>;
+
+/** Every argument name: `name` and `image` (required) first, then the schema's order. */
+export const ARG_NAMES = [
+  "name",
+  "image",
+  ...Object.keys(TemplateArgsSchema.shape).filter((key) => key !== "name" && key !== "image"),
+] as (keyof TemplateInputs)[];
+
+/**
+ * What an argument left out of the program stands for: the value the service gives a template
+ * created without it (the v2 document's `default`, or the empty value of a list, map or string),
+ * which a PATCH can set. An update whose program dropped such an argument sends this value, so
+ * the service really drops what the program no longer says: `env: {}` removes every variable,
+ * `registry: null` the credential, `allowedCudaVersions: []` the constraint (the document: "an
+ * explicit [] clears the constraint").
+ *
+ * Not here: `name` and `image` (required), `disk` (the document states no default: a template
+ * created without it gets the service's choice, so leaving `disk` out keeps the current size)
+ * and `mounts` (a PATCH with `mounts: {}` "leaves the existing mount unchanged", per the
+ * document; removing the persistent mount from the program therefore replaces the template, see
+ * {@link MOUNT_REMOVAL}).
+ */
+export const OMITTED_MEANS = {
+  args: "",
+  env: {},
+  ports: [],
+  registry: null,
+  allowedCudaVersions: [],
+  category: "NVIDIA",
+  public: false,
+  serverless: false,
+  startJupyter: true,
+  startSsh: true,
+} as const satisfies Partial<Record<keyof TemplateInputs, unknown>>;
+
+/** The field whose removal replaces the template: a PATCH cannot remove a persistent mount. */
+export const MOUNT_REMOVAL = "mounts";
+
+/** Arguments whose check failure leaves `property` empty: secret or nested values the engine would print whole. */
+const WHOLE_VALUE_FIELDS = new Set(["env", "mounts", "ports", "allowedCudaVersions"]);
+
+/** The message of a v1 `restUrl`: templates exist only in the REST v2 interface. */
+export function v1RestUrlReason(settings: RunpodSettings | undefined): string | undefined {
+  const raw = settings?.restUrl;
+  if (raw === undefined) return undefined;
+  let resolved: ReturnType<typeof resolveRestUrl>;
+  try {
+    resolved = resolveRestUrl(raw);
+  } catch {
+    return undefined; // a malformed URL fails when the client is built, naming where it was set
+  }
+  if (resolved.dialect === "v2") return undefined;
+  const where = settings?.sources?.restUrl === "env" ? "RUNPOD_REST_API_URL" : "runpod:restUrl";
+  return (
+    `Template needs the REST v2 interface, but ${where} is ${raw}, REST v1 (retired 2026-11-15; it ` +
+    `never had templates). Set ${where} to a URL ending in /v2, e.g. https://api.runpod.io/v2.`
+  );
+}
+
+/**
+ * `check`'s validation: every failure found, one per argument, naming the field and what is
+ * allowed. `null` counts as not given. Values unknown in a preview are not judged; an unknown
+ * argument name fails whatever its value. No failure reason carries a value of `env`.
+ */
+export function checkTemplateArgs(
+  settings: RunpodSettings | undefined,
+  news: Record<string, unknown>,
+): pulumi.dynamic.CheckResult {
+  const { __provider: _provider, ...given } = news;
+  const args = Object.fromEntries(Object.entries(given).map(([key, value]) => [key, value ?? undefined]));
+  const inputs = Object.fromEntries(
+    ARG_NAMES.filter((key) => args[key] !== undefined).map((k) => [k, args[k]]),
+  );
+  const byField: { field: string; failure: pulumi.dynamic.CheckFailure }[] = [];
+  const unknownKeys: pulumi.dynamic.CheckFailure[] = [];
+  const result = TemplateArgsSchema.safeParse(args);
+  const seen = new Set<string>();
+  for (const issue of result.success ? [] : result.error.issues) {
+    if (issue.code === "unrecognized_keys" && issue.path.length === 0) {
+      for (const key of issue.keys) {
+        unknownKeys.push({
+          property: key,
+          reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}`,
+        });
+      }
+      continue;
+    }
+    const field = String(issue.path[0]);
+    if (containsUnknown(args[field]) || seen.has(field)) continue;
+    seen.add(field);
+    const where = issue.path.map(String).join(".");
+    const reason = reasonFor(issue, field, where, args[field]);
+    byField.push({ field, failure: { property: WHOLE_VALUE_FIELDS.has(field) ? "" : field, reason } });
+  }
+  // The restUrl first, then the arguments in their order, then the names that are no argument.
+  const order = (field: string) => ARG_NAMES.indexOf(field as keyof TemplateInputs);
+  const v1 = v1RestUrlReason(settings);
+  const failures = [
+    ...(v1 ? [{ property: "", reason: v1 }] : []),
+    ...byField.sort((a, b) => order(a.field) - order(b.field)).map((f) => f.failure),
+    ...unknownKeys,
+  ];
+  const envValues = envValuesOf(args.env);
+  return {
+    inputs,
+    failures: failures.map((f) => ({ property: f.property, reason: redact(f.reason, envValues) })),
+  };
+}
+
+/** The failure's wording: the field (dotted path inside a nested value) and what is allowed. */
+function reasonFor(issue: z.core.$ZodIssue, field: string, where: string, value: unknown): string {
+  if (issue.code === "unrecognized_keys") return `${where}: unknown key ${issue.keys.join(", ")}`;
+  // Inside a nested value, the dotted path first (`env.HF_TOKEN`, `mounts.persistent.size`).
+  const message = issue.message.startsWith(where) ? issue.message : `${where}: ${issue.message}`;
+  if (issue.code !== "invalid_type") return message;
+  if (value === undefined && (field === "name" || field === "image")) {
+    return `${field} is required: a non-empty string`;
+  }
+  // The value's type only at the top level; never a value of env.
+  return issue.path.length === 1 ? `${message}, got ${describeType(value)}` : message;
+}
+
+/** The string values of an `env` map (anything else gives none). */
+export function envValuesOf(env: unknown): string[] {
+  if (env === null || typeof env !== "object" || Array.isArray(env)) return [];
+  return Object.values(env as Record<string, unknown>).filter((v): v is string => typeof v === "string");
+}
+
+/** The stored or checked arguments as the create body: the fields given, as given. */
+export function plainInputs(raw: Record<string, unknown>): TemplateInputs {
+  const inputs: Record<string, unknown> = {};
+  for (const key of ARG_NAMES) if (raw[key] !== undefined && raw[key] !== null) inputs[key] = raw[key];
+  // `registry: null` is "no credential", a value of its own.
+  if (raw.registry === null) inputs.registry = null;
+  return inputs as TemplateInputs;
+}

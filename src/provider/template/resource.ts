@@ -1,0 +1,231 @@
+/**
+ * `Template`: a RunPod template (REST v2 `/v2/templates`) as a Pulumi dynamic resource.
+ *
+ * The resource class runs in the Pulumi program; this module is loaded whenever the package root
+ * is, so it stays light: `@pulumi/pulumi` and type imports only. The provider object is
+ * serialized into each resource's state (`__provider`) and run later in Pulumi's dynamic-provider
+ * host, so the provider class below stays tiny: every method loads the operations module from the
+ * installed package by name and delegates to it. Nothing but that module path is captured.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { RunpodSettings } from "../config";
+import type * as Operations from "./operations";
+
+/**
+ * Module the serialized provider loads in the provider host (resolved from the program's
+ * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
+ */
+const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/template/operations.js";
+
+/** A template's one persistent mount (host-local storage; network mounts are not allowed). */
+export interface TemplatePersistentMount {
+  /** Size in GB, at least 10. */
+  size: number;
+  /** Mount path inside the container, e.g. `/workspace`. */
+  path: string;
+}
+
+/**
+ * Arguments of a {@link Template}: the fields of the REST v2 document's `CreateTemplateRequest`,
+ * under its names. What an argument left out means: the service's default at create; on an
+ * update, an argument removed from the program is set back to that default (`env: {}`,
+ * `ports: []`, `args: ""`, `registry: null`, `allowedCudaVersions: []`, `category: "NVIDIA"`,
+ * `public`/`serverless: false`, `startSsh`/`startJupyter: true`), except `disk` (kept as it is).
+ */
+export interface TemplateArgs {
+  /** Name of the template (need not be unique). Changes in place. */
+  name: pulumi.Input<string>;
+  /**
+   * Docker image reference, e.g. `me/worker:1.4`. Changes in place, but reaches only endpoints
+   * created afterwards: pass it to the endpoint too (`image: template.image`) to roll one out.
+   */
+  image: pulumi.Input<string>;
+  /** Arguments passed to the container entrypoint. Changes in place. */
+  args?: pulumi.Input<string>;
+  /** Container disk in GB (ephemeral), at least 1. Changes in place; left out, the service's value stays. */
+  disk?: pulumi.Input<number>;
+  /**
+   * Environment variables. Always stored as ONE secret (the whole map), in state and outputs;
+   * no value of it appears in any other output, error or log. Changes in place; removed from
+   * the program, the template's variables are removed (`env: {}`).
+   */
+  env?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** Exposed ports as `port/protocol`, e.g. `["8000/http", "22/tcp"]`. Changes in place. */
+  ports?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * Container registry credential id for a private image (a `ContainerRegistryAuth`'s id), or
+   * `null` for none. Changes in place.
+   */
+  registry?: pulumi.Input<string | null>;
+  /**
+   * Storage mounts: at most one persistent mount. Its size and path change in place; removing
+   * it replaces the template (a PATCH cannot remove a mount).
+   */
+  mounts?: pulumi.Input<{ persistent?: pulumi.Input<TemplatePersistentMount> }>;
+  /** Acceptable CUDA versions (`major.minor`); empty or left out means any. Changes in place. */
+  allowedCudaVersions?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * How the console groups the template: `CPU`, `NVIDIA` or `AMD` (no effect on hardware).
+   * Changes in place.
+   * @default "NVIDIA"
+   */
+  category?: pulumi.Input<"CPU" | "NVIDIA" | "AMD">;
+  /** Visible to other RunPod users. Changes in place. @default false */
+  public?: pulumi.Input<boolean>;
+  /**
+   * For serverless workers (`true`) or pods (`false`): endpoints take serverless templates.
+   * Changes in place.
+   * @default false
+   */
+  serverless?: pulumi.Input<boolean>;
+  /** Start JupyterLab in containers made from it (`JUPYTER_PASSWORD` injection). Changes in place. @default true */
+  startJupyter?: pulumi.Input<boolean>;
+  /** Provision SSH access in containers made from it (`PUBLIC_KEY` injection). Changes in place. @default true */
+  startSsh?: pulumi.Input<boolean>;
+}
+
+/**
+ * The dynamic provider of {@link Template}. Construct it with no arguments; it holds no state
+ * until the provider host calls `configure`.
+ */
+export class TemplateProvider implements pulumi.dynamic.ResourceProvider {
+  /** Settings resolved by `configure`; set only inside the provider host, never serialized. */
+  private settings: RunpodSettings | undefined;
+
+  /** Reads `runpod:*` stack config (environment fallback) for this host process. */
+  async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    this.settings = ops.settingsFromConfigure(req.config);
+  }
+
+  async check(olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.checkTemplate(this.settings, olds, news);
+  }
+
+  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.diffTemplate(id, olds, news);
+  }
+
+  async create(inputs: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.createTemplate(this.settings, inputs);
+  }
+
+  async read(id: string, props?: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.readTemplate(this.settings, id, props);
+  }
+
+  async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.updateTemplate(this.settings, id, olds, news);
+  }
+
+  async delete(id: string, props: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.deleteTemplate(this.settings, id, props);
+  }
+}
+
+/**
+ * A RunPod template (`pulumi-nodejs:dynamic/runpod:Template`), REST v2 only: a container
+ * configuration (image, env, disk, ports, ...) that endpoints and pods are created from. Its id
+ * is the service's id; pass it as an endpoint's `templateId`.
+ *
+ * A template is a SNAPSHOT applied when an endpoint is created: a later change of the template
+ * (its image, its env) does NOT reach endpoints that already exist. The endpoint's own fields
+ * override the template's, so to roll a new image out with one edit, give the endpoint the
+ * template's image too:
+ *
+ * ```ts
+ * const tmpl = new Template("worker", { name: "worker", image: `me/worker:${tag}`, serverless: true });
+ * const ep = new ServerlessEndpoint("ep", { templateId: tmpl.id, image: tmpl.image, ... });
+ * ```
+ *
+ * Every field changes in place (one PATCH), except the removal of the persistent mount, which
+ * replaces the template. A create never leaves a duplicate after a lost answer (it lists to
+ * reconcile). Needs `runpod:apiKey` (or `RUNPOD_API_KEY`); a REST v1 `runpod:restUrl` fails the
+ * preview.
+ */
+export class Template extends pulumi.dynamic.Resource {
+  /** Name, as the service stores it. */
+  declare readonly name: pulumi.Output<string>;
+  /** Docker image reference, as the service stores it. */
+  declare readonly image: pulumi.Output<string>;
+  /** Entrypoint arguments (`""` for none). */
+  declare readonly args: pulumi.Output<string>;
+  /** Container disk in GB. */
+  declare readonly disk: pulumi.Output<number>;
+  /** Environment variables, always secret. */
+  declare readonly env: pulumi.Output<Record<string, string>>;
+  /** Exposed ports. */
+  declare readonly ports: pulumi.Output<string[]>;
+  /** Registry credential id, or null. */
+  declare readonly registry: pulumi.Output<string | null>;
+  /** Mounts (`{}` for none). */
+  declare readonly mounts: pulumi.Output<{ persistent?: TemplatePersistentMount }>;
+  /** Acceptable CUDA versions (empty: any). */
+  declare readonly allowedCudaVersions: pulumi.Output<string[]>;
+  /** Console category. */
+  declare readonly category: pulumi.Output<string>;
+  /** Visible to other users. */
+  declare readonly public: pulumi.Output<boolean>;
+  /** For serverless workers. */
+  declare readonly serverless: pulumi.Output<boolean>;
+  /** JupyterLab at container start. */
+  declare readonly startJupyter: pulumi.Output<boolean>;
+  /** SSH access at container start. */
+  declare readonly startSsh: pulumi.Output<boolean>;
+
+  constructor(name: string, args: TemplateArgs, opts?: pulumi.CustomResourceOptions) {
+    const props = {
+      name: args.name,
+      image: args.image,
+      args: args.args,
+      disk: args.disk,
+      env: args.env === undefined ? undefined : pulumi.secret(args.env),
+      ports: args.ports,
+      registry: args.registry,
+      mounts: args.mounts,
+      allowedCudaVersions: args.allowedCudaVersions,
+      category: args.category,
+      public: args.public,
+      serverless: args.serverless,
+      startJupyter: args.startJupyter,
+      startSsh: args.startSsh,
+    };
+    super(
+      Template.#providerInstance(),
+      name,
+      props,
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["env"] }),
+      "runpod",
+      "Template",
+    );
+  }
+
+  static #provider: TemplateProvider | undefined;
+
+  /** One provider instance for every Template of a program (serialized once). */
+  static #providerInstance(): TemplateProvider {
+    Template.#provider ??= new TemplateProvider();
+    return Template.#provider;
+  }
+
+  /** The provider object every instance shares (exposed for tests and benchmarks). */
+  static get provider(): TemplateProvider {
+    return Template.#providerInstance();
+  }
+
+  /**
+   * Reads an existing template into the program by its service id, without managing it: the
+   * stack neither changes nor deletes it. Every field is read from the service (`env` as a
+   * secret). A wrong id fails with an error naming it.
+   */
+  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Template {
+    const unknownArgs = { name: undefined, image: undefined };
+    return new Template(name, unknownArgs as unknown as TemplateArgs, { ...opts, id });
+  }
+}
