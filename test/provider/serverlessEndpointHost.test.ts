@@ -350,6 +350,39 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
     expect(await host.diff(id, urn("drop"), updated, news)).toMatchObject({ changes: false });
   });
 
+  it("takes omitted container settings from its template and leaves them alone; its delete also removes the template", async () => {
+    const tpl = await client.templates.create({
+      name: fresh("tpl"),
+      image: "acme/from-template:1",
+      env: { FROM_TEMPLATE: "yes" },
+      ports: ["8000/http"],
+      serverless: true,
+    });
+    const { image: _image, env: _env, ...rest } = base(fresh("templated"));
+    const { id, outs, inputs } = await create("templated", { ...rest, templateId: tpl.id });
+    expect(outs).toMatchObject({
+      image: "acme/from-template:1",
+      env: { FROM_TEMPLATE: "yes" },
+      ports: ["8000/http"],
+      templateId: tpl.id,
+    });
+    expect(await host.diff(id, urn("templated"), outs, inputs)).toMatchObject({ changes: false });
+    // The endpoint's own image wins over the template's: one edit rolls the endpoint.
+    const news = await checked(
+      "templated",
+      { ...inputs, image: "acme/from-template:2", rollout: "ignore" },
+      inputs,
+    );
+    const { outs: updated } = await host.update(id, urn("templated"), outs, news);
+    expect(updated).toMatchObject({
+      image: "acme/from-template:2",
+      env: { FROM_TEMPLATE: "yes" },
+      version: 2,
+    });
+    await host.delete(id, urn("templated"), updated);
+    expect((await client.templates.list()).map((t) => t.id)).not.toContain(tpl.id);
+  });
+
   it("replaces on a compute family change: the new endpoint first, then the old one deleted", async () => {
     const name = fresh("family");
     const old = await create("family", base(name));
