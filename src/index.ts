@@ -61,7 +61,8 @@ export {
   getNetworkVolumes,
   getNetworkVolumesOutput,
   type LookupOptions,
-} from "./provider/networkVolumes";
+} from "./provider/networkVolume/lookups";
+export { NetworkVolume, type NetworkVolumeArgs } from "./provider/networkVolume/resource";
 export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/registryAuth/resource";
 export {
   type GetServerlessEndpointArgs,

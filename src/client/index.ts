@@ -34,6 +34,7 @@ export { encodeSegment, path } from "./path";
 export { type LimiterClock, RateLimiter, sharedLimiter } from "./rateLimiter";
 export {
   type RegistryLogin,
+  redactEnvMaps,
   redactText,
   redactValue,
   type Secret,

@@ -5,7 +5,8 @@
  *
  * A service (or a proxy in front of it) that echoes a request does not always echo a secret as
  * it was sent: it may quote it in JSON, percent-encode it (a query string or form body), HTML-
- * escape it (an error page), or show the base64 `username:password` of a Docker registry login
+ * escape it (an error page), quote it as a path (`/` kept), dump it as hex, or show the base64
+ * `username:password` of a Docker registry login
  * (`auth` in `~/.docker/config.json`, `Authorization: Basic`). {@link secretForms} lists every
  * such form of each secret, and the redactors replace them longest first, so a form that
  * contains another (the base64 of `user:password` contains neither, but a JSON-escaped value
@@ -62,6 +63,28 @@ function percentForms(value: string): string[] {
   return [component, form, lower(component), lower(form), form.replace(/\+/g, "%20")];
 }
 
+/**
+ * Percent-encoding as path-quoting libraries write it, with `/` kept: Python's `urllib.parse.quote`
+ * (everything but letters, digits, `_.-~` and `/`, upper-case hex) and `encodeURI`-style paths.
+ * AWS secret keys contain `/`, so `encodeURIComponent`'s form alone misses these.
+ */
+function pathQuotedForms(value: string): string[] {
+  const quoted = [...Buffer.from(value, "utf8")]
+    .map((byte) => {
+      const c = String.fromCharCode(byte);
+      return /[A-Za-z0-9_.~/-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+    })
+    .join("");
+  const component = encodeURIComponent(value).replace(/%2F/g, "/");
+  return [quoted, quoted.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase()), component];
+}
+
+/** The value's UTF-8 bytes as hex (a debug dump, `bytes.hex()`), lower- and upper-case. */
+function hexForms(value: string): string[] {
+  const hex = Buffer.from(value, "utf8").toString("hex");
+  return [hex, hex.toUpperCase()];
+}
+
 /** JSON string content: as `JSON.stringify` writes it, and with non-ASCII as `\uXXXX` too. */
 function jsonForms(value: string): string[] {
   const plain = JSON.stringify(value).slice(1, -1);
@@ -103,6 +126,8 @@ function valueForms(value: string): string[] {
     value,
     ...jsonForms(value),
     ...percentForms(value),
+    ...pathQuotedForms(value),
+    ...hexForms(value),
     ...htmlForms(value),
     ...base64Forms(Buffer.from(value, "utf8")),
     ...embeddedBase64Forms(value),
@@ -163,6 +188,23 @@ export function redactValue<T>(value: T, secrets: readonly unknown[]): T {
       return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, walk(x)]));
     }
     return v;
+  };
+  return walk(value) as T;
+}
+
+/**
+ * `value` with the values of every `env` map inside it replaced by `[redacted]` (names kept): an
+ * endpoint's or template's `env` holds tokens (`HF_TOKEN`), so an error that keeps an answer's
+ * body (a malformed answer, a 500 echoing the endpoint) must not keep them, whoever reads the error
+ * (Pulumi prints a failed lookup's error whole, with `util.inspect`).
+ */
+export function redactEnvMaps<T>(value: T): T {
+  const walk = (v: unknown, key?: string): unknown => {
+    if (Array.isArray(v)) return v.map((x) => walk(x));
+    if (v === null || typeof v !== "object") return v;
+    const entries = Object.entries(v as Record<string, unknown>);
+    if (key === "env") return Object.fromEntries(entries.map(([name]) => [name, REDACTED]));
+    return Object.fromEntries(entries.map(([k, x]) => [k, walk(x, k)]));
   };
   return walk(value) as T;
 }

@@ -19,7 +19,7 @@ import {
   ValidationError,
 } from "./errors";
 import type { RateLimiter } from "./rateLimiter";
-import { redactHeaders, redactValue, type Secret } from "./redact";
+import { redactEnvMaps, redactHeaders, redactValue, type Secret } from "./redact";
 import { exhaustedWindowMs, isRetryableError, isRetryableStatus, retryDelayMs } from "./retry";
 import { parseResponse } from "./validate";
 
@@ -447,7 +447,7 @@ export class Transport {
       const secrets = [this.#apiKey, ...(req.secrets ?? [])];
       // A text body is redacted whole, then cut: cutting first could split a secret at 4 KB.
       const whole = typeof parsed === "string" && text.length > 4096 ? text : parsed;
-      let body = redactValue(whole, secrets);
+      let body = redactEnvMaps(redactValue(whole, secrets));
       if (typeof body === "string" && body.length > 4096) body = `${body.slice(0, 4096)}...`;
       throw APIError.from({ status, body, headers: redactHeaders(rawHeaders, secrets), ...where });
     }

@@ -7,6 +7,7 @@
  */
 import type { z } from "zod";
 import { ResponseValidationError, ValidationError } from "./errors";
+import { redactEnvMaps } from "./redact";
 
 type IssuePath = (string | number)[];
 
@@ -118,6 +119,7 @@ export function parseResponse<S extends z.ZodType>(
   throw new ResponseValidationError(
     `${where.method} ${where.path} answered with an unexpected body (${detail}); ` +
       "the service may have changed, or something other than the service answered",
-    { path: first ? toPath(first.path) : [], body, cause: result.error },
+    // The body as answered, less the values of any `env` map (tokens) in it.
+    { path: first ? toPath(first.path) : [], body: redactEnvMaps(body), cause: result.error },
   );
 }

@@ -275,6 +275,11 @@ export class ServerlessStore {
     return this.#endpoints.get(id);
   }
 
+  /** The endpoints (shown ones) whose `networkVolumes` list `volumeId`: what holds a volume. */
+  endpointsUsingVolume(volumeId: string): StoredEndpoint[] {
+    return this.listEndpoints().filter((e) => (e.record.networkVolumes ?? []).includes(volumeId));
+  }
+
   #template(id: string): Template {
     const found = this.#templates.get(id);
     if (!found) throw new ServerlessConflictError(`templateId: no template ${id}`);

@@ -50,8 +50,10 @@ export function describeType(value: unknown): string {
 }
 
 /** Control characters: C0 (NUL..US), DEL and C1, which terminals act on (ESC starts ANSI sequences). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 /** As {@link CONTROL}, sparing line feed and tab (a worker's error text may be a multi-line trace). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL_BUT_LF_TAB = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
 /**

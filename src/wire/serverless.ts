@@ -501,3 +501,18 @@ export type Template = z.infer<typeof TemplateSchema>;
 
 /** `GET /v2/templates`: `{ templates: [...] }`. */
 export const TemplateListSchema = z.looseObject({ templates: z.array(TemplateSchema) });
+
+/**
+ * Env names the local emulator reads as instructions (`RUNPOD_EMULATOR_FAIL=<message>` makes a
+ * broken release for demos and tests), not as the user's secrets: providers that redact an
+ * endpoint's env values from what they print leave these values readable, so the failure they
+ * stage can be seen. Every other env value counts as a secret.
+ */
+export const EMULATOR_CONTROL_ENV_PREFIX = "RUNPOD_EMULATOR_";
+
+/** The values of `env` that are secrets: all but the emulator's instructions. */
+export function secretEnvValues(env: Record<string, string> | null | undefined): string[] {
+  return Object.entries(env ?? {})
+    .filter(([name, value]) => !name.startsWith(EMULATOR_CONTROL_ENV_PREFIX) && typeof value === "string")
+    .map(([, value]) => value);
+}

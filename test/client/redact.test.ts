@@ -156,3 +156,56 @@ describe("the providers' scrubber (src/provider/shared.ts) uses the same forms",
     expect(clean).toBe(`worker said: ${forms.map(() => REDACTED).join(" ")}`);
   });
 });
+
+describe("forms a worker or a proxy really writes (issue 22 #3)", () => {
+  const secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCY/EXAMPLE=";
+  it("redacts path-quoted forms that keep '/' (Python's quote(), encodeURI) and hex dumps", () => {
+    const python = secret.replace(/\+/g, "%2B").replace(/=/g, "%3D");
+    const text = [
+      `quote: ${python}`,
+      `lower: ${python.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase())}`,
+      `hex: ${Buffer.from(secret).toString("hex")}`,
+      `HEX: ${Buffer.from(secret).toString("hex").toUpperCase()}`,
+    ].join("\n");
+    const out = redactText(text, [secret]);
+    expect(out).toBe("quote: [redacted]\nlower: [redacted]\nhex: [redacted]\nHEX: [redacted]");
+  });
+});
+
+describe("no error the client builds keeps an endpoint's env values (issue 22 #2)", () => {
+  const TOKEN = "hf_FAKEtokenForTests0123456789";
+  const endpoint = (extra: Record<string, unknown>) => ({
+    id: "ep1",
+    name: "api",
+    env: { HF_TOKEN: TOKEN, MODEL: "llama" },
+    ...extra,
+  });
+
+  it("drops env values from a malformed answer's body (schema drift), keeping the names", async () => {
+    const server = await startScriptedServer();
+    try {
+      server.enqueue({ body: endpoint({ workers: "many" }) });
+      const client = clientFor(server, { restUrl: `${server.url}/v2` });
+      const error = await client.serverless.get("ep1").catch((e: unknown) => e);
+      expect((error as { code?: string }).code).toBe("response_validation_error");
+      expect((error as { body: { env: unknown } }).body.env).toEqual({ HF_TOKEN: REDACTED, MODEL: REDACTED });
+      expect(inspect(error, { depth: 10 })).not.toContain(TOKEN);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("drops env values from an error answer that echoes the endpoint (a 500)", async () => {
+    const server = await startScriptedServer();
+    try {
+      server.enqueue({ status: 500, body: { message: "internal", endpoint: endpoint({}) } });
+      const client = clientFor(server, { restUrl: `${server.url}/v2`, maxRetries: 0 });
+      const error = await client.serverless.get("ep1").catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(APIError);
+      expect(inspect(error, { depth: 10 })).not.toContain(TOKEN);
+      expect(JSON.stringify((error as APIError).body)).toContain('"HF_TOKEN":"[redacted]"');
+    } finally {
+      await server.close();
+    }
+  });
+});

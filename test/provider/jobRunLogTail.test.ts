@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Job, RunpodClient } from "../../src/client";
-import { NotFoundError } from "../../src/client/errors";
+import { NotFoundError, ResponseValidationError } from "../../src/client/errors";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { recordJob } from "../../src/provider/jobRun/execution";
 import {
@@ -13,6 +13,7 @@ import {
   MAX_LOG_TAIL_BYTES,
   MAX_LOG_TAIL_LINES,
   readLogTail,
+  tailLines,
   type WorkerLogReader,
 } from "../../src/provider/jobRun/logTail";
 import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/operations";
@@ -75,6 +76,46 @@ describe("reading the tail of a live worker's log", () => {
     });
   });
 
+  it("keeps the backfill of a service whose clock runs 3 s ahead (issue 22, minor)", async () => {
+    const ahead = (s: number) => new Date(Date.now() + 3_000 - s * 1000).toISOString();
+    const tail = await readLogTail(
+      liveStream([
+        { ts: ahead(1), line: "loading" },
+        { ts: ahead(0), line: "error: CUDA" },
+      ]),
+      "ep",
+      "w1",
+      [],
+      5_000,
+    );
+    expect((tail as { lines: string[] }).lines).toEqual([
+      expect.stringMatching(/ container loading$/),
+      expect.stringMatching(/ container error: CUDA$/),
+    ]);
+  });
+
+  it("keeps the lines read before a malformed event, and stops once the whole backfill has come", async () => {
+    const broken: WorkerLogReader = async function* () {
+      yield { source: "container", ts: past(2), line: "good 1" };
+      yield { source: "container", ts: past(1), line: "good 2" };
+      throw new ResponseValidationError("an event whose data is not { source, line, ts }");
+    };
+    expect(await readLogTail(broken, "ep", "w1", [], 5_000)).toEqual({
+      lines: [expect.stringMatching(/ good 1$/), expect.stringMatching(/ good 2$/)],
+    });
+    // A chatty worker: 50 backfill lines, then live ones for ever; the read ends at the 50th.
+    let sent = 0;
+    const chatty: WorkerLogReader = async function* () {
+      for (;;) {
+        sent += 1;
+        yield { source: "container", ts: past(0), line: `line ${sent}` };
+      }
+    };
+    const tail = await readLogTail(chatty, "ep", "w1", [], 5_000);
+    expect((tail as { lines: string[] }).lines).toHaveLength(MAX_LOG_TAIL_LINES);
+    expect(sent).toBe(MAX_LOG_TAIL_LINES);
+  });
+
   it("turns a refused read into a short reason instead of throwing", async () => {
     const gone: WorkerLogReader = () => {
       throw new NotFoundError("worker w1 not found", { status: 404 });
@@ -100,7 +141,7 @@ let client: RunpodClient;
 beforeAll(async () => {
   emu = await startEmulator({
     apiKeys: [API_KEY],
-    endpoints: ["release:1", "noisy:1", "forger:1"],
+    endpoints: ["release:1", "noisy:1", "forger:1", "leaky:1", "oracle:1"],
     rolloutMs: 0,
     handlers: {
       // Logs wide lines, one echoing the credentials it was given, then raises.
@@ -108,6 +149,16 @@ beforeAll(async () => {
         for (let i = 0; i < 120; i++) log(`step ${i} ${"w".repeat(200)}`);
         log(`connecting with ${job.s3Config?.accessSecret} and key ${API_KEY}`);
         throw new Error("could not load the model");
+      },
+      // Prints its endpoint's token (as many workers print their environment), then fails with it.
+      leaky: async (_job, { log, worker }) => {
+        log(`env: HF_TOKEN=${worker.env.HF_TOKEN}`);
+        throw new Error(`401 from the hub with token ${worker.env.HF_TOKEN}`);
+      },
+      // Answers a secret, prints it, and its output has a key that names a customer.
+      oracle: async (_job, { log }) => {
+        log("answer: launch-code-7f3a9c");
+        return { answer: "launch-code-7f3a9c", customerAcmeCorp: 1 };
       },
       // Writes a line that tries to forge the deploy's output, then fails with coloured text.
       forger: async (_job, { log }) => {
@@ -198,15 +249,13 @@ describe("a log that cannot be read", () => {
 });
 
 describe("text the worker writes cannot forge the deploy's output (issue 22 #8)", () => {
-  it("escapes ANSI sequences and carriage returns in log lines and in the error, keeping the error's line feeds", async () => {
+  it("drops ANSI sequences from log lines, escapes carriage returns, and escapes both in the error, keeping its line feeds", async () => {
     const error = await upFails("forger", { endpointId: "forger", input: {} });
     const tail = error.properties.workerLogTail as string[];
     const forged = tail.find((l) => l.includes("loading"));
-    expect(forged).toMatch(
-      /loading\\u001b\[2K\\u001b\[1A\\u000derror: Release: endpoint version 99 \(all good\)$/,
-    );
+    expect(forged).toMatch(/loading\\u000derror: Release: endpoint version 99 \(all good\)$/);
     const reason = error.reasons?.[0] ?? "";
-    expect(reason).not.toMatch(/\u001b|\r/);
+    expect(reason.includes("\u001b") || reason.includes("\r")).toBe(false);
     expect(reason.split("\n").some((l) => l.startsWith("error: Release"))).toBe(false);
     expect(error.properties.error).toBe("\\u001b[31mboom\\u001b[0m\\u000d\nat model.py:3");
   });
@@ -219,11 +268,72 @@ describe("text the worker writes cannot forge the deploy's output (issue 22 #8)"
     expect(tail).toEqual({ lines: ["1970-01-01T00:00:00.000Z container ok\\u000aerror: Release: forged"] });
   });
 
+  it("redacts a secret split across two log lines, or printed in colour (issue 22 #3)", () => {
+    const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    const at = (n: number) => new Date(n * 1000).toISOString();
+    const lines = tailLines(
+      [
+        { ts: at(1), source: "container", line: `token=${secret.slice(0, 17)}` },
+        { ts: at(2), source: "container", line: `${secret.slice(17)} (loaded)` },
+        {
+          ts: at(3),
+          source: "container",
+          line: `key \u001b[1m${secret.slice(0, 9)}\u001b[0m${secret.slice(9)}`,
+        },
+      ],
+      [secret],
+    );
+    expect(lines).toEqual([
+      `${at(1)} container token=[redacted]`,
+      `${at(2)} container [redacted] (loaded)`,
+      `${at(3)} container key [redacted]`,
+    ]);
+  });
+
   it("caps a workerId the service sends at 128 characters, escaped", () => {
     const result: JobRunResult = { attempts: 1, timeline: [] };
     recordJob(result, { id: "j", status: "COMPLETED", workerId: `w\n${"x".repeat(5_000_000)}` } as Job);
     expect(result.workerId?.startsWith("w\\u000axxx")).toBe(true);
     expect(result.workerId?.length).toBeLessThan(200);
     expect(result.workerId).toMatch(/\.\.\. \[\d+ more characters\]$/);
+  });
+});
+
+describe("secrets the run did not get as arguments (issue 22 #1, #4)", () => {
+  const HF_TOKEN = "hf_LeakyTokenForTests0123456789abcd";
+
+  it("redacts the endpoint's env values from the log tail, the error and the reasons", async () => {
+    await client.serverless.update("leaky", { env: { HF_TOKEN } });
+    for (let i = 0; (await client.serverless.releases("leaky")).rollout.inProgress; i++) {
+      expect(i).toBeLessThan(200);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const error = await upFails("leaky", { endpointId: "leaky", input: {} });
+    const tail = error.properties.workerLogTail as string[];
+    expect(tail.some((l) => l.endsWith("env: HF_TOKEN=[redacted]"))).toBe(true);
+    expect(error.properties.error).toBe("401 from the hub with token [redacted]");
+    expect(JSON.stringify(error.properties)).not.toContain(HF_TOKEN);
+    expect(error.reasons?.join("\n")).not.toContain(HF_TOKEN);
+    expect(host.stderr()).not.toContain(HF_TOKEN);
+  });
+
+  it("with secretOutput, keeps the output's values out of the log tail and its keys out of schema violations", async () => {
+    const error = await upFails("oracle", {
+      endpointId: "oracle",
+      input: {},
+      secretOutput: true,
+      expect: { outputSchema: { type: "object", required: ["text"], additionalProperties: false } },
+    });
+    const reason = error.reasons?.[0] ?? "";
+    expect(reason).toContain("violations, by schema location (instance paths hidden: secretOutput is set)");
+    expect(reason).toContain("  #/required: must have required property 'text'");
+    expect(reason).toContain("  #/additionalProperties: must NOT have additional properties");
+    expect(reason).toContain("answer: [redacted]");
+    expect(reason).not.toContain("launch-code-7f3a9c");
+    expect(reason).not.toContain("customerAcmeCorp");
+    const tail = error.properties.workerLogTail as string[];
+    expect(tail.some((l) => l.endsWith("answer: [redacted]"))).toBe(true);
+    // The output itself is kept whole: it is the secret output (the engine marks it secret).
+    expect(error.properties.output).toEqual({ answer: "launch-code-7f3a9c", customerAcmeCorp: 1 });
   });
 });

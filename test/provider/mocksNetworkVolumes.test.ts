@@ -14,7 +14,7 @@ import {
   getNetworkVolumeOutput,
   getNetworkVolumes,
   getNetworkVolumesOutput,
-} from "../../src/provider/networkVolumes";
+} from "../../src/provider/networkVolume/lookups";
 
 const API_KEY = "lookup-test-key-31f0";
 

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { getNetworkVolume, getNetworkVolumes } from "../../src/provider/networkVolumes";
+import { getNetworkVolume, getNetworkVolumes } from "../../src/provider/networkVolume/lookups";
 
 const API_KEY = "volumes-test-key-5b7c";
 

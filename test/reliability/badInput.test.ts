@@ -13,7 +13,7 @@ import {
 } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { getEndpointHealth } from "../../src/provider/endpointHealth";
-import { getNetworkVolume, getNetworkVolumes } from "../../src/provider/networkVolumes";
+import { getNetworkVolume, getNetworkVolumes } from "../../src/provider/networkVolume/lookups";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 

@@ -10,6 +10,7 @@
  * | list | bare array | `{ <listKey>: [...] }` |
  * | schema failure | 400 `{message}` | 422 problem+json with `errors` |
  * | shrink, duplicate name, size the store refuses | 400 | 400 |
+ * | deleting a volume an endpoint attaches; attaching a volume that does not exist | 400 | 400 |
  *
  * Serverless endpoints and templates (`/v2/serverless`, `/v2/templates`) are v2-only entries over
  * the {@link ServerlessStore}; their sub-resources (`/releases`, `/workers`, worker logs) are in
@@ -186,7 +187,10 @@ export const MANAGEMENT_RESOURCES = [
     get: ({ store }, id) => store.getVolume(id),
     create: ({ store }, input) => store.createVolume(input),
     update: ({ store }, id, input) => store.updateVolume(id, input),
-    delete: ({ store }, id) => store.deleteVolume(id),
+    delete: ({ store, serverless }, id) => {
+      if (store.getVolume(id) !== undefined) refuseIfAttached(serverless, id);
+      return store.deleteVolume(id);
+    },
     wire: {
       v1: {
         path: "/networkvolumes",
@@ -223,8 +227,14 @@ export const MANAGEMENT_RESOURCES = [
     listKey: "endpoints",
     list: ({ serverless }) => serverless.listEndpoints(),
     get: ({ serverless }, id) => serverless.listEndpoints().find((e) => e.record.id === id),
-    create: ({ serverless }, input) => serverless.createEndpoint(input),
-    update: ({ serverless }, id, input) => serverless.updateEndpoint(id, input),
+    create: ({ store, serverless }, input) => {
+      requireVolumes(store, input.networkVolumes);
+      return serverless.createEndpoint(input);
+    },
+    update: ({ store, serverless }, id, input) => {
+      if (serverless.getEndpoint(id) !== undefined) requireVolumes(store, input.networkVolumes);
+      return serverless.updateEndpoint(id, input);
+    },
     delete: ({ serverless }, id) => serverless.deleteEndpoint(id),
     wire: {
       v2: {
@@ -258,6 +268,32 @@ export const MANAGEMENT_RESOURCES = [
     },
   }),
 ] as const;
+
+/**
+ * A volume still attached to serverless endpoints cannot be deleted (both dialects answer 400,
+ * naming each endpoint and what to do), as the service refuses to pull storage from under workers.
+ */
+function refuseIfAttached(serverless: ServerlessStore, volumeId: string): void {
+  const holders = serverless.endpointsUsingVolume(volumeId);
+  if (holders.length === 0) return;
+  const names = holders.map((e) => `${e.record.id} ("${e.record.name}")`).join(", ");
+  throw new HttpError(
+    400,
+    `network volume ${volumeId} is attached to serverless endpoint${holders.length === 1 ? "" : "s"} ${names}; ` +
+      "detach it (remove it from the endpoint's networkVolumes) or delete the endpoint first",
+  );
+}
+
+/** An endpoint may attach only volumes that exist: an unknown id is a 400 naming it. */
+function requireVolumes(store: ManagementStore, ids: readonly string[] | undefined): void {
+  const missing = (ids ?? []).filter((id) => store.getVolume(id) === undefined);
+  if (missing.length === 0) return;
+  throw new HttpError(
+    400,
+    `networkVolumes: no network volume ${missing.join(", ")} in this account` +
+      " (attach volumes by the id GET /v2/network-volumes lists)",
+  );
+}
 
 /** Store refusals that are the caller's fault: 400 in both dialects. */
 async function storeCall<T>(action: () => Promise<T> | T): Promise<T> {

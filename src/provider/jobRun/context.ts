@@ -7,7 +7,13 @@
  * `rollout: "wait"`) and a failed run's worker log, through one client made on first use, so a run
  * that needs neither never touches `restUrl`.
  */
-import { DEFAULT_REST_URL, type Endpoint, type RunpodClient, resolveRestUrl } from "../../client";
+import {
+  DEFAULT_REST_URL,
+  type Endpoint,
+  type RunpodClient,
+  resolveRestUrl,
+  secretEnvValues,
+} from "../../client";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { ROLLOUT_NEEDS_V2 } from "./args";
 import type { RunContext } from "./execution";
@@ -33,6 +39,11 @@ export interface LifecycleContext {
    * log is read.
    */
   workerLogs?: WorkerLogReader;
+  /**
+   * Reads the endpoint's `env` values (REST v2 `GET /v2/serverless/{id}`): tokens a worker may
+   * print, redacted from everything the run records. Without it only the run's own secrets are.
+   */
+  endpointEnv?: (endpointId: string, options: { signal: AbortSignal }) => Promise<string[]>;
 }
 
 /** The REST dialect `restUrl` speaks (the default URL's when unset); undefined when it is malformed. */
@@ -70,6 +81,11 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
     // One reconnect at most: the log tail is read within a few seconds, after the job failed.
     workerLogs: (endpointId, workerId, options) =>
       restClient().serverless.workerLogs(endpointId, workerId, { ...options, maxReconnects: 1 }),
+    endpointEnv: v1
+      ? undefined
+      : async (endpointId, options) =>
+          // The emulator's RUNPOD_EMULATOR_* instructions stay readable (see secretEnvValues).
+          secretEnvValues((await restClient().serverless.get(endpointId, { ...options, maxRetries: 1 })).env),
     secrets: typeof resolved.apiKey === "string" && resolved.apiKey !== "" ? [resolved.apiKey] : [],
     log: (line) => {
       process.stderr.write(`${line}\n`);

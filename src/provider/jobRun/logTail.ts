@@ -10,7 +10,7 @@
  * run's secrets before it is measured. A log that cannot be read never hides the job's failure:
  * the caller gets a short reason instead.
  */
-import type { WorkerLogEvent } from "../../client";
+import { secretForms, type WorkerLogEvent } from "../../client";
 import { describeError, printable, redact } from "../shared";
 
 /** Most log lines kept: the newest 50. */
@@ -24,8 +24,13 @@ export const LOG_TAIL_TIMEOUT_MS = 5_000;
 /** Silence after the last line received that ends the read, in ms. */
 export const LOG_TAIL_IDLE_MS = 300;
 
-/** How far the service's clock may run ahead of ours before a line counts as live, in ms. */
-const CLOCK_SKEW_MS = 2_000;
+/**
+ * How far the service's clock may run ahead of ours before a line counts as live, in ms. Generous:
+ * the backfill's end is mostly told by its size ({@link MAX_LOG_TAIL_LINES} lines asked for) and by
+ * silence; this only ends early a short backfill followed by a chatty worker. (At 2 s, a service
+ * clock 2 s ahead emptied the tail of a worker that had just failed.)
+ */
+const CLOCK_SKEW_MS = 30_000;
 
 /** Opens a worker's log stream: `client.serverless.workerLogs`, bound to a REST v2 client. */
 export type WorkerLogReader = (
@@ -87,15 +92,15 @@ export async function readLogTail(
     stop.abort(new Error(`no end of the backfill within ${budget} ms`));
   }, budget);
   let idle: ReturnType<typeof setTimeout> | undefined;
-  const lines: string[] = [];
+  const events: WorkerLogEvent[] = [];
   try {
     for await (const event of read(endpointId, workerId, { tail: MAX_LOG_TAIL_LINES, signal: stop.signal })) {
       // A line written after the read began (allowing for clock skew): the backfill is over.
       const ts = Date.parse(event.ts);
       if (Number.isFinite(ts) && ts > startedAt + CLOCK_SKEW_MS) break;
-      // One line each, whatever the worker wrote: a newline or an ANSI sequence is shown escaped.
-      lines.push(printable(redact(`${event.ts} ${event.source} ${event.line}`, secrets), MAX_LOG_LINE_CHARS));
-      if (lines.length > MAX_LOG_TAIL_LINES) lines.shift();
+      events.push(event);
+      // The whole backfill asked for has come: what follows is live.
+      if (events.length >= MAX_LOG_TAIL_LINES) break;
       clearTimeout(idle);
       idle = setTimeout(() => {
         why = "idle";
@@ -103,14 +108,47 @@ export async function readLogTail(
       }, LOG_TAIL_IDLE_MS);
     }
   } catch (error) {
-    if (why === undefined || lines.length === 0) {
+    // A stream that broke off (a malformed event, a reset) keeps the lines read before it.
+    if (events.length === 0) {
       return { unavailable: why === "deadline" ? `no answer within ${budget} ms` : shortReason(error) };
     }
   } finally {
     clearTimeout(deadline);
     clearTimeout(idle);
   }
-  return { lines: boundLogTail(lines) };
+  return { lines: boundLogTail(tailLines(events, secrets)) };
+}
+
+/** ANSI escape sequences (CSI `ESC [ ... final`, and two-character `ESC x`). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the sequences this removes
+const ANSI_SEQUENCE = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b[@-Z\\-_]/g;
+
+/**
+ * The tail's lines (`"<ts> <source> <line>"`): colour codes removed (a secret printed in colour
+ * is still found), every form of each secret redacted, also one split across two consecutive
+ * lines (a worker that wraps or flushes mid-value), then one printable line each (control
+ * characters escaped, so a `\n` or a leftover escape cannot forge lines of the message).
+ */
+export function tailLines(events: readonly WorkerLogEvent[], secrets: readonly string[]): string[] {
+  const texts = events.map((e) => e.line.replace(ANSI_SEQUENCE, ""));
+  const forms = secretForms(secrets);
+  const SPLIT = "\u0000split\u0000";
+  for (let i = 0; i + 1 < texts.length; i++) {
+    for (const form of forms) {
+      for (let cut = 1; cut < form.length; cut++) {
+        const head = form.slice(0, cut);
+        const rest = form.slice(cut);
+        if ((texts[i] as string).endsWith(head) && (texts[i + 1] as string).startsWith(rest)) {
+          texts[i] = `${(texts[i] as string).slice(0, -head.length)}${SPLIT}`;
+          texts[i + 1] = `${SPLIT}${(texts[i + 1] as string).slice(rest.length)}`;
+        }
+      }
+    }
+  }
+  return events.map((e, i) => {
+    const line = redact(`${e.ts} ${e.source} ${texts[i]}`, secrets).replaceAll(SPLIT, "[redacted]");
+    return printable(line, MAX_LOG_LINE_CHARS);
+  });
 }
 
 /** The failure message's section about the worker's log. */

@@ -25,7 +25,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { RunpodSettings } from "../config";
-import { redact, withProviderErrors } from "../shared";
+import { redact, redactValue, withProviderErrors } from "../shared";
 import {
   type CheckFailure,
   checkJobRunArgs as checkArgs,
@@ -101,15 +101,32 @@ export async function runAndRecord(
       workers: ctx.workers,
       workersUnavailable: ctx.workersUnavailable,
     });
+    // The endpoint's env values join the secrets (withProviderErrors holds this same array).
+    secrets.push(...(await endpointEnvSecrets(ctx, args.endpointId)));
+    // With secretOutput, the output's own values must not reappear in the log tail or the message.
+    const hidden = args.secretOutput ? secretOutputValues(outcome.result) : [];
+    const textSecrets = hidden === "too-many" ? secrets : [...secrets, ...hidden];
     const workerId = outcome.result.workerId;
     if (outcome.failure !== undefined && workerId !== undefined && ctx.workerLogs !== undefined) {
       // Within the JobRun's own deadline, and at most LOG_TAIL_TIMEOUT_MS.
       const left = Math.min(LOG_TAIL_TIMEOUT_MS, args.timeoutMs - (performance.now() - started));
-      const tail = await readLogTail(ctx.workerLogs, args.endpointId, workerId, secrets, left);
+      const tail =
+        hidden === "too-many"
+          ? {
+              unavailable: `not shown: the secret output has over ${MAX_HIDDEN_VALUES} values to keep out of it`,
+            }
+          : await readLogTail(ctx.workerLogs, args.endpointId, workerId, textSecrets, left);
       if ("lines" in tail && tail.lines.length > 0) outcome.result.workerLogTail = tail.lines;
-      outcome.failure = `${outcome.failure}\n${logTailSection(workerId, tail)}`;
+      outcome.failure = redact(`${outcome.failure}\n${logTailSection(workerId, tail)}`, textSecrets);
+    } else if (outcome.failure !== undefined) {
+      outcome.failure = redact(outcome.failure, textSecrets);
     }
     const stored = storedResult(outcome.result, secrets);
+    if (textSecrets !== secrets) {
+      // Everything but the (secret) output and stream is also kept free of the output's values.
+      const { output, stream, ...rest } = stored;
+      Object.assign(stored, redactValue(rest, textSecrets));
+    }
     if (stored.outputTruncated) {
       const why =
         stored.outputDepth !== undefined
@@ -125,6 +142,45 @@ export async function runAndRecord(
     }
     return { id, outs };
   });
+}
+
+/** Longest the read of the endpoint's env may take, in ms. */
+const ENDPOINT_ENV_TIMEOUT_MS = 5_000;
+
+/**
+ * The endpoint's env values, to redact (an `HF_TOKEN` a worker prints): REST v2 only, at most
+ * {@link ENDPOINT_ENV_TIMEOUT_MS}. A read that fails costs the run nothing: the run's own secrets
+ * are still redacted.
+ */
+async function endpointEnvSecrets(ctx: LifecycleContext, endpointId: string): Promise<string[]> {
+  if (ctx.endpointEnv === undefined) return [];
+  try {
+    const values = await ctx.endpointEnv(endpointId, {
+      signal: AbortSignal.timeout(ENDPOINT_ENV_TIMEOUT_MS),
+    });
+    return values.filter((v) => typeof v === "string");
+  } catch {
+    return [];
+  }
+}
+
+/** Most values of a secret output kept out of the log tail; past it the tail is not shown. */
+const MAX_HIDDEN_VALUES = 1000;
+
+/** The string values of a run's output and stream (secret with `secretOutput`), or "too-many". */
+function secretOutputValues(result: { output?: unknown; stream?: unknown }): string[] | "too-many" {
+  const values: string[] = [];
+  const stack: unknown[] = [result.output, result.stream];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node === "string") {
+      values.push(node);
+      if (values.length > MAX_HIDDEN_VALUES) return "too-many";
+    } else if (node !== null && typeof node === "object") {
+      for (const child of Object.values(node)) stack.push(child);
+    }
+  }
+  return values;
 }
 
 /** `create`: a new JobRun id (a UUID of its own, not the job id), then the run. */

@@ -101,8 +101,16 @@ export interface SchemaViolation {
   message: string;
 }
 
-/** Every place where `output` breaks `schema` (empty when it satisfies it). */
-export function outputSchemaViolations(schema: unknown, output: unknown): SchemaViolation[] {
+/**
+ * Every place where `output` breaks `schema` (empty when it satisfies it). With `hideOutput` (a
+ * JobRun with `secretOutput`) each violation is placed by its schema location (`#/properties/text/type`)
+ * instead of its instance path, which would print the secret output's own keys.
+ */
+export function outputSchemaViolations(
+  schema: unknown,
+  output: unknown,
+  options: { hideOutput?: boolean } = {},
+): SchemaViolation[] {
   const validate = newAjv().compile(schema as object);
   try {
     if (validate(output)) return [];
@@ -112,7 +120,7 @@ export function outputSchemaViolations(schema: unknown, output: unknown): Schema
     return [{ path: "/", message: "could not be checked: the schema recurses without end on this output" }];
   }
   return (validate.errors ?? []).map((e) => ({
-    path: e.instancePath === "" ? "/" : e.instancePath,
+    path: options.hideOutput ? e.schemaPath : e.instancePath === "" ? "/" : e.instancePath,
     message: e.message ?? e.keyword,
   }));
 }

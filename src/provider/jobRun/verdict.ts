@@ -50,10 +50,14 @@ export function judge(args: ResolvedJobRunArgs, result: JobRunResult): string | 
     }
   }
   if (args.expect.outputSchema !== undefined) {
-    const violations = outputSchemaViolations(args.expect.outputSchema, result.output);
+    const hideOutput = args.secretOutput;
+    const violations = outputSchemaViolations(args.expect.outputSchema, result.output, { hideOutput });
     if (violations.length > 0) {
       const list = formatViolations(violations);
-      const counted = `${plural(violations.length, "violation")}, by instance path`;
+      const where = hideOutput
+        ? "by schema location (instance paths hidden: secretOutput is set)"
+        : "by instance path";
+      const counted = `${plural(violations.length, "violation")}, ${where}`;
       return outputFails("outputSchema", "satisfy", counted, list);
     }
   }

@@ -6,9 +6,9 @@
  * their environment fallbacks) unless `opts` carries a client or settings.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { RunpodClient, NetworkVolume as WireNetworkVolume } from "../client";
-import { ValidationError } from "../client/errors";
-import { clientFromSettings, type RunpodSettings, settingsFromStack } from "./config";
+import type { RunpodClient, NetworkVolume as WireNetworkVolume } from "../../client";
+import { ValidationError } from "../../client/errors";
+import { clientFromSettings, type RunpodSettings, settingsFromStack } from "../config";
 
 /**
  * A network volume as the lookups return it: `id`, `name`, `size` (GB), `dataCenterId`, and

@@ -1,0 +1,159 @@
+/**
+ * The arguments of a `NetworkVolume` as the provider sees them (plain values; values not known yet
+ * in a preview are Pulumi's unknown sentinel), their one schema, and `check`'s field-level
+ * validation built on it. No network.
+ *
+ * The schema is the client's body of a volume create (`NetworkVolumeCreateInputSchema`: the field
+ * names, `dataCenterId` as the lookups and REST v1 call it, the `type` tier) with the size left to
+ * the dialect: its bounds differ (REST v1 0..4000 GB, REST v2 10..4096 GB) and are judged against
+ * the dialect `runpod:restUrl` speaks, which the provider host knows after `configure`. What only
+ * the provider knows is judged here too: a `type` on REST v1, and a size smaller than the one
+ * the program gave before (a volume cannot shrink; see {@link shrinkMessage}).
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import { NetworkVolumeCreateInputSchema, V1_VOLUME_SIZE, V2_VOLUME_SIZE } from "../../client";
+import { describeType, isUnknown } from "../shared";
+
+const body = NetworkVolumeCreateInputSchema.shape;
+
+/** A field of the create body that must also not be blank: a name of spaces is a typo. */
+const notBlank = (field: "name" | "dataCenterId") =>
+  body[field].refine((value) => value.trim() !== "", { error: `${field} must not be empty` });
+
+/** Strict schema of the arguments (an unknown key is a typo and fails); size bounds are the dialect's. */
+export const NetworkVolumeArgsSchema = NetworkVolumeCreateInputSchema.extend({
+  name: notBlank("name"),
+  size: z.int({ error: "size must be an integer number of GB" }),
+  dataCenterId: notBlank("dataCenterId"),
+});
+
+/** Inputs as the provider sees them after `check`. */
+export type NetworkVolumeInputs = z.infer<typeof NetworkVolumeArgsSchema>;
+
+/** Outputs stored in state: the volume as the service reads it back (`type` only over REST v2). */
+export interface NetworkVolumeOutputs {
+  name: string;
+  /** GB. */
+  size: number;
+  dataCenterId: string;
+  type?: string;
+}
+
+/** Every argument name, in the schema's order. */
+export const ARG_NAMES = Object.keys(NetworkVolumeArgsSchema.shape) as (keyof NetworkVolumeInputs)[];
+
+/** The fields the service cannot change on a volume (the v2 document): a change replaces it. */
+export const REPLACING_FIELDS = ["dataCenterId", "type"] as const;
+
+/** Size bounds in GB of each REST dialect. */
+export const SIZE_BOUNDS = { v1: V1_VOLUME_SIZE, v2: V2_VOLUME_SIZE } as const;
+
+/** Why `type` fails on a REST v1 `restUrl`. */
+export const TYPE_NEEDS_V2 =
+  "type: REST v1 has no volume types (STANDARD and HIGH_PERFORMANCE exist only in REST v2); " +
+  "omit type, or set runpod:restUrl to a URL ending in /v2";
+
+/** What `check` knows beyond the arguments. */
+export interface CheckContext {
+  /** The dialect `runpod:restUrl` speaks; undefined when unknown (a malformed URL): bounds are not judged. */
+  dialect?: "v1" | "v2";
+  /** The previous inputs (empty on a create): a smaller `size` than theirs is refused. */
+  olds?: Record<string, unknown>;
+}
+
+/**
+ * The message of a refused shrink: what the volume is, what the program asks, why not, and how
+ * to start over on purpose. `where` says where the current size comes from.
+ */
+export function shrinkMessage(current: number, asked: number, where: string): string {
+  return (
+    `size may only grow: the volume is ${current} GB${where}, the program asks for ${asked} GB; a network ` +
+    `volume cannot shrink, and replacing it would delete its data. Set size to ${current} or more. To start ` +
+    "over with a smaller volume, give this resource a new name in the program (pulumi up then creates the " +
+    "new volume and deletes this one with its data), or remove it from the program, run pulumi up, and add it back."
+  );
+}
+
+/**
+ * `check`'s validation: every failure found, one per argument, naming the field and what is
+ * allowed. `null` counts as not given. Values unknown in a preview are not judged; an unknown
+ * argument name fails whatever its value. `inputs` are the given arguments, as given.
+ */
+export function checkNetworkVolumeArgs(
+  news: Record<string, unknown>,
+  context: CheckContext = {},
+): pulumi.dynamic.CheckResult {
+  const { __provider: _provider, ...given } = news;
+  const args = Object.fromEntries(Object.entries(given).map(([key, value]) => [key, value ?? undefined]));
+  const inputs = Object.fromEntries(
+    ARG_NAMES.filter((key) => args[key] !== undefined).map((k) => [k, args[k]]),
+  );
+  const failures: pulumi.dynamic.CheckFailure[] = [];
+  const result = NetworkVolumeArgsSchema.safeParse(args);
+  for (const issue of result.error?.issues ?? []) {
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        failures.push({ property: key, reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
+      }
+      continue;
+    }
+    // The schema is flat: every other issue is about one top-level argument.
+    const property = String(issue.path[0]);
+    const value = args[property];
+    if (isUnknown(value) || failures.some((f) => f.property === property)) continue;
+    failures.push({ property, reason: reasonFor(issue, property, value) });
+  }
+  const judged = (property: string) => !failures.some((f) => f.property === property);
+  const { dialect, olds = {} } = context;
+  if (dialect === "v1" && args.type !== undefined && !isUnknown(args.type) && judged("type")) {
+    failures.push({ property: "type", reason: TYPE_NEEDS_V2 });
+  }
+  const size = args.size;
+  if (typeof size === "number" && judged("size")) {
+    const bounds = dialect === undefined ? undefined : SIZE_BOUNDS[dialect];
+    if (bounds && (size < bounds.min || size > bounds.max)) {
+      failures.push({
+        property: "size",
+        reason: `size must be from ${bounds.min} to ${bounds.max} GB on REST ${dialect}, got ${size}`,
+      });
+    } else if (typeof olds.size === "number" && size < olds.size && !replacing(olds, args)) {
+      failures.push({ property: "size", reason: shrinkMessage(olds.size, size, "") });
+    }
+  }
+  return { inputs, failures };
+}
+
+/**
+ * True when the new arguments surely replace the volume (a known, different `dataCenterId`, or a
+ * `type` given both times and different): a smaller size then is a new volume's, not a shrink.
+ */
+function replacing(olds: Record<string, unknown>, news: Record<string, unknown>): boolean {
+  const known = (v: unknown) => typeof v === "string" && !isUnknown(v);
+  return REPLACING_FIELDS.some(
+    (field) => known(olds[field]) && known(news[field]) && olds[field] !== news[field],
+  );
+}
+
+/** The failure's wording: the schema's message, with what was given for a wrong type. */
+function reasonFor(issue: z.core.$ZodIssue, property: string, value: unknown): string {
+  if (issue.code !== "invalid_type") return issue.message;
+  if (value === undefined) {
+    return property === "size"
+      ? "size is required: an integer number of GB"
+      : `${property} is required: a non-empty string`;
+  }
+  if (property === "size" && typeof value === "number") return `${issue.message}, got ${value}`;
+  return `${issue.message}, got ${describeType(value)}`;
+}
+
+/** The stored or checked arguments as plain values (create sends them). */
+export function plainInputs(raw: Record<string, unknown>): NetworkVolumeInputs {
+  const inputs: NetworkVolumeInputs = {
+    name: String(raw.name ?? ""),
+    size: Number(raw.size),
+    dataCenterId: String(raw.dataCenterId ?? ""),
+  };
+  if (raw.type === "STANDARD" || raw.type === "HIGH_PERFORMANCE") inputs.type = raw.type;
+  return inputs;
+}

@@ -1,0 +1,262 @@
+/**
+ * The operations of `NetworkVolume`'s dynamic provider. They run in Pulumi's dynamic-provider host,
+ * never in the program: the serialized provider (`resource.ts`) loads this module from the
+ * installed package, as `pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js`, and calls
+ * them by name. The API key comes from `configure(req)` (stack config `runpod:apiKey`, else
+ * `RUNPOD_API_KEY`) and lives only in the host process's memory; whatever they return or throw has
+ * it redacted. A volume has no secret of its own.
+ *
+ * Both REST dialects (chosen by `runpod:restUrl`): the client maps v2's `dataCenter` onto
+ * `dataCenterId`, and `type` exists only over v2.
+ *
+ * COMPATIBILITY CONTRACT. `__provider` texts stored in users' states call these functions by name,
+ * with these arguments, using whatever version of the package is installed when they run (a
+ * refresh, a destroy, or an up that finds no change runs the stored text). Keep every name and
+ * signature below, accept every older state shape, and never move this file: a stored text
+ * `require`s its path.
+ *
+ * ```ts
+ * settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings
+ * checkNetworkVolume(settings: RunpodSettings | undefined, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<CheckResult>
+ * diffNetworkVolume(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<DiffResult>
+ * createNetworkVolume(settings: RunpodSettings | undefined, inputs: Record<string, unknown>): Promise<CreateResult>
+ * readNetworkVolume(settings: RunpodSettings | undefined, id: string, props: Record<string, unknown> | undefined): Promise<ReadResult>
+ * updateNetworkVolume(settings: RunpodSettings | undefined, id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<UpdateResult>
+ * deleteNetworkVolume(settings: RunpodSettings | undefined, id: string, props: Record<string, unknown>): Promise<void>
+ * ```
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import type { NetworkVolume as WireVolume } from "../../client";
+import {
+  BadRequestError,
+  ConflictError,
+  DEFAULT_REST_URL,
+  describeBody,
+  RunpodError,
+  resolveRestUrl,
+} from "../../client";
+import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
+import { isUnknown, withProviderErrors } from "../shared";
+import {
+  checkNetworkVolumeArgs,
+  type NetworkVolumeOutputs,
+  plainInputs,
+  REPLACING_FIELDS,
+  shrinkMessage,
+} from "./args";
+
+export type { NetworkVolumeInputs, NetworkVolumeOutputs } from "./args";
+
+/** Settings for the host process: the configure request's config, then the environment. */
+export function settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings {
+  return resolveSettings(config);
+}
+
+/**
+ * `check`: field-level validation (`args.ts`) against the dialect `runpod:restUrl` speaks (size
+ * bounds, `type` only on v2), and a size smaller than the previous inputs' is refused. No network;
+ * unknown values (preview) pass through untouched.
+ */
+export async function checkNetworkVolume(
+  settings: RunpodSettings | undefined,
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.CheckResult> {
+  return checkNetworkVolumeArgs(news, { dialect: dialectOf(settings), olds: olds ?? {} });
+}
+
+/**
+ * `diff`: old outputs (the volume as last read) against new inputs. `dataCenterId` and a given
+ * `type` that differ replace the volume (the service cannot change them; a `type` left out keeps
+ * the tier the service chose); `name` and a larger `size` are a PATCH. A smaller `size` than the
+ * volume has (grown outside this program, seen by refresh) throws: the preview fails instead of
+ * planning a PATCH the service refuses, and a shrink never becomes a replacement.
+ *
+ * A state written over REST v1 has no `type` (v1 has no tiers): a `type` given after moving the
+ * stack to v2 is then an update that checks the tier (see `updateNetworkVolume`), never a
+ * replacement planned on a tier the state does not know.
+ */
+export async function diffNetworkVolume(
+  id: string,
+  oldsRaw: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.DiffResult> {
+  const olds = withoutProvider(oldsRaw ?? {});
+  const given = (field: string) => news[field] !== undefined && news[field] !== null;
+  const replaces = REPLACING_FIELDS.filter(
+    (field) =>
+      given(field) &&
+      (field !== "type" || olds.type !== undefined) &&
+      (isUnknown(news[field]) || news[field] !== olds[field]),
+  );
+  if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
+  if (typeof news.size === "number" && typeof olds.size === "number" && news.size < olds.size) {
+    const which = typeof olds.name === "string" ? `"${olds.name}", id ${id}` : `id ${id}`;
+    throw new RunpodError(shrinkMessage(olds.size, news.size, ` as last read from the service (${which})`));
+  }
+  const changed = (["name", "size"] as const).filter(
+    (field) => isUnknown(news[field]) || news[field] !== olds[field],
+  );
+  const tierUnknown = given("type") && olds.type === undefined;
+  return { changes: changed.length > 0 || tierUnknown, replaces: [] };
+}
+
+/**
+ * `create`: POST once, never leaving a duplicate after a lost answer (`createReconciled`: list
+ * before, and after a failure the service may have acted on, list again; one new volume of this
+ * name is this create's). Outputs are the volume as the service answered.
+ */
+export async function createNetworkVolume(
+  settings: RunpodSettings | undefined,
+  raw: Record<string, unknown>,
+): Promise<pulumi.dynamic.CreateResult> {
+  const inputs = plainInputs(raw);
+  return withProviderErrors(secretsOf(settings), async () => {
+    const client = hostClient(settings);
+    const { record, recoveredAfter } = await createReconciled({
+      kind: "network volume",
+      name: inputs.name,
+      list: () => client.networkVolumes.list(),
+      create: () => client.networkVolumes.create(inputs),
+    });
+    if (recoveredAfter !== undefined) process.stderr.write(`warning: ${recoveredAfter}\n`);
+    return { id: record.id, outs: outputsOf(record) };
+  });
+}
+
+/**
+ * `read`: GET by id. On refresh a volume that is gone gives an empty id (it leaves the state);
+ * otherwise the outputs AND the inputs become what the service holds, so a change made outside
+ * Pulumi (a rename, a volume grown in the console) shows as drift and the next diff starts from
+ * it. `NetworkVolume.get` reads with no prior outputs: a 404 then throws, naming the id.
+ */
+export async function readNetworkVolume(
+  settings: RunpodSettings | undefined,
+  id: string,
+  props: Record<string, unknown> | undefined,
+): Promise<pulumi.dynamic.ReadResult> {
+  const old = withoutProvider(props ?? {});
+  const adopting = old.dataCenterId === undefined && old.size === undefined;
+  return withProviderErrors(secretsOf(settings), async () => {
+    const live = await readOrGone(() => hostClient(settings).networkVolumes.get(id));
+    if (live === undefined) {
+      if (!adopting) return { id: "", props: {} };
+      throw new RunpodError(
+        `no network volume with id ${id} in this account (NetworkVolume.get reads an existing volume by its ` +
+          "id): check the id against the RunPod console or getNetworkVolumes(), and the account of runpod:apiKey.",
+      );
+    }
+    const outs = outputsOf(live);
+    return { id: live.id || id, props: outs, inputs: { ...outs } };
+  });
+}
+
+/**
+ * `update`: one PATCH of what changed (`name`, a larger `size`); outputs are the service's answer.
+ * A smaller size than the volume has is refused before any request (as in `diff`). When the state
+ * has no tier (written over REST v1) and the program gives `type`, the volume is read first: a
+ * different tier fails before any change (the tier is immutable), the same one is recorded.
+ */
+export async function updateNetworkVolume(
+  settings: RunpodSettings | undefined,
+  id: string,
+  oldsRaw: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.UpdateResult> {
+  const olds = withoutProvider(oldsRaw ?? {});
+  const inputs = plainInputs(news);
+  return withProviderErrors(secretsOf(settings), async () => {
+    if (typeof olds.size === "number" && inputs.size < olds.size) {
+      throw new RunpodError(shrinkMessage(olds.size, inputs.size, ` (id ${id})`));
+    }
+    const patch: { name?: string; size?: number } = {};
+    if (inputs.name !== olds.name) patch.name = inputs.name;
+    if (inputs.size !== olds.size) patch.size = inputs.size;
+    const client = hostClient(settings);
+    if (inputs.type !== undefined && olds.type === undefined) {
+      const current = await client.networkVolumes.get(id);
+      if (typeof current.type === "string" && current.type !== inputs.type) {
+        throw new RunpodError(
+          `network volume "${current.name}" (id ${id}) is ${current.type} on the service, and the program asks ` +
+            `for type ${inputs.type}. The tier cannot change and this stack's state did not know it (it was ` +
+            "written over REST v1, which has no tiers), so nothing was changed. Set type to " +
+            `${current.type}, or leave type out; or run pulumi refresh and then pulumi up, whose preview shows ` +
+            "the replacement (a new, empty volume) that another tier needs.",
+        );
+      }
+      if (Object.keys(patch).length === 0) return { outs: outputsOf(current) };
+    }
+    const live =
+      Object.keys(patch).length === 0
+        ? await client.networkVolumes.get(id)
+        : await client.networkVolumes.update(id, patch);
+    return { outs: outputsOf(live) };
+  });
+}
+
+/**
+ * `delete`: DELETE by id; a volume already gone counts as deleted. A refusal (the volume is still
+ * attached to an endpoint) quotes what the service said holds it and says what to do.
+ */
+export async function deleteNetworkVolume(
+  settings: RunpodSettings | undefined,
+  id: string,
+  props: Record<string, unknown>,
+): Promise<void> {
+  const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
+  await withProviderErrors(secretsOf(settings), async () => {
+    try {
+      await deleteIfPresent(() => hostClient(settings).networkVolumes.delete(id));
+    } catch (error) {
+      if (!(error instanceof BadRequestError || error instanceof ConflictError)) throw error;
+      const said = describeBody(error.body);
+      throw new RunpodError(
+        `RunPod refused to delete network volume ${label}` +
+          (said ? `: ${said}` : " (it is probably still attached to a serverless endpoint or a pod)") +
+          ". To delete it, detach it first: remove its id from the networkVolumes of each endpoint " +
+          "that holds it (the networkVolumes argument of a ServerlessEndpoint) and run pulumi up, or " +
+          "delete those endpoints; then run the destroy or update again.",
+        { cause: error },
+      );
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+function hostClient(settings: RunpodSettings | undefined) {
+  return clientFromSettings(settings ?? resolveSettings(undefined));
+}
+
+/** The REST dialect of the settings' `restUrl` (the default's when unset); undefined when malformed. */
+function dialectOf(settings: RunpodSettings | undefined): "v1" | "v2" | undefined {
+  try {
+    return resolveRestUrl((settings ?? resolveSettings(undefined)).restUrl ?? DEFAULT_REST_URL).dialect;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The only secret an operation may meet: the API key. */
+function secretsOf(settings: RunpodSettings | undefined): string[] {
+  return typeof settings?.apiKey === "string" && settings.apiKey !== "" ? [settings.apiKey] : [];
+}
+
+function withoutProvider(props: Record<string, unknown>): Record<string, unknown> {
+  const { __provider: _ignored, ...rest } = props;
+  return rest;
+}
+
+/** The outputs: the volume as the service holds it (no `id`: that is the resource's id). */
+function outputsOf(volume: WireVolume): NetworkVolumeOutputs {
+  const outs: NetworkVolumeOutputs = {
+    name: volume.name,
+    size: volume.size,
+    dataCenterId: volume.dataCenterId,
+  };
+  if (typeof volume.type === "string") outs.type = volume.type;
+  return outs;
+}

@@ -1,0 +1,142 @@
+/**
+ * `NetworkVolume`: a RunPod network volume as a Pulumi dynamic resource, over REST v1 or v2.
+ *
+ * The resource class runs in the Pulumi program; this module is loaded whenever the package root
+ * is, so it stays light: `@pulumi/pulumi` and type imports only (no client, no zod, no undici).
+ * The provider object is serialized into each resource's state (`__provider`) and run later in
+ * Pulumi's dynamic-provider host, so the provider class below stays tiny: every method loads the
+ * operations module from the installed package by name and delegates to it. Nothing but that
+ * module path is captured: no client, no schema, no credential.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { RunpodSettings } from "../config";
+import type * as Operations from "./operations";
+
+/**
+ * Module the serialized provider loads in the provider host (resolved from the program's
+ * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
+ */
+const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js";
+
+/** Arguments of a {@link NetworkVolume}: the fields of the service's `CreateNetworkVolumeRequest`. */
+export interface NetworkVolumeArgs {
+  /**
+   * Human-readable name; need not be unique in the account. Changing it renames the volume in
+   * place (a PATCH).
+   */
+  name: pulumi.Input<string>;
+  /**
+   * Allocated storage in GB, an integer: 10..4096 over REST v2, 0..4000 over REST v1 (checked
+   * against the dialect `runpod:restUrl` speaks). A larger size grows the volume in place (a
+   * PATCH). A smaller one is refused, in `check` and in the preview: a volume cannot shrink, and
+   * replacing it would delete its data.
+   */
+  size: pulumi.Input<number>;
+  /**
+   * Data centre of the volume, e.g. `EU-RO-1` (REST v2 calls it `dataCenter`). Immutable on the
+   * service: changing it replaces the volume (a new, empty one is created, then this one is
+   * deleted with its data), and the preview shows the replacement.
+   */
+  dataCenterId: pulumi.Input<string>;
+  /**
+   * Storage tier, REST v2 only: `STANDARD` or `HIGH_PERFORMANCE`. When omitted the service uses the
+   * data centre's default tier (the output `type` shows which). Immutable: changing it replaces
+   * the volume; leaving it out later keeps the volume as it is. On a REST v1 `runpod:restUrl` a
+   * `type` fails `check`: v1 has no volume types.
+   */
+  type?: pulumi.Input<"STANDARD" | "HIGH_PERFORMANCE">;
+}
+
+/**
+ * The dynamic provider of {@link NetworkVolume}. Construct it with no arguments; it holds no state
+ * until the provider host calls `configure`.
+ */
+export class NetworkVolumeProvider implements pulumi.dynamic.ResourceProvider {
+  /** Settings resolved by `configure`; set only inside the provider host, never serialized. */
+  private settings: RunpodSettings | undefined;
+
+  /** Reads `runpod:*` stack config (environment fallback) for this host process. */
+  async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    this.settings = ops.settingsFromConfigure(req.config);
+  }
+
+  async check(olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.checkNetworkVolume(this.settings, olds, news);
+  }
+
+  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.diffNetworkVolume(id, olds, news);
+  }
+
+  async create(inputs: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.createNetworkVolume(this.settings, inputs);
+  }
+
+  async read(id: string, props?: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.readNetworkVolume(this.settings, id, props);
+  }
+
+  async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.updateNetworkVolume(this.settings, id, olds, news);
+  }
+
+  async delete(id: string, props: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.deleteNetworkVolume(this.settings, id, props);
+  }
+}
+
+/**
+ * A RunPod network volume (`pulumi-nodejs:dynamic/runpod:NetworkVolume`): persistent storage that
+ * serverless workers and pods mount. It costs money until deleted.
+ *
+ * Its id is the service's id; pass it in a `ServerlessEndpoint`'s `networkVolumes`. `name` and a
+ * larger `size` update in place; `dataCenterId` and `type` replace the volume (the preview says
+ * so); a smaller `size` is refused rather than replaced. Creation never leaves a duplicate after a
+ * lost answer. Deleting a volume still attached to an endpoint fails, naming the endpoint. Needs
+ * `runpod:apiKey` (or `RUNPOD_API_KEY`), and optionally `runpod:restUrl` to choose REST v1 or v2.
+ */
+export class NetworkVolume extends pulumi.dynamic.Resource {
+  /** Name as the service holds it (refresh shows a rename made elsewhere). */
+  declare readonly name: pulumi.Output<string>;
+  /** Allocated storage in GB, as the service holds it. */
+  declare readonly size: pulumi.Output<number>;
+  /** Data centre of the volume. */
+  declare readonly dataCenterId: pulumi.Output<string>;
+  /** Storage tier (`STANDARD` or `HIGH_PERFORMANCE`); REST v2 only, undefined over v1. */
+  declare readonly type: pulumi.Output<string | undefined>;
+
+  constructor(name: string, args: NetworkVolumeArgs, opts?: pulumi.CustomResourceOptions) {
+    const props = { name: args.name, size: args.size, dataCenterId: args.dataCenterId, type: args.type };
+    super(NetworkVolume.#providerInstance(), name, props, opts, "runpod", "NetworkVolume");
+  }
+
+  static #provider: NetworkVolumeProvider | undefined;
+
+  /** One provider instance for every NetworkVolume of a program (serialized once, same `__provider`). */
+  static #providerInstance(): NetworkVolumeProvider {
+    NetworkVolume.#provider ??= new NetworkVolumeProvider();
+    return NetworkVolume.#provider;
+  }
+
+  /** The provider object every instance shares (exposed for tests and benchmarks). */
+  static get provider(): NetworkVolumeProvider {
+    return NetworkVolume.#providerInstance();
+  }
+
+  /**
+   * Reads an existing volume into the program by its service id, without managing it: the stack
+   * neither changes nor deletes it (`pulumi import` does not work for dynamic resources). Every
+   * output is read from the service; an id that does not exist fails with an error naming it.
+   */
+  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): NetworkVolume {
+    const unknownArgs = { name: undefined, size: undefined, dataCenterId: undefined };
+    return new NetworkVolume(name, unknownArgs as unknown as NetworkVolumeArgs, { ...opts, id });
+  }
+}
