@@ -10,6 +10,8 @@
  * - `rollout.mts`: JobRun's rollout wait (`rollout: "wait"`) vs the same wait polling every 5 s:
  *   how soon the end of a rolling update is noticed and at how many reads per second; and what
  *   the check adds to one JobRun when nothing rolls out.
+ * - `endpointRollout.mts`: ServerlessEndpoint's rollout wait (create/update) vs the same wait
+ *   polling every 5 s: how soon the end of a release's rollout is noticed, at how many reads a second.
  * - `throughput.mts`: client overhead vs raw undici; emulator throughput vs a bare node:http server.
  * - `scale.mts`: 100 and 500 JobRuns at once under the service's limits, vs the bound (client only).
  * - `deployScale.mts`: N JobRuns in one deploy through the deploy harness and the real provider host,
@@ -22,6 +24,7 @@ import { writeFile } from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { benchDeployScale } from "./deployScale.mts";
+import { benchEndpointRollout } from "./endpointRollout.mts";
 import { benchImportCost } from "./importCost.mts";
 import { benchLatency } from "./latency.mts";
 import { fmt, progress, REPO_DIR, type ResultRow, renderTable, round } from "./lib.mts";
@@ -35,6 +38,7 @@ const rows: ResultRow[] = [];
 for (const section of [
   benchLatency,
   benchRollout,
+  benchEndpointRollout,
   benchThroughput,
   benchScale,
   benchDeployScale,

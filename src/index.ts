@@ -70,7 +70,11 @@ export {
   type GetServerlessEndpointResult,
   getServerlessEndpoint,
   getServerlessEndpointOutput,
-} from "./provider/serverlessEndpoint";
+} from "./provider/serverlessEndpoint/lookup";
+export {
+  ServerlessEndpoint,
+  type ServerlessEndpointArgs,
+} from "./provider/serverlessEndpoint/resource";
 export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
 export type * from "./wire/catalog";
 export type * from "./wire/serverless";

@@ -121,6 +121,12 @@ A broken release, for demos and tests: an endpoint env of
                                           with <message> (logged on the worker)
   RUNPOD_EMULATOR_ERROR_OUTPUT=<message>  every job ends COMPLETED with output {"error": <message>}
 Workers of older releases keep their own env, so until the rollout replaces them they still pass.
+
+A release whose workers never become healthy (a stalled rollout): an image whose reference
+contains "unpullable" (e.g. ghcr.io/acme/app:unpullable; logged as "failed to pull image ...:
+manifest unknown"), or an endpoint env setting RUNPOD_EMULATOR_UNHEALTHY (any value). The first
+replacement worker goes UNHEALTHY, no further stale worker is replaced (they keep serving the
+previous release), and the rollout never completes until a new release arrives.
 `;
 
 /** Thrown for bad command-line input (exit status 2). */

@@ -456,7 +456,7 @@ export class ServerlessStore {
         idle: count("IDLE"),
         initializing: count("INITIALIZING"),
         throttled: 0,
-        unhealthy: 0,
+        unhealthy: count("UNHEALTHY"),
         total: workers.length,
       },
       workers,

@@ -98,15 +98,21 @@ describe("examples", () => {
     .filter((d) => d.isDirectory())
     .map((d) => d.name);
 
-  it("are the four documented ones, each a Pulumi project with a README", () => {
-    expect(examples.sort()).toEqual(["demo", "registry-auth", "smoke-test", "volume-lookup"]);
+  it("are the documented ones, each a Pulumi project with a README", () => {
+    expect(examples.sort()).toEqual([
+      "demo",
+      "registry-auth",
+      "serverless-endpoint",
+      "smoke-test",
+      "volume-lookup",
+    ]);
     for (const name of examples) {
       for (const file of ["Pulumi.yaml", "package.json", "index.ts", "README.md"])
         expect(existsSync(path.join(EXAMPLES_DIR, name, file)), `${name}/${file}`).toBe(true);
     }
   });
 
-  it.each(["demo", "registry-auth", "smoke-test", "volume-lookup"])(
+  it.each(["demo", "registry-auth", "serverless-endpoint", "smoke-test", "volume-lookup"])(
     "%s/index.ts uses only erasable TypeScript and is an ES module Node 24 runs directly",
     (name) => {
       const dir = path.join(EXAMPLES_DIR, name);

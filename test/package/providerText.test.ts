@@ -14,28 +14,32 @@ const OPERATIONS: Record<ProviderKind, string> = {
   ContainerRegistryAuth: "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js",
   JobRun: "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js",
   NetworkVolume: "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js",
+  ServerlessEndpoint: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/operations.js",
   Template: "pulumi-runpod-dynamic/dist/provider/template/operations.js",
 };
 
-describe.each(["ContainerRegistryAuth", "JobRun", "NetworkVolume", "Template"] as const)(
-  "the %s provider as stored in state",
-  (kind) => {
-    it("is at most 8 KB, holds no secret, and loads its operations module from the package by name", async () => {
-      const { module, exportName } = PROVIDER_MODULES[kind];
-      const { text, containsSecrets } = await serializeProviderFrom(
-        inject("installedProjectDir"),
-        module,
-        exportName,
-      );
-      expect(Buffer.byteLength(text, "utf8")).toBeLessThanOrEqual(8 * 1024);
-      expect(containsSecrets).toBe(false);
-      // Every method requires the one module path the closure captured (`with({ OPERATIONS_MODULE:
-      // "..." })`), and the text names no other module of the package: nothing is captured by value.
-      const requires = [...text.matchAll(/require\(([^)]*)\)/g)].map((m) => m[1]);
-      expect(requires.length).toBeGreaterThanOrEqual(7); // configure, check, diff, create, read, update, delete
-      expect(new Set(requires)).toEqual(new Set(["OPERATIONS_MODULE"]));
-      const paths = [...text.matchAll(/"(pulumi-runpod-dynamic\/[^"]*)"/g)].map((m) => m[1]);
-      expect(new Set(paths)).toEqual(new Set([OPERATIONS[kind]]));
-    });
-  },
-);
+describe.each([
+  "ContainerRegistryAuth",
+  "JobRun",
+  "NetworkVolume",
+  "ServerlessEndpoint",
+  "Template",
+] as const)("the %s provider as stored in state", (kind) => {
+  it("is at most 8 KB, holds no secret, and loads its operations module from the package by name", async () => {
+    const { module, exportName } = PROVIDER_MODULES[kind];
+    const { text, containsSecrets } = await serializeProviderFrom(
+      inject("installedProjectDir"),
+      module,
+      exportName,
+    );
+    expect(Buffer.byteLength(text, "utf8")).toBeLessThanOrEqual(8 * 1024);
+    expect(containsSecrets).toBe(false);
+    // Every method requires the one module path the closure captured (`with({ OPERATIONS_MODULE:
+    // "..." })`), and the text names no other module of the package: nothing is captured by value.
+    const requires = [...text.matchAll(/require\(([^)]*)\)/g)].map((m) => m[1]);
+    expect(requires.length).toBeGreaterThanOrEqual(7); // configure, check, diff, create, read, update, delete
+    expect(new Set(requires)).toEqual(new Set(["OPERATIONS_MODULE"]));
+    const paths = [...text.matchAll(/"(pulumi-runpod-dynamic\/[^"]*)"/g)].map((m) => m[1]);
+    expect(new Set(paths)).toEqual(new Set([OPERATIONS[kind]]));
+  });
+});

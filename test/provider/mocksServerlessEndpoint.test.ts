@@ -8,7 +8,10 @@ import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { getServerlessEndpoint, getServerlessEndpointOutput } from "../../src/provider/serverlessEndpoint";
+import {
+  getServerlessEndpoint,
+  getServerlessEndpointOutput,
+} from "../../src/provider/serverlessEndpoint/lookup";
 
 let emu: RunningEmulator;
 let client: RunpodClient;

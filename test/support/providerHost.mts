@@ -134,6 +134,7 @@ const KINDS: Record<string, ProviderKind> = {
   "pulumi-nodejs:dynamic/runpod:ContainerRegistryAuth": "ContainerRegistryAuth",
   "pulumi-nodejs:dynamic/runpod:JobRun": "JobRun",
   "pulumi-nodejs:dynamic/runpod:NetworkVolume": "NetworkVolume",
+  "pulumi-nodejs:dynamic/runpod:ServerlessEndpoint": "ServerlessEndpoint",
   "pulumi-nodejs:dynamic/runpod:Template": "Template",
 };
 

@@ -23,7 +23,12 @@ import { promisify } from "node:util";
 const execFileAsync = promisify(execFile);
 
 /** The dynamic resource kinds this package ships. */
-export type ProviderKind = "ContainerRegistryAuth" | "JobRun" | "NetworkVolume" | "Template";
+export type ProviderKind =
+  | "ContainerRegistryAuth"
+  | "JobRun"
+  | "NetworkVolume"
+  | "ServerlessEndpoint"
+  | "Template";
 
 /** Where each kind's provider class lives in the installed package. */
 export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName: string }> = {
@@ -35,6 +40,10 @@ export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName
   NetworkVolume: {
     module: "pulumi-runpod-dynamic/dist/provider/networkVolume/resource.js",
     exportName: "NetworkVolumeProvider",
+  },
+  ServerlessEndpoint: {
+    module: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/resource.js",
+    exportName: "ServerlessEndpointProvider",
   },
   Template: {
     module: "pulumi-runpod-dynamic/dist/provider/template/resource.js",

@@ -16,6 +16,15 @@
  * one it runs, stops, and a worker of the current release starts in its place (INITIALIZING for
  * the endpoint's `coldStartMs`, else {@link WORKER_START_MS}); when it is ready the next stale
  * worker is replaced. Cold workers (not running) take the new release at once.
+ *
+ * A release whose workers can never become healthy ({@link unhealthyReason}: an image whose
+ * reference contains `unpullable`, or the env `RUNPOD_EMULATOR_UNHEALTHY`) stalls its rollout:
+ * the worker that replaces the first stale one goes UNHEALTHY once its start time is over (its
+ * log says why, e.g. `failed to pull image ...: manifest unknown`), takes no job, and no further
+ * stale worker is replaced, so the stale workers keep serving the previous release. Only a new
+ * release (the fixed image) moves the endpoint on: it replaces the unhealthy workers too. Workers
+ * that start on such a release in other ways (a new endpoint, more `workersMax`, a cold start) go
+ * UNHEALTHY the same way.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -50,7 +59,27 @@ export const ROLLOUT_DEFAULT_MS = 3000;
 export const MISBEHAVE_ENV = {
   fail: "RUNPOD_EMULATOR_FAIL",
   errorOutput: "RUNPOD_EMULATOR_ERROR_OUTPUT",
+  unhealthy: "RUNPOD_EMULATOR_UNHEALTHY",
 } as const;
+
+/** The image marker of a release whose workers never become healthy (the image cannot be pulled). */
+export const UNPULLABLE_IMAGE_MARKER = "unpullable";
+
+/**
+ * Why workers of `release` can never become healthy, as the log line their start ends with; undefined
+ * for a healthy release. An image reference containing {@link UNPULLABLE_IMAGE_MARKER} (any case, in the
+ * name or the tag: `ghcr.io/acme/app:unpullable`) cannot be pulled; a release whose env sets
+ * `RUNPOD_EMULATOR_UNHEALTHY` (any value, never printed) crashes at start.
+ */
+export function unhealthyReason(release: WorkerRelease): string | undefined {
+  if (release.image.toLowerCase().includes(UNPULLABLE_IMAGE_MARKER)) {
+    return `failed to pull image ${release.image}: manifest unknown`;
+  }
+  if (release.env[MISBEHAVE_ENV.unhealthy] !== undefined) {
+    return `container exited with code 1 during start (${MISBEHAVE_ENV.unhealthy} is set); worker is unhealthy`;
+  }
+  return undefined;
+}
 
 /** What a worker runs: one release of its endpoint. */
 export interface WorkerRelease {
@@ -80,7 +109,7 @@ export interface Retention {
   runsyncMs: number;
 }
 
-type WorkerState = "cold" | "starting" | "idle" | "busy";
+type WorkerState = "cold" | "starting" | "idle" | "busy" | "unhealthy";
 
 interface Worker {
   id: string;
@@ -93,10 +122,18 @@ interface Worker {
   leaving?: "replace" | "remove";
 }
 
+/** `/workers` status of each running worker state. */
+const WORKER_STATUS = {
+  busy: "RUNNING",
+  idle: "IDLE",
+  starting: "INITIALIZING",
+  unhealthy: "UNHEALTHY",
+} as const satisfies Record<Exclude<WorkerState, "cold">, WorkerView["status"]>;
+
 /** A worker as `/workers` lists it. */
 export interface WorkerView {
   id: string;
-  status: "RUNNING" | "IDLE" | "INITIALIZING";
+  status: "RUNNING" | "IDLE" | "INITIALIZING" | "UNHEALTHY";
   version: number;
   isStale: boolean;
   image: string;
@@ -298,7 +335,7 @@ export class JobEngine {
       .filter((w) => w.state !== "cold")
       .map((w) => ({
         id: w.id,
-        status: w.state === "busy" ? "RUNNING" : w.state === "idle" ? "IDLE" : "INITIALIZING",
+        status: WORKER_STATUS[w.state as Exclude<WorkerState, "cold">],
         version: w.release.version,
         isStale: ep.isStale(w),
         image: w.release.image,
@@ -323,7 +360,8 @@ export class JobEngine {
         this.#workerStarted(ep, worker);
       }
     } else {
-      const order = (w: Worker) => (w.state === "busy" ? 2 : ep.isStale(w) ? 0 : 1);
+      const order = (w: Worker) =>
+        w.state === "unhealthy" ? -1 : w.state === "busy" ? 2 : ep.isStale(w) ? 0 : 1;
       const surplus = [...staying].sort((a, b) => order(a) - order(b)).slice(0, staying.length - workersMax);
       for (const worker of surplus) {
         worker.leaving = "remove";
@@ -384,8 +422,8 @@ export class JobEngine {
     const timer = this.#clock.setTimeout(() => {
       this.#coldTimers.delete(timer);
       if (successor.state !== "starting") return;
-      successor.state = "idle";
-      this.#log(successor, "system", "worker ready");
+      // An unhealthy successor stalls the rollout: no further stale worker is replaced.
+      if (!this.#becomeReady(successor)) return;
       this.#dispatch(ep);
       this.#replaceNext(ep);
     }, startMs);
@@ -407,6 +445,28 @@ export class JobEngine {
       "system",
       `worker ${worker.id} created: version ${worker.release.version}, image ${worker.release.image}, ${state}`,
     );
+    // A warm worker of a release that cannot start is unhealthy from the start.
+    if (worker.state === "idle" && unhealthyReason(worker.release) !== undefined) {
+      worker.state = "starting";
+      this.#becomeReady(worker);
+    }
+  }
+
+  /**
+   * A starting worker is ready: IDLE, or UNHEALTHY when its release cannot run
+   * ({@link unhealthyReason}), with the reason in its log. True when it became IDLE.
+   */
+  #becomeReady(worker: Worker): boolean {
+    const reason = unhealthyReason(worker.release);
+    if (reason === undefined) {
+      worker.state = "idle";
+      this.#log(worker, "system", "worker ready");
+      return true;
+    }
+    worker.state = "unhealthy";
+    this.#log(worker, "system", reason);
+    this.#log(worker, "system", `worker unhealthy: version ${worker.release.version} cannot start`);
+    return false;
   }
 
   #log(worker: Worker, source: LogSource, line: string): void {
@@ -513,8 +573,7 @@ export class JobEngine {
       this.#log(worker, "system", `worker starting (cold start of ${ep.config.coldStartMs} ms)`);
       const timer = this.#clock.setTimeout(() => {
         this.#coldTimers.delete(timer);
-        worker.state = "idle";
-        this.#log(worker, "system", "worker ready");
+        this.#becomeReady(worker);
         this.#dispatch(ep);
       }, ep.config.coldStartMs);
       this.#coldTimers.add(timer);

@@ -10,9 +10,9 @@
  * client or settings. REST v2 only: on a v1 `restUrl` it fails saying so.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { RunpodClient } from "../client";
-import { ValidationError } from "../client/errors";
-import { clientFromSettings, type RunpodSettings, settingsFromStack } from "./config";
+import type { RunpodClient } from "../../client";
+import { ValidationError } from "../../client/errors";
+import { clientFromSettings, type RunpodSettings, settingsFromStack } from "../config";
 
 /** Arguments of `getServerlessEndpoint`. */
 export interface GetServerlessEndpointArgs {

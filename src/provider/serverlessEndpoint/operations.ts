@@ -1,0 +1,341 @@
+/**
+ * The operations of `ServerlessEndpoint`'s dynamic provider. They run in Pulumi's dynamic-provider
+ * host, never in the program: the serialized provider (`resource.ts`) loads this module from the
+ * installed package, as `pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/operations.js`, and
+ * calls them by name. The API key comes from `configure(req)` (stack config `runpod:apiKey`, else
+ * `RUNPOD_API_KEY`) and lives only in the host process's memory. Whatever they return or throw
+ * has the `env` values and the key redacted, except `env` itself, the secret input the engine
+ * re-marks as secret (`additionalSecretOutputs: ["env"]`).
+ *
+ * COMPATIBILITY CONTRACT. `__provider` texts stored in users' states call these functions by name,
+ * with these arguments, using whatever version of the package is installed when they run (a
+ * refresh, a destroy, or an up that finds no change runs the stored text). Keep every name and
+ * signature below, accept every older state shape, and never move this file: a stored text
+ * `require`s its path.
+ *
+ * ```ts
+ * settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings
+ * checkServerlessEndpoint(olds: Record<string, unknown>, news: Record<string, unknown>, settings?: RunpodSettings): Promise<CheckResult>
+ * diffServerlessEndpoint(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<DiffResult>
+ * createServerlessEndpoint(settings: RunpodSettings | undefined, inputs: Record<string, unknown>): Promise<CreateResult>
+ * readServerlessEndpoint(settings: RunpodSettings | undefined, id: string, props: Record<string, unknown> | undefined): Promise<ReadResult>
+ * updateServerlessEndpoint(settings: RunpodSettings | undefined, id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<UpdateResult>
+ * deleteServerlessEndpoint(settings: RunpodSettings | undefined, id: string, props: Record<string, unknown>): Promise<void>
+ * ```
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import {
+  BadRequestError,
+  ConflictError,
+  describeBody,
+  type RunpodClient,
+  RunpodError,
+  type ServerlessEndpoint,
+  type ServerlessReleaseList,
+} from "../../client";
+import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import { restDialectOf } from "../jobRun/context";
+import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
+import { describeError, redact, redactValue, withProviderErrors } from "../shared";
+import {
+  BODY_NAMES,
+  bodyOf,
+  checkEndpointArgs,
+  plainInputs,
+  ROLLOUT_TIMEOUT_DEFAULT_MS,
+  type ServerlessEndpointInputs,
+} from "./args";
+import { planEndpointChange } from "./changes";
+import { EndpointRolloutError, waitForEndpointRollout } from "./rollout";
+
+export { ROLLOUT_TIMEOUT_DEFAULT_MS } from "./args";
+
+const PROVIDER_KEY = "__provider";
+
+/** Settings for the host process: the configure request's config, then the environment. */
+export function settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings {
+  return resolveSettings(config);
+}
+
+/**
+ * `check`: field-level validation (`args.ts`), no network; unknown values (preview) pass. With the
+ * provider's settings, a REST v1 `restUrl` fails here: endpoints exist only on REST v2.
+ */
+export async function checkServerlessEndpoint(
+  _olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+  settings?: RunpodSettings,
+): Promise<pulumi.dynamic.CheckResult> {
+  return checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings));
+}
+
+/**
+ * `diff`: old outputs against new inputs (`changes.ts`). `type` and the compute family (`gpu` or
+ * `cpu`) replace the endpoint (a new one first, then the old one is deleted: names need not be
+ * unique); everything else is an update.
+ */
+export async function diffServerlessEndpoint(
+  _id: string,
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.DiffResult> {
+  const plan = planEndpointChange(withoutProvider(olds), plainInputs(news));
+  if (plan.replaces.length > 0) return { changes: true, replaces: plan.replaces, deleteBeforeReplace: false };
+  return { changes: plan.changed.length > 0 };
+}
+
+/**
+ * `create`: list, POST once, and after a failure the service may have acted on, list again
+ * (`createReconciled`): never a duplicate endpoint. Then, with `rollout: "wait"`, waits until
+ * its workers run it. A failure after the POST is a partial failure: the endpoint exists.
+ */
+export async function createServerlessEndpoint(
+  settings: RunpodSettings | undefined,
+  raw: Record<string, unknown>,
+): Promise<pulumi.dynamic.CreateResult> {
+  const inputs = plainInputs(raw);
+  const secrets = endpointSecrets(settings, inputs);
+  return withProviderErrors(secrets, async () => {
+    const client = hostClient(settings);
+    const body = bodyOf(inputs);
+    const { record, recoveredAfter } = await createReconciled({
+      kind: "serverless endpoint",
+      name: body.name,
+      list: () => client.serverless.list(),
+      create: () => client.serverless.create(body),
+    });
+    if (recoveredAfter !== undefined) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
+    const outs = await settle(client, record, inputs, secrets, raw[PROVIDER_KEY]);
+    return { id: record.id, outs };
+  });
+}
+
+/**
+ * `read`: refresh (with the recorded outputs) reads the endpoint and its releases; an endpoint
+ * that is gone leaves the state (empty id). Drift (an image changed in the console) shows as
+ * changed outputs and, through the returned inputs, in the next diff. `ServerlessEndpoint.get`
+ * (no recorded outputs) throws for an id the account does not have.
+ */
+export async function readServerlessEndpoint(
+  settings: RunpodSettings | undefined,
+  id: string,
+  props: Record<string, unknown> | undefined,
+): Promise<pulumi.dynamic.ReadResult> {
+  const old = withoutProvider(props ?? {});
+  const adopting = Object.values(old).every((v) => v === undefined);
+  const secrets = endpointSecrets(settings, old);
+  return withProviderErrors(secrets, async () => {
+    const client = hostClient(settings);
+    const live = await readOrGone(() => client.serverless.get(id));
+    const releases = live && (await readOrGone(() => client.serverless.releases(id)));
+    if (live === undefined || releases === undefined) {
+      if (!adopting) return { id: "", props: {} };
+      throw new RunpodError(
+        `ServerlessEndpoint.get: there is no serverless endpoint with id ${JSON.stringify(id)} in this account ` +
+          "(the service answered 404). Check the id: it is the endpoint's id in the RunPod console, not its name.",
+      );
+    }
+    const settings_ = old as ServerlessEndpointInputs;
+    const outs = endpointOutputs(live, releases, settings_, [...secrets, ...envValues(live.env)]);
+    if (adopting) return { id: live.id, props: outs };
+    return { id: live.id, props: outs, inputs: inputsOf(live, settings_) };
+  });
+}
+
+/**
+ * `update`: one PATCH with what changed (`changes.ts`): a container change makes a release, a
+ * scaling change applies at once. With `rollout: "wait"`, waits until no worker is stale; a
+ * rollout that stalls or times out is a partial failure (the endpoint was changed).
+ */
+export async function updateServerlessEndpoint(
+  settings: RunpodSettings | undefined,
+  id: string,
+  olds: Record<string, unknown>,
+  news: Record<string, unknown>,
+): Promise<pulumi.dynamic.UpdateResult> {
+  const inputs = plainInputs(news);
+  const previous = withoutProvider(olds ?? {});
+  const secrets = [...endpointSecrets(settings, inputs), ...envValues(previous.env)];
+  return withProviderErrors(secrets, async () => {
+    const client = hostClient(settings);
+    const plan = planEndpointChange(previous, inputs);
+    const record =
+      Object.keys(plan.patch).length > 0
+        ? await client.serverless.update(id, plan.patch)
+        : await client.serverless.get(id);
+    const outs = await settle(client, record, inputs, secrets, news[PROVIDER_KEY]);
+    return { outs };
+  });
+}
+
+/**
+ * `delete`: DELETE by id; an endpoint already gone counts as deleted. The service also deletes
+ * the template bound to the endpoint, and ends its workers and queued jobs.
+ */
+export async function deleteServerlessEndpoint(
+  settings: RunpodSettings | undefined,
+  id: string,
+  props: Record<string, unknown>,
+): Promise<void> {
+  const secrets = endpointSecrets(settings, props ?? {});
+  const label = labelOf(typeof props?.name === "string" ? props.name : undefined, id);
+  await withProviderErrors(secrets, async () => {
+    const client = hostClient(settings);
+    try {
+      await deleteIfPresent(() => client.serverless.delete(id));
+    } catch (error) {
+      if (error instanceof BadRequestError || error instanceof ConflictError) {
+        const said = describeBody(error.body);
+        throw new RunpodError(
+          `RunPod refused to delete serverless endpoint ${label}${said ? `: ${said}` : ""}. ` +
+            "Check in the RunPod console what holds it, then run the destroy or update again.",
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * After a create or a PATCH: the rollout wait (unless `rollout: "ignore"`), then the endpoint as
+ * read back. Any failure from here on is a partial failure: the endpoint exists and was changed,
+ * so the error carries its id and the outputs known (redacted but for `env`).
+ */
+async function settle(
+  client: RunpodClient,
+  record: ServerlessEndpoint,
+  inputs: ServerlessEndpointInputs,
+  secrets: string[],
+  provider: unknown,
+): Promise<Record<string, unknown>> {
+  const label = labelOf(record.name || inputs.name, record.id);
+  const all = [...secrets, ...envValues(record.env)];
+  let failure: unknown;
+  let during = "waiting for its rollout";
+  if ((inputs.rollout ?? "wait") === "wait") {
+    try {
+      await waitForEndpointRollout(
+        {
+          workers: (endpointId, options) => client.serverless.workers(endpointId, options),
+          workerLogs: (endpointId, workerId, options) =>
+            client.serverless.workerLogs(endpointId, workerId, { ...options, maxReconnects: 1 }),
+        },
+        record.id,
+        label,
+        {
+          timeoutMs: inputs.rolloutTimeoutMs ?? ROLLOUT_TIMEOUT_DEFAULT_MS,
+          secrets: all,
+          onWaiting: (version, stale, total) =>
+            process.stderr.write(
+              `ServerlessEndpoint ${label}: waiting for version ${version ?? "(unknown)"} to roll out ` +
+                `(${stale} of ${total} workers on an older version)\n`,
+            ),
+        },
+      );
+    } catch (error) {
+      failure = error;
+    }
+  }
+  let outs: Record<string, unknown>;
+  try {
+    const [live, releases] = await Promise.all([
+      client.serverless.get(record.id),
+      client.serverless.releases(record.id),
+    ]);
+    outs = endpointOutputs(live, releases, inputs, [...all, ...envValues(live.env)]);
+  } catch (error) {
+    if (failure === undefined) {
+      failure = error;
+      during = "reading it back";
+    }
+    outs = endpointOutputs(record, undefined, inputs, all);
+  }
+  if (failure === undefined) return outs;
+  const message =
+    failure instanceof EndpointRolloutError
+      ? failure.message
+      : `ServerlessEndpoint ${label} was created or changed, but ${during} failed (${describeError(failure)}). ` +
+        "The endpoint is recorded in the state; run pulumi up again to finish (it waits for the rollout again).";
+  throw Object.assign(new RunpodError(message), {
+    id: record.id,
+    properties: { ...outs, [PROVIDER_KEY]: provider },
+  });
+}
+
+/**
+ * The outputs: the endpoint as read back (every field), its `version` (the release it runs) and
+ * `latestReleaseId`, and the provider's own settings as given. `env` is kept as is (the engine
+ * stores it as a secret); every other field has the secrets redacted.
+ */
+function endpointOutputs(
+  live: ServerlessEndpoint,
+  releases: ServerlessReleaseList | undefined,
+  given: Pick<ServerlessEndpointInputs, "rollout" | "rolloutTimeoutMs" | "templateId">,
+  secrets: readonly string[],
+): Record<string, unknown> {
+  const { id: _id, env, version, ...fields } = live;
+  const outs: Record<string, unknown> = {
+    ...fields,
+    // The document's Endpoint does not carry templateId: keep the one given.
+    templateId: live.templateId ?? given.templateId,
+    version: releases?.endpointVersion ?? version ?? null,
+    latestReleaseId: releases?.releases[0]?.id ?? null,
+    rollout: given.rollout,
+    rolloutTimeoutMs: given.rolloutTimeoutMs,
+  };
+  for (const key of Object.keys(outs)) if (outs[key] === undefined) delete outs[key];
+  const clean = redactValue(outs, secrets) as Record<string, unknown>;
+  return env === undefined ? clean : { ...clean, env };
+}
+
+/** The arguments the endpoint as read back amounts to (refresh returns them as the inputs). */
+function inputsOf(live: ServerlessEndpoint, given: ServerlessEndpointInputs): Record<string, unknown> {
+  const fields = live as Record<string, unknown>;
+  const inputs: Record<string, unknown> = {};
+  for (const key of BODY_NAMES) {
+    const value = fields[key];
+    if (value !== undefined && value !== null) inputs[key] = value;
+  }
+  if (Array.isArray(inputs.cpu)) {
+    inputs.cpu = (inputs.cpu as Record<string, unknown>[]).map(({ memory: _m, ...cpu }) => cpu);
+  }
+  if (inputs.gpu !== null && typeof inputs.gpu === "object") {
+    const gpu = Object.fromEntries(Object.entries(inputs.gpu).filter(([, v]) => v !== null));
+    inputs.gpu = gpu;
+  }
+  for (const key of ["templateId", "rollout", "rolloutTimeoutMs"] as const) {
+    if (inputs[key] === undefined && given[key] !== undefined) inputs[key] = given[key];
+  }
+  return inputs;
+}
+
+function hostClient(settings: RunpodSettings | undefined): RunpodClient {
+  return clientFromSettings(settings ?? resolveSettings(undefined));
+}
+
+function withoutProvider(props: Record<string, unknown>): Record<string, unknown> {
+  const { [PROVIDER_KEY]: _ignored, ...rest } = props;
+  return rest;
+}
+
+/** `"name" (id X)`, or `id X`. */
+function labelOf(name: string | undefined, id: string): string {
+  return name ? `"${name}" (id ${id})` : `id ${id}`;
+}
+
+/** The values of an `env` map (each a secret). */
+function envValues(env: unknown): string[] {
+  if (env === null || typeof env !== "object") return [];
+  return Object.values(env).filter((v): v is string => typeof v === "string");
+}
+
+/** Values never to return or throw outside `env`: the env values and the API key. */
+function endpointSecrets(settings: RunpodSettings | undefined, inputs: { env?: unknown }): string[] {
+  const key = settings?.apiKey;
+  return [...envValues(inputs.env), ...(typeof key === "string" && key !== "" ? [key] : [])];
+}

@@ -1,0 +1,279 @@
+/**
+ * `ServerlessEndpoint`: a RunPod serverless endpoint (REST v2) as a Pulumi dynamic resource, whose
+ * create and update return once the endpoint's workers run what the program says.
+ *
+ * The resource class runs in the Pulumi program; this module is loaded whenever the package root
+ * is, so it stays light: `@pulumi/pulumi` and type imports only. The provider object is
+ * serialized into each resource's state (`__provider`) and run later in Pulumi's dynamic-provider
+ * host, so the provider class below stays tiny: every method loads the operations module from the
+ * installed package by name and delegates to it. Nothing but that module path is captured.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { EndpointScaling, ServerlessEndpointCreateInput } from "../../wire/serverless";
+import type { RunpodSettings } from "../config";
+import type { InputOf } from "../inputsOf";
+import type * as Operations from "./operations";
+
+/**
+ * Module the serialized provider loads in the provider host (resolved from the program's
+ * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
+ */
+const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/operations.js";
+
+type Body = ServerlessEndpointCreateInput;
+
+/**
+ * Arguments of a {@link ServerlessEndpoint}: every field of the REST v2 document's
+ * `CreateEndpointRequest`, by its own name, plus `rollout` and `rolloutTimeoutMs`. What the program
+ * omits, the service decides (its defaults are the document's). Fields marked "replaces" cannot
+ * change on the service: changing them creates a new endpoint, then deletes the old one.
+ */
+export interface ServerlessEndpointArgs {
+  /** Name shown in the console (names need not be unique). Updates in place. */
+  name: pulumi.Input<string>;
+  /**
+   * Request routing: `QUEUE` (the job API: `/run`, `/runsync`, ...) or `LOAD_BALANCER` (HTTP paths
+   * the worker defines; scaling must be `REQUEST_COUNT`). Replaces the endpoint when changed.
+   */
+  type: pulumi.Input<"QUEUE" | "LOAD_BALANCER">;
+  /**
+   * Autoscaling signal: `{ type: "QUEUE_DELAY", queueDelay }` (seconds a request waits, at least
+   * 0.5; queue endpoints only) or `{ type: "REQUEST_COUNT", requestCount }`. Updates in place, at once.
+   */
+  scaling: InputOf<EndpointScaling>;
+  /**
+   * GPU workers: `pools` (serverless pool ids from `getGpuTypes`, e.g. `["ADA_24"]`), optional
+   * `excludedTypes`, `count` (GPUs per worker, default 1), `allowedCudaVersions` or
+   * `minCudaVersion`. Exactly one of `gpu` or `cpu`. Changes update in place (placement takes
+   * effect as workers are replaced); switching to `cpu` replaces the endpoint.
+   */
+  gpu?: InputOf<NonNullable<Body["gpu"]>>;
+  /**
+   * CPU workers: eligible configurations `[{ id, vcpuCount }]` (flavour ids from `getCpuTypes`,
+   * vCPUs a power of two, at least 2). Exactly one of `gpu` or `cpu`. Switching to `gpu` replaces
+   * the endpoint.
+   */
+  cpu?: InputOf<NonNullable<Body["cpu"]>>;
+  /**
+   * A serverless template whose container settings (`image`, `args`, `disk`, `ports`, `env`,
+   * `registry`) the endpoint takes; fields given here override them (`env` merges per key). A
+   * template is applied once, when the endpoint is created or when `templateId` changes: later
+   * edits of the template do not reach the endpoint. Changing it updates in place (a release).
+   */
+  templateId?: pulumi.Input<string>;
+  /** Docker image reference; required unless `templateId`. A change makes a release. */
+  image?: pulumi.Input<string>;
+  /** Arguments passed to the container's entrypoint. A change makes a release. */
+  args?: pulumi.Input<string>;
+  /** Container disk in GB (ephemeral). A change makes a release. */
+  disk?: pulumi.Input<number>;
+  /**
+   * Environment variables. Always stored as ONE secret, even when given as plain strings: its
+   * values never appear in another output, an error or a log line. A change makes a release;
+   * removing `env` from the program sends `env: {}`.
+   */
+  env?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** Exposed ports as `port/protocol`, e.g. `8000/http`. A change makes a release. */
+  ports?: pulumi.Input<pulumi.Input<string>[]>;
+  /** Container registry credential id (a `ContainerRegistryAuth`'s id) for a private image. A change makes a release. */
+  registry?: pulumi.Input<string>;
+  /** Preferred data centres (`getDataCenters`); omit to let the scheduler choose. Updates in place. */
+  dataCenterIds?: pulumi.Input<pulumi.Input<string>[]>;
+  /** FlashBoot mode: `OFF` (the service's default), `FLASHBOOT` or `PRIORITY_FLASHBOOT`. Updates in place. */
+  flashboot?: pulumi.Input<"OFF" | "FLASHBOOT" | "PRIORITY_FLASHBOOT">;
+  /** Network volume ids to attach (a `NetworkVolume`'s id). Updates in place. */
+  networkVolumes?: pulumi.Input<pulumi.Input<string>[]>;
+  /** Per-request execution timeout in ms (the service's default: 300000). Updates in place, at once. */
+  timeout?: pulumi.Input<number>;
+  /**
+   * Worker bounds: `min` (default 0), `max` (default 3), `idleTimeout` (seconds, 1..3600, default
+   * 10; not with `REQUEST_COUNT` scaling on a queue endpoint). Updates in place, at once.
+   */
+  workers?: InputOf<NonNullable<Body["workers"]>>;
+  /**
+   * `"wait"`: create and update return only once no worker of the endpoint runs an older version
+   * (the release has rolled out) and none of the new version is UNHEALTHY, reading the workers
+   * once a second, at most `rolloutTimeoutMs`. A rollout that stalls (a new worker stays
+   * UNHEALTHY: an image that cannot be pulled, a container that crashes) or times out fails the
+   * step; the endpoint keeps the change and the message names the release, the workers by status
+   * and a failing worker's log tail. `"ignore"`: return as soon as the service accepted the change.
+   * @default "wait"
+   */
+  rollout?: pulumi.Input<"wait" | "ignore">;
+  /**
+   * Longest rollout wait of a create or update, in milliseconds (1 .. 86400000).
+   * @default 600000 (10 minutes)
+   */
+  rolloutTimeoutMs?: pulumi.Input<number>;
+}
+
+/**
+ * The dynamic provider of {@link ServerlessEndpoint}. Construct it with no arguments; it holds no
+ * state until the provider host calls `configure`.
+ */
+export class ServerlessEndpointProvider implements pulumi.dynamic.ResourceProvider {
+  /** Settings resolved by `configure`; set only inside the provider host, never serialized. */
+  private settings: RunpodSettings | undefined;
+
+  /** Reads `runpod:*` stack config (environment fallback) for this host process. */
+  async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    this.settings = ops.settingsFromConfigure(req.config);
+  }
+
+  async check(olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.checkServerlessEndpoint(olds, news, this.settings);
+  }
+
+  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.diffServerlessEndpoint(id, olds, news);
+  }
+
+  async create(inputs: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.createServerlessEndpoint(this.settings, inputs);
+  }
+
+  async read(id: string, props?: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.readServerlessEndpoint(this.settings, id, props);
+  }
+
+  async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.updateServerlessEndpoint(this.settings, id, olds, news);
+  }
+
+  async delete(id: string, props: Record<string, unknown>) {
+    const ops: typeof Operations = require(OPERATIONS_MODULE);
+    return ops.deleteServerlessEndpoint(this.settings, id, props);
+  }
+}
+
+/**
+ * A RunPod serverless endpoint (`pulumi-nodejs:dynamic/runpod:ServerlessEndpoint`), REST v2 only.
+ *
+ * Its id is the service's endpoint id. A change of the container (`image`, `env`, ...) makes a
+ * release; with `rollout: "wait"` (the default) the update returns once every worker runs it, so
+ * a smoke test that follows tests that release:
+ *
+ * ```ts
+ * const ep = new ServerlessEndpoint("api", { name: "api", type: "QUEUE", image: "ghcr.io/acme/api:1.4.2",
+ *   gpu: { pools: ["ADA_24"] }, scaling: { type: "QUEUE_DELAY", queueDelay: 4 }, workers: { max: 2 } });
+ * new JobRun("smoke", { endpointId: ep.id, input: { prompt: "ping" }, triggers: [ep.version] });
+ * ```
+ *
+ * `type` and the compute family (`gpu` or `cpu`) replace the endpoint; everything else updates it
+ * in place. Deleting it also deletes the template bound to it (the service's rule). Needs
+ * `runpod:apiKey` (or `RUNPOD_API_KEY`); a REST v1 `runpod:restUrl` fails the preview.
+ */
+export class ServerlessEndpoint extends pulumi.dynamic.Resource {
+  declare readonly name: pulumi.Output<string>;
+  declare readonly type: pulumi.Output<string>;
+  declare readonly scaling: pulumi.Output<{ type: string; queueDelay?: number; requestCount?: number }>;
+  declare readonly gpu: pulumi.Output<
+    | {
+        pools: string[];
+        excludedTypes?: string[];
+        count?: number;
+        allowedCudaVersions?: string[];
+        minCudaVersion?: string | null;
+      }
+    | undefined
+  >;
+  declare readonly cpu: pulumi.Output<{ id: string; vcpuCount: number; memory?: number }[] | undefined>;
+  declare readonly templateId: pulumi.Output<string | undefined>;
+  declare readonly image: pulumi.Output<string | undefined>;
+  declare readonly args: pulumi.Output<string | undefined>;
+  declare readonly disk: pulumi.Output<number | undefined>;
+  /** The environment, always secret. */
+  declare readonly env: pulumi.Output<Record<string, string> | undefined>;
+  declare readonly ports: pulumi.Output<string[] | undefined>;
+  declare readonly registry: pulumi.Output<string | null | undefined>;
+  declare readonly dataCenterIds: pulumi.Output<string[]>;
+  declare readonly flashboot: pulumi.Output<string>;
+  declare readonly networkVolumes: pulumi.Output<string[]>;
+  declare readonly timeout: pulumi.Output<number>;
+  declare readonly workers: pulumi.Output<{ min: number; max: number; idleTimeout?: number }>;
+  declare readonly rollout: pulumi.Output<"wait" | "ignore" | undefined>;
+  declare readonly rolloutTimeoutMs: pulumi.Output<number | undefined>;
+  /** When the service created the endpoint (RFC 3339). */
+  declare readonly createdAt: pulumi.Output<string>;
+  /**
+   * The release the endpoint runs: its configuration version (`endpointVersion`), raised by every
+   * container change. Pass it to `JobRun`'s `triggers` to smoke-test each release.
+   */
+  declare readonly version: pulumi.Output<number | null>;
+  /** Id of the endpoint's newest release; null when the service lists none. */
+  declare readonly latestReleaseId: pulumi.Output<string | null>;
+  /**
+   * URLs of the endpoint: for `QUEUE`, `run`, `runSync`, `status`, `stream`, `cancel`, `retry`,
+   * `purgeQueue`, `health`; for `LOAD_BALANCER`, `base` and `health`.
+   */
+  declare readonly requestUrls: pulumi.Output<Record<string, string>>;
+
+  constructor(name: string, args: ServerlessEndpointArgs, opts?: pulumi.CustomResourceOptions) {
+    // Every output key is present (as undefined when not given), or its Output would not exist.
+    const props = {
+      name: args.name,
+      type: args.type,
+      scaling: args.scaling,
+      gpu: args.gpu,
+      cpu: args.cpu,
+      templateId: args.templateId,
+      image: args.image,
+      args: args.args,
+      disk: args.disk,
+      env: args.env === undefined ? undefined : pulumi.secret(args.env),
+      ports: args.ports,
+      registry: args.registry,
+      dataCenterIds: args.dataCenterIds,
+      flashboot: args.flashboot,
+      networkVolumes: args.networkVolumes,
+      timeout: args.timeout,
+      workers: args.workers,
+      rollout: args.rollout,
+      rolloutTimeoutMs: args.rolloutTimeoutMs,
+      createdAt: undefined,
+      version: undefined,
+      latestReleaseId: undefined,
+      requestUrls: undefined,
+    };
+    super(
+      ServerlessEndpoint.#providerInstance(),
+      name,
+      props,
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["env"] }),
+      "runpod",
+      "ServerlessEndpoint",
+    );
+  }
+
+  static #provider: ServerlessEndpointProvider | undefined;
+
+  /** One provider instance for every ServerlessEndpoint of a program (serialized once). */
+  static #providerInstance(): ServerlessEndpointProvider {
+    ServerlessEndpoint.#provider ??= new ServerlessEndpointProvider();
+    return ServerlessEndpoint.#provider;
+  }
+
+  /** The provider object every instance shares (exposed for tests and benchmarks). */
+  static get provider(): ServerlessEndpointProvider {
+    return ServerlessEndpoint.#providerInstance();
+  }
+
+  /**
+   * Reads an existing endpoint into the program by its id, without managing it: the stack
+   * neither changes nor deletes it (`pulumi import` does not work for dynamic resources). Every
+   * output is read from the service; an id the account does not have fails with a clear error.
+   */
+  static get(
+    name: string,
+    id: pulumi.Input<pulumi.ID>,
+    opts?: pulumi.CustomResourceOptions,
+  ): ServerlessEndpoint {
+    return new ServerlessEndpoint(name, {} as ServerlessEndpointArgs, { ...opts, id });
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * The rollout wait of a `ServerlessEndpoint` (`rollout: "wait"`): after a create or a PATCH, read
+ * the endpoint's workers (`GET /v2/serverless/{id}/workers`) once a second until no worker is
+ * stale (none runs an older version than the endpoint's) and none of the current version is
+ * UNHEALTHY, bounded by `rolloutTimeoutMs`. The staleness rule is JobRun's
+ * (`jobRun/rollout.ts`: {@link rolloutState}, {@link isStaleWorker}), and so is the poll.
+ *
+ * A stall is called early when the service's state makes it certain: a worker of the current
+ * version found UNHEALTHY (failing its health checks: an image that cannot be pulled, a container
+ * that crashes at start) on two reads in a row, a poll apart. Otherwise the wait runs to
+ * `rolloutTimeoutMs`. Either way the error says which release, the workers by status and version,
+ * the log tail of one failing worker, and what to do; the caller makes it a partial failure.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { ServerlessWorker, ServerlessWorkerList, WorkerLogEvent } from "../../client";
+import { logTailSection, readLogTail } from "../jobRun/logTail";
+import { isStaleWorker, ROLLOUT_POLL_MS, rolloutState } from "../jobRun/rollout";
+import { describeError } from "../shared";
+
+/** How the wait reads the service: the endpoint's workers and one worker's log. */
+export interface RolloutReaders {
+  workers: (endpointId: string, options: { signal?: AbortSignal }) => Promise<ServerlessWorkerList>;
+  workerLogs: (
+    endpointId: string,
+    workerId: string,
+    options: { tail: number; signal: AbortSignal },
+  ) => AsyncIterable<WorkerLogEvent>;
+}
+
+/** What the wait needs besides the readers. */
+export interface EndpointRolloutOptions {
+  /** The longest wait, in ms (`rolloutTimeoutMs`). */
+  timeoutMs: number;
+  /** Values redacted from the log tail (env values, the API key). */
+  secrets: readonly string[];
+  /** Time between reads, in ms. @default ROLLOUT_POLL_MS (1 s) */
+  pollMs?: number;
+  /** Called once when the first read finds the rollout under way. */
+  onWaiting?: (version: number | undefined, stale: number, total: number) => void;
+}
+
+/** The endpoint's state once the rollout is over: its version and the reads made. */
+export interface EndpointRolloutDone {
+  version: number | undefined;
+  reads: number;
+  workers: number;
+}
+
+/** The rollout stalled or timed out; `message` is what the engine prints. */
+export class EndpointRolloutError extends Error {
+  constructor(
+    message: string,
+    readonly version: number | undefined,
+  ) {
+    super(message);
+    this.name = "EndpointRolloutError";
+  }
+}
+
+/** "2 UNHEALTHY on version 3, 1 RUNNING on version 2": the workers by status and version. */
+export function workersByStatus(list: ServerlessWorkerList): string {
+  if (list.workers.length === 0) return "no active workers";
+  const counts = new Map<string, { status: string; version: number | null | undefined; n: number }>();
+  for (const w of list.workers) {
+    const key = `${w.status}\u0000${w.version ?? "?"}`;
+    const entry = counts.get(key) ?? { status: w.status, version: w.version, n: 0 };
+    entry.n += 1;
+    counts.set(key, entry);
+  }
+  return [...counts.values()]
+    .sort((a, b) => (b.version ?? -1) - (a.version ?? -1) || b.n - a.n || a.status.localeCompare(b.status))
+    .map((e) => `${e.n} ${e.status} on version ${e.version ?? "(unknown)"}`)
+    .join(", ");
+}
+
+/** Workers of the current version that fail their health checks. */
+function unhealthyCurrent(list: ServerlessWorkerList, version: number | undefined): ServerlessWorker[] {
+  return list.workers.filter((w) => w.status === "UNHEALTHY" && !isStaleWorker(w, version));
+}
+
+/**
+ * Waits until no worker is stale and none of the current version is unhealthy. Rejects with an
+ * {@link EndpointRolloutError} on a stall or at `timeoutMs`, with a read's error otherwise.
+ * `label` names the endpoint in messages (`"echo" (id abc)`).
+ */
+export async function waitForEndpointRollout(
+  readers: RolloutReaders,
+  endpointId: string,
+  label: string,
+  options: EndpointRolloutOptions,
+): Promise<EndpointRolloutDone> {
+  const pollMs = options.pollMs ?? ROLLOUT_POLL_MS;
+  const deadline = Date.now() + options.timeoutMs;
+  const seenUnhealthy = new Set<string>();
+  let reads = 0;
+  for (;;) {
+    const left = deadline - Date.now();
+    const list = await readers.workers(endpointId, {
+      signal: AbortSignal.timeout(Math.max(left, 1) + 10_000),
+    });
+    reads += 1;
+    const state = rolloutState(list);
+    const unhealthy = unhealthyCurrent(list, state.version);
+    if (state.stale === 0 && unhealthy.length === 0) {
+      return { version: state.version, reads, workers: state.total };
+    }
+    if (reads === 1) options.onWaiting?.(state.version, state.stale, state.total);
+    const stalled = unhealthy.find((w) => seenUnhealthy.has(w.id));
+    if (stalled !== undefined) {
+      throw await rolloutError(readers, endpointId, label, list, stalled, options, "stalled");
+    }
+    seenUnhealthy.clear();
+    for (const w of unhealthy) seenUnhealthy.add(w.id);
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) {
+      const failing = unhealthy[0] ?? initializingCurrent(list, state.version);
+      throw await rolloutError(readers, endpointId, label, list, failing, options, "timeout");
+    }
+    await sleep(Math.min(pollMs, remaining));
+  }
+}
+
+/** A worker of the current version still starting: the one to show when the wait timed out. */
+function initializingCurrent(
+  list: ServerlessWorkerList,
+  version: number | undefined,
+): ServerlessWorker | undefined {
+  return list.workers.find(
+    (w) => !isStaleWorker(w, version) && w.status !== "IDLE" && w.status !== "RUNNING",
+  );
+}
+
+async function rolloutError(
+  readers: RolloutReaders,
+  endpointId: string,
+  label: string,
+  list: ServerlessWorkerList,
+  failing: ServerlessWorker | undefined,
+  options: EndpointRolloutOptions,
+  kind: "stalled" | "timeout",
+): Promise<EndpointRolloutError> {
+  const state = rolloutState(list);
+  const version = state.version;
+  const release = `version ${version ?? "(unknown)"}`;
+  const head =
+    kind === "stalled"
+      ? `ServerlessEndpoint ${label}: the rollout of ${release} stalled: worker ${failing?.id} of ${release} is ` +
+        "UNHEALTHY (it fails its health checks: an image that cannot be pulled, or a container that exits at start)."
+      : `ServerlessEndpoint ${label}: the rollout of ${release} did not complete within rolloutTimeoutMs ` +
+        `(${options.timeoutMs} ms): ${state.stale} of ${state.total} workers still run an older version` +
+        (failing === undefined ? "." : `, and worker ${failing.id} of ${release} is ${failing.status}.`);
+  const lines = [head, `Workers: ${workersByStatus(list)}.`];
+  if (failing !== undefined) {
+    const tail = await readLogTail(
+      (id, workerId, o) => readers.workerLogs(id, workerId, o),
+      endpointId,
+      failing.id,
+      options.secrets,
+      5_000,
+    ).catch((error: unknown) => ({ unavailable: describeError(error) }));
+    lines.push(logTailSection(failing.id, tail));
+  }
+  lines.push(
+    `The endpoint was changed: it is at ${release}` +
+      (state.stale > 0 ? ", and its stale workers keep serving the previous release. " : ". ") +
+      "Fix the release (the image, its registry credential, env or start command) and run pulumi up again; " +
+      (kind === "timeout" ? "if the rollout only needs longer, raise rolloutTimeoutMs; " : "") +
+      'to deploy without waiting for the rollout, set rollout: "ignore".',
+  );
+  return new EndpointRolloutError(lines.join("\n"), version);
+}

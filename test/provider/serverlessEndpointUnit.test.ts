@@ -1,0 +1,269 @@
+/**
+ * ServerlessEndpoint's rules as functions: the change plan `diff` and `update` share (what
+ * replaces, what the PATCH sends, what a field removed from the program sends), and the rollout
+ * wait on recorded sequences of `/workers` answers (done, stalled, recovered, timed out).
+ */
+import { describe, expect, it } from "vitest";
+import type { ServerlessWorkerList } from "../../src/client";
+import { planEndpointChange } from "../../src/provider/serverlessEndpoint/changes";
+import {
+  EndpointRolloutError,
+  type RolloutReaders,
+  waitForEndpointRollout,
+  workersByStatus,
+} from "../../src/provider/serverlessEndpoint/rollout";
+import { UNKNOWN } from "../../src/provider/shared";
+
+/** Outputs as the emulator reads a fresh GPU endpoint back. */
+const OLDS = {
+  name: "api",
+  type: "QUEUE",
+  image: "acme/api:1",
+  args: "",
+  disk: 20,
+  ports: [],
+  env: { MODEL: "small" },
+  registry: null,
+  gpu: { pools: ["ADA_24"], count: 1, allowedCudaVersions: [], minCudaVersion: null },
+  workers: { min: 0, max: 2, idleTimeout: 10 },
+  scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+  dataCenterIds: [],
+  networkVolumes: [],
+  timeout: 300_000,
+  flashboot: "OFF",
+  createdAt: "2026-11-25T00:00:00.000Z",
+  version: 1,
+  latestReleaseId: "r1",
+  requestUrls: { run: "http://x/v2/ep/run" },
+};
+const NEWS = {
+  name: "api",
+  type: "QUEUE" as const,
+  image: "acme/api:1",
+  env: { MODEL: "small" },
+  gpu: { pools: ["ADA_24"] },
+  scaling: { type: "QUEUE_DELAY" as const, queueDelay: 4 },
+  workers: { max: 2 },
+};
+
+describe("the change plan", () => {
+  it("finds nothing to do when the service holds what the program says (its defaults aside)", () => {
+    expect(planEndpointChange(OLDS, NEWS)).toEqual({ replaces: [], patch: {}, changed: [] });
+  });
+
+  it("PATCHes only what changed", () => {
+    expect(planEndpointChange(OLDS, { ...NEWS, image: "acme/api:2", workers: { max: 3 } })).toEqual({
+      replaces: [],
+      patch: { image: "acme/api:2", workers: { max: 3 } },
+      changed: ["image", "workers"],
+    });
+  });
+
+  it("sends env as a whole, and sees a key added in the console as a change", () => {
+    const olds = { ...OLDS, env: { MODEL: "small", DEBUG: "1" } };
+    expect(planEndpointChange(olds, NEWS).patch).toEqual({ env: { MODEL: "small" } });
+  });
+
+  it("replaces on type and on the compute family, and patches nothing then", () => {
+    expect(planEndpointChange(OLDS, { ...NEWS, type: "LOAD_BALANCER" }).replaces).toEqual(["type"]);
+    const { gpu: _gpu, ...cpuNews } = NEWS;
+    const toCpu = planEndpointChange(OLDS, { ...cpuNews, cpu: [{ id: "cpu3c", vcpuCount: 2 }] });
+    expect(toCpu.replaces).toEqual(["cpu", "gpu"]);
+    expect(toCpu.patch).toEqual({});
+    const cpuOlds = { ...OLDS, gpu: undefined, cpu: [{ id: "cpu3c", vcpuCount: 2, memory: 8 }] };
+    expect(planEndpointChange(cpuOlds, NEWS).replaces).toEqual(["cpu", "gpu"]);
+    // The same CPU selection is no change (the service adds memory).
+    expect(planEndpointChange(cpuOlds, { ...cpuNews, cpu: [{ id: "cpu3c", vcpuCount: 2 }] }).changed).toEqual(
+      [],
+    );
+  });
+
+  it("drops what the program no longer gives, with the document's 'nothing' for each field", () => {
+    const olds = {
+      ...OLDS,
+      args: "--fast",
+      ports: ["8000/http"],
+      registry: "reg1",
+      dataCenterIds: ["EU-RO-1"],
+      networkVolumes: ["vol1"],
+      flashboot: "FLASHBOOT",
+      timeout: 60_000,
+      workers: { min: 1, max: 2, idleTimeout: 30 },
+    };
+    const { env: _env, ...news } = NEWS;
+    expect(planEndpointChange(olds, news).patch).toEqual({
+      env: {},
+      ports: [],
+      args: "",
+      registry: null,
+      dataCenterIds: [],
+      networkVolumes: [],
+      flashboot: "OFF",
+      timeout: 300_000,
+      workers: { max: 2, min: 0, idleTimeout: 10 },
+    });
+  });
+
+  it("clears GPU constraints the program no longer gives: count, CUDA set and floor, excluded types", () => {
+    const olds = {
+      ...OLDS,
+      gpu: {
+        pools: ["ADA_24"],
+        count: 2,
+        excludedTypes: ["NVIDIA L4"],
+        allowedCudaVersions: [],
+        minCudaVersion: "12.1",
+      },
+    };
+    expect(planEndpointChange(olds, NEWS).patch).toEqual({
+      gpu: { pools: ["ADA_24"], count: 1, minCudaVersion: "" },
+    });
+    const withSet = { ...OLDS, gpu: { ...OLDS.gpu, allowedCudaVersions: ["12.4"] } };
+    expect(planEndpointChange(withSet, NEWS).patch).toEqual({
+      gpu: { pools: ["ADA_24"], allowedCudaVersions: [] },
+    });
+  });
+
+  it("leaves the container settings a template supplies alone when the program omits them", () => {
+    const olds = {
+      ...OLDS,
+      templateId: "tpl1",
+      ports: ["8000/http"],
+      args: "serve",
+      env: { FROM: "template" },
+    };
+    const { env: _env, image: _image, ...rest } = NEWS;
+    expect(planEndpointChange(olds, { ...rest, templateId: "tpl1" })).toEqual({
+      replaces: [],
+      patch: {},
+      changed: [],
+    });
+    // A new template is applied by the PATCH.
+    expect(planEndpointChange(olds, { ...rest, templateId: "tpl2" }).patch).toEqual({ templateId: "tpl2" });
+  });
+
+  it("does not send idleTimeout for a queue endpoint scaling on request count (the service omits it)", () => {
+    const olds = {
+      ...OLDS,
+      scaling: { type: "REQUEST_COUNT", requestCount: 2 },
+      workers: { min: 0, max: 2, idleTimeout: 30 },
+    };
+    const news = { ...NEWS, scaling: { type: "REQUEST_COUNT" as const, requestCount: 2 } };
+    expect(planEndpointChange(olds, news).patch).toEqual({});
+  });
+
+  it("counts the provider's own settings as changes that send nothing", () => {
+    expect(planEndpointChange(OLDS, { ...NEWS, rollout: "ignore", rolloutTimeoutMs: 5000 })).toEqual({
+      replaces: [],
+      patch: {},
+      changed: ["rollout", "rolloutTimeoutMs"],
+    });
+  });
+
+  it("treats values not known yet as changed, and an unknown type as a possible replacement", () => {
+    expect(planEndpointChange(OLDS, { ...NEWS, image: UNKNOWN }).changed).toEqual(["image"]);
+    expect(planEndpointChange(OLDS, { ...NEWS, type: UNKNOWN as "QUEUE" }).replaces).toEqual(["type"]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The rollout wait, on recorded sequences of /workers answers
+// ---------------------------------------------------------------------------------------------
+
+const worker = (id: string, status: string, version: number, endpointVersion: number) => ({
+  id,
+  status,
+  version,
+  isStale: version < endpointVersion,
+});
+const at = (endpointVersion: number, ...workers: [string, string, number][]): ServerlessWorkerList => ({
+  endpointVersion,
+  workers: workers.map(([id, status, version]) => worker(id, status, version, endpointVersion)),
+  summary: { running: 0, idle: 0, initializing: 0, throttled: 0, unhealthy: 0, total: workers.length },
+});
+
+/** Readers answering `answers` in turn (the last one again once they run out), counting reads. */
+function scripted(...answers: ServerlessWorkerList[]) {
+  let reads = 0;
+  const readers: RolloutReaders = {
+    workers: async () => answers[Math.min(reads++, answers.length - 1)] as ServerlessWorkerList,
+    // A log of one line, then the end of the stream.
+    workerLogs: async function* (_endpoint, workerId) {
+      yield {
+        source: "system",
+        line: `failed to pull image for ${workerId}`,
+        ts: "2026-11-25T00:00:00.000Z",
+      };
+    },
+  };
+  return { readers, reads: () => reads };
+}
+
+const wait = (readers: RolloutReaders, timeoutMs = 60_000) =>
+  waitForEndpointRollout(readers, "ep", '"api" (id ep)', { timeoutMs, secrets: [], pollMs: 1 });
+
+describe("the endpoint rollout wait", () => {
+  it("returns after one read when no worker is stale or unhealthy", async () => {
+    const { readers, reads } = scripted(at(2, ["a", "IDLE", 2], ["b", "RUNNING", 2]));
+    expect(await wait(readers)).toEqual({ version: 2, reads: 1, workers: 2 });
+    expect(reads()).toBe(1);
+  });
+
+  it("reads until the last stale worker is replaced", async () => {
+    const { readers } = scripted(
+      at(2, ["a", "IDLE", 1], ["b", "IDLE", 1]),
+      at(2, ["c", "INITIALIZING", 2], ["b", "IDLE", 1]),
+      at(2, ["c", "IDLE", 2], ["d", "IDLE", 2]),
+    );
+    expect(await wait(readers)).toEqual({ version: 2, reads: 3, workers: 2 });
+  });
+
+  it("calls a stall when the same new worker is UNHEALTHY on two reads in a row", async () => {
+    const stalled = at(2, ["c", "UNHEALTHY", 2], ["b", "IDLE", 1]);
+    const { readers, reads } = scripted(at(2, ["a", "IDLE", 1], ["b", "IDLE", 1]), stalled, stalled);
+    const error = await wait(readers).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EndpointRolloutError);
+    expect(reads()).toBe(3);
+    expect((error as Error).message).toBe(
+      [
+        'ServerlessEndpoint "api" (id ep): the rollout of version 2 stalled: worker c of version 2 is UNHEALTHY ' +
+          "(it fails its health checks: an image that cannot be pulled, or a container that exits at start).",
+        "Workers: 1 UNHEALTHY on version 2, 1 IDLE on version 1.",
+        "Worker log (last 1 lines of c):",
+        "  2026-11-25T00:00:00.000Z system failed to pull image for c",
+        "The endpoint was changed: it is at version 2, and its stale workers keep serving the previous release. " +
+          "Fix the release (the image, its registry credential, env or start command) and run pulumi up again; " +
+          'to deploy without waiting for the rollout, set rollout: "ignore".',
+      ].join("\n"),
+    );
+  });
+
+  it("waits on when an unhealthy new worker recovers, or another one takes its place", async () => {
+    const { readers } = scripted(
+      at(2, ["c", "UNHEALTHY", 2], ["b", "IDLE", 1]),
+      at(2, ["c", "IDLE", 2], ["d", "UNHEALTHY", 2]),
+      at(2, ["c", "IDLE", 2], ["d", "IDLE", 2]),
+    );
+    expect(await wait(readers)).toMatchObject({ version: 2, reads: 3 });
+  });
+
+  it("times out at timeoutMs, saying how far the rollout got", async () => {
+    const { readers } = scripted(at(2, ["c", "INITIALIZING", 2], ["b", "IDLE", 1]));
+    const error = await wait(readers, 20).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EndpointRolloutError);
+    expect((error as Error).message).toContain(
+      'ServerlessEndpoint "api" (id ep): the rollout of version 2 did not complete within rolloutTimeoutMs (20 ms): ' +
+        "1 of 2 workers still run an older version, and worker c of version 2 is INITIALIZING.",
+    );
+    expect((error as Error).message).toContain("if the rollout only needs longer, raise rolloutTimeoutMs;");
+  });
+
+  it("names the workers by status and version, newest version first", () => {
+    expect(
+      workersByStatus(
+        at(3, ["a", "UNHEALTHY", 3], ["b", "UNHEALTHY", 3], ["c", "RUNNING", 2], ["d", "IDLE", 2]),
+      ),
+    ).toBe("2 UNHEALTHY on version 3, 1 IDLE on version 2, 1 RUNNING on version 2");
+    expect(workersByStatus(at(1))).toBe("no active workers");
+  });
+});
