@@ -72,6 +72,8 @@ Flags:
                               "run=1800000,runsync=60000" (the defaults; either key may be left out)
   --retention-run-ms MS       the same for /run results alone (default 1800000)
   --retention-runsync-ms MS   the same for /runsync results alone (default 60000)
+  --retention-max-bytes N     most bytes of finished jobs' outputs kept; past it the oldest are
+                              evicted early and their /status answers 404 saying so (default 256000000)
   --faults SPEC               inject faults, e.g. "429=0.05,503=0.05,500=0.05,reset=0.05,latency=0-200":
                               429/503 before acting (with Retry-After), 500 after acting on a
                               POST, reset before or after at random, latency in ms (default none)
@@ -204,6 +206,7 @@ export function parseCommand(argv: string[]): Command {
         "webhook-retry-delay-ms": { type: "string" },
         retention: { type: "string" },
         "retention-run-ms": { type: "string" },
+        "retention-max-bytes": { type: "string" },
         "retention-runsync-ms": { type: "string" },
         faults: { type: "string" },
         "fault-seed": { type: "string" },
@@ -249,7 +252,10 @@ export function parseCommand(argv: string[]): Command {
   const retention = retentionSpec(s("retention"));
   const runMs = int("retention-run-ms", s("retention-run-ms")) ?? retention.runMs;
   const runsyncMs = int("retention-runsync-ms", s("retention-runsync-ms")) ?? retention.runsyncMs;
-  if (runMs !== undefined || runsyncMs !== undefined) options.retention = { runMs, runsyncMs };
+  const maxBytes = int("retention-max-bytes", s("retention-max-bytes"));
+  if (runMs !== undefined || runsyncMs !== undefined || maxBytes !== undefined) {
+    options.retention = { runMs, runsyncMs, maxBytes };
+  }
   if (s("faults") !== undefined) options.faults = s("faults");
   options.faultSeed = int("fault-seed", s("fault-seed"));
   const rateLimits = s("rate-limits");

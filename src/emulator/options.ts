@@ -12,6 +12,7 @@ import { type EndpointConfig, type Retention, ROLLOUT_DEFAULT_MS } from "./jobs/
 import type { HandlerSpec } from "./jobs/handlers";
 import {
   EMULATOR_MANAGEMENT_RATE_LIMIT,
+  MAX_RETAINED_RESULT_BYTES,
   RUN_RESULT_RETENTION_MS,
   RUNSYNC_RESULT_RETENTION_MS,
   WEBHOOK_RETRY_DELAY_MS,
@@ -48,8 +49,11 @@ export interface EmulatorOptions {
   handlers?: string | HandlerSpec;
   /** Delay between webhook attempts, ms. @default 10000 */
   webhookRetryDelayMs?: number;
-  /** How long finished jobs stay readable, ms. @default { runMs: 1800000, runsyncMs: 60000 } */
-  retention?: { runMs?: number; runsyncMs?: number };
+  /**
+   * How long finished jobs stay readable, ms, and the most bytes of their outputs kept (the oldest
+   * are evicted early past it). @default { runMs: 1800000, runsyncMs: 60000, maxBytes: 256000000 }
+   */
+  retention?: { runMs?: number; runsyncMs?: number; maxBytes?: number };
   /** Fault injection: `"429=0.05,503=0.05,500=0.05,reset=0.05,latency=0-200"` or the parsed object. @default none */
   faults?: string | FaultConfig;
   /** Seed of the fault sequence, for deterministic tests. @default random */
@@ -194,6 +198,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
       options.retention?.runsyncMs,
       RUNSYNC_RESULT_RETENTION_MS,
     ),
+    maxBytes: nonNegativeInt("retention.maxBytes", options.retention?.maxBytes, MAX_RETAINED_RESULT_BYTES),
   };
   const faults =
     options.faults === undefined

@@ -42,6 +42,7 @@ import { requireKnownPools } from "./catalog";
 import type { Clock } from "./clock";
 import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
 import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine } from "./jobs/engine";
+import { MAX_WORKERS_PER_ENDPOINT } from "./serviceFacts";
 import { type ManagementStore, randomId } from "./store";
 
 /** A request the store refuses for a reason the schema cannot see (the server answers 400). */
@@ -61,6 +62,18 @@ const RELEASE_FIELDS = [
   "dataCenterIds",
   "networkVolumes",
 ] as const;
+
+/**
+ * Refuses a `workers.max` past {@link MAX_WORKERS_PER_ENDPOINT} (400): the document sets no upper
+ * bound, but the emulator runs each worker in memory (`workers.max: 1e7` ran it out of memory).
+ */
+function requireWorkersWithinCap(max: number | undefined): void {
+  if (max !== undefined && max > MAX_WORKERS_PER_ENDPOINT) {
+    throw new ServerlessConflictError(
+      `workers.max: the emulator runs at most ${MAX_WORKERS_PER_ENDPOINT} workers per endpoint, got ${max}`,
+    );
+  }
+}
 
 /** Memory (GB) the emulator reports per vCPU of a CPU endpoint. */
 const MEMORY_GB_PER_VCPU = 4;
@@ -303,6 +316,7 @@ export class ServerlessStore {
       );
     }
     requireKnownPools(body.gpu?.pools, ServerlessConflictError);
+    requireWorkersWithinCap(body.workers?.max);
     // Exactly one of gpu or cpu, and no CUDA set beside a floor: the wire schema's 400 rules.
     const tpl = body.templateId === undefined ? undefined : this.#template(body.templateId);
     let id = randomId(8);
@@ -356,6 +370,7 @@ export class ServerlessStore {
     if (!stored || !this.#engine.has(id)) return undefined;
     const current = stored.record;
     requireKnownPools(patch.gpu?.pools, ServerlessConflictError);
+    requireWorkersWithinCap(patch.workers?.max);
     if (patch.gpu !== undefined && current.cpu !== undefined) {
       throw new ServerlessConflictError("gpu: this is a CPU endpoint; the compute family cannot change");
     }

@@ -26,3 +26,11 @@ export const EMULATOR_MANAGEMENT_RATE_LIMIT: RateLimitRule = Object.freeze({
   requests: 3000,
   windowMs: 60_000,
 });
+
+/**
+ * Bounds of the emulator as a server others run (not the service's published limits): the most
+ * bytes of finished jobs' outputs kept (past it the oldest results are evicted early, and their
+ * `/status` answers 404 saying so), and the most workers one endpoint may ask for.
+ */
+export const MAX_RETAINED_RESULT_BYTES = 256 * 1_000_000;
+export const MAX_WORKERS_PER_ENDPOINT = 10_000;

@@ -44,6 +44,9 @@ import { type LogSource, WorkerLogs } from "./workerLogs";
 
 /** Image of the endpoints that `--endpoint` makes: they run the built-in worker or `--handlers`. */
 export const BUILTIN_IMAGE = "runpod-emulator/builtin:latest";
+/** Evicted result ids remembered, for a 404 that says why. */
+const MAX_EVICTED_IDS = 10_000;
+
 /** How long a worker replacing a stale one initializes when the endpoint has no `coldStartMs`, ms. */
 export const WORKER_START_MS = 500;
 /** Default time stale workers keep serving after a new release before replacement starts, ms. */
@@ -107,6 +110,11 @@ export interface Retention {
   runMs: number;
   /** For jobs submitted with `/runsync`. @default 60000 (60 s) */
   runsyncMs: number;
+  /**
+   * Most bytes of finished jobs' outputs (as JSON) kept; past it the oldest results are evicted
+   * early and their `/status` answers 404 saying so. @default 256000000 (256 MB)
+   */
+  maxBytes: number;
 }
 
 type WorkerState = "cold" | "starting" | "idle" | "busy" | "unhealthy";
@@ -152,6 +160,8 @@ export interface JobRecord {
   completedAt?: number;
   output?: unknown;
   hasOutput: boolean;
+  /** Size of `output` as JSON, in bytes, while it counts against the retained-results budget. */
+  retainedBytes?: number;
   error?: string;
   workerId?: string;
   /** Chunks produced and not yet drained by `/stream`. */
@@ -272,6 +282,11 @@ export class JobEngine {
   readonly #clock: Clock;
   readonly #endpoints = new Map<string, EndpointState>();
   readonly #retention: Retention;
+  /** Finished jobs holding an output, oldest first, and their outputs' bytes in all. */
+  readonly #retained = new Set<JobRecord>();
+  #retainedBytes = 0;
+  /** Ids (`endpoint/job`) of results evicted early, the newest {@link MAX_EVICTED_IDS}. */
+  readonly #evicted = new Set<string>();
   readonly #handlers?: HandlerSpec;
   readonly #builtin: Handler;
   readonly #webhooks: WebhookSender;
@@ -703,6 +718,7 @@ export class JobEngine {
     if ("output" in result) {
       job.output = result.output;
       job.hasOutput = result.output !== undefined;
+      if (job.hasOutput) this.#retain(job);
     }
     if (result.error !== undefined) job.error = result.error;
     const worker = ep.workers.find((w) => w.job === job);
@@ -751,7 +767,43 @@ export class JobEngine {
     }, at - this.#clock.now());
   }
 
+  /**
+   * Counts a finished job's output against `retention.maxBytes`; past the budget the
+   * oldest results are evicted early (their `/status` then answers 404 saying so).
+   */
+  #retain(job: JobRecord): void {
+    job.retainedBytes = Buffer.byteLength(JSON.stringify(job.output) ?? "", "utf8");
+    this.#retainedBytes += job.retainedBytes;
+    this.#retained.add(job);
+    for (const oldest of this.#retained) {
+      if (this.#retainedBytes <= this.#retention.maxBytes || oldest === job) break;
+      this.#evicted.add(`${oldest.endpointId}/${oldest.id}`);
+      if (this.#evicted.size > MAX_EVICTED_IDS)
+        this.#evicted.delete(this.#evicted.values().next().value as string);
+      this.#remove(this.#ep(oldest.endpointId), oldest);
+    }
+  }
+
+  /** Takes a job's output out of the retained-results budget. */
+  #release(job: JobRecord): void {
+    if (job.retainedBytes === undefined) return;
+    this.#retainedBytes -= job.retainedBytes;
+    job.retainedBytes = undefined;
+    this.#retained.delete(job);
+  }
+
+  /** Most bytes of results kept (`retention.maxBytes`), for the 404 of an evicted one. */
+  get maxRetainedBytes(): number {
+    return this.#retention.maxBytes;
+  }
+
+  /** True when the job's result was evicted early to keep memory bounded (its 404 says so). */
+  wasEvicted(endpointId: string, jobId: string): boolean {
+    return this.#evicted.has(`${endpointId}/${jobId}`);
+  }
+
   #remove(ep: EndpointState, job: JobRecord): void {
+    this.#release(job);
     for (const t of [job.ttlTimer, job.execTimer, job.expiryTimer])
       if (t !== undefined) this.#clock.clearTimeout(t);
     job.ttlTimer = job.execTimer = job.expiryTimer = undefined;
@@ -856,6 +908,7 @@ export class JobEngine {
     job.attempt++;
     job.status = "IN_QUEUE";
     job.createdAt = this.#clock.now();
+    this.#release(job);
     job.startedAt = job.completedAt = job.error = job.output = job.workerId = undefined;
     job.hasOutput = false;
     job.chunks = [];
