@@ -11,6 +11,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient } from "../../client";
+import { ENDPOINT_ID_RULE, isEndpointId } from "../../client/endpointId";
 import { ValidationError } from "../../client/errors";
 import { clientFromSettings, type RunpodSettings, settingsFromStack } from "../config";
 
@@ -53,9 +54,10 @@ export interface GetServerlessEndpointResult {
 
 function checkId(args: GetServerlessEndpointArgs | undefined): string {
   const id = (args as { id?: unknown } | undefined)?.id;
-  if (typeof id !== "string" || id.trim() === "") {
+  // The other lookups' rule (`isEndpointId`): an id with a slash or a space never reaches the network.
+  if (!isEndpointId(id)) {
     throw new ValidationError(
-      `getServerlessEndpoint: id must be the serverless endpoint's id (a non-empty string), got ${
+      `getServerlessEndpoint: id must be the serverless endpoint's id (${ENDPOINT_ID_RULE}), got ${
         id === undefined ? "nothing" : JSON.stringify(id)
       }`,
       ["id"],
