@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
-import { APIConnectionError, JobWaitTimeoutError } from "../../src/client/errors";
+import { APIConnectionError, APIError, JobWaitTimeoutError } from "../../src/client/errors";
 import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/jobRun/args";
 import { recordedRunPassed } from "../../src/provider/jobRun/diff";
 import {
@@ -315,5 +315,41 @@ describe("the API key in JobRun errors", () => {
 
   it("is taken from the resolved settings", () => {
     expect(contextFromSettings({ apiKey: "key-from-config" }).secrets).toEqual(["key-from-config"]);
+  });
+});
+
+describe("a failed read of the workers says what to do about that failure (issue 22, minor)", () => {
+  const fail = (status: number) => async () => {
+    throw APIError.from({
+      status,
+      body: { message: "nope" },
+      method: "GET",
+      path: "/v2/serverless/e/workers",
+    });
+  };
+  const run = (workers: () => Promise<never>) =>
+    executeJobRun(resolveJobRunArgs({ endpointId: "e", input: {}, rollout: "wait", timeoutMs: 5_000 }), {
+      endpoint: {} as Endpoint,
+      log: () => {},
+      workers,
+    }).then(
+      (outcome) => outcome.failure ?? "",
+      (error: Error) => error.message,
+    );
+
+  it("a 429 is a quota, not a setting: no word about restUrl or the API key", async () => {
+    const message = await run(fail(429));
+    expect(message).toContain("No job was created");
+    expect(message).toContain("rate-limited the reads of the endpoint's workers (429)");
+    expect(message).not.toContain("restUrl");
+    expect(message).not.toContain("API key");
+  });
+
+  it("a 401 points at the API key, a refused connection at runpod:restUrl", async () => {
+    expect(await run(fail(401))).toContain("Check the API key (runpod:apiKey or RUNPOD_API_KEY)");
+    const refused = async () => {
+      throw new APIConnectionError("connect ECONNREFUSED", { notSent: true });
+    };
+    expect(await run(refused as () => Promise<never>)).toContain("Check runpod:restUrl (a REST v2 URL)");
   });
 });

@@ -4,7 +4,13 @@
  * failures these end in. The rules themselves (when a worker is stale, which release ran a job)
  * are `rollout.ts`'s; the order of the steps is `run.ts`'s.
  */
-import { NotFoundError } from "../../client";
+import {
+  APIError,
+  AuthenticationError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+} from "../../client";
 import { describeError } from "../shared";
 import type { ResolvedJobRunArgs } from "./args";
 import type { Execution, RunContext } from "./execution";
@@ -85,14 +91,31 @@ function rolloutWaitError(args: ResolvedJobRunArgs, error: unknown): JobRunSubmi
       "Check endpointId: the id of a serverless endpoint of this account (getServerlessEndpoint or the console).";
   } else {
     why = `: reading its workers for the rollout wait failed (${describeError(error)})`;
-    hint =
-      'Check runpod:restUrl (REST v2) and the API key; set rollout: "ignore" to test without knowing the release.';
+    hint = `${workerReadHint(error)}; set rollout: "ignore" to test without knowing the release.`;
   }
   return new JobRunSubmitError(`${prefix}${why}. No job was created. Hint: ${hint}`, false, error);
 }
 
-/** What the release check found; `unreadable` when the workers could not be read. */
-export type ReleaseFinding = ReleaseCheck | { kind: "unreadable"; how: string };
+/**
+ * What to do about a failed read of the workers, by what failed: a quota (429) is not a setting to
+ * check, a refused key is, and a connection failure points at `runpod:restUrl`.
+ */
+export function workerReadHint(error: unknown): string {
+  if (error instanceof RateLimitError) {
+    return (
+      "The service rate-limited the reads of the endpoint's workers (429) beyond the client's retries: many " +
+      "JobRuns or other clients read it at once. Run `pulumi up` again, or with a lower --parallel"
+    );
+  }
+  if (error instanceof AuthenticationError || error instanceof PermissionDeniedError) {
+    return "Check the API key (runpod:apiKey or RUNPOD_API_KEY): it must be allowed to read the endpoint";
+  }
+  if (error instanceof APIError) return "The service refused the read; see its answer above";
+  return "Check runpod:restUrl (a REST v2 URL) and that the service is reachable";
+}
+
+/** What the release check found; `unreadable` when the workers could not be read (`cause`: why). */
+export type ReleaseFinding = ReleaseCheck | { kind: "unreadable"; how: string; cause?: unknown };
 
 /** Reads the workers once the job ended and tells which release ran it (bounded on its own). */
 export async function checkRelease(
@@ -109,7 +132,11 @@ export async function checkRelease(
     run.log(
       `JobRun ${run.where()}: reading the endpoint's workers after the job failed (${describeError(error)})`,
     );
-    return { kind: "unreadable", how: `reading the endpoint's workers failed (${describeError(error)})` };
+    return {
+      kind: "unreadable",
+      how: `reading the endpoint's workers failed (${describeError(error)})`,
+      cause: error,
+    };
   }
 }
 
@@ -130,7 +157,7 @@ export function releaseFailure(
           "the endpoint was redeployed during the smoke test, so the release it tested is not the one deployed";
   const hint =
     release.kind === "unreadable"
-      ? 'Check runpod:restUrl (REST v2) and the API key, then run `pulumi up` again; rollout: "ignore" skips this check.'
+      ? `${workerReadHint(error ?? release.cause)}, then run \`pulumi up\` again; rollout: "ignore" skips this check.`
       : "Run `pulumi up` again once the endpoint's deploy has settled (getServerlessEndpoint: rolloutInProgress " +
         "false); give the JobRun `triggers: [endpoint.version]` so every redeploy runs it again.";
   return failureMessage(args, result, what, hint);
