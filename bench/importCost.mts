@@ -12,7 +12,8 @@
  *   machine @pulumi/pulumi's own time varies by hundreds of milliseconds between processes, which
  *   is why the package's cost is measured after it in the same process rather than as a difference
  *   of two medians. Target: at most 40 ms over `@pulumi/pulumi`.
- * - Registration: 100 `ContainerRegistryAuth`, 100 `JobRun` and 100 `ServerlessEndpoint` constructed under
+ * - Registration: 100 of each resource (`ContainerRegistryAuth`, `JobRun`, `ServerlessEndpoint`,
+ *   `Template`, `NetworkVolume`) constructed under
  *   `pulumi.runtime.setMocks` until every id resolved, each beside 100 `pulumi.dynamic.Resource`s
  *   sharing one one-method provider and registering as many properties (what any dynamic resource
  *   of that shape pays: the engine round trip per property and the provider's serialization, which
@@ -39,11 +40,14 @@ export const RESOURCES = 100;
  * Properties each resource registers in the bench (the arguments given plus the declared outputs):
  * ContainerRegistryAuth name, username, password, adoptExisting and 2 outputs; JobRun endpointId,
  * input, s3Config, secretOutput and 19 outputs; ServerlessEndpoint its 19 arguments (6 given: name,
- * type, image, env, gpu, scaling) and 4 outputs.
+ * type, image, env, gpu, scaling) and 4 outputs; Template its 14 arguments (4 given: name, image,
+ * env, serverless); NetworkVolume its 4 (3 given: name, size, dataCenterId).
  */
 const REGISTRY_AUTH_PROPERTIES = 6;
 const JOB_RUN_PROPERTIES = 23;
 const SERVERLESS_ENDPOINT_PROPERTIES = 23;
+const TEMPLATE_PROPERTIES = 14;
+const NETWORK_VOLUME_PROPERTIES = 4;
 /** Issue 13's targets. */
 export const IMPORT_TARGET_MS = 40;
 export const PER_RESOURCE_TARGET_MS = 1;
@@ -60,7 +64,7 @@ process.stdout.write(JSON.stringify({ pulumiMs: t1 - t0, packageMs: t2 - t1, mod
 `;
 
 /**
- * argv[1] = "ContainerRegistryAuth" | "JobRun" | "ServerlessEndpoint" | "dynamic", argv[2] = N, argv[3] = properties of
+ * argv[1] = "ContainerRegistryAuth" | "JobRun" | "ServerlessEndpoint" | "Template" | "NetworkVolume" | "dynamic", argv[2] = N, argv[3] = properties of
  * each "dynamic" resource (its name and that many less one unset outputs). Prints `{ ms }`.
  */
 const REGISTER_CHILD = `
@@ -77,6 +81,8 @@ const make = {
   ContainerRegistryAuth: (i) => new pkg.ContainerRegistryAuth("auth" + i, { name: "auth-" + i, username: "bot", password: "pw-" + i }),
   JobRun: (i) => new pkg.JobRun("job" + i, { endpointId: "echo", input: { prompt: "ping " + i } }),
   ServerlessEndpoint: (i) => new pkg.ServerlessEndpoint("ep" + i, { name: "ep-" + i, type: "QUEUE", image: "acme/api:" + i, env: { TOKEN: "t-" + i }, gpu: { pools: ["ADA_24"] }, scaling: { type: "QUEUE_DELAY", queueDelay: 4 } }),
+  Template: (i) => new pkg.Template("tmpl" + i, { name: "tmpl-" + i, image: "acme/api:" + i, env: { TOKEN: "t-" + i }, serverless: true }),
+  NetworkVolume: (i) => new pkg.NetworkVolume("vol" + i, { name: "vol-" + i, size: 10 + i, dataCenterId: "EU-RO-1" }),
   dynamic: (i) => {
     const inputs = { name: "plain-" + i };
     for (let k = 1; k < props; k++) inputs["out" + k] = undefined;
@@ -134,6 +140,8 @@ export async function benchImportCost(): Promise<ResultRow[]> {
       ["ContainerRegistryAuth", REGISTRY_AUTH_PROPERTIES],
       ["JobRun", JOB_RUN_PROPERTIES],
       ["ServerlessEndpoint", SERVERLESS_ENDPOINT_PROPERTIES],
+      ["Template", TEMPLATE_PROPERTIES],
+      ["NetworkVolume", NETWORK_VOLUME_PROPERTIES],
     ] as const) {
       const ours: number[] = [];
       const plain: number[] = [];

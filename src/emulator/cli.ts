@@ -105,6 +105,8 @@ In process, startEmulator() takes the same options in camel case, plus an inject
 
 Built-in worker input: sleepMs (wait first), stream (array: each item a chunk),
 fail (string: the job ends FAILED with it), output (the output); otherwise the input is echoed.
+A job's input may nest at most 512 levels (400 past it), a handler's output 4096 (the job then
+ends FAILED saying so): bounds of the emulator, so one deep request cannot overflow its stack.
 
 REST v2 serverless: /v2/serverless and /v2/templates CRUD; /v2/serverless/{id}/releases,
 /workers and /workers/{workerId}/logs (Server-Sent Events with tail, since, source and

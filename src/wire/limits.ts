@@ -78,3 +78,31 @@ export function limitedOperationFor(segment: string): LimitedOperation | (string
       return segment;
   }
 }
+
+/**
+ * Deepest nesting the emulator accepts in a job's `input` (objects and arrays, the root counting
+ * 1). Not a published limit of the service: a bound the emulator sets so that one request nested
+ * 10,000 deep (20 KB) cannot overflow its stack (the worker's copy of the input, `structuredClone`,
+ * overflows from about 2,000 levels); real payloads nest a few levels.
+ */
+export const MAX_JOB_INPUT_NESTING = 512;
+/** Deepest nesting of a handler's `output` the emulator keeps and answers (JSON serialization's bound). */
+export const MAX_JOB_OUTPUT_NESTING = 4096;
+
+/**
+ * How deep `value` nests (a scalar 0, `{}` 1, `{ a: [] }` 2), counted without recursion. With
+ * `stopPast`, counting stops once the depth passes it (the result is then `stopPast + 1`), which
+ * also ends the walk of a value that contains itself.
+ */
+export function nestingDepth(value: unknown, stopPast = Number.POSITIVE_INFINITY): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (node === null || typeof node !== "object") continue;
+    if (depth > deepest) deepest = depth;
+    if (deepest > stopPast) return deepest;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}

@@ -7,6 +7,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import {
+  MAX_JOB_INPUT_NESTING,
+  nestingDepth,
   RUN_PAYLOAD_LIMIT_BYTES,
   RUNSYNC_PAYLOAD_LIMIT_BYTES,
   SYNC_WAIT_DEFAULT_MS,
@@ -46,6 +48,15 @@ export function registerJobRoutes(app: FastifyInstance, engine: JobEngine): void
   const submit = (request: FastifyRequest, kind: "run" | "sync"): JobRecord => {
     const { endpointId } = request.params as P;
     if (request.body === undefined) throw new HttpError(400, "body: a JSON object with input is required");
+    // Before anything recursive (validation, the worker's copy) touches it.
+    if (
+      nestingDepth((request.body as { input?: unknown }).input, MAX_JOB_INPUT_NESTING) > MAX_JOB_INPUT_NESTING
+    ) {
+      throw new HttpError(
+        400,
+        `input: nested more than ${MAX_JOB_INPUT_NESTING} levels deep; the emulator accepts at most ${MAX_JOB_INPUT_NESTING}`,
+      );
+    }
     const body = parse(JobRequestSchema, request.body);
     try {
       return engine.submit(endpointId, body, kind);

@@ -27,7 +27,12 @@
  * UNHEALTHY the same way.
  */
 import { randomUUID } from "node:crypto";
-import { EXECUTION_TIMEOUT_DEFAULT_MS, TTL_DEFAULT_MS } from "../../wire/limits";
+import {
+  EXECUTION_TIMEOUT_DEFAULT_MS,
+  MAX_JOB_OUTPUT_NESTING,
+  nestingDepth,
+  TTL_DEFAULT_MS,
+} from "../../wire/limits";
 import { isTerminalStatus, type JobRequest } from "../../wire/schemas";
 import type { Clock, TimerHandle } from "../clock";
 import { QUEUE_FULL_JOBS_PER_WORKER, QUEUE_FULL_MIN_JOBS } from "../serviceFacts";
@@ -640,6 +645,12 @@ export class JobEngine {
       .then(
         (output) => {
           if (!current()) return;
+          if (nestingDepth(output, MAX_JOB_OUTPUT_NESTING) > MAX_JOB_OUTPUT_NESTING) {
+            // No answer could carry it (serializing it overflows the stack): the job fails, saying why.
+            const error = `the handler's output nests more than ${MAX_JOB_OUTPUT_NESTING} levels deep, more than the emulator keeps`;
+            this.#finish(ep, job, "FAILED", { error });
+            return;
+          }
           if (output !== undefined) JSON.stringify(output); // throws on cycles and BigInt: a FAILED job
           this.#finish(ep, job, "COMPLETED", { output });
         },

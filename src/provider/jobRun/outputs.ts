@@ -9,7 +9,7 @@
  * the whole output: the job ran and was paid for, so its id must reach the state whatever it returned
  * (a 4000-deep output overflowed the stack serializing the answer, and nothing was recorded).
  */
-import { MB } from "../../client";
+import { MB, nestingDepth } from "../../client";
 import { redactValue } from "../shared";
 import { JOB_RUN_ARG_NAMES, type JobRunInputs } from "./args";
 import type { JobRunResult } from "./result";
@@ -35,19 +35,6 @@ export type StoredResult = JobRunResult & {
   /** Nesting depth of the worker's output, when it was left out for its depth. */
   outputDepth?: number;
 };
-
-/** How deep `value` nests (a scalar 0, `{}` 1, `{ a: [] }` 2), counted without recursion. */
-export function nestingDepth(value: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (node === null || typeof node !== "object") continue;
-    if (depth > deepest) deepest = depth;
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
-  }
-  return deepest;
-}
 
 /**
  * Everything a JobRun records: its arguments (s3Config as a digest), what the job did, and
