@@ -1,20 +1,23 @@
 /**
- * `npm run demo`: the demo stack (`examples/demo`: a registry credential, a volume lookup and a
- * smoke-test job) deployed against the local emulator, with no account and no network.
+ * `npm run demo`: the demo stack (`examples/demo`: the whole serverless pipeline in one program: a
+ * registry credential, a network volume, the GPU catalog choosing the endpoint's pools, a template,
+ * a serverless endpoint that waits for its rollouts, and a smoke-test JobRun on each release)
+ * deployed against the local emulator, with no account and no network.
  *
- * 1. Starts the emulator in-process from the built `dist/`, seeded with network volumes named
- *    "models" (in EU-RO-1 and in US-KS-2, so the data-centre filter matters) and the `echo` endpoint.
+ * 1. Starts the emulator in-process from the built `dist/`, with an empty account (its built-in
+ *    `echo` endpoint deleted) and a short rollout (stale workers serve {@link ROLLOUT_MS} ms after a
+ *    release, then are replaced one by one).
  * 2. Installs the packed package into a temp project (`npm pack`, dependencies linked from this
  *    repo's node_modules: offline), the way users get it.
- * 3. `pulumi up` (preview first, as a user's `pulumi up` does), prints the outputs. Then three
- *    redeploys of the `echo` endpoint over REST v2 (`PATCH /v2/serverless/echo`), each a new release
- *    that the emulator rolls out worker by worker, each followed by `pulumi up`: the smoke test's
- *    trigger is the endpoint's version (`getServerlessEndpointOutput`), so only it runs again (an
- *    in-place update), and it waits for the rollout before it submits (`ROLLOUT_WAIT` ->
- *    `ROLLED_OUT` in its timeline, `smokeEndpointVersion` the release it tested). The second
- *    release is broken (an env that makes its workers fail): `pulumi up` fails with the text the
- *    engine prints (the smoke test's reasons: the worker error, the release, the worker's log
- *    tail); the third fixes it and `up` passes under the same id. Then `pulumi destroy`.
+ * 3. `pulumi up` (preview first, as a user's `pulumi up` does) creates everything. Then three
+ *    edits of the stack's config, each followed by `pulumi up` ({@link CHANGES}): a new `imageTag`
+ *    (the template and the endpoint updated in place, the release rolled out and waited for, the
+ *    JobRun re-run on the new `version`); a broken `extraEnv` (the emulator's
+ *    `RUNPOD_EMULATOR_FAIL`: every job of that release fails), so `up` fails with the text the
+ *    engine prints (the JobRun's reasons: the release, the worker error, the worker's log tail);
+ *    the env fixed, and `up` passes. After each `up` it prints what the endpoint's workers run.
+ *    Then `pulumi destroy`, and it asserts (and prints) that the emulator holds zero endpoints,
+ *    templates, network volumes and registry credentials.
  * 4. Stops the emulator and removes every temp directory, also on failure or Ctrl-C.
  *
  * With a `pulumi` CLI on PATH it runs the real CLI (local file backend in the temp project,
@@ -30,6 +33,7 @@ import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
+import type { RunpodClient } from "../src/client/client.ts";
 import type { RunningEmulator, startEmulator as StartEmulator } from "../src/emulator/index.ts";
 import {
   createDeployHarness,
@@ -44,49 +48,105 @@ const PROJECT = "runpod-demo";
 const STACK = "dev";
 const PROGRAM = path.join(REPO_DIR, "examples", "demo");
 
-/** Volumes the emulator starts with: two named "models", the demo picks the EU-RO-1 one. */
-const VOLUMES = [
-  { id: "agv6w2qcg7", name: "models", size: 100, dataCenterId: "EU-RO-1" },
-  { id: "q3ykc5r0zv", name: "models", size: 50, dataCenterId: "US-KS-2" },
-];
-
 /** Thrown when a deploy step fails; its diagnostics were printed already. */
 class StepFailed extends Error {}
 
 /** What the broken release's workers answer (the emulator's RUNPOD_EMULATOR_FAIL env). */
 const WORKER_ERROR = "CUDA out of memory (demo: a broken release)";
 
-/** How long the emulator's stale workers keep serving after a release before they are replaced, ms. */
-const ROLLOUT_MS = 8_000;
+/**
+ * How long the emulator's stale workers keep serving after a release before they are replaced, ms
+ * (then each replacement starts in 0.5 s): long enough for the rollout wait to show, short enough
+ * for the demo.
+ */
+const ROLLOUT_MS = 2_000;
+
+/** The stack config's namespace (the project name). */
+const KEY = (name: string) => `${PROJECT}:${name}`;
 
 /**
- * Redeploys the emulator's `echo` endpoint with `env` over REST v2: a new release, which the
- * emulator rolls out worker by worker (stale workers serve on for ROLLOUT_MS, then are replaced one
- * at a time). The demo does not wait for it: the next `pulumi up` re-runs the smoke test (its
- * trigger is the endpoint's version), and the JobRun waits for the rollout before it submits.
- * Prints what a user would have done instead (their own deploy tool).
+ * The demo's change steps after the first `up`: each is an edit of the stack's config (what a user
+ * does with `pulumi config set`), then `pulumi up`. [config edits, the command a user would type,
+ * what to expect, whether `up` must fail].
  */
-async function redeployEcho(emu: RunningEmulator, env: Record<string, string>, why: string) {
-  const { RunpodClient } = createRequire(import.meta.url)(path.join(REPO_DIR, "dist", "index.js"));
-  const client = new RunpodClient({ apiKey: emu.apiKey, restUrl: emu.restUrl });
-  await client.serverless.update("echo", { env });
-  const { endpointVersion } = await client.serverless.releases("echo");
-  print(
-    `\n# ${why}: PATCH /v2/serverless/echo ${JSON.stringify({ env })} makes release ${endpointVersion}, ` +
-      `rolled out worker by worker (the emulator replaces stale workers after ${ROLLOUT_MS / 1000} s); ` +
-      "the smoke test's trigger is the endpoint's version, and it waits for the rollout",
-  );
+const CHANGES: ReadonlyArray<[Record<string, string | undefined>, string, string, boolean]> = [
+  [
+    { imageTag: "1.1.0" },
+    "pulumi config set imageTag 1.1.0",
+    "a new image tag: the template and the endpoint are updated in place, the release rolls out " +
+      "(the endpoint's update waits for it), then the smoke test runs again on that release",
+    false,
+  ],
+  [
+    { extraEnv: JSON.stringify({ RUNPOD_EMULATOR_FAIL: WORKER_ERROR }) },
+    `pulumi config set extraEnv '${JSON.stringify({ RUNPOD_EMULATOR_FAIL: WORKER_ERROR })}'`,
+    "a broken env: a release whose every job fails (the emulator's RUNPOD_EMULATOR_FAIL); the " +
+      "smoke test fails the up with the release, the worker's error and its log tail",
+    true,
+  ],
+  [
+    { extraEnv: undefined },
+    "pulumi config rm extraEnv",
+    "the env fixed: one more release, rolled out, and the smoke test passes on it",
+    false,
+  ],
+];
+
+/**
+ * Says which config edit comes next and applies it through the stack (CLI or harness); `label`
+ * marks the command line when no CLI runs it.
+ */
+async function editConfig(
+  stack: { setConfig(key: string, value: string | undefined): void | Promise<void> },
+  [edits, command, why]: (typeof CHANGES)[number],
+  label = "",
+) {
+  print(`\n# ${why}`);
+  print(`$ ${command}${label ? `    ${label}` : ""}`);
+  for (const [key, value] of Object.entries(edits)) await stack.setConfig(KEY(key), value);
+}
+
+/** A RunpodClient of the built package against the emulator's REST v2 API. */
+function restClient(emu: RunningEmulator): RunpodClient {
+  const { RunpodClient: Client } = createRequire(import.meta.url)(path.join(REPO_DIR, "dist", "index.js"));
+  return new Client({ apiKey: emu.apiKey, restUrl: emu.restUrlV2 });
 }
 
 /**
- * The demo's redeploys of the endpoint after the first `up`: [env of the new release, why, whether
- * the smoke test must fail]. Each is followed by `pulumi up`.
+ * After an `up`: what the emulator's endpoints run, read over REST v2 (the endpoint's version and
+ * each worker's), so the rollout the update waited for shows: no worker left on an older release.
  */
-const DEMO_RELEASES: ReadonlyArray<[Record<string, string>, string, boolean]> = [
-  [{ MODEL_REVISION: "2" }, "the endpoint is redeployed", false],
-  [{ MODEL_REVISION: "3", RUNPOD_EMULATOR_FAIL: WORKER_ERROR }, "a broken release", true],
-  [{ MODEL_REVISION: "4" }, "the release is fixed", false],
-];
+async function showWorkers(emu: RunningEmulator) {
+  const client = restClient(emu);
+  for (const ep of await client.serverless.list()) {
+    const { workers, endpointVersion } = await client.serverless.workers(ep.id);
+    const stale = workers.filter((w) => w.isStale).length;
+    print(
+      `# on the emulator: endpoint ${ep.id} at version ${endpointVersion}, image ${ep.image}; workers: ` +
+        `${workers.map((w) => `${w.id} ${w.status} v${w.version}`).join(", ")} (${stale} stale)`,
+    );
+  }
+}
+
+/**
+ * After destroy: what the emulator still holds, read over its REST v2 API with a RunpodClient. The
+ * demo fails unless all are zero.
+ */
+async function leftovers(emu: RunningEmulator) {
+  const client = restClient(emu);
+  const [endpoints, templates, volumes, registryAuths] = await Promise.all([
+    client.serverless.list(),
+    client.templates.list(),
+    client.networkVolumes.list(),
+    client.registryAuths.list(),
+  ]);
+  return {
+    endpoints: endpoints.length,
+    templates: templates.length,
+    "network volumes": volumes.length,
+    "registry credentials": registryAuths.length,
+  } as Record<string, number>;
+}
 
 const print = (text = "") => process.stdout.write(`${text}\n`);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -120,11 +180,16 @@ async function main(): Promise<number> {
   process.once("SIGTERM", onSignal);
 
   try {
-    emu = await startEmulator({ volumes: VOLUMES, endpoints: ["echo:2"], rolloutMs: ROLLOUT_MS });
+    // An empty account: the stack makes every object, and destroy must leave none behind. (The
+    // emulator always starts with its built-in endpoint `echo`; the demo deletes it first.)
+    emu = await startEmulator({ rolloutMs: ROLLOUT_MS });
+    await restClient(emu).serverless.delete("echo");
     print(
       `Emulator: RunPod REST + serverless API on ${emu.serverlessUrl} (in-process, offline; REST v2, the default)`,
     );
-    print(`  volumes "models" in EU-RO-1 and US-KS-2; endpoint "echo"`);
+    print(
+      `  an empty account; stale workers serve ${ROLLOUT_MS / 1000} s after a release, then are replaced one by one`,
+    );
     installed = await installPackedPackage();
     print(`Package: npm pack of pulumi-runpod-dynamic installed into ${installed.projectDir}`);
 
@@ -159,9 +224,11 @@ async function main(): Promise<number> {
         }
       };
       await run("pulumi up --yes", () => cli!.up());
-      for (const [env, why, fails] of DEMO_RELEASES) {
-        await redeployEcho(emu, env, why);
-        await run("pulumi up --yes", () => cli!.up(), fails);
+      await showWorkers(emu);
+      for (const change of CHANGES) {
+        await editConfig(cli, change);
+        await run("pulumi up --yes", () => cli!.up(), change[3]);
+        await showWorkers(emu);
       }
       await run("pulumi destroy --yes --skip-preview", () => cli!.destroy());
     } else {
@@ -232,13 +299,25 @@ async function main(): Promise<number> {
         if (result.ok) previous = result.outputs;
       };
       await run("up", "pulumi up --yes", () => h.up());
-      for (const [env, why, fails] of DEMO_RELEASES) {
-        await redeployEcho(emu, env, why);
-        await run("up", "pulumi up --yes", () => h.up(), fails);
+      await showWorkers(emu);
+      for (const change of CHANGES) {
+        await editConfig(h, change, LABEL);
+        await run("up", "pulumi up --yes", () => h.up(), change[3]);
+        await showWorkers(emu);
       }
       await run("destroy", "pulumi destroy --yes --skip-preview", () => h.destroy());
       print("\nThe resources in the stack have been deleted.    [deploy harness]");
     }
+
+    // Destroy left nothing behind: asked of the emulator itself, not of the stack's state.
+    const left = await leftovers(emu);
+    print(
+      `\nLeft on the emulator after destroy: ${Object.entries(left)
+        .map(([kind, n]) => `${n} ${kind}`)
+        .join(", ")}`,
+    );
+    if (Object.values(left).some((n) => n !== 0))
+      throw new Error("destroy left objects on the emulator (above)");
 
     await cleanup();
     print(`\nDemo done in ${seconds(performance.now() - started)}: emulator stopped, temp files removed.`);

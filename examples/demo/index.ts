@@ -1,11 +1,18 @@
-// The demo stack: one program using all three features. `npm run demo` deploys it against the
-// local emulator; with a real API key and no URL overrides it targets RunPod itself.
+// The demo stack: the whole serverless pipeline in one program. `npm run demo` deploys it against
+// the local emulator; with a real API key and no URL overrides it targets RunPod itself.
+//
+// Every change is an edit of this stack's config, then `pulumi up`:
+//   pulumi config set imageTag 1.1.0          # a release: template and endpoint updated in place,
+//                                              # the rollout waited for, the smoke test re-run on it
+//   pulumi config set extraEnv '{"LOG_LEVEL":"debug"}'   # more env: also a release
 import * as pulumi from "@pulumi/pulumi";
 import {
   ContainerRegistryAuth,
-  getNetworkVolumeOutput,
-  getServerlessEndpointOutput,
+  getGpuTypesOutput,
   JobRun,
+  NetworkVolume,
+  ServerlessEndpoint,
+  Template,
 } from "pulumi-runpod-dynamic";
 
 const config = new pulumi.Config();
@@ -17,10 +24,50 @@ const registry = new ContainerRegistryAuth("registry", {
   password: config.getSecret("registryPassword") ?? pulumi.secret("demo-password"),
 });
 
-// 2. An existing network volume, found by name and data centre.
-const volume = getNetworkVolumeOutput({
+// 2. A network volume the workers mount (a smaller size is refused; a new data centre replaces it).
+const volume = new NetworkVolume("models", {
   name: config.get("volumeName") ?? "models",
+  size: config.getNumber("volumeSizeGb") ?? 20,
   dataCenterId: config.get("dataCenterId") ?? "EU-RO-1",
+});
+
+// 3. The catalog picks the GPU pools (no pool id pasted by hand): every serverless pool whose GPUs
+//    have `gpuMemoryGb` GB.
+const gpuMemoryGb = config.getNumber("gpuMemoryGb") ?? 24;
+const pools = getGpuTypesOutput({ serverless: true }).apply((gpus) =>
+  [...new Set(gpus.filter((g) => g.memory === gpuMemoryGb).map((g) => g.pool as string))].sort(),
+);
+
+// 4. The container, as a template. The image tag is the one edit that rolls a release: the template
+//    is updated for endpoints made later, and the endpoint gets `image: tmpl.image` (a template is a
+//    snapshot applied at create; the endpoint's own image wins).
+const image = `${config.get("image") ?? "ghcr.io/acme/echo-worker"}:${config.get("imageTag") ?? "1.0.0"}`;
+const tmpl = new Template("worker", {
+  name: config.get("templateName") ?? "demo-worker",
+  image,
+  registry: registry.id,
+  disk: 20,
+  serverless: true,
+});
+
+// 5. The endpoint. `env` is one secret as a whole (no value of it reaches another output, an error or
+//    a log); `extraEnv` (a JSON object in config) is merged in. With `rollout: "wait"` an update
+//    returns only once every worker runs the new release.
+const extraEnv = config.getObject<Record<string, string>>("extraEnv") ?? {};
+const ep = new ServerlessEndpoint("endpoint", {
+  name: config.get("endpointName") ?? "demo-worker",
+  type: "QUEUE",
+  templateId: tmpl.id,
+  image: tmpl.image,
+  registry: registry.id,
+  env: { HF_TOKEN: config.getSecret("hfToken") ?? pulumi.secret("hf_demo_token"), ...extraEnv },
+  gpu: { pools },
+  dataCenterIds: [volume.dataCenterId],
+  networkVolumes: [volume.id],
+  scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+  workers: { min: 0, max: config.getNumber("workersMax") ?? 2 },
+  rollout: "wait",
+  rolloutTimeoutMs: config.getNumber("rolloutTimeoutMs") ?? 10 * 60_000,
 });
 
 // Optional: S3-compatible storage handed to the worker (the whole s3Config is kept secret).
@@ -34,24 +81,26 @@ const s3Config = s3Bucket
     }
   : undefined;
 
-// 3. A smoke test of the serverless endpoint: fails the deploy if the worker is broken. The lookup
-// reads the endpoint's current release, so the test runs again on every redeploy of the endpoint
-// (whichever tool made it); before submitting, the JobRun waits until no worker of an older
-// release is left (rollout: "wait", the default on REST v2), and records the release it tested.
-const endpointId = config.get("endpointId") ?? "echo";
-const endpoint = getServerlessEndpointOutput({ id: endpointId });
+// 6. A smoke test of each release: it runs on create and whenever `ep.version` changes (every
+//    container change is a release), on that release, and fails the deploy when the worker does not
+//    answer as expected, with the job's error, the release it ran on and the worker's log tail.
 const smoke = new JobRun("smoke", {
-  endpointId,
-  input: { prompt: "ping", volumeId: volume.id, output: { reply: "pong" } },
+  endpointId: ep.id,
+  input: { prompt: "ping", volumeId: volume.id, output: { reply: "pong" } }, // the emulator's worker returns `output`
   s3Config,
-  expect: { output: { reply: "pong" } },
+  expect: { status: "COMPLETED", output: { reply: "pong" } },
   timeoutMs: 2 * 60 * 1000,
-  triggers: [endpoint.version],
+  triggers: [ep.version],
 });
 
 export const registryAuthId = registry.id;
 export const volumeId = volume.id;
 export const volumeSizeGb = volume.size;
+export const gpuPools = pools;
+export const templateId = tmpl.id;
+export const endpointId = ep.id;
+export const endpointImage = ep.image;
+export const endpointVersion = ep.version;
 export const smokeJobId = smoke.jobId;
 export const smokeStatus = smoke.status;
 export const smokeTimeline = smoke.timeline;

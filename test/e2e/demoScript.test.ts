@@ -31,7 +31,9 @@ async function demo(env: NodeJS.ProcessEnv) {
 describe("npm run demo", () => {
   // Expectation changed with issue 15 item 6 and issue 11: every CLI-looking line now carries
   // "[deploy harness]" (it used to be one line saying no CLI ran), and each up shows its preview.
-  it("without a pulumi CLI: labels every CLI-looking line, previews then deploys, re-runs only the smoke test, fails on a broken release with the engine's text, passes once fixed, destroys, cleans up", {
+  // Changed with issue 19: the demo is the whole serverless pipeline in one program, and its change
+  // steps are edits of the stack's config (not out-of-band PATCHes of a seeded endpoint).
+  it("without a pulumi CLI: labels every CLI-looking line; creates the whole pipeline; a new image tag is a release rolled out and smoke-tested; a broken env fails with the engine's text; fixed, it passes; destroy leaves zero objects on the emulator", {
     timeout: 240_000,
   }, async () => {
     const PATH = (process.env.PATH ?? "")
@@ -45,36 +47,116 @@ describe("npm run demo", () => {
       .filter((l) =>
         /^\$ pulumi|^(Previewing update|Updating|Destroying) \(|^Duration:|have been deleted/.test(l),
       );
-    expect(cliLooking.length).toBeGreaterThanOrEqual(12);
+    // 4 ups (preview, update, duration each), 3 config edits, destroy (3 lines), "have been deleted".
+    expect(cliLooking).toHaveLength(4 * 4 + 3 + 3 + 1);
     for (const line of cliLooking) expect(line).toContain("[deploy harness]");
-    expect(stdout).toMatch(
-      /\$ pulumi up --yes +\[deploy harness\]\nPreviewing update \(dev\):[\s\S]*\+ 3 to create\n\nUpdating \(dev\):/,
+
+    // The steps, in order: 4 ups (each after its config edit, which a "# ..." line explains) and the destroy.
+    const steps = stdout.split(/\n\n(?=# (?!on the emulator)|\$ pulumi destroy )/);
+    expect(steps).toHaveLength(5);
+    const [created, released, broken, fixed, destroyed] = steps as [string, string, string, string, string];
+    const endpointId = created.match(/endpointId +: "(\w+)"/)?.[1];
+    expect(endpointId).toBeDefined();
+    const onEmulator = (version: number) =>
+      new RegExp(
+        `# on the emulator: endpoint ${endpointId} at version ${version}, image ghcr\\.io/acme/echo-worker:[\\d.]+; ` +
+          `workers: ${endpointId}-worker-\\d+ IDLE v${version}, ${endpointId}-worker-\\d+ IDLE v${version} \\(0 stale\\)$`,
+        "m",
+      );
+
+    // 1. up creates everything: credential, volume, template, endpoint (pools from the catalog), smoke test.
+    expect(created).toMatch(
+      /^\$ pulumi up --yes +\[deploy harness\]\nPreviewing update \(dev\):[\s\S]*\+ 6 to create\n\nUpdating \(dev\):/m,
     );
-    expect(stdout).toMatch(/volumeId +: "agv6w2qcg7"/);
-    expect(stdout).toContain("+ 3 created");
-    expect(stdout).toMatch(/~ +└─ pulumi-nodejs:dynamic\/runpod:JobRun +smoke +updated +\[diff: ~triggers\]/);
-    expect(stdout).toMatch(/~ 1 updated\n {4}2 unchanged/);
-    // Issue 14: the change steps are real redeploys over REST v2; the smoke test's trigger is the
-    // endpoint's version (getServerlessEndpointOutput), and it records the release it tested.
-    expect(stdout).toContain("# the endpoint is redeployed: PATCH /v2/serverless/echo");
-    expect(stdout).toMatch(/~ smokeEndpointVersion: 1 => 2\n/);
-    expect(stdout).toMatch(/Release: endpoint version 3 \(worker echo-worker-\d+\)\n/);
-    expect(stdout).toMatch(/~ smokeEndpointVersion: 2 => 4\n/);
-    // The broken release: the update fails with the engine's text of the smoke test's reasons
-    // (test/support/README.md rule 1), no Outputs; the fixed release passes under the same id.
-    expect(stdout).toMatch(
-      /JobRun +smoke +\*\*failed\*\* +1 error\n+Diagnostics:\n {2}pulumi-nodejs:dynamic\/runpod:JobRun \(smoke\):\n {4}error: 1 error occurred:\n\s+\* JobRun failed on endpoint echo, job [0-9a-f-]+(-u\d+)?: the job ended FAILED/,
+    for (const kind of [
+      "ContainerRegistryAuth +registry",
+      "NetworkVolume +models",
+      "Template +worker",
+      "ServerlessEndpoint +endpoint",
+      "JobRun +smoke",
+    ]) {
+      expect(created).toMatch(new RegExp(`\\+ +[├└]─ pulumi-nodejs:dynamic/runpod:${kind} +created`));
+    }
+    expect(created).toContain("+ 6 created");
+    expect(created).toMatch(/gpuPools +: \[\n +\[0\]: "ADA_24"\n +\[1\]: "AMPERE_24"\n +\]/);
+    expect(created).toMatch(/endpointImage +: "ghcr\.io\/acme\/echo-worker:1\.0\.0"/);
+    expect(created).toMatch(/endpointVersion +: 1\n/);
+    expect(created).toMatch(/smokeEndpointVersion: 1\n/);
+    expect(created).toMatch(/smokeStatus +: "COMPLETED"/);
+    expect(created).toMatch(/volumeSizeGb +: 20\n/);
+    expect(created).toMatch(onEmulator(1));
+
+    // 2. A new image tag: template and endpoint updated in place, the release rolled out (no stale
+    // worker after the up), the smoke test re-run on the new version.
+    expect(released).toMatch(/^\$ pulumi config set imageTag 1\.1\.0 +\[deploy harness\]\n/m);
+    expect(released).toMatch(
+      /~ +├─ pulumi-nodejs:dynamic\/runpod:Template +worker +updated +\[diff: ~image\]/,
     );
-    expect(stdout).toContain("Worker error: CUDA out of memory (demo: a broken release)");
-    // ... and the worker's own log tail (issue 14): the broken release's worker said why.
-    expect(stdout).toMatch(
-      /Worker log \(last \d+ lines of echo-worker-\d+\):\n[\s\S]*container job \S+ failed after \d+ ms: CUDA out of memory/,
+    expect(released).toMatch(
+      /~ +├─ pulumi-nodejs:dynamic\/runpod:ServerlessEndpoint +endpoint +updated +\[diff: ~image\]/,
     );
-    expect(stdout).not.toContain("resource init failed");
-    expect(stdout).toMatch(/1 errored\n {4}2 unchanged/);
+    expect(released).toMatch(
+      /~ +└─ pulumi-nodejs:dynamic\/runpod:JobRun +smoke +updated +\[diff: ~triggers\]/,
+    );
+    expect(released).toMatch(/~ 3 updated\n {4}3 unchanged/);
+    expect(released).toMatch(new RegExp(`endpointId +: "${endpointId}"`)); // in place: the same endpoint
+    expect(released).toContain(
+      '~ endpointImage       : "ghcr.io/acme/echo-worker:1.0.0" => "ghcr.io/acme/echo-worker:1.1.0"',
+    );
+    expect(released).toMatch(/~ endpointVersion +: 1 => 2\n/);
+    expect(released).toMatch(/~ smokeEndpointVersion: 1 => 2\n/);
+    expect(released).toMatch(onEmulator(2));
+
+    // 3. A broken env: the endpoint's release 3 rolls out, the smoke test on it fails the up with the
+    // engine's text of its reasons (test/support/README.md rule 1): the release, the worker error,
+    // the worker's own log tail.
+    expect(broken).toMatch(
+      /^\$ pulumi config set extraEnv '\{"RUNPOD_EMULATOR_FAIL":"CUDA out of memory \(demo: a broken release\)"\}' +\[deploy harness\]\n/m,
+    );
+    expect(broken).toMatch(
+      /~ +├─ pulumi-nodejs:dynamic\/runpod:ServerlessEndpoint +endpoint +updated +\[diff: ~env\]/,
+    );
+    expect(broken).toMatch(
+      new RegExp(
+        `JobRun +smoke +\\*\\*failed\\*\\* +1 error\\n+Diagnostics:\\n {2}pulumi-nodejs:dynamic/runpod:JobRun \\(smoke\\):\\n {4}error: 1 error occurred:\\n\\s+\\* JobRun failed on endpoint ${endpointId}, job [0-9a-f-]+(-u\\d+)?: the job ended FAILED, expected COMPLETED\\n`,
+      ),
+    );
+    expect(broken).toContain("\n    Worker error: CUDA out of memory (demo: a broken release)\n");
+    expect(broken).toMatch(
+      new RegExp(`\\n {4}Release: endpoint version 3 \\(worker ${endpointId}-worker-\\d+\\)\\n`),
+    );
+    expect(broken).toMatch(
+      new RegExp(
+        `Worker log \\(last \\d+ lines of ${endpointId}-worker-\\d+\\):\\n[\\s\\S]*container job \\S+ failed after \\d+ ms: CUDA out of memory \\(demo: a broken release\\)\\n`,
+      ),
+    );
+    expect(broken).not.toContain("resource init failed");
+    expect(broken).not.toContain("Outputs:");
+    expect(broken).toMatch(/~ 1 updated\n {4}1 errored\n {4}4 unchanged/);
+    expect(broken).toMatch(onEmulator(3));
+
+    // 4. The env fixed: release 4, the smoke test passes on it.
+    expect(fixed).toMatch(/^\$ pulumi config rm extraEnv +\[deploy harness\]\n/m);
+    expect(fixed).toMatch(
+      /~ +├─ pulumi-nodejs:dynamic\/runpod:ServerlessEndpoint +endpoint +updated +\[diff: ~env\]/,
+    );
+    expect(fixed).toMatch(/~ +└─ pulumi-nodejs:dynamic\/runpod:JobRun +smoke +updated +\[diff: ~triggers\]/);
+    expect(fixed).toMatch(/~ 2 updated\n {4}4 unchanged/);
+    expect(fixed).toMatch(/~ endpointVersion +: 2 => 4\n/);
+    expect(fixed).toMatch(/~ smokeEndpointVersion: 2 => 4\n/);
+    expect(fixed).toMatch(/smokeStatus +: "COMPLETED"/);
+    expect(fixed).toMatch(onEmulator(4));
     expect(stdout.match(/\[diff: ~triggers\]/g)).toHaveLength(2);
-    expect(stdout).toContain("- 3 deleted");
+
+    // 5. destroy, and the emulator itself holds nothing.
+    expect(destroyed).toContain("- 6 deleted");
+    expect(destroyed).toContain(
+      "Left on the emulator after destroy: 0 endpoints, 0 templates, 0 network volumes, 0 registry credentials\n",
+    );
     expect(stdout).toMatch(/Demo done in [\d.]+ s/);
+    // The endpoint's env and the registry password are secrets: their defaults never print.
+    expect(stdout).not.toContain("hf_demo_token");
+    expect(stdout).not.toContain("demo-password");
     expect(`${stdout}\n${stderr}`).not.toMatch(/\n\s+at .+:\d+:\d+/); // no stack trace
     const projectDir = stdout.match(/installed into (\S+)/)?.[1];
     expect(projectDir).toBeDefined();
@@ -82,12 +164,17 @@ describe("npm run demo", () => {
   });
 
   it.skipIf(!findPulumi())(
-    "with the pulumi CLI on PATH: runs pulumi up, config set, up, destroy (requires the pulumi CLI on PATH)",
+    "with the pulumi CLI on PATH: runs pulumi up, config set, up (a broken release fails), destroy, zero objects left (requires the pulumi CLI on PATH)",
     async () => {
       const { code, stdout, stderr } = await demo(process.env);
       expect(code, stderr).toBe(0);
       expect(stdout).toContain("Pulumi CLI:");
+      expect(stdout).toContain("$ pulumi config set imageTag 1.1.0");
+      expect(stdout).toContain("Worker error: CUDA out of memory (demo: a broken release)");
       expect(stdout).toContain("$ pulumi destroy");
+      expect(stdout).toContain(
+        "Left on the emulator after destroy: 0 endpoints, 0 templates, 0 network volumes, 0 registry credentials\n",
+      );
       expect(stdout).toMatch(/Demo done in/);
     },
   );

@@ -620,69 +620,145 @@ export async function keyRotationScenario(
 export interface DemoSecrets {
   registryPassword: string;
   s3AccessSecret: string;
+  /** The endpoint's `env` token (`hfToken`). */
+  hfToken: string;
 }
 
+/** The error every job of the demo's broken release fails with (the emulator's RUNPOD_EMULATOR_FAIL). */
+export const DEMO_WORKER_ERROR = "CUDA out of memory (e2e: a broken release)";
+
 /**
- * demo (all three features, with s3Config): up; the endpoint redeployed over REST v2 (a new
- * release) → only the smoke test re-runs, on the new release;
- * registry name → only the credential is replaced; a broken endpoint fails the deploy and the
- * fixed one passes on the next up; refresh; destroy (no credential, no job left).
+ * demo (the whole serverless pipeline, with s3Config): up creates the credential, the volume, the
+ * template, the endpoint (pools from the catalog, the volume attached, the credential, env) and the
+ * smoke test; an unchanged up changes nothing; a new image tag → template and endpoint updated in
+ * place, the release rolled out, the smoke test re-run on it; a larger volume → only the volume;
+ * a broken env → the endpoint's release 3 rolls out and the smoke test fails the up with the
+ * release and the worker's error; the env fixed → release 4 passes; refresh; destroy leaves
+ * nothing of the stack on the emulator (compared with what it held before the first up).
  */
 export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: DemoSecrets) {
   const transcript: Transcript = [];
   const name = unique("e2e-demo");
+  const client = new RunpodClient({ apiKey: e.emu.apiKey, restUrl: e.emu.restUrlV2 });
+  const account = async () => {
+    const [endpoints, templates, volumes, registryAuths] = await Promise.all([
+      client.serverless.list(),
+      client.templates.list(),
+      client.networkVolumes.list(),
+      client.registryAuths.list(),
+    ]);
+    const ids = (xs: Array<{ id: string }>) => xs.map((x) => x.id).sort();
+    return {
+      endpoints: ids(endpoints),
+      templates: ids(templates),
+      volumes: ids(volumes),
+      registryAuths: ids(registryAuths),
+    };
+  };
+  const before = await account();
   const d = await make(path.join(EXAMPLES_DIR, "demo"), {
     ...runpodConfig(e.emu),
     "runpod-demo:registryAuthName": name,
     "runpod-demo:registryPassword": { secret: secrets.registryPassword },
+    "runpod-demo:volumeName": name,
+    "runpod-demo:templateName": name,
+    "runpod-demo:endpointName": name,
+    "runpod-demo:hfToken": { secret: secrets.hfToken },
     "runpod-demo:s3Bucket": "demo-results",
     "runpod-demo:s3EndpointUrl": "https://s3.eu-ro-1.example.com",
     "runpod-demo:s3AccessId": "AKIADEMO",
     "runpod-demo:s3AccessSecret": { secret: secrets.s3AccessSecret },
   });
+  const ALL = ["endpoint", "models", "registry", "smoke", "worker"];
+  const opsAre = (r: StepResult, changed: Record<string, string>, rest: string) =>
+    expect(ops(r)).toEqual(ALL.map((n) => `${n}:${changed[n] ?? rest}`));
   try {
     const first = await record(transcript, d, d.up());
     expect(first.errors).toEqual([]);
-    expect(ops(first)).toEqual(["registry:create", "smoke:create"]);
+    opsAre(first, {}, "create");
     expect(first.outputs).toMatchObject({
-      volumeId: VOLUMES.eu.id,
-      volumeSizeGb: VOLUMES.eu.size,
+      gpuPools: ["ADA_24", "AMPERE_24"], // the catalog's serverless pools of 24 GB GPUs
+      volumeSizeGb: 20,
+      endpointImage: "ghcr.io/acme/echo-worker:1.0.0",
+      endpointVersion: 1,
       smokeStatus: "COMPLETED",
+      smokeEndpointVersion: 1,
     });
-    const registryId = first.outputs.registryAuthId as string;
+    const { endpointId, registryAuthId, volumeId, templateId } = first.outputs as Record<string, string>;
+    const endpoint = await client.serverless.get(endpointId!);
+    expect(endpoint).toMatchObject({
+      name,
+      templateId,
+      image: "ghcr.io/acme/echo-worker:1.0.0",
+      registry: registryAuthId,
+      networkVolumes: [volumeId],
+      dataCenterIds: ["EU-RO-1"],
+      env: { HF_TOKEN: secrets.hfToken },
+      gpu: expect.objectContaining({ pools: ["ADA_24", "AMPERE_24"] }),
+    });
+    expect(await client.templates.get(templateId!)).toMatchObject({
+      name,
+      image: "ghcr.io/acme/echo-worker:1.0.0",
+      registry: registryAuthId,
+    });
+    expect(await client.networkVolumes.get(volumeId!)).toMatchObject({ name, size: 20 });
 
-    expect(first.outputs.smokeEndpointVersion).toBe(1);
+    const again = await record(transcript, d, d.up());
+    expect(again.errors).toEqual([]);
+    opsAre(again, {}, "same");
+    expect(again.outputs.smokeJobId).toBe(first.outputs.smokeJobId);
 
-    // A redeploy of the endpoint by another tool: its version is the smoke test's trigger.
-    await e.redeploy("echo", { MODEL_REVISION: "2" });
-    const rerun = await record(transcript, d, d.up());
-    expect(rerun.errors).toEqual([]);
-    expect(ops(rerun)).toEqual(["registry:same", "smoke:update"]);
-    expect(rerun.outputs.registryAuthId).toBe(registryId);
-    expect(rerun.outputs.smokeJobId).not.toBe(first.outputs.smokeJobId);
-    expect(rerun.outputs.smokeEndpointVersion).toBe(2);
+    // A new image tag: one edit rolls the template and the endpoint (in place), then the smoke test.
+    await d.setConfig("runpod-demo:imageTag", "1.1.0");
+    const released = await record(transcript, d, d.up());
+    expect(released.errors).toEqual([]);
+    opsAre(released, { endpoint: "update", smoke: "update", worker: "update" }, "same");
+    expect(released.outputs).toMatchObject({
+      endpointId,
+      templateId,
+      endpointImage: "ghcr.io/acme/echo-worker:1.1.0",
+      endpointVersion: 2,
+      smokeStatus: "COMPLETED",
+      smokeEndpointVersion: 2,
+    });
+    expect(released.outputs.smokeJobId).not.toBe(first.outputs.smokeJobId);
+    expect(Object.values(await e.workerVersions(endpointId!))).toEqual([2, 2]); // rolled out
+    expect((await client.templates.get(templateId!)).image).toBe("ghcr.io/acme/echo-worker:1.1.0");
 
-    await d.setConfig("runpod-demo:registryAuthName", `${name}-v2`);
-    const renamed = await record(transcript, d, d.up());
-    expect(renamed.errors).toEqual([]);
-    expect(ops(renamed)).toEqual(["registry:replace", "smoke:same"]);
-    expect(renamed.outputs.smokeJobId).toBe(rerun.outputs.smokeJobId);
-    expect((await e.registryAuths()).map((a) => a.name)).toEqual([`${name}-v2`]);
+    // A larger volume: grown in place, nothing else touched (no release, no smoke test).
+    await d.setConfig("runpod-demo:volumeSizeGb", "30");
+    const grown = await record(transcript, d, d.up());
+    expect(grown.errors).toEqual([]);
+    opsAre(grown, { models: "update" }, "same");
+    expect(grown.outputs).toMatchObject({ volumeId, volumeSizeGb: 30, endpointVersion: 2 });
 
-    e.setBroken(true);
-    await d.setConfig("runpod-demo:endpointId", "flaky");
+    // A broken env: release 3 rolls out; every job on it fails, so the smoke test fails the up.
+    await d.setConfig("runpod-demo:extraEnv", JSON.stringify({ RUNPOD_EMULATOR_FAIL: DEMO_WORKER_ERROR }));
     const broken = await record(transcript, d, d.up());
     expect(broken.ok).toBe(false);
-    expect(ops(broken)).toEqual(["registry:same", "smoke:failed"]);
+    opsAre(broken, { endpoint: "update", smoke: "failed" }, "same");
     // The engine prints the partial failure's reasons (test/support/README.md rule 1).
-    expect(broken.errors.join("\n")).toContain(WORKER_ERROR);
-    expect(broken.errors.join("\n")).not.toContain("resource init failed");
+    const message = broken.errors.join("\n");
+    expect(message).toContain(`JobRun failed on endpoint ${endpointId}, job `);
+    expect(message).toContain(`Worker error: ${DEMO_WORKER_ERROR}`);
+    expect(message).toMatch(
+      new RegExp(`^Release: endpoint version 3 \\(worker ${endpointId}-worker-\\d+\\)$`, "m"),
+    );
+    expect(message).toMatch(/^Worker log \(last \d+ lines of /m);
+    expect(message).not.toContain("resource init failed");
+    expect(Object.values(await e.workerVersions(endpointId!))).toEqual([3, 3]);
 
-    e.setBroken(false);
+    await d.setConfig("runpod-demo:extraEnv", undefined);
     const fixed = await record(transcript, d, d.up());
     expect(fixed.errors).toEqual([]);
-    expect(ops(fixed)).toEqual(["registry:same", "smoke:update"]);
-    expect(fixed.outputs.smokeStatus).toBe("COMPLETED");
+    opsAre(fixed, { endpoint: "update", smoke: "update" }, "same");
+    expect(fixed.outputs).toMatchObject({
+      endpointId,
+      endpointVersion: 4,
+      smokeStatus: "COMPLETED",
+      smokeEndpointVersion: 4,
+    });
+    expect((await client.serverless.get(endpointId!)).env).toEqual({ HF_TOKEN: secrets.hfToken });
 
     const refreshed = await record(transcript, d, d.refresh());
     expect(refreshed.errors).toEqual([]);
@@ -690,12 +766,10 @@ export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: De
 
     const destroyed = await record(transcript, d, d.destroy());
     expect(destroyed.errors).toEqual([]);
-    expect(ops(destroyed)).toEqual(["registry:delete", "smoke:delete"]);
-    expect(await e.registryAuths()).toEqual([]);
-    expect(await e.activeJobs("echo")).toBe(0);
-    expect(await e.activeJobs("flaky")).toBe(0);
+    opsAre(destroyed, {}, "delete");
+    // Nothing of the stack is left: the account holds exactly what it held before the first up.
+    expect(await account()).toEqual(before);
   } finally {
-    e.setBroken(false);
     await d.dispose();
   }
   return transcript;
