@@ -320,6 +320,16 @@ describe.each([
     expect(read.props).not.toHaveProperty("password");
   });
 
+  it("fails ContainerRegistryAuth.get with a wrong id clearly, instead of adopting an empty resource (issue 21 #4)", async () => {
+    const error = await host
+      .read("no-such-credential", urnFor("ContainerRegistryAuth", "get-wrong"), {})
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HostError);
+    expect((error as HostError).message).toContain(
+      "There is no container registry auth with id no-such-credential in this account (ContainerRegistryAuth.get)",
+    );
+  });
+
   it("deletes, and a second delete of the same credential succeeds", async () => {
     const name = fresh("twice");
     const { id, outs } = await create("twice", { name, username: "u", password: PASSWORD });
