@@ -12,6 +12,8 @@
  *   the check adds to one JobRun when nothing rolls out.
  * - `endpointRollout.mts`: ServerlessEndpoint's rollout wait (create/update) vs the same wait
  *   polling every 5 s: how soon the end of a release's rollout is noticed, at how many reads a second.
+ * - `sharedPoll.mts`: worker reads per second with 64 rollout waits on one endpoint in one process
+ *   (one shared read loop) vs 64 independent pollers.
  * - `throughput.mts`: client overhead vs raw undici; emulator throughput vs a bare node:http server.
  * - `scale.mts`: 100 and 500 JobRuns at once under the service's limits, vs the bound (client only).
  * - `deployScale.mts`: N JobRuns in one deploy through the deploy harness and the real provider host,
@@ -31,6 +33,7 @@ import { fmt, progress, REPO_DIR, type ResultRow, renderTable, round } from "./l
 import { benchProviderSize } from "./providerSize.mts";
 import { benchRollout } from "./rollout.mts";
 import { benchScale } from "./scale.mts";
+import { benchSharedPoll } from "./sharedPoll.mts";
 import { benchThroughput } from "./throughput.mts";
 
 const started = performance.now();
@@ -39,6 +42,7 @@ for (const section of [
   benchLatency,
   benchRollout,
   benchEndpointRollout,
+  benchSharedPoll,
   benchThroughput,
   benchScale,
   benchDeployScale,

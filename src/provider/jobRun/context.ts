@@ -15,6 +15,7 @@ import {
   secretEnvValues,
 } from "../../client";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import { clientPollKey } from "../workerPoll";
 import { ROLLOUT_NEEDS_V2 } from "./args";
 import type { RunContext } from "./execution";
 import type { WorkerLogReader } from "./logTail";
@@ -33,6 +34,8 @@ export interface LifecycleContext {
   workers?: WorkerListReader;
   /** Why `workers` is absent (a REST v1 `restUrl`): an explicit `rollout: "wait"` fails with it. */
   workersUnavailable?: string;
+  /** The client's key of the shared worker poll (see `RunContext.workersKey`). */
+  workersKey?: string;
   /**
    * Opens a worker's log stream (REST v2), read for the tail of a failed run. It may throw (a v1
    * `restUrl`, a malformed one): the failure then says the log is unavailable. Without it no
@@ -78,6 +81,8 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
     },
     workers: v1 ? undefined : (endpointId, options) => restClient().serverless.workers(endpointId, options),
     workersUnavailable: v1 ? ROLLOUT_NEEDS_V2 : undefined,
+    // Rollout waits of every provider with these settings share one read loop per endpoint.
+    workersKey: v1 ? undefined : clientPollKey(resolved),
     // One reconnect at most: the log tail is read within a few seconds, after the job failed.
     workerLogs: (endpointId, workerId, options) =>
       restClient().serverless.workerLogs(endpointId, workerId, { ...options, maxReconnects: 1 }),

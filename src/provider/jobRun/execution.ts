@@ -28,6 +28,11 @@ export interface RunContext {
   workers?: WorkerListReader;
   /** Why `workers` is absent, for the failure of an explicit `rollout: "wait"`. */
   workersUnavailable?: string;
+  /**
+   * The client's key of the shared worker poll (`clientPollKey(settings)`): rollout waits with the
+   * same key on one endpoint share one read loop. Without it, only waits through the same reader do.
+   */
+  workersKey?: string;
 }
 
 /** One execution in progress. */

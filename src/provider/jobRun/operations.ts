@@ -101,6 +101,7 @@ export async function runAndRecord(
       log,
       workers: ctx.workers,
       workersUnavailable: ctx.workersUnavailable,
+      workersKey: ctx.workersKey,
     });
     // The endpoint's env values join the secrets (withProviderErrors holds this same array).
     secrets.push(...(await endpointEnvSecrets(ctx, args.endpointId)));

@@ -8,11 +8,14 @@
  *
  * Both read `GET /v2/serverless/{id}/workers` (each worker's `version` and `isStale`, and the
  * endpoint's `endpointVersion`): one request per poll, a poll every {@link ROLLOUT_POLL_MS}, so
- * the end of a rollout is noticed within a second at one request a second.
+ * the end of a rollout is noticed within a second at one request a second. The wait's reads are
+ * shared: every waiter on the same endpoint in the host (other JobRuns, ServerlessEndpoint waits)
+ * judges the answers of ONE read loop (`../workerPoll.ts`); the release check after the job is a
+ * fresh read of its own.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import type { ServerlessWorker, ServerlessWorkerList } from "../../client";
 import { describeError } from "../shared";
+import { joinWorkerPoll, type WorkerPolls } from "../workerPoll";
 
 /** Reads an endpoint's workers: `client.serverless.workers`, bound to a REST v2 client. */
 export type WorkerListReader = (
@@ -74,6 +77,14 @@ export interface RolloutWaitOptions {
   onRolledOut?: (state: RolloutState) => void;
   /** Time between reads, in ms. @default ROLLOUT_POLL_MS */
   pollMs?: number;
+  /**
+   * The client's part of the shared loop's key (`clientPollKey(settings)`): waits with the same
+   * key on the same endpoint share one read loop. Without it, waits share only with waits
+   * through the same reader.
+   */
+  pollKey?: string;
+  /** The loops to join. @default the host's (`workerPolls`) */
+  polls?: WorkerPolls<ServerlessWorkerList>;
 }
 
 /** What a rollout wait found: the endpoint's state once no worker was stale, and the reads made. */
@@ -86,7 +97,9 @@ export interface RolloutWaitResult extends RolloutState {
 
 /**
  * Reads the endpoint's workers until none is stale (no worker runs an older version than the
- * endpoint's), a read every `pollMs`. Resolves at once when nothing is rolling out (one read).
+ * endpoint's), a read every `pollMs`, shared with the other waiters on the endpoint (the first
+ * answer comes from a read started after the wait began). Resolves at the first answer when
+ * nothing is rolling out (one read).
  * Rejects with the error of a failed read (after the client's retries), or with the signal's
  * reason when it aborts; `RolloutTimeoutError` carries the last state seen.
  */
@@ -99,9 +112,17 @@ export async function waitForRollout(
   let reads = 0;
   let waited = false;
   let last: RolloutState | undefined;
+  const poll = joinWorkerPoll(
+    options.pollKey,
+    endpointId,
+    (loopSignal) => read(endpointId, { signal: loopSignal }),
+    pollMs,
+    read,
+    options.polls,
+  );
   try {
     for (;;) {
-      const state = rolloutState(await read(endpointId, { signal }));
+      const state = rolloutState(await poll.next(signal));
       reads += 1;
       last = state;
       if (state.stale === 0) {
@@ -112,11 +133,12 @@ export async function waitForRollout(
         waited = true;
         options.onWaiting?.(state);
       }
-      await sleep(pollMs, undefined, { signal });
     }
   } catch (error) {
     if (signal.aborted) throw new RolloutTimeoutError(endpointId, last, reads, signal.reason ?? error);
     throw error;
+  } finally {
+    poll.leave();
   }
 }
 

@@ -45,14 +45,21 @@ export function rolloutReader(args: ResolvedJobRunArgs, ctx: RunContext): RunCon
 
 /**
  * Waits until no worker of the endpoint runs an older version, noting `ROLLOUT_WAIT` and
- * `ROLLED_OUT` in the timeline when it had to wait; resolves with the endpoint's version. Before
+ * `ROLLED_OUT` in the timeline when it had to wait; resolves with the endpoint's version. The
+ * reads are shared with the host's other waiters on the endpoint under `pollKey` (the client's
+ * settings, see `workerPoll.ts`). Before
  * the first submission a failure is a `JobRunSubmitError` (no job was sent).
  */
-export async function waitOutRollout(run: Execution, workers: NonNullable<RunContext["workers"]>) {
+export async function waitOutRollout(
+  run: Execution,
+  workers: NonNullable<RunContext["workers"]>,
+  pollKey?: string,
+) {
   const { args } = run;
   try {
     const done = await waitForRollout(workers, args.endpointId, {
       signal: run.signal,
+      pollKey,
       onWaiting: (state) => {
         run.note(ROLLOUT_WAIT);
         run.log(

@@ -76,7 +76,8 @@ export async function executeJobRun(args: ResolvedJobRunArgs, ctx: RunContext): 
 
   try {
     const workers = rolloutReader(args, ctx);
-    let versionAtSubmit = workers === undefined ? undefined : await waitOutRollout(run, workers);
+    let versionAtSubmit =
+      workers === undefined ? undefined : await waitOutRollout(run, workers, ctx.workersKey);
     for (let submission = 1; ; submission += 1) {
       const ended = await runJob(run);
       if (ended.outcome !== undefined) return ended.outcome;
@@ -98,7 +99,7 @@ export async function executeJobRun(args: ResolvedJobRunArgs, ctx: RunContext): 
       const previous = { ...result };
       forgetJob(result);
       try {
-        versionAtSubmit = await waitOutRollout(run, workers);
+        versionAtSubmit = await waitOutRollout(run, workers, ctx.workersKey);
       } catch (error) {
         Object.assign(result, previous);
         return { result, failure: releaseFailure(run, release, error) };

@@ -37,6 +37,7 @@ import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSett
 import { restDialectOf } from "../jobRun/context";
 import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
 import { describeError, redact, redactValue, withProviderErrors } from "../shared";
+import { clientPollKey } from "../workerPoll";
 import {
   BODY_NAMES,
   bodyOf,
@@ -105,7 +106,7 @@ export async function createServerlessEndpoint(
       create: () => client.serverless.create(body),
     });
     if (recoveredAfter !== undefined) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
-    const outs = await settle(client, record, inputs, secrets, raw[PROVIDER_KEY]);
+    const outs = await settle(client, settings, record, inputs, secrets, raw[PROVIDER_KEY]);
     return { id: record.id, outs };
   });
 }
@@ -163,7 +164,7 @@ export async function updateServerlessEndpoint(
       Object.keys(plan.patch).length > 0
         ? await client.serverless.update(id, plan.patch)
         : await client.serverless.get(id);
-    const outs = await settle(client, record, inputs, secrets, news[PROVIDER_KEY]);
+    const outs = await settle(client, settings, record, inputs, secrets, news[PROVIDER_KEY]);
     return { outs };
   });
 }
@@ -208,6 +209,7 @@ export async function deleteServerlessEndpoint(
  */
 async function settle(
   client: RunpodClient,
+  settings: RunpodSettings | undefined,
   record: ServerlessEndpoint,
   inputs: ServerlessEndpointInputs,
   secrets: string[],
@@ -230,6 +232,8 @@ async function settle(
         {
           timeoutMs: inputs.rolloutTimeoutMs ?? ROLLOUT_TIMEOUT_DEFAULT_MS,
           secrets: all,
+          // Every wait on this endpoint in the host (JobRuns too) shares one read loop.
+          pollKey: clientPollKey(settings ?? resolveSettings(undefined)),
           onWaiting: (version, stale, total) =>
             process.stderr.write(
               `ServerlessEndpoint ${label}: waiting for version ${version ?? "(unknown)"} to roll out ` +

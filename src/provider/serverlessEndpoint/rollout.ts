@@ -10,12 +10,15 @@
  * that crashes at start) on two reads in a row, a poll apart. Otherwise the wait runs to
  * `rolloutTimeoutMs`. Either way the error says which release, the workers by status and version,
  * the log tail of one failing worker, and what to do; the caller makes it a partial failure.
+ *
+ * The reads are shared: every wait on the same endpoint in the host (other endpoints' waits,
+ * JobRuns) judges the answers of ONE read loop (`../workerPoll.ts`), a read a second at most.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import type { ServerlessWorker, ServerlessWorkerList, WorkerLogEvent } from "../../client";
 import { logTailSection, readLogTail } from "../jobRun/logTail";
 import { isStaleWorker, ROLLOUT_POLL_MS, rolloutState } from "../jobRun/rollout";
 import { describeError } from "../shared";
+import { joinWorkerPoll, type WorkerPolls } from "../workerPoll";
 
 /** How the wait reads the service: the endpoint's workers and one worker's log. */
 export interface RolloutReaders {
@@ -37,6 +40,14 @@ export interface EndpointRolloutOptions {
   pollMs?: number;
   /** Called once when the first read finds the rollout under way. */
   onWaiting?: (version: number | undefined, stale: number, total: number) => void;
+  /**
+   * The client's part of the shared loop's key (`clientPollKey(settings)`): waits with the same
+   * key on the same endpoint share one read loop. Without it, waits share only with waits
+   * through the same `readers.workers`.
+   */
+  pollKey?: string;
+  /** The loops to join. @default the host's (`workerPolls`) */
+  polls?: WorkerPolls<ServerlessWorkerList>;
 }
 
 /** The endpoint's state once the rollout is over: its version and the reads made. */
@@ -93,30 +104,41 @@ export async function waitForEndpointRollout(
   const deadline = Date.now() + options.timeoutMs;
   const seenUnhealthy = new Set<string>();
   let reads = 0;
-  for (;;) {
-    const left = deadline - Date.now();
-    const list = await readers.workers(endpointId, {
-      signal: AbortSignal.timeout(Math.max(left, 1) + 10_000),
-    });
-    reads += 1;
-    const state = rolloutState(list);
-    const unhealthy = unhealthyCurrent(list, state.version);
-    if (state.stale === 0 && unhealthy.length === 0) {
-      return { version: state.version, reads, workers: state.total };
+  const poll = joinWorkerPoll(
+    options.pollKey,
+    endpointId,
+    (signal) => readers.workers(endpointId, { signal }),
+    pollMs,
+    readers.workers,
+    options.polls,
+  );
+  try {
+    for (;;) {
+      const left = deadline - Date.now();
+      const list = await poll.next(AbortSignal.timeout(Math.max(left, 1) + 10_000));
+      reads += 1;
+      const state = rolloutState(list);
+      const unhealthy = unhealthyCurrent(list, state.version);
+      if (state.stale === 0 && unhealthy.length === 0) {
+        return { version: state.version, reads, workers: state.total };
+      }
+      if (reads === 1) options.onWaiting?.(state.version, state.stale, state.total);
+      const stalled = unhealthy.find((w) => seenUnhealthy.has(w.id));
+      if (stalled !== undefined) {
+        poll.leave();
+        throw await rolloutError(readers, endpointId, label, list, stalled, options, "stalled");
+      }
+      seenUnhealthy.clear();
+      for (const w of unhealthy) seenUnhealthy.add(w.id);
+      if (deadline - Date.now() <= 0) {
+        poll.leave();
+        const failing = unhealthy[0] ?? initializingCurrent(list, state.version);
+        throw await rolloutError(readers, endpointId, label, list, failing, options, "timeout");
+      }
+      // The next answer comes from the loop's next read, at most `pollMs` after this one started.
     }
-    if (reads === 1) options.onWaiting?.(state.version, state.stale, state.total);
-    const stalled = unhealthy.find((w) => seenUnhealthy.has(w.id));
-    if (stalled !== undefined) {
-      throw await rolloutError(readers, endpointId, label, list, stalled, options, "stalled");
-    }
-    seenUnhealthy.clear();
-    for (const w of unhealthy) seenUnhealthy.add(w.id);
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) {
-      const failing = unhealthy[0] ?? initializingCurrent(list, state.version);
-      throw await rolloutError(readers, endpointId, label, list, failing, options, "timeout");
-    }
-    await sleep(Math.min(pollMs, remaining));
+  } finally {
+    poll.leave();
   }
 }
 
