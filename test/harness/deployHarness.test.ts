@@ -154,7 +154,7 @@ describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
     expect((await h.state()).resources).toEqual([]);
   });
 
-  it("reports check failures as step errors naming the property", async () => {
+  it("reports check failures as the engine prints them: type, name, property, its value whole, the reason", async () => {
     const h = await make();
     await writeFile(
       path.join(h.workDir, "index.mjs"),
@@ -162,8 +162,12 @@ describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
     );
     const result = await h.up();
     expect(result.ok).toBe(false);
+    // step_generator.go `issueCheckFailures`, diag 2003: the property's value printed as Go's %v
+    // prints a PropertyValue, `{42}`.
     expect(result.errors).toEqual([
-      expect.stringContaining("bad: invalid inputs: value: value must be a string"),
+      expect.stringMatching(
+        / bad: \S+ resource 'bad': property value value \{42\} has a problem: value must be a string$/,
+      ),
     ]);
     expect(existsSync(h.stateFile) ? (await h.state()).resources : []).toEqual([]);
   });

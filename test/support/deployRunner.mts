@@ -80,6 +80,56 @@ export function initErrorText(reasons: string[]): string {
   return `${reasons.length} errors occurred:\n\t${reasons.map((r) => `* ${r}`).join("\n\t")}`;
 }
 
+/**
+ * What the engine prints for one check failure (`issueCheckFailures`, pkg/resource/deploy/
+ * step_generator.go; diag 2003 and 2002 in sdk/go/common/diag/errors.go):
+ * `<type> resource '<name>': property <p> value <v> has a problem: <reason>`, or, with no property,
+ * `<type> resource '<name>' has a problem: <reason>`. `<v>` is the program's input under that
+ * top-level key, printed whole as Go's `%v` prints a `resource.PropertyValue` ({@link goPropertyValue}):
+ * a nested path (`expect.timeoutMs`) is no key, so it prints `{<nil>}`; a secret prints its value.
+ */
+export function checkFailureText(
+  type: string,
+  name: string,
+  programInputs: Record<string, unknown>,
+  failure: { property: string; reason: string },
+): string {
+  if (failure.property === "") return `${type} resource '${name}' has a problem: ${failure.reason}`;
+  const value = goPropertyValue(programInputs[failure.property]);
+  return `${type} resource '${name}': property ${failure.property} value ${value} has a problem: ${failure.reason}`;
+}
+
+/**
+ * A property value as Go's `%v` prints it: `PropertyValue.String()` (sdk/go/common/resource/
+ * properties.go) is `{%v}` of the underlying value; maps print `map[k:v ...]` sorted by key, arrays
+ * `[a b]`, a secret (`*Secret`) `&{<element>}`, an unknown `output<string>{}`, a missing key `{<nil>}`.
+ */
+export function goPropertyValue(v: unknown): string {
+  if (v === UNKNOWN) return "output<string>{}";
+  if (v === undefined || v === null) return "{<nil>}";
+  if (typeof v === "object" && (v as Record<string, unknown>)[SECRET_SIG_KEY] === SECRET_SIG) {
+    return `{&{${goPropertyValue((v as { value: unknown }).value)}}}`;
+  }
+  if (Array.isArray(v)) return `{[${v.map(goPropertyValue).join(" ")}]}`;
+  if (typeof v === "object") {
+    const entries = Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    );
+    return `{map[${entries.map(([k, x]) => `${k}:${goPropertyValue(x)}`).join(" ")}]}`;
+  }
+  if (typeof v === "number") return `{${goFloat(v)}}`;
+  return `{${String(v)}}`;
+}
+
+/** A float64 as Go's `%v` writes it: shortest digits, an exponent below 1e-4 and from 1e21. */
+function goFloat(n: number): string {
+  const abs = Math.abs(n);
+  if (n === 0 || (abs >= 1e-4 && abs < 1e21)) return String(n);
+  const [mantissa, exponent] = n.toExponential().split("e") as [string, string];
+  const sign = exponent.startsWith("-") ? "-" : "+";
+  return `${mantissa}e${sign}${exponent.replace(/^[+-]/, "").padStart(2, "0")}`;
+}
+
 function containsSecret(v: unknown): boolean {
   if (Array.isArray(v)) return v.some(containsSecret);
   if (typeof v === "object" && v !== null) {
@@ -386,7 +436,9 @@ async function main(): Promise<void> {
       seen.add(urn);
       const secretInputs = Object.keys(args.inputs).filter((k) => containsSecret(args.inputs[k]));
       // Unknowns first: unwrapSecrets copies objects, which would turn the SDK's `unknown` into {}.
-      let news = unwrapSecrets(toSentinels(args.inputs, sdkUnknown)) as Record<string, unknown>;
+      // As the program registered them (secrets still marked): what a check failure prints.
+      const programInputs = toSentinels(args.inputs, sdkUnknown) as Record<string, unknown>;
+      let news = unwrapSecrets(programInputs) as Record<string, unknown>;
       const h = await getHost();
       const toProgram = (entry: ResourceState) => ({
         id: entry.id,
@@ -454,8 +506,8 @@ async function main(): Promise<void> {
           .catch((e) => fail(urn, old?.id ?? "", who, `check failed: ${messageOf(e)}`));
         checkMs += performance.now() - checkStarted;
         if (checked.failures.length > 0) {
-          const list = checked.failures.map((f) => `${f.property}: ${f.reason}`).join("; ");
-          fail(urn, old?.id ?? "", who, `invalid inputs: ${list}`);
+          const lines = checked.failures.map((f) => checkFailureText(type, name, programInputs, f));
+          fail(urn, old?.id ?? "", who, lines.join("\n"));
         }
         const inputs = checked.inputs as Record<string, unknown>;
         if (!old) return { inputs, kind: "create" as const };
@@ -561,8 +613,8 @@ async function main(): Promise<void> {
             .check(urn, {}, news)
             .catch((e) => fail(urn, o.id, who, `check failed: ${messageOf(e)}`));
           if (rechecked.failures.length > 0) {
-            const list = rechecked.failures.map((f) => `${f.property}: ${f.reason}`).join("; ");
-            fail(urn, o.id, who, `invalid inputs: ${list}`);
+            const lines = rechecked.failures.map((f) => checkFailureText(type, name, programInputs, f));
+            fail(urn, o.id, who, lines.join("\n"));
           }
           const inputs = rechecked.inputs as Record<string, unknown>;
           if (planned.deleteFirst && !o.pendingReplacement) {
