@@ -154,6 +154,20 @@ describe("check of smokeTest", () => {
     expect(reasons({ input: { ping: UNKNOWN }, runs: 2 })).toEqual([]);
   });
 
+  it("fails on a load-balancer endpoint, whose workers serve no queue jobs", () => {
+    const lb = {
+      ...args({ input: {} }),
+      type: "LOAD_BALANCER",
+      scaling: { type: "REQUEST_COUNT", requestCount: 2 },
+    };
+    expect(checkEndpointArgs(lb, "v2").failures).toEqual([
+      {
+        property: "",
+        reason: expect.stringContaining('smokeTest runs queue jobs (/run), which a type "LOAD_BALANCER"'),
+      },
+    ]);
+  });
+
   it.each([
     [{ input: {}, runs: 0 }, "smokeTest.runs: runs must be at least 1"],
     [{ input: {}, runs: 1.5 }, "smokeTest.runs: runs must be an integer"],
@@ -381,6 +395,23 @@ async function rollOutOnceWaiting(label: string, version: number): Promise<void>
   for (let i = 0; i < 2; i++) await clock.advance(WORKER_START_MS);
 }
 
+/**
+ * Moves the emulator's clock on (a worker start at a time) until `operation` settles: for
+ * scenarios whose waits are not announced by one stderr line each (a stall found by reads a
+ * second apart).
+ */
+async function pumping<T>(operation: Promise<T>): Promise<T> {
+  let settled = false;
+  const done = operation.finally(() => {
+    settled = true;
+  });
+  while (!settled) {
+    await clock.advance(WORKER_START_MS);
+    await Promise.race([done.catch(() => {}), new Promise((resolve) => setTimeout(resolve, 50))]);
+  }
+  return done;
+}
+
 /** Every worker of the endpoint runs `version`. */
 async function expectAllOn(id: string, version: number): Promise<void> {
   const { workers } = await client.serverless.workers(id);
@@ -527,6 +558,49 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
     const again = await failing(() => host.update(id, urn("stuck"), error.properties, news));
     expect(again.message).toContain("the smoke test of release version 2 failed");
     expect(again.properties.lastSmokeTest.jobIds).not.toEqual(error.properties.lastSmokeTest.jobIds);
+  });
+
+  it("says the failed release still serves when the rollback's rollout stalls, and records the configuration the service holds", async () => {
+    const name = fresh("stall");
+    // The previous release cannot start (its image cannot be pulled): rolling back to it stalls.
+    const { id, outs, inputs } = await create(
+      "stall",
+      base(name, { image: "acme/unpullable:1", rollout: "ignore", smokeTest: undefined }),
+    );
+    const news = await checked(
+      "stall",
+      {
+        ...inputs,
+        image: "acme/api:2",
+        env: { HF_TOKEN: TOKEN, RUNPOD_EMULATOR_FAIL: BROKEN },
+        rollout: "wait",
+        rolloutTimeoutMs: 120_000,
+        smokeTest: SMOKE,
+      },
+      inputs,
+    );
+    const error = await pumping(failing(() => host.update(id, urn("stall"), outs, news)));
+    expectReasons(error);
+    expect(error.message).toContain(
+      `ServerlessEndpoint "${name}" (id ${id}): the smoke test of release version 2 failed (1 of 1 job failed, maxFailures 0), ` +
+        "and rolling it back FAILED: the endpoint is still on the failed release (version 2).",
+    );
+    expect(error.message).toContain("Rollback error: ");
+    expect(error.message).toContain("the rollout of version 3 stalled");
+    expect(error.message).toContain(
+      "The service already holds the previous configuration as version 3, but its rollout did not complete, " +
+        "so the workers that serve still run the failed release.",
+    );
+    // The workers that serve run the failed release; the service holds the previous configuration.
+    const { workers } = await client.serverless.workers(id);
+    expect(workers.filter((w) => w.status !== "UNHEALTHY").map((w) => w.version)).toEqual([2]);
+    expect(error.properties).toMatchObject({
+      image: "acme/unpullable:1",
+      version: 3,
+      lastSmokeTest: { version: 2, passed: false },
+    });
+    // The next up applies the new release again.
+    expect(await host.diff(id, urn("stall"), error.properties, news)).toMatchObject({ changes: true });
   });
 
   it('with onFailure: "keep", fails the step and leaves the failed release serving', async () => {

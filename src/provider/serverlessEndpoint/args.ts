@@ -65,6 +65,11 @@ const NESTED = new Set([
   "smokeTest",
 ]);
 
+/** What `check` says of a `smokeTest` on a load-balancer endpoint. */
+export const SMOKE_TEST_NEEDS_QUEUE =
+  'smokeTest runs queue jobs (/run), which a type "LOAD_BALANCER" endpoint does not serve: smokeTest ' +
+  'needs type "QUEUE" (load-balancer endpoints serve their own HTTP paths; an HTTP probe for them is not available yet)';
+
 /** What `check` says on a REST v1 `restUrl`. */
 export const ENDPOINT_NEEDS_V2 =
   "ServerlessEndpoint needs the REST v2 interface (serverless endpoints do not exist on REST v1), but " +
@@ -89,6 +94,9 @@ export function checkEndpointArgs(
   if (restDialect === "v1") failures.push({ property: "", reason: ENDPOINT_NEEDS_V2 });
   const smokeSchema = smokeTestSchemaFailure(args.smokeTest);
   if (smokeSchema !== undefined) failures.push(smokeSchema);
+  if (args.smokeTest !== undefined && args.type === "LOAD_BALANCER") {
+    failures.push({ property: "", reason: SMOKE_TEST_NEEDS_QUEUE });
+  }
   const result = ServerlessEndpointArgsSchema.safeParse(args);
   if (result.success) return { inputs, failures };
   const seen = new Set<string>();

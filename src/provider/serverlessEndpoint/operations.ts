@@ -196,18 +196,22 @@ export async function updateServerlessEndpoint(
     }
     // Roll back: the previous container settings, as a new release, waited for whatever `rollout` says.
     let rolledBack: Record<string, unknown>;
+    let restored: ServerlessEndpoint | undefined;
     try {
-      const restored = await client.serverless.update(id, back);
+      restored = await client.serverless.update(id, back);
       const done = await settled(client, restored, { ...inputs, rollout: "wait" }, secrets);
       if (done.failure !== undefined) throw done.failure;
       // What the program says, not the forced wait.
       rolledBack = { ...done.outs, rollout: inputs.rollout, lastSmokeTest: verdict.record };
       if (inputs.rollout === undefined) delete rolledBack.rollout;
     } catch (error) {
+      // What the service holds now: the failed release when the PATCH back failed; the previous
+      // configuration (not yet on the workers) when its rollout stalled.
       const live = await readOutputs(client, id, inputs, secrets).catch(() => outs);
       const failed = { ...live, lastSmokeTest: verdict.record };
+      const heldVersion = restored === undefined ? undefined : (live.version as number | null);
       throw partialFailure(
-        rollbackFailedMessage(label, verdict, smoke, error),
+        rollbackFailedMessage(label, verdict, smoke, error, heldVersion),
         id,
         failed,
         news[PROVIDER_KEY],

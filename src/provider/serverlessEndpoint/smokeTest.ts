@@ -209,14 +209,21 @@ export function rollbackFailedMessage(
   verdict: GateVerdict,
   smoke: SmokeTest,
   rollbackError: unknown,
+  heldVersion?: number | null,
 ): string {
   const failed = release(verdict.record.version);
+  const recorded =
+    heldVersion === undefined
+      ? "The state records the failed release as what runs. Fix the release and run pulumi up again (the " +
+        "smoke test runs again), or restore the previous configuration in the program and run pulumi up."
+      : `The service already holds the previous configuration as ${release(heldVersion)}, but its rollout did ` +
+        "not complete, so the workers that serve still run the failed release. The state records the " +
+        "configuration the service holds, so the next pulumi up applies the new release again: fix it first.";
   return [
     `${failedHead(label, verdict, smoke)}, and rolling it back FAILED: the endpoint is still on the failed release (${failed}).`,
     `Rollback error: ${describeError(rollbackError)}`,
     ...whyLines(verdict),
-    `The state records the failed release as what runs. Fix the release and run pulumi up again (the smoke ` +
-      "test runs again), or restore the previous configuration in the program and run pulumi up.",
+    recorded,
   ].join("\n");
 }
 
