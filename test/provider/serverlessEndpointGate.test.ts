@@ -99,6 +99,24 @@ describe("the gate's rules", () => {
     ).toBe(false);
   });
 
+  it("sees a smokeTest change as a change of its own (no PATCH, no release), whatever the key order", () => {
+    const olds = { image: "a:1", smokeTest: { input: { ping: 1 }, runs: 2 } };
+    const given = (smokeTest: unknown) =>
+      ({
+        name: "n",
+        type: "QUEUE",
+        scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+        image: "a:1",
+        smokeTest,
+      }) as never;
+    expect(planEndpointChange(olds, given({ runs: 2, input: { ping: 1 } })).changed).not.toContain(
+      "smokeTest",
+    );
+    const plan = planEndpointChange(olds, given({ runs: 3, input: { ping: 1 } }));
+    expect(plan.changed).toContain("smokeTest");
+    expect(makesRelease(plan)).toBe(false);
+  });
+
   it("says which release failed, why, and which release serves now", () => {
     const smoke = SmokeTestSchema.parse({ input: {}, runs: 3, maxFailures: 1 });
     const verdict = judgeGate(

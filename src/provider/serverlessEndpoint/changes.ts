@@ -105,6 +105,21 @@ function sameMap(a: unknown, b: unknown): boolean {
   return keys.length === Object.keys(right).length && keys.every((k) => left[k] === right[k]);
 }
 
+/** Deep equality of plain JSON values, whatever the order of object keys (gRPC does not keep it). */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a))
+    return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
+  if (isObject(a)) {
+    if (!isObject(b)) return false;
+    const keys = Object.keys(a).filter((k) => a[k] !== undefined);
+    return (
+      keys.length === Object.keys(b).filter((k) => b[k] !== undefined).length &&
+      keys.every((k) => sameValue(a[k], b[k]))
+    );
+  }
+  return a === b;
+}
+
 /** True when the service's value is the document's "nothing" for it. */
 function isNone(actual: unknown, none: unknown): boolean {
   if (actual === undefined || actual === null) return true;
@@ -168,10 +183,7 @@ export function planEndpointChange(olds: Values, news: ServerlessEndpointInputs)
   for (const field of ["rollout", "rolloutTimeoutMs"] as const) {
     if (given[field] !== olds[field]) changed.add(field);
   }
-  if (
-    containsUnknown(given.smokeTest) ||
-    JSON.stringify(given.smokeTest) !== JSON.stringify(olds.smokeTest)
-  ) {
+  if (containsUnknown(given.smokeTest) || !sameValue(given.smokeTest, olds.smokeTest)) {
     changed.add("smokeTest");
   }
   return { replaces, patch, changed: [...changed] };

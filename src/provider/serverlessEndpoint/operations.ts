@@ -180,8 +180,9 @@ export async function updateServerlessEndpoint(
       Object.keys(plan.patch).length > 0
         ? await client.serverless.update(id, plan.patch)
         : await client.serverless.get(id);
-    const outs = await settle(client, record, inputs, secrets, news[PROVIDER_KEY]);
-    if (previous.lastSmokeTest !== undefined) outs.lastSmokeTest = previous.lastSmokeTest;
+    // The last gate's result stays in the outputs, also when the rollout wait fails.
+    const kept = { ...inputs, lastSmokeTest: previous.lastSmokeTest };
+    const outs = await settle(client, record, kept, secrets, news[PROVIDER_KEY]);
     if (inputs.smokeTest === undefined || !(makesRelease(plan) || gateFailedOnLive(previous))) {
       return { outs };
     }
@@ -263,7 +264,7 @@ export async function deleteServerlessEndpoint(
 async function settle(
   client: RunpodClient,
   record: ServerlessEndpoint,
-  inputs: ServerlessEndpointInputs,
+  inputs: ServerlessEndpointInputs & { lastSmokeTest?: unknown },
   secrets: string[],
   provider: unknown,
 ): Promise<Record<string, unknown>> {
@@ -282,7 +283,7 @@ async function settle(
 async function settled(
   client: RunpodClient,
   record: ServerlessEndpoint,
-  inputs: ServerlessEndpointInputs,
+  inputs: ServerlessEndpointInputs & { lastSmokeTest?: unknown },
   secrets: string[],
 ): Promise<{ outs: Record<string, unknown>; failure?: unknown; during: string }> {
   const label = labelOf(record.name || inputs.name, record.id);
