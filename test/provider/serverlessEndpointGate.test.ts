@@ -621,6 +621,30 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
     expect(await host.diff(id, urn("stall"), error.properties, news)).toMatchObject({ changes: true });
   });
 
+  it("rolls back a release that does not roll out (its workers cannot start): its smoke test could not run", async () => {
+    const name = fresh("unstartable");
+    const { id, outs, inputs } = await create("unstartable", base(name));
+    const news = await checked("unstartable", { ...inputs, image: "acme/unpullable:2" }, inputs);
+    const error = await pumping(failing(() => host.update(id, urn("unstartable"), outs, news)));
+    expectReasons(error);
+    expect(error.message).toContain(
+      `ServerlessEndpoint "${name}" (id ${id}): release version 2 did not roll out (its smoke test could not run), so it was rolled back.`,
+    );
+    expect(error.message).toContain(
+      "Now serving: version 3, a new release carrying the previous configuration (image acme/api:1), on every worker.",
+    );
+    expect(error.message).toContain("Why release version 2 failed (its rollout):");
+    expect(error.message).toContain("the rollout of version 2 stalled");
+    expect(error.message).toContain("failed to pull image acme/unpullable:2: manifest unknown");
+    expect(await client.serverless.get(id)).toMatchObject({ image: "acme/api:1" });
+    await expectAllOn(id, 3);
+    expect(error.properties).toMatchObject({
+      image: "acme/api:1",
+      version: 3,
+      lastSmokeTest: { version: 2, passed: false, jobIds: [], failures: 0 },
+    });
+  });
+
   it('with onFailure: "keep", fails the step and leaves the failed release serving', async () => {
     const name = fresh("keep");
     const smokeTest = { ...SMOKE, onFailure: "keep" };

@@ -54,6 +54,7 @@ import {
   keptMessage,
   rollbackFailedMessage,
   rolledBackMessage,
+  rolloutVerdict,
   runGate,
   type SmokeTest,
   SmokeTestSchema,
@@ -182,20 +183,30 @@ export async function updateServerlessEndpoint(
         : await client.serverless.get(id);
     // The last gate's result stays in the outputs, also when the rollout wait fails.
     const kept = { ...inputs, lastSmokeTest: previous.lastSmokeTest };
-    const outs = await settle(client, record, kept, secrets, news[PROVIDER_KEY]);
-    if (inputs.smokeTest === undefined || !(makesRelease(plan) || gateFailedOnLive(previous))) {
-      return { outs };
+    const label = labelOf(record.name || inputs.name, id);
+    const gated = inputs.smokeTest !== undefined && (makesRelease(plan) || gateFailedOnLive(previous));
+    const smoke = gated ? SmokeTestSchema.parse(inputs.smokeTest) : undefined;
+    const { outs, failure, during } = await settled(client, record, kept, secrets);
+    let verdict: GateVerdict;
+    if (failure !== undefined) {
+      // A release that never rolled out fails its gate too: with "rollback", it is rolled back.
+      const stalled = failure instanceof EndpointRolloutError && makesRelease(plan);
+      if (smoke?.onFailure !== "rollback" || !stalled) {
+        throw settleFailure(label, failure, during, id, outs, news[PROVIDER_KEY]);
+      }
+      const version = failure.version ?? (typeof outs.version === "number" ? outs.version : null);
+      verdict = rolloutVerdict(version, failure.message);
+    } else {
+      if (smoke === undefined) return { outs };
+      verdict = await gate(settings, id, outs, smoke);
     }
-    const smoke = SmokeTestSchema.parse(inputs.smokeTest);
-    const verdict = await gate(settings, id, outs, smoke);
     outs.lastSmokeTest = verdict.record;
     if (verdict.record.passed) return { outs };
-    const label = labelOf(record.name || inputs.name, id);
     const back = rollbackPatch(outs, previous);
-    if (smoke.onFailure === "keep" || back === undefined) {
-      throw partialFailure(keptMessage(label, verdict, smoke), id, outs, news[PROVIDER_KEY]);
+    if (smoke?.onFailure !== "rollback" || back === undefined) {
+      throw partialFailure(keptMessage(label, verdict, smoke as SmokeTest), id, outs, news[PROVIDER_KEY]);
     }
-    // Roll back: the previous container settings, as a new release, waited for whatever `rollout` says.
+    // Roll back: the previous container settings, as a new release, always waited for.
     let rolledBack: Record<string, unknown>;
     let restored: ServerlessEndpoint | undefined;
     try {
@@ -271,12 +282,24 @@ async function settle(
   const label = labelOf(record.name || inputs.name, record.id);
   const { outs, failure, during } = await settled(client, record, inputs, secrets);
   if (failure === undefined) return outs;
+  throw settleFailure(label, failure, during, record.id, outs, provider);
+}
+
+/** The partial failure of a rollout wait or read back that failed after the endpoint was changed. */
+function settleFailure(
+  label: string,
+  failure: unknown,
+  during: string,
+  id: string,
+  outs: Record<string, unknown>,
+  provider: unknown,
+): RunpodError {
   const message =
     failure instanceof EndpointRolloutError
       ? failure.message
       : `ServerlessEndpoint ${label} was created or changed, but ${during} failed (${describeError(failure)}). ` +
         "The endpoint is recorded in the state; run pulumi up again to finish (it waits for the rollout again).";
-  throw partialFailure(message, record.id, outs, provider);
+  return partialFailure(message, id, outs, provider);
 }
 
 /** The rollout wait (unless `rollout: "ignore"`) and the read back, with what failed on the way. */

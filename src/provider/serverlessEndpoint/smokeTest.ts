@@ -94,8 +94,19 @@ export interface GateJob {
 /** A gate's verdict: the record, and the first failing job's text when it failed. */
 export interface GateVerdict {
   record: SmokeTestRecord;
-  /** Why the release failed: JobRun's text of the first failing job. */
+  /** Why the release failed: JobRun's text of the first failing job (or the rollout's failure). */
   why?: string;
+  /** True when the release never rolled out, so no job ran (`why` is the rollout's failure). */
+  stalled?: boolean;
+}
+
+/** The verdict on a release whose rollout stalled or timed out: failed, with no job run. */
+export function rolloutVerdict(version: number | null, rolloutFailure: string): GateVerdict {
+  return {
+    record: { version, passed: false, jobIds: [], failures: 0, timeline: [] },
+    why: rolloutFailure,
+    stalled: true,
+  };
 }
 
 /** Judges the jobs of a gate: passed when at most `maxFailures` failed. */
@@ -171,12 +182,21 @@ const release = (version: number | null | undefined) => `version ${version ?? "(
 /** The head shared by every failed gate: which release failed, and the count. */
 function failedHead(label: string, verdict: GateVerdict, smoke: SmokeTest): string {
   const { record } = verdict;
+  if (verdict.stalled) {
+    return `ServerlessEndpoint ${label}: release ${release(record.version)} did not roll out (its smoke test could not run)`;
+  }
   const ran = `${record.failures} of ${smoke.runs} job${smoke.runs === 1 ? "" : "s"} failed, maxFailures ${smoke.maxFailures}`;
   return `ServerlessEndpoint ${label}: the smoke test of release ${release(record.version)} failed (${ran})`;
 }
 
 /** The lines saying why, shared by every failed gate. */
 function whyLines(verdict: GateVerdict): string[] {
+  if (verdict.stalled) {
+    return [
+      `Why release ${release(verdict.record.version)} failed (its rollout):`,
+      verdict.why ?? "(no failure text)",
+    ];
+  }
   return [
     `Why release ${release(verdict.record.version)} failed (the first failing job):`,
     verdict.why ?? "(no failure text)",
