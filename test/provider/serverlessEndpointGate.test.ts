@@ -343,6 +343,14 @@ beforeAll(async () => {
     handlers: {
       "acme/flaky:1": flaky("acme/flaky:1", 1),
       "acme/flaky:2": flaky("acme/flaky:2", 2),
+      // A worker that prints and raises its endpoint's secret.
+      "acme/leaky:1": async (
+        _job: unknown,
+        ctx: { log: (l: string) => void; worker: { env: Record<string, string> } },
+      ) => {
+        ctx.log(`loading with token ${ctx.worker.env.HF_TOKEN}`);
+        throw new Error(`authentication failed for token ${ctx.worker.env.HF_TOKEN}`);
+      },
     },
   });
   proxy = await new RefusingProxy(`http://127.0.0.1:${emu.port}`).start();
@@ -643,6 +651,25 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
       version: 3,
       lastSmokeTest: { version: 2, passed: false, jobIds: [], failures: 0 },
     });
+  });
+
+  it("keeps the endpoint's secrets out of the failure, the log tail and lastSmokeTest when the worker prints them", async () => {
+    const name = fresh("leaky");
+    const { id, outs, inputs } = await create("leaky", base(name));
+    const news = await checked("leaky", { ...inputs, image: "acme/leaky:1" }, inputs);
+    const [error] = await Promise.all([
+      failing(() => host.update(id, urn("leaky"), outs, news)),
+      (async () => {
+        await rollOutOnceWaiting(`"${name}" (id ${id})`, 2);
+        await rollOutOnceWaiting(`"${name}" (id ${id})`, 3);
+      })(),
+    ]);
+    expect(error.message).toContain("Worker error: authentication failed for token [redacted]");
+    expect(error.message).toContain("container loading with token [redacted]");
+    expectNoSecret(error.message);
+    expectNoSecret((error.reasons ?? []).join("\n"));
+    expectCleanOutputs(error.properties);
+    expect(error.properties.env).toEqual({ HF_TOKEN: TOKEN, MODEL: "small" });
   });
 
   it('with onFailure: "keep", fails the step and leaves the failed release serving', async () => {
