@@ -141,7 +141,7 @@ let client: RunpodClient;
 beforeAll(async () => {
   emu = await startEmulator({
     apiKeys: [API_KEY],
-    endpoints: ["release:1", "noisy:1", "forger:1", "leaky:1", "oracle:1"],
+    endpoints: ["release:1", "noisy:1", "forger:1", "leaky:1", "oracle:1", "pwleak:1"],
     rolloutMs: 0,
     handlers: {
       // Logs wide lines, one echoing the credentials it was given, then raises.
@@ -149,6 +149,11 @@ beforeAll(async () => {
         for (let i = 0; i < 120; i++) log(`step ${i} ${"w".repeat(200)}`);
         log(`connecting with ${job.s3Config?.accessSecret} and key ${API_KEY}`);
         throw new Error("could not load the model");
+      },
+      // Prints a registry password it somehow holds, then fails with it.
+      pwleak: async (job, { log }) => {
+        log(`docker login -p ${String(job.input.pw)}`);
+        throw new Error(`pull failed for password ${String(job.input.pw)}`);
       },
       // Prints its endpoint's token (as many workers print their environment), then fails with it.
       leaky: async (_job, { log, worker }) => {
@@ -335,5 +340,39 @@ describe("secrets the run did not get as arguments (issue 22 #1, #4)", () => {
     expect(tail.some((l) => l.endsWith("answer: [redacted]"))).toBe(true);
     // The output itself is kept whole: it is the secret output (the engine marks it secret).
     expect(error.properties.output).toEqual({ answer: "launch-code-7f3a9c", customerAcmeCorp: 1 });
+  });
+});
+
+describe("redact: secrets the stack knows (issue 22 #1)", () => {
+  const PASSWORD = "registry-Pa55-for-tests-7e1c";
+
+  it("keeps the listed values out of the message, error and log tail; refuses a bad list without printing it", async () => {
+    const error = await upFails("pwleak", {
+      endpointId: "pwleak",
+      input: { pw: PASSWORD },
+      redact: [PASSWORD],
+    });
+    expect(error.properties.error).toBe("pull failed for password [redacted]");
+    expect(
+      (error.properties.workerLogTail as string[]).some((l) => l.endsWith("docker login -p [redacted]")),
+    ).toBe(true);
+    expect(error.reasons?.join("\n")).not.toContain(PASSWORD);
+    // The input echo is the one place it stays: the engine marks `redact` secret (a secret input).
+    const { redact, input, ...rest } = error.properties;
+    expect(redact).toEqual([PASSWORD]);
+    expect(JSON.stringify(rest)).not.toContain(PASSWORD);
+    const { failures } = await host.check(
+      urnFor("JobRun", "bad-redact"),
+      {},
+      {
+        endpointId: "pwleak",
+        input: {},
+        redact: [PASSWORD, 42],
+      },
+    );
+    expect(failures).toEqual([
+      { property: "", reason: expect.stringContaining("redact must be an array of strings") },
+    ]);
+    expect(JSON.stringify(failures)).not.toContain(PASSWORD);
   });
 });

@@ -11,6 +11,7 @@ import { WORKER_START_MS } from "../../src/emulator/jobs/engine";
 import {
   RolloutTimeoutError,
   releaseOfJob,
+  rolloutState,
   type WorkerListReader,
   waitForRollout,
 } from "../../src/provider/jobRun/rollout";
@@ -32,6 +33,21 @@ const list = (endpointVersion: number, ...workers: ReturnType<typeof worker>[]):
 });
 
 describe("which release ran a job", () => {
+  it("counts a worker on a newer version than the endpoint reports as stale, never recording the worker's (issue 22, minor)", () => {
+    // The endpoint's versions went backwards (3 now, the worker still on 5): the worker does not
+    // run the endpoint's configuration, whatever its isStale says.
+    expect(releaseOfJob(list(3, worker("a", 5, false)), "a", 3)).toMatchObject({
+      kind: "stale",
+      version: 3,
+      workerVersion: 5,
+    });
+    expect(rolloutState(list(3, worker("a", 5, false), worker("b", 3, false)))).toEqual({
+      version: 3,
+      stale: 1,
+      total: 2,
+    });
+  });
+
   it("is the worker's version when the worker is listed, and stale when it is older than the endpoint's", () => {
     expect(releaseOfJob(list(3, worker("a", 3, false)), "a", 3)).toMatchObject({
       kind: "current",

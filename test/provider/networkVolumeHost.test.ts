@@ -7,11 +7,10 @@
  * lose an answer after the emulator acted or answer in the emulator's place; unarmed it forwards
  * everything unchanged and records what it saw.
  */
-import * as http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { NotFoundError, RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { FaultProxy } from "../support/faultProxy.mts";
 import {
   HostError,
   type ProviderHost,
@@ -23,80 +22,6 @@ import { serializedProvider } from "../support/serializedProvider.mts";
 
 const API_KEY = "volume-host-key-5c1a9f";
 const projectDir = inject("installedProjectDir");
-
-// ---------------------------------------------------------------------------------------------
-// A pass-through proxy with one-shot rules (the part of registryAuthHost.test.ts's FaultProxy
-// this file needs)
-// ---------------------------------------------------------------------------------------------
-
-/** `lose-after`: forward, then reset instead of answering; `fail-after`: forward, then answer 500. */
-type Action = { kind: "lose-after" } | { kind: "fail-after" };
-
-class FaultProxy {
-  readonly rules: { method: string; path: RegExp; action: Action }[] = [];
-  readonly seen: { method: string; path: string; body: string }[] = [];
-  private readonly server: http.Server;
-  url = "";
-
-  constructor(private readonly upstream: string) {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        this.handle(req, res, Buffer.concat(chunks).toString("utf8")).catch((error: unknown) => {
-          res.writeHead(599).end(String(error));
-        });
-      });
-    });
-  }
-
-  /** Arms a one-shot rule for the next matching request. */
-  arm(method: string, path: RegExp, action: Action): void {
-    this.rules.push({ method, path, action });
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse, body: string): Promise<void> {
-    const path = (req.url ?? "/").split("?")[0] as string;
-    const method = req.method ?? "GET";
-    this.seen.push({ method, path, body });
-    const index = this.rules.findIndex((r) => r.method === method && r.path.test(path));
-    const action = index >= 0 ? this.rules.splice(index, 1)[0]?.action : undefined;
-    const answer = await fetch(this.upstream + req.url, {
-      method,
-      headers: {
-        authorization: String(req.headers.authorization ?? ""),
-        ...(body ? { "content-type": "application/json" } : {}),
-      },
-      body: body || undefined,
-    });
-    const text = await answer.text();
-    if (action?.kind === "lose-after") {
-      req.socket.destroy();
-      return;
-    }
-    if (action?.kind === "fail-after") {
-      res.writeHead(500, { "content-type": "application/json" }).end('{"message":"internal error"}');
-      return;
-    }
-    const headers: Record<string, string> = {};
-    const type = answer.headers.get("content-type");
-    if (type) headers["content-type"] = type;
-    res.writeHead(answer.status, headers).end(text);
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 
 const errorsSeen: string[] = [];
 

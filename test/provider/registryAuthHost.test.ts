@@ -7,11 +7,10 @@
  * to lose an answer after the emulator acted, refuse a request, or rewrite an answer; unarmed it
  * forwards everything unchanged.
  */
-import * as http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { NotFoundError, RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { FaultProxy } from "../support/faultProxy.mts";
 import {
   HostError,
   type ProviderHost,
@@ -28,116 +27,6 @@ const PASSWORD_2 = "rotated-Registry-Pa55-beef42";
 const SECRETS = [PASSWORD, PASSWORD_2, API_KEY];
 
 const projectDir = inject("installedProjectDir");
-
-// ---------------------------------------------------------------------------------------------
-// A pass-through proxy with one-shot rules
-// ---------------------------------------------------------------------------------------------
-
-interface ProxiedRequest {
-  method: string;
-  path: string;
-  body: string;
-}
-
-/**
- * What to do with a matching request: `forward` unchanged; `lose-after`: forward, then reset the
- * connection instead of answering; `fail-after`: forward, then answer 500; `lose-before`: reset
- * without forwarding; `reply`: answer this without forwarding; `rewrite`: forward and edit the
- * JSON answer; `before`: run something (another client's request), then forward.
- */
-type Action =
-  | { kind: "lose-after" }
-  | { kind: "fail-after"; status?: number }
-  | { kind: "lose-before"; run?: () => Promise<unknown> }
-  | { kind: "before"; run: () => Promise<unknown> }
-  | { kind: "reply"; status: number; contentType: string; body: unknown }
-  | { kind: "rewrite"; edit: (body: Record<string, unknown>) => unknown };
-
-interface Rule {
-  method: string;
-  /** Matches the request path (no query). */
-  path: RegExp;
-  action: Action;
-}
-
-class FaultProxy {
-  readonly rules: Rule[] = [];
-  readonly seen: ProxiedRequest[] = [];
-  private readonly server: http.Server;
-  url = "";
-
-  constructor(private readonly upstream: string) {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        this.handle(req, res, Buffer.concat(chunks).toString("utf8")).catch((error: unknown) => {
-          res.writeHead(599).end(String(error));
-        });
-      });
-    });
-  }
-
-  /** Arms a one-shot rule for the next matching request. */
-  arm(method: string, path: RegExp, action: Action): void {
-    this.rules.push({ method, path, action });
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse, body: string): Promise<void> {
-    const path = (req.url ?? "/").split("?")[0] as string;
-    const method = req.method ?? "GET";
-    this.seen.push({ method, path, body });
-    const index = this.rules.findIndex((r) => r.method === method && r.path.test(path));
-    const action = index >= 0 ? this.rules.splice(index, 1)[0]?.action : undefined;
-    if (action?.kind === "lose-before") {
-      await action.run?.();
-      req.socket.destroy();
-      return;
-    }
-    if (action?.kind === "before") await action.run();
-    if (action?.kind === "reply") {
-      res.writeHead(action.status, { "content-type": action.contentType }).end(JSON.stringify(action.body));
-      return;
-    }
-    const answer = await fetch(this.upstream + req.url, {
-      method,
-      headers: {
-        authorization: String(req.headers.authorization ?? ""),
-        ...(body ? { "content-type": "application/json" } : {}),
-      },
-      body: body || undefined,
-    });
-    let text = await answer.text();
-    if (action?.kind === "lose-after") {
-      req.socket.destroy();
-      return;
-    }
-    if (action?.kind === "fail-after") {
-      res
-        .writeHead(action.status ?? 500, { "content-type": "application/json" })
-        .end('{"message":"internal error"}');
-      return;
-    }
-    if (action?.kind === "rewrite") text = JSON.stringify(action.edit(JSON.parse(text)));
-    const headers: Record<string, string> = {};
-    const type = answer.headers.get("content-type");
-    if (type) headers["content-type"] = type;
-    res.writeHead(answer.status, headers).end(text);
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 
 const errorsSeen: string[] = [];
 
@@ -318,6 +207,16 @@ describe.each([
     expect(read.id).toBe(id);
     expect(read.props).toMatchObject({ name });
     expect(read.props).not.toHaveProperty("password");
+  });
+
+  it("fails ContainerRegistryAuth.get with a wrong id clearly, instead of adopting an empty resource (issue 21 #4)", async () => {
+    const error = await host
+      .read("no-such-credential", urnFor("ContainerRegistryAuth", "get-wrong"), {})
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HostError);
+    expect((error as HostError).message).toContain(
+      "There is no container registry auth with id no-such-credential in this account (ContainerRegistryAuth.get)",
+    );
   });
 
   it("deletes, and a second delete of the same credential succeeds", async () => {

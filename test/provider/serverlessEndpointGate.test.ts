@@ -6,11 +6,9 @@
  * `RUNPOD_EMULATOR_FAIL=<message>` in the env fails every job on that release's workers, and
  * handlers keyed by image make a release that fails some of its jobs.
  *
- * The host reaches the REST v2 interface through a pass-through proxy that a test can arm to
- * refuse a PATCH (before the emulator sees it): a rollback that fails.
+ * The host reaches the REST v2 interface through the shared FaultProxy, which a test arms to refuse
+ * a PATCH (before the emulator sees it): a rollback that fails.
  */
-import * as http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
@@ -23,6 +21,7 @@ import {
   rolledBackMessage,
   SmokeTestSchema,
 } from "../../src/provider/serverlessEndpoint/smokeTest";
+import { FaultProxy } from "../support/faultProxy.mts";
 import {
   HostError,
   type ProviderHost,
@@ -212,87 +211,11 @@ describe("check of smokeTest", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// A proxy that can refuse a PATCH before the emulator sees it
-// ---------------------------------------------------------------------------------------------
-
-class RefusingProxy {
-  /** PATCHes of these paths to refuse: how many to let through first. */
-  private readonly refuse: { path: RegExp; skip: number }[] = [];
-  private readonly server: http.Server;
-  url = "";
-
-  constructor(private readonly upstream: string) {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        this.handle(req, res, Buffer.concat(chunks).toString("utf8")).catch((error: unknown) => {
-          res.writeHead(599).end(String(error));
-        });
-      });
-    });
-  }
-
-  /** Refuses (400, not forwarded) the PATCH of `path` after letting `skip` through. */
-  refusePatch(path: RegExp, skip: number): void {
-    this.refuse.push({ path, skip });
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse, body: string): Promise<void> {
-    const path = (req.url ?? "/").split("?")[0] as string;
-    const method = req.method ?? "GET";
-    const rule = method === "PATCH" ? this.refuse.find((r) => r.path.test(path)) : undefined;
-    if (rule !== undefined) {
-      if (rule.skip > 0) rule.skip -= 1;
-      else {
-        this.refuse.splice(this.refuse.indexOf(rule), 1);
-        res
-          .writeHead(400, { "content-type": "application/problem+json" })
-          .end('{"title":"Bad Request","status":400,"detail":"the update was refused by a test proxy"}');
-        return;
-      }
-    }
-    const headers: Record<string, string> = { authorization: String(req.headers.authorization ?? "") };
-    if (body) headers["content-type"] = "application/json";
-    if (req.headers.accept) headers.accept = String(req.headers.accept);
-    if (req.headers["last-event-id"]) headers["last-event-id"] = String(req.headers["last-event-id"]);
-    const answer = await fetch(this.upstream + req.url, { method, headers, body: body || undefined });
-    const out: Record<string, string> = {};
-    const type = answer.headers.get("content-type");
-    if (type) out["content-type"] = type;
-    res.writeHead(answer.status, out);
-    if (answer.body === null) {
-      res.end();
-      return;
-    }
-    const reader = answer.body.getReader();
-    res.on("close", () => void reader.cancel().catch(() => {}));
-    for (;;) {
-      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-      if (done) break;
-      res.write(value);
-    }
-    res.end();
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Through the provider host
 // ---------------------------------------------------------------------------------------------
 
 let emu: RunningEmulator;
-let proxy: RefusingProxy;
+let proxy: FaultProxy;
 let host: ProviderHost;
 let client: RunpodClient;
 const clock = new ManualClock();
@@ -353,7 +276,7 @@ beforeAll(async () => {
       },
     },
   });
-  proxy = await new RefusingProxy(`http://127.0.0.1:${emu.port}`).start();
+  proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
   client = new RunpodClient({
     apiKey: API_KEY,
     restUrl: emu.restUrl,
@@ -559,11 +482,19 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
       { ...inputs, image: "acme/api:2", env: { HF_TOKEN: TOKEN, RUNPOD_EMULATOR_FAIL: BROKEN } },
       inputs,
     );
-    // The first PATCH (the release) goes through; the second (the rollback) is refused.
-    proxy.refusePatch(new RegExp(`^/v2/serverless/${id}$`), 1);
+    const label = `"${name}" (id ${id})`;
     const [error] = await Promise.all([
       failing(() => host.update(id, urn("stuck"), outs, news)),
-      rollOutOnceWaiting(`"${name}" (id ${id})`, 2),
+      (async () => {
+        // The release's PATCH went through (its rollout is awaited): the next one, the rollback, is refused.
+        await untilStderr(`ServerlessEndpoint ${label}: waiting for version 2 to roll out`);
+        proxy.arm("PATCH", new RegExp(`^/v2/serverless/${id}$`), {
+          kind: "reply",
+          status: 400,
+          body: { title: "Bad Request", status: 400, detail: "the update was refused by a test proxy" },
+        });
+        await rollOutOnceWaiting(label, 2);
+      })(),
     ]);
     expectReasons(error);
     expect(error.message).toContain(

@@ -7,13 +7,12 @@
  * The host reaches the emulator through a small pass-through proxy that a test can arm to lose
  * the answer to a create after the emulator acted on it.
  */
-import * as http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { ManualClock } from "../../src/emulator/clock";
 import { WORKER_START_MS } from "../../src/emulator/jobs/engine";
+import { FaultProxy } from "../support/faultProxy.mts";
 import {
   HostError,
   type ProviderHost,
@@ -33,91 +32,8 @@ const ROLLOUT_MS = 3_000;
 
 const projectDir = inject("installedProjectDir");
 
-// ---------------------------------------------------------------------------------------------
-// A pass-through proxy that can lose the answer to the next matching request
-// ---------------------------------------------------------------------------------------------
-
-class LossyProxy {
-  /**
-   * Requests (method and path) whose next answer is lost after the emulator acted: the
-   * connection reset (`reset`) or a 500 instead of the answer (`500`).
-   */
-  private readonly lose: { method: string; path: RegExp; how: "reset" | "500" }[] = [];
-  readonly seen: { method: string; path: string }[] = [];
-  private readonly server: http.Server;
-  url = "";
-
-  constructor(private readonly upstream: string) {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        this.handle(req, res, Buffer.concat(chunks).toString("utf8")).catch((error: unknown) => {
-          res.writeHead(599).end(String(error));
-        });
-      });
-    });
-  }
-
-  loseAnswerTo(method: string, path: RegExp, how: "reset" | "500" = "reset"): void {
-    this.lose.push({ method, path, how });
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse, body: string): Promise<void> {
-    const path = (req.url ?? "/").split("?")[0] as string;
-    const method = req.method ?? "GET";
-    this.seen.push({ method, path });
-    const index = this.lose.findIndex((r) => r.method === method && r.path.test(path));
-    const lost = index >= 0 ? this.lose.splice(index, 1)[0] : undefined;
-    const headers: Record<string, string> = { authorization: String(req.headers.authorization ?? "") };
-    if (body) headers["content-type"] = "application/json";
-    if (req.headers.accept) headers.accept = String(req.headers.accept);
-    if (req.headers["last-event-id"]) headers["last-event-id"] = String(req.headers["last-event-id"]);
-    const answer = await fetch(this.upstream + req.url, { method, headers, body: body || undefined });
-    if (lost !== undefined) {
-      await answer.text();
-      if (lost.how === "500") {
-        res.writeHead(500, { "content-type": "application/json" }).end('{"message":"internal error"}');
-      } else {
-        req.socket.destroy();
-      }
-      return;
-    }
-    const out: Record<string, string> = {};
-    const type = answer.headers.get("content-type");
-    if (type) out["content-type"] = type;
-    res.writeHead(answer.status, out);
-    if (answer.body === null) {
-      res.end();
-      return;
-    }
-    // Streamed through, so the worker-log Server-Sent Events arrive as they come.
-    const reader = answer.body.getReader();
-    res.on("close", () => void reader.cancel().catch(() => {}));
-    for (;;) {
-      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-      if (done) break;
-      res.write(value);
-    }
-    res.end();
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-
 let emu: RunningEmulator;
-let proxy: LossyProxy;
+let proxy: FaultProxy;
 let host: ProviderHost;
 let client: RunpodClient;
 const clock = new ManualClock();
@@ -150,7 +66,7 @@ function expectCleanOutputs(outs: Record<string, unknown>): void {
 
 beforeAll(async () => {
   emu = await startEmulator({ clock, apiKeys: [API_KEY], rateLimits: false, rolloutMs: ROLLOUT_MS });
-  proxy = await new LossyProxy(`http://127.0.0.1:${emu.port}`).start();
+  proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
   client = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrl, maxRetries: 0, rateLimits: false });
   host = await startProviderHost({ projectDir });
   await host.configure({
@@ -449,7 +365,7 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
     "after a lost answer to the create (%s after the service acted), records the endpoint it made: exactly one exists",
     async (how) => {
       const name = fresh(`lost-${how}`);
-      proxy.loseAnswerTo("POST", /\/v2\/serverless$/, how);
+      proxy.arm("POST", /\/v2\/serverless$/, how === "500" ? { kind: "fail-after" } : { kind: "lose-after" });
       const { id } = await create("lost", base(name));
       const existing = await named(name);
       expect(existing.map((e) => e.id)).toEqual([id]);

@@ -8,11 +8,10 @@
  * secret: the afterAll scans every output but `env`, every error and the host's stderr for each,
  * in the forms a leak would take (plain, JSON-escaped, base64).
  */
-import * as http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { NotFoundError, RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { FaultProxy } from "../support/faultProxy.mts";
 import {
   HostError,
   type ProviderHost,
@@ -30,84 +29,6 @@ const SECRETS = [...ENV_SECRETS, API_KEY];
 
 const projectDir = inject("installedProjectDir");
 const urn = (name: string) => urnFor("Template", name);
-
-// ---------------------------------------------------------------------------------------------
-// A pass-through proxy with one-shot rules (the subset of registryAuthHost.test.ts's FaultProxy
-// this file needs)
-// ---------------------------------------------------------------------------------------------
-
-type Action =
-  | { kind: "lose-after" }
-  | { kind: "fail-after" }
-  | { kind: "reply"; status: number; body: unknown };
-
-class FaultProxy {
-  readonly rules: { method: string; path: RegExp; action: Action }[] = [];
-  readonly seen: { method: string; path: string; body: string }[] = [];
-  private readonly server: http.Server;
-  url = "";
-
-  constructor(private readonly upstream: string) {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        this.handle(req, res, Buffer.concat(chunks).toString("utf8")).catch((error: unknown) => {
-          res.writeHead(599).end(String(error));
-        });
-      });
-    });
-  }
-
-  arm(method: string, path: RegExp, action: Action): void {
-    this.rules.push({ method, path, action });
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse, body: string): Promise<void> {
-    const path = (req.url ?? "/").split("?")[0] as string;
-    const method = req.method ?? "GET";
-    this.seen.push({ method, path, body });
-    const index = this.rules.findIndex((r) => r.method === method && r.path.test(path));
-    const action = index >= 0 ? this.rules.splice(index, 1)[0]?.action : undefined;
-    if (action?.kind === "reply") {
-      const type = action.status < 300 ? "application/json" : "application/problem+json";
-      res.writeHead(action.status, { "content-type": type }).end(JSON.stringify(action.body));
-      return;
-    }
-    const answer = await fetch(this.upstream + req.url, {
-      method,
-      headers: {
-        authorization: String(req.headers.authorization ?? ""),
-        ...(body ? { "content-type": "application/json" } : {}),
-      },
-      body: body || undefined,
-    });
-    const text = await answer.text();
-    if (action?.kind === "lose-after") {
-      req.socket.destroy();
-      return;
-    }
-    if (action?.kind === "fail-after") {
-      res.writeHead(500, { "content-type": "application/json" }).end('{"message":"internal error"}');
-      return;
-    }
-    const type = answer.headers.get("content-type");
-    res.writeHead(answer.status, type ? { "content-type": type } : {}).end(text);
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 
 /** Every text a user could see, for the secret scan in afterAll. */
 const seenTexts: [string, string][] = [];

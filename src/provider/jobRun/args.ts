@@ -164,6 +164,18 @@ export const JobRunArgsObject = z.strictObject({
    * @default false
    */
   secretOutput: bool("secretOutput").default(false),
+  /**
+   * More secret values to keep out of everything the run records but `output` (the failure
+   * message, `error`, `workerLogTail`, the timeline): secrets the stack knows and the worker might
+   * print, such as a `ContainerRegistryAuth`'s password (`redact: [registry.password]`). The
+   * endpoint's `env` values and the run's own credentials are redacted without being listed.
+   * Stored as a secret. A change runs the job again.
+   */
+  redact: z
+    .array(z.string({ error: "redact must be an array of strings (the secret values)" }), {
+      error: "redact must be an array of strings (the secret values)",
+    })
+    .optional(),
 });
 
 /**
@@ -241,7 +253,11 @@ function unknownOnPath(value: unknown, path: readonly PropertyKey[]): boolean {
  */
 export function checkJobRunArgs(news: Record<string, unknown>, settings: CheckSettings = {}): CheckFailure[] {
   const { __provider: _provider, ...args } = news;
-  const failures = checkFields(args);
+  // The engine prints a failure's property value whole: `redact` holds secrets, so its failures
+  // name the field in the reason and no property.
+  const failures = checkFields(args).map((f) =>
+    /^redact(?:$|[.[])/.test(f.property) ? { property: "", reason: f.reason } : f,
+  );
   const schemaFailure = outputSchemaFailure(args.expect);
   if (schemaFailure !== undefined) failures.push(schemaFailure);
   if (args.rollout === "wait" && settings.restDialect === "v1") {

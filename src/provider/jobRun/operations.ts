@@ -72,11 +72,12 @@ export class JobRunFailedError extends Error {
   }
 }
 
-/** The secret values among JobRun arguments: the s3Config credentials. */
+/** The secret values among JobRun arguments: the s3Config credentials and `redact`'s values. */
 export function jobRunSecrets(news: Record<string, unknown>): string[] {
   const s3 = news.s3Config as Record<string, unknown> | undefined;
-  if (s3 === null || typeof s3 !== "object") return [];
-  return [s3.accessSecret, s3.accessId].filter((v): v is string => typeof v === "string");
+  const listed = Array.isArray(news.redact) ? news.redact : [];
+  const credentials = s3 === null || typeof s3 !== "object" ? [] : [s3.accessSecret, s3.accessId];
+  return [...credentials, ...listed].filter((v): v is string => typeof v === "string");
 }
 
 /**

@@ -125,10 +125,11 @@ export class JobRun extends pulumi.dynamic.Resource {
   declare readonly passed: pulumi.Output<boolean>;
 
   constructor(name: string, args: JobRunArgs, opts?: pulumi.CustomResourceOptions) {
-    const { s3Config, secretOutput, ...rest } = args;
+    const { s3Config, secretOutput, redact, ...rest } = args;
     const props: Record<string, unknown> = {
       ...rest,
       s3Config: s3Config === undefined ? undefined : pulumi.secret(s3Config),
+      redact: redact === undefined ? undefined : pulumi.secret(redact),
       secretOutput: secretOutput === true ? true : undefined,
       jobId: undefined,
       status: undefined,
@@ -151,8 +152,12 @@ export class JobRun extends pulumi.dynamic.Resource {
       s3ConfigDigest: undefined,
       passed: undefined,
     };
+    const secretOutputs = [
+      ...(redact === undefined ? [] : ["redact"]),
+      ...(secretOutput === true ? ["output", "stream"] : []),
+    ];
     const secretOpts: pulumi.CustomResourceOptions =
-      secretOutput === true ? { additionalSecretOutputs: ["output", "stream"] } : {};
+      secretOutputs.length > 0 ? { additionalSecretOutputs: secretOutputs } : {};
     super(JobRun.#providerInstance(), name, props, pulumi.mergeOptions(opts, secretOpts), "runpod", "JobRun");
   }
 

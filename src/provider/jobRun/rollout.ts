@@ -33,13 +33,17 @@ export const ROLLED_OUT = "ROLLED_OUT";
 /** Timeline entry recorded when the job ran on a worker of an older release (it is submitted again). */
 export const STALE_WORKER = "STALE_WORKER";
 
-/** True when `worker` runs an older configuration than the endpoint's `endpointVersion`. */
+/**
+ * True when `worker` runs another configuration than the endpoint's `endpointVersion`: an older
+ * one, or a newer one than the endpoint now reports (its versions went backwards). The v2
+ * document: "a worker whose `version` differs is running stale config".
+ */
 export function isStaleWorker(worker: ServerlessWorker, endpointVersion: number | null | undefined): boolean {
   if (worker.isStale) return true;
   return (
     typeof worker.version === "number" &&
     typeof endpointVersion === "number" &&
-    worker.version < endpointVersion
+    worker.version !== endpointVersion
   );
 }
 
@@ -170,7 +174,8 @@ export function releaseOfJob(
         how: `${at}, the endpoint is at version ${version ?? "(unknown)"}`,
       };
     }
-    return { kind: "current", version: workerVersion ?? version, how: at };
+    // The endpoint's own version when it reports one (the worker's matches it, see isStaleWorker).
+    return { kind: "current", version: version ?? workerVersion, how: at };
   }
   const who =
     workerId === undefined ? "the job status named no worker" : `worker ${workerId} is no longer listed`;

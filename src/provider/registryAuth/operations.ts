@@ -108,8 +108,16 @@ export async function readRegistryAuth(
       const live = await client.registryAuths.get(id);
       return { id: live.id || id, props: redactOutputs({ ...old, name: live.name }, secrets) };
     } catch (error) {
-      if (error instanceof NotFoundError) return { id: "", props: {} };
-      throw error;
+      if (!(error instanceof NotFoundError)) throw error;
+      // A refresh (state known): the credential is gone, and the engine drops it from the state.
+      if (Object.keys(old).length > 0) return { id: "", props: {} };
+      // ContainerRegistryAuth.get(name, id): no state to drop. The engine would record an empty
+      // resource from an empty answer (ReadStep.Apply fails only on no outputs at all), so say so.
+      throw new RunpodError(
+        `There is no container registry auth with id ${id} in this account (ContainerRegistryAuth.get). ` +
+          "Check the id: the credentials' ids are listed by client.registryAuths.list() and in the RunPod console.",
+        { cause: error },
+      );
     }
   });
 }

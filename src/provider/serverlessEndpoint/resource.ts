@@ -125,12 +125,12 @@ export interface ServerlessEndpointArgs {
 
 /**
  * A `ServerlessEndpoint`'s smoke test: the job arguments of a {@link JobRun} (without
- * `endpointId`, `triggers`, `rollout`, `collectStream` and `s3Config`), plus how many jobs, how
+ * `endpointId`, `triggers`, `rollout`, `collectStream`, `s3Config` and `redact`), plus how many jobs, how
  * many may fail, and what a failure does.
  */
 export type SmokeTestArgs = Omit<
   JobRunArgs,
-  "endpointId" | "triggers" | "rollout" | "collectStream" | "s3Config"
+  "endpointId" | "triggers" | "rollout" | "collectStream" | "s3Config" | "redact"
 > & {
   /** How many jobs to run on the new release (1 .. 100), at once. @default 1 */
   runs?: pulumi.Input<number>;

@@ -5,8 +5,9 @@
  *
  * The job's arguments are JobRun's own ({@link JobRunArgsObject}, picked: no `endpointId`, which
  * is the endpoint's; no `triggers`, as the release is the trigger; no `rollout`, as the gate always
- * checks that each job's worker runs the new release; no `collectStream` and no `s3Config`, as the
- * gate keeps no stream and echoes its arguments into the outputs, where a credential must not be).
+ * checks that each job's worker runs the new release; no `collectStream`, as the gate keeps no
+ * stream; no `s3Config` and no `redact`, as the gate echoes its arguments into the outputs, where a
+ * credential must not be: the endpoint's own `env` values and the API key are redacted anyway).
  * Each job runs through JobRun's own execution (`runAndRecord`: rollout wait, submission, release
  * check, `expect`, the failing worker's log tail), so a failed gate says exactly what a failed
  * JobRun would.
@@ -28,6 +29,7 @@ export const SmokeTestSchema = JobRunArgsObject.omit({
   rollout: true,
   collectStream: true,
   s3Config: true,
+  redact: true,
 })
   .extend({
     /** How many jobs the gate runs on the new release (1 .. 100). @default 1 */
