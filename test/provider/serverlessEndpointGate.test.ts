@@ -195,6 +195,8 @@ describe("check of smokeTest", () => {
     [{ input: {}, onFailure: "revert" }, 'smokeTest.onFailure: onFailure must be "rollback" or "keep"'],
     [{ input: {}, endpointId: "abc" }, "smokeTest.endpointId is not a smokeTest argument (allowed: "],
     [{ input: {}, triggers: [1] }, "smokeTest.triggers is not a smokeTest argument"],
+    [{ input: {}, redact: ["a-secret"] }, "smokeTest.redact is not a smokeTest argument"],
+    [{ input: {}, s3Config: { accessId: "a" } }, "smokeTest.s3Config is not a smokeTest argument"],
     [{ input: {}, expect: { status: "DONE" } }, "smokeTest.expect.status: status must be one of"],
     [{ input: {}, expect: { outputSchema: { type: "nope" } } }, "smokeTest.expect.outputSchema"],
     [{ input: {}, timeoutMs: 0 }, "smokeTest.timeoutMs: timeoutMs must be at least 1 ms"],
