@@ -74,6 +74,7 @@ export {
 export {
   ServerlessEndpoint,
   type ServerlessEndpointArgs,
+  type SmokeTestArgs,
 } from "./provider/serverlessEndpoint/resource";
 export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
 export type * from "./wire/catalog";

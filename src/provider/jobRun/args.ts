@@ -86,115 +86,129 @@ const ExpectSchema = z.strictObject(
   },
 );
 
+/**
+ * The JobRun arguments as one strict object, before the rules between fields
+ * ({@link jobRunCrossChecks}): what other argument shapes derive from (`ServerlessEndpoint`'s
+ * `smokeTest` picks the job's arguments from it), since zod cannot pick from a refined object.
+ */
+export const JobRunArgsObject = z.strictObject({
+  /** Id of the serverless endpoint to run the job on. */
+  endpointId: z
+    .string({ error: `endpointId is required: the id of the serverless endpoint, ${ENDPOINT_ID_RULE}` })
+    .refine(isEndpointId, { error: `endpointId must be ${ENDPOINT_ID_RULE}` }),
+  /** The job input: a JSON object whose keys the worker defines (at most 10 MB as JSON; 20 MB with runsync). */
+  input: request.input,
+  /** URL the service calls with the job's result when it completes. */
+  webhook: request.webhook,
+  /** Execution policy of the job (the service's `policy`). */
+  policy: request.policy,
+  /**
+   * S3-compatible storage settings passed to the worker. Always stored as a secret; the outputs
+   * keep only a salted digest of it (`s3ConfigDigest`) to notice changes.
+   */
+  s3Config: request.s3Config,
+  /**
+   * `"run"` queues the job and long-polls its status; `"runsync"` submits with `/runsync`, which
+   * answers with the result when the job ends within its wait (then polling continues).
+   * @default "run"
+   */
+  mode: z.enum(["run", "runsync"], { error: 'mode must be "run" or "runsync"' }).default("run"),
+  /**
+   * How long the deploy waits for the job to end, in ms (1 .. 604800000), counted from the start
+   * of the run: the rollout wait and submission included. The JobRun enforces it itself (Pulumi's
+   * `customTimeouts` do not reach dynamic providers); at least 3000 with mode `"runsync"`, so the
+   * service answers with the job id before the deadline. @default 600000 (10 minutes)
+   */
+  timeoutMs: milliseconds("timeoutMs").default(DEFAULT_JOB_RUN_TIMEOUT_MS),
+  /**
+   * Cancel the job on the service when the JobRun stops waiting for it (timeoutMs expired, or
+   * waiting failed), so it does not keep spending credits. @default true
+   */
+  cancelOnTimeout: bool("cancelOnTimeout").default(true),
+  /**
+   * Which release the job tests. RunPod rolls an endpoint's update out worker by worker, so a
+   * job sent during a rollout may run on a worker of the old release.
+   * - `"wait"`: before submitting, wait (within `timeoutMs`) until no worker of the endpoint runs
+   *   an older version; after the job, check that the worker that ran it runs the endpoint's
+   *   current version (`endpointVersion` output), and submit once more if it did not (a release
+   *   rolled out during the test), failing clearly if it still did not. Reads
+   *   `GET /v2/serverless/{id}/workers` about once a second while a rollout is under way.
+   * - `"ignore"`: submit at once; no check of the release (`endpointVersion` stays unset).
+   *
+   * Needs the REST v2 interface (`runpod:restUrl` ending in `/v2`, the default).
+   * @default "wait" when `runpod:restUrl` is REST v2, "ignore" when it is REST v1
+   */
+  rollout: z.enum(["wait", "ignore"], { error: 'rollout must be "wait" or "ignore"' }).optional(),
+  /** What the job must produce for the deploy to go on. */
+  expect: ExpectSchema.prefault({}),
+  /**
+   * How many times to re-queue the job with the service's `/retry` when it ends FAILED or
+   * TIMED_OUT (0 .. 100); `attempts` reports the runs made. @default 0
+   */
+  retries: z
+    .int({ error: "retries must be an integer" })
+    .min(0, { error: "retries must be at least 0" })
+    .max(MAX_SERVICE_RETRIES, { error: `retries must be at most ${MAX_SERVICE_RETRIES}` })
+    .default(0),
+  /** Any values; a change runs the job again. `[new Date().toISOString()]` runs it on every deploy. */
+  triggers: z.array(z.unknown(), { error: "triggers must be an array of values" }).optional(),
+  /**
+   * Collect the job's stream chunks into `stream` (mode `"run"` only). Bounded: at most 1000
+   * chunks and 1 MB (1,000,000 bytes) of chunk JSON; beyond that `streamTruncated` is true.
+   * @default false
+   */
+  collectStream: bool("collectStream").default(false),
+  /**
+   * Mark `output` and `stream` as secrets (fixed at construction; a plain boolean). Failure
+   * messages then show the differing paths of `expect.output` without their values.
+   * @default false
+   */
+  secretOutput: bool("secretOutput").default(false),
+  /**
+   * More secret values to keep out of everything the run records but `output` (the failure
+   * message, `error`, `workerLogTail`, the timeline): secrets the stack knows and the worker might
+   * print, such as a `ContainerRegistryAuth`'s password (`redact: [registry.password]`). The
+   * endpoint's `env` values and the run's own credentials are redacted without being listed.
+   * Stored as a secret. A change runs the job again.
+   */
+  redact: z
+    .array(z.string({ error: "redact must be an array of strings (the secret values)" }), {
+      error: "redact must be an array of strings (the secret values)",
+    })
+    .optional(),
+});
+
+/**
+ * The rules between JobRun arguments (`collectStream` needs mode "run"; runsync needs a
+ * `timeoutMs` of at least 3000), for every schema holding the job's arguments.
+ */
+export function jobRunCrossChecks(
+  args: { collectStream?: boolean; mode: "run" | "runsync"; timeoutMs: number },
+  ctx: z.core.$RefinementCtx,
+): void {
+  if (args.collectStream === true && args.mode === "runsync") {
+    ctx.addIssue({
+      code: "custom",
+      path: ["collectStream"],
+      message:
+        'collectStream needs mode "run": runsync answers only after the job has ended, ' +
+        "when its stream chunks may already be gone",
+    });
+  }
+  if (args.mode === "runsync" && args.timeoutMs < MIN_RUNSYNC_TIMEOUT_MS) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["timeoutMs"],
+      message:
+        `timeoutMs must be at least ${MIN_RUNSYNC_TIMEOUT_MS} ms with mode "runsync" (got ${args.timeoutMs}): ` +
+        "the shortest runsync wait is 1000 ms and the service must answer with the job id before the " +
+        'deadline; raise timeoutMs or use mode "run"',
+    });
+  }
+}
+
 /** Strict schema of the JobRun arguments (an unknown key is a typo and fails), with their defaults. */
-export const JobRunArgsSchema = z
-  .strictObject({
-    /** Id of the serverless endpoint to run the job on. */
-    endpointId: z
-      .string({ error: `endpointId is required: the id of the serverless endpoint, ${ENDPOINT_ID_RULE}` })
-      .refine(isEndpointId, { error: `endpointId must be ${ENDPOINT_ID_RULE}` }),
-    /** The job input: a JSON object whose keys the worker defines (at most 10 MB as JSON; 20 MB with runsync). */
-    input: request.input,
-    /** URL the service calls with the job's result when it completes. */
-    webhook: request.webhook,
-    /** Execution policy of the job (the service's `policy`). */
-    policy: request.policy,
-    /**
-     * S3-compatible storage settings passed to the worker. Always stored as a secret; the outputs
-     * keep only a salted digest of it (`s3ConfigDigest`) to notice changes.
-     */
-    s3Config: request.s3Config,
-    /**
-     * `"run"` queues the job and long-polls its status; `"runsync"` submits with `/runsync`, which
-     * answers with the result when the job ends within its wait (then polling continues).
-     * @default "run"
-     */
-    mode: z.enum(["run", "runsync"], { error: 'mode must be "run" or "runsync"' }).default("run"),
-    /**
-     * How long the deploy waits for the job to end, in ms (1 .. 604800000), counted from the start
-     * of the run: the rollout wait and submission included. The JobRun enforces it itself (Pulumi's
-     * `customTimeouts` do not reach dynamic providers); at least 3000 with mode `"runsync"`, so the
-     * service answers with the job id before the deadline. @default 600000 (10 minutes)
-     */
-    timeoutMs: milliseconds("timeoutMs").default(DEFAULT_JOB_RUN_TIMEOUT_MS),
-    /**
-     * Cancel the job on the service when the JobRun stops waiting for it (timeoutMs expired, or
-     * waiting failed), so it does not keep spending credits. @default true
-     */
-    cancelOnTimeout: bool("cancelOnTimeout").default(true),
-    /**
-     * Which release the job tests. RunPod rolls an endpoint's update out worker by worker, so a
-     * job sent during a rollout may run on a worker of the old release.
-     * - `"wait"`: before submitting, wait (within `timeoutMs`) until no worker of the endpoint runs
-     *   an older version; after the job, check that the worker that ran it runs the endpoint's
-     *   current version (`endpointVersion` output), and submit once more if it did not (a release
-     *   rolled out during the test), failing clearly if it still did not. Reads
-     *   `GET /v2/serverless/{id}/workers` about once a second while a rollout is under way.
-     * - `"ignore"`: submit at once; no check of the release (`endpointVersion` stays unset).
-     *
-     * Needs the REST v2 interface (`runpod:restUrl` ending in `/v2`, the default).
-     * @default "wait" when `runpod:restUrl` is REST v2, "ignore" when it is REST v1
-     */
-    rollout: z.enum(["wait", "ignore"], { error: 'rollout must be "wait" or "ignore"' }).optional(),
-    /** What the job must produce for the deploy to go on. */
-    expect: ExpectSchema.prefault({}),
-    /**
-     * How many times to re-queue the job with the service's `/retry` when it ends FAILED or
-     * TIMED_OUT (0 .. 100); `attempts` reports the runs made. @default 0
-     */
-    retries: z
-      .int({ error: "retries must be an integer" })
-      .min(0, { error: "retries must be at least 0" })
-      .max(MAX_SERVICE_RETRIES, { error: `retries must be at most ${MAX_SERVICE_RETRIES}` })
-      .default(0),
-    /** Any values; a change runs the job again. `[new Date().toISOString()]` runs it on every deploy. */
-    triggers: z.array(z.unknown(), { error: "triggers must be an array of values" }).optional(),
-    /**
-     * Collect the job's stream chunks into `stream` (mode `"run"` only). Bounded: at most 1000
-     * chunks and 1 MB (1,000,000 bytes) of chunk JSON; beyond that `streamTruncated` is true.
-     * @default false
-     */
-    collectStream: bool("collectStream").default(false),
-    /**
-     * Mark `output` and `stream` as secrets (fixed at construction; a plain boolean). Failure
-     * messages then show the differing paths of `expect.output` without their values.
-     * @default false
-     */
-    secretOutput: bool("secretOutput").default(false),
-    /**
-     * More secret values to keep out of everything the run records but `output` (the failure
-     * message, `error`, `workerLogTail`, the timeline): secrets the stack knows and the worker might
-     * print, such as a `ContainerRegistryAuth`'s password (`redact: [registry.password]`). The
-     * endpoint's `env` values and the run's own credentials are redacted without being listed.
-     * Stored as a secret. A change runs the job again.
-     */
-    redact: z
-      .array(z.string({ error: "redact must be an array of strings (the secret values)" }), {
-        error: "redact must be an array of strings (the secret values)",
-      })
-      .optional(),
-  })
-  .superRefine((args, ctx) => {
-    if (args.collectStream === true && args.mode === "runsync") {
-      ctx.addIssue({
-        code: "custom",
-        path: ["collectStream"],
-        message:
-          'collectStream needs mode "run": runsync answers only after the job has ended, ' +
-          "when its stream chunks may already be gone",
-      });
-    }
-    if (args.mode === "runsync" && args.timeoutMs < MIN_RUNSYNC_TIMEOUT_MS) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["timeoutMs"],
-        message:
-          `timeoutMs must be at least ${MIN_RUNSYNC_TIMEOUT_MS} ms with mode "runsync" (got ${args.timeoutMs}): ` +
-          "the shortest runsync wait is 1000 ms and the service must answer with the job id before the " +
-          'deadline; raise timeoutMs or use mode "run"',
-      });
-    }
-  });
+export const JobRunArgsSchema = JobRunArgsObject.superRefine(jobRunCrossChecks);
 
 /** JobRun arguments as the provider receives them: plain values (the host never sends secrets). */
 export type JobRunInputs = z.input<typeof JobRunArgsSchema>;
@@ -262,7 +276,7 @@ export const ROLLOUT_NEEDS_V2 =
  * The failure for an `expect.outputSchema` that is not a valid JSON Schema 2020-12 (ajv is loaded
  * only when there is a schema to check; an unknown schema in a preview is not judged).
  */
-function outputSchemaFailure(expectArg: unknown): CheckFailure | undefined {
+export function outputSchemaFailure(expectArg: unknown): CheckFailure | undefined {
   if (expectArg === null || typeof expectArg !== "object") return undefined;
   const schema = (expectArg as { outputSchema?: unknown }).outputSchema;
   if (schema === undefined || containsUnknown(schema)) return undefined;

@@ -12,7 +12,9 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { type ServerlessEndpointCreateInput, ServerlessEndpointCreateInputSchema } from "../../client";
+import { outputSchemaFailure } from "../jobRun/args";
 import { containsUnknown, describeType } from "../shared";
+import { SMOKE_TEST_FIELDS, type SmokeTestInputs, SmokeTestSchema } from "./smokeTest";
 
 /** Default of `rolloutTimeoutMs`: 10 minutes, in ms. */
 export const ROLLOUT_TIMEOUT_DEFAULT_MS = 600_000;
@@ -29,6 +31,7 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
       error: `rolloutTimeoutMs must be at most ${ROLLOUT_TIMEOUT_MAX_MS} ms (24 h)`,
     })
     .optional(),
+  smokeTest: SmokeTestSchema.optional(),
 });
 
 /** The endpoint's create body, as the arguments give it. */
@@ -38,6 +41,7 @@ export type EndpointBody = ServerlessEndpointCreateInput;
 export type ServerlessEndpointInputs = EndpointBody & {
   rollout?: "wait" | "ignore";
   rolloutTimeoutMs?: number;
+  smokeTest?: SmokeTestInputs;
 };
 
 /** Every argument name, in the schema's order. */
@@ -58,7 +62,13 @@ const NESTED = new Set([
   "ports",
   "dataCenterIds",
   "networkVolumes",
+  "smokeTest",
 ]);
+
+/** What `check` says of a `smokeTest` on a load-balancer endpoint. */
+export const SMOKE_TEST_NEEDS_QUEUE =
+  'smokeTest runs queue jobs (/run), which a type "LOAD_BALANCER" endpoint does not serve: smokeTest ' +
+  'needs type "QUEUE" (load-balancer endpoints serve their own HTTP paths; an HTTP probe for them is not available yet)';
 
 /** What `check` says on a REST v1 `restUrl`. */
 export const ENDPOINT_NEEDS_V2 =
@@ -82,10 +92,24 @@ export function checkEndpointArgs(
   );
   const failures: pulumi.dynamic.CheckFailure[] = [];
   if (restDialect === "v1") failures.push({ property: "", reason: ENDPOINT_NEEDS_V2 });
+  const smokeSchema = smokeTestSchemaFailure(args.smokeTest);
+  if (smokeSchema !== undefined) failures.push(smokeSchema);
+  if (args.smokeTest !== undefined && args.type === "LOAD_BALANCER") {
+    failures.push({ property: "", reason: SMOKE_TEST_NEEDS_QUEUE });
+  }
   const result = ServerlessEndpointArgsSchema.safeParse(args);
   if (result.success) return { inputs, failures };
   const seen = new Set<string>();
   for (const issue of result.error.issues) {
+    if (issue.code === "unrecognized_keys" && issue.path[0] === "smokeTest") {
+      if (containsUnknown(args.smokeTest)) continue;
+      const where = issue.path.map(String).join(".");
+      for (const key of issue.keys) {
+        const allowed = issue.path.length === 1 ? ` (allowed: ${SMOKE_TEST_FIELDS.join(", ")})` : "";
+        failures.push({ property: "", reason: `${where}.${key} is not a smokeTest argument${allowed}` });
+      }
+      continue;
+    }
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
         failures.push({ property: key, reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
@@ -109,6 +133,13 @@ export function checkEndpointArgs(
     );
   }
   return { inputs, failures };
+}
+
+/** An invalid `smokeTest.expect.outputSchema` (JSON Schema 2020-12), judged as JobRun judges it. */
+function smokeTestSchemaFailure(smokeTest: unknown): pulumi.dynamic.CheckFailure | undefined {
+  if (smokeTest === null || typeof smokeTest !== "object") return undefined;
+  const failure = outputSchemaFailure((smokeTest as { expect?: unknown }).expect);
+  return failure === undefined ? undefined : { property: "", reason: `smokeTest.${failure.reason}` };
 }
 
 /** The failure's wording: the dotted field, the schema's message, and what was given for a wrong type. */
@@ -151,6 +182,6 @@ export function plainInputs(raw: Record<string, unknown>): ServerlessEndpointInp
 
 /** The create body of the inputs: the endpoint's own fields, without the rollout settings. */
 export function bodyOf(inputs: ServerlessEndpointInputs): EndpointBody {
-  const { rollout: _rollout, rolloutTimeoutMs: _timeout, ...body } = inputs;
+  const { rollout: _rollout, rolloutTimeoutMs: _timeout, smokeTest: _smokeTest, ...body } = inputs;
   return body;
 }

@@ -35,6 +35,25 @@ const TIMEOUT_DEFAULT_MS = 300_000;
 const CONTAINER_FIELDS = ["image", "args", "disk", "ports", "env", "registry"] as const;
 
 /**
+ * Fields whose change makes a release (the service's rule: the container settings, the template,
+ * and where workers run); the other fields (name, scaling, workers, timeout, flashboot) apply at
+ * once. A `smokeTest` gates exactly the updates that change one of these.
+ */
+export const RELEASE_FIELDS = [
+  ...CONTAINER_FIELDS,
+  "templateId",
+  "gpu",
+  "cpu",
+  "dataCenterIds",
+  "networkVolumes",
+] as const;
+
+/** True when the plan's PATCH makes a release. */
+export function makesRelease(plan: Pick<EndpointPlan, "patch">): boolean {
+  return RELEASE_FIELDS.some((field) => field in plan.patch);
+}
+
+/**
  * Top-level fields dropped when the program omits them: the value the PATCH sends, and when
  * that does not apply (the template supplies it).
  */
@@ -86,6 +105,21 @@ function sameMap(a: unknown, b: unknown): boolean {
   return keys.length === Object.keys(right).length && keys.every((k) => left[k] === right[k]);
 }
 
+/** Deep equality of plain JSON values, whatever the order of object keys (gRPC does not keep it). */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a))
+    return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
+  if (isObject(a)) {
+    if (!isObject(b)) return false;
+    const keys = Object.keys(a).filter((k) => a[k] !== undefined);
+    return (
+      keys.length === Object.keys(b).filter((k) => b[k] !== undefined).length &&
+      keys.every((k) => sameValue(a[k], b[k]))
+    );
+  }
+  return a === b;
+}
+
 /** True when the service's value is the document's "nothing" for it. */
 function isNone(actual: unknown, none: unknown): boolean {
   if (actual === undefined || actual === null) return true;
@@ -100,7 +134,7 @@ export interface EndpointPlan {
   replaces: string[];
   /** The PATCH body (empty when nothing on the service changes). */
   patch: Values;
-  /** Arguments that changed, the provider's own (`rollout`, `rolloutTimeoutMs`) included. */
+  /** Arguments that changed, the provider's own (`rollout`, `rolloutTimeoutMs`, `smokeTest`) included. */
   changed: string[];
 }
 
@@ -148,6 +182,9 @@ export function planEndpointChange(olds: Values, news: ServerlessEndpointInputs)
   }
   for (const field of ["rollout", "rolloutTimeoutMs"] as const) {
     if (given[field] !== olds[field]) changed.add(field);
+  }
+  if (containsUnknown(given.smokeTest) || !sameValue(given.smokeTest, olds.smokeTest)) {
+    changed.add("smokeTest");
   }
   return { replaces, patch, changed: [...changed] };
 }

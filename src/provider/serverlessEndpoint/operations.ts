@@ -32,9 +32,10 @@ import {
   RunpodError,
   type ServerlessEndpoint,
   type ServerlessReleaseList,
+  secretEnvValues,
 } from "../../client";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { restDialectOf } from "../jobRun/context";
+import { contextFromSettings, restDialectOf } from "../jobRun/context";
 import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
 import { describeError, redact, redactValue, withProviderErrors } from "../shared";
 import { clientPollKey } from "../workerPoll";
@@ -46,8 +47,19 @@ import {
   ROLLOUT_TIMEOUT_DEFAULT_MS,
   type ServerlessEndpointInputs,
 } from "./args";
-import { planEndpointChange } from "./changes";
+import { makesRelease, planEndpointChange, RELEASE_FIELDS } from "./changes";
 import { EndpointRolloutError, waitForEndpointRollout } from "./rollout";
+import {
+  createFailedMessage,
+  type GateVerdict,
+  keptMessage,
+  rollbackFailedMessage,
+  rolledBackMessage,
+  rolloutVerdict,
+  runGate,
+  type SmokeTest,
+  SmokeTestSchema,
+} from "./smokeTest";
 
 export { ROLLOUT_TIMEOUT_DEFAULT_MS } from "./args";
 
@@ -107,7 +119,13 @@ export async function createServerlessEndpoint(
     });
     if (recoveredAfter !== undefined) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
     const outs = await settle(client, settings, record, inputs, secrets, raw[PROVIDER_KEY]);
-    return { id: record.id, outs };
+    if (inputs.smokeTest === undefined) return { id: record.id, outs };
+    const smoke = SmokeTestSchema.parse(inputs.smokeTest);
+    const verdict = await gate(settings, record.id, outs, smoke);
+    outs.lastSmokeTest = verdict.record;
+    if (verdict.record.passed) return { id: record.id, outs };
+    const label = labelOf(record.name || inputs.name, record.id);
+    throw partialFailure(createFailedMessage(label, verdict, smoke), record.id, outs, raw[PROVIDER_KEY]);
   });
 }
 
@@ -164,8 +182,56 @@ export async function updateServerlessEndpoint(
       Object.keys(plan.patch).length > 0
         ? await client.serverless.update(id, plan.patch)
         : await client.serverless.get(id);
-    const outs = await settle(client, settings, record, inputs, secrets, news[PROVIDER_KEY]);
-    return { outs };
+    // The last gate's result stays in the outputs, also when the rollout wait fails.
+    const kept = { ...inputs, lastSmokeTest: previous.lastSmokeTest };
+    const label = labelOf(record.name || inputs.name, id);
+    const gated = inputs.smokeTest !== undefined && (makesRelease(plan) || gateFailedOnLive(previous));
+    const smoke = gated ? SmokeTestSchema.parse(inputs.smokeTest) : undefined;
+    const { outs, failure, during } = await settled(client, settings, record, kept, secrets);
+    let verdict: GateVerdict;
+    if (failure !== undefined) {
+      // A release that never rolled out fails its gate too: with "rollback", it is rolled back.
+      const stalled = failure instanceof EndpointRolloutError && makesRelease(plan);
+      if (smoke?.onFailure !== "rollback" || !stalled) {
+        throw settleFailure(label, failure, during, id, outs, news[PROVIDER_KEY]);
+      }
+      const version = failure.version ?? (typeof outs.version === "number" ? outs.version : null);
+      verdict = rolloutVerdict(version, failure.message);
+    } else {
+      if (smoke === undefined) return { outs };
+      verdict = await gate(settings, id, outs, smoke);
+    }
+    outs.lastSmokeTest = verdict.record;
+    if (verdict.record.passed) return { outs };
+    const back = rollbackPatch(outs, previous);
+    if (smoke?.onFailure !== "rollback" || back === undefined) {
+      throw partialFailure(keptMessage(label, verdict, smoke as SmokeTest), id, outs, news[PROVIDER_KEY]);
+    }
+    // Roll back: the previous container settings, as a new release, always waited for.
+    let rolledBack: Record<string, unknown>;
+    let restored: ServerlessEndpoint | undefined;
+    try {
+      restored = await client.serverless.update(id, back);
+      const done = await settled(client, settings, restored, { ...inputs, rollout: "wait" }, secrets);
+      if (done.failure !== undefined) throw done.failure;
+      // What the program says, not the forced wait.
+      rolledBack = { ...done.outs, rollout: inputs.rollout, lastSmokeTest: verdict.record };
+      if (inputs.rollout === undefined) delete rolledBack.rollout;
+    } catch (error) {
+      // What the service holds now: the failed release when the PATCH back failed; the previous
+      // configuration (not yet on the workers) when its rollout stalled.
+      const live = await readOutputs(client, id, inputs, secrets).catch(() => outs);
+      const failed = { ...live, lastSmokeTest: verdict.record };
+      const heldVersion = restored === undefined ? undefined : (live.version as number | null);
+      throw partialFailure(
+        rollbackFailedMessage(label, verdict, smoke, error, heldVersion),
+        id,
+        failed,
+        news[PROVIDER_KEY],
+      );
+    }
+    const message = rolledBackMessage(label, verdict, smoke, rolledBack.version as number, previous.image);
+    throw partialFailure(message, id, rolledBack, news[PROVIDER_KEY]);
   });
 }
 
@@ -211,10 +277,41 @@ async function settle(
   client: RunpodClient,
   settings: RunpodSettings | undefined,
   record: ServerlessEndpoint,
-  inputs: ServerlessEndpointInputs,
+  inputs: ServerlessEndpointInputs & { lastSmokeTest?: unknown },
   secrets: string[],
   provider: unknown,
 ): Promise<Record<string, unknown>> {
+  const label = labelOf(record.name || inputs.name, record.id);
+  const { outs, failure, during } = await settled(client, settings, record, inputs, secrets);
+  if (failure === undefined) return outs;
+  throw settleFailure(label, failure, during, record.id, outs, provider);
+}
+
+/** The partial failure of a rollout wait or read back that failed after the endpoint was changed. */
+function settleFailure(
+  label: string,
+  failure: unknown,
+  during: string,
+  id: string,
+  outs: Record<string, unknown>,
+  provider: unknown,
+): RunpodError {
+  const message =
+    failure instanceof EndpointRolloutError
+      ? failure.message
+      : `ServerlessEndpoint ${label} was created or changed, but ${during} failed (${describeError(failure)}). ` +
+        "The endpoint is recorded in the state; run pulumi up again to finish (it waits for the rollout again).";
+  return partialFailure(message, id, outs, provider);
+}
+
+/** The rollout wait (unless `rollout: "ignore"`) and the read back, with what failed on the way. */
+async function settled(
+  client: RunpodClient,
+  settings: RunpodSettings | undefined,
+  record: ServerlessEndpoint,
+  inputs: ServerlessEndpointInputs & { lastSmokeTest?: unknown },
+  secrets: string[],
+): Promise<{ outs: Record<string, unknown>; failure?: unknown; during: string }> {
   const label = labelOf(record.name || inputs.name, record.id);
   const all = [...secrets, ...envValues(record.env)];
   let failure: unknown;
@@ -259,16 +356,68 @@ async function settle(
     }
     outs = endpointOutputs(record, undefined, inputs, all);
   }
-  if (failure === undefined) return outs;
-  const message =
-    failure instanceof EndpointRolloutError
-      ? failure.message
-      : `ServerlessEndpoint ${label} was created or changed, but ${during} failed (${describeError(failure)}). ` +
-        "The endpoint is recorded in the state; run pulumi up again to finish (it waits for the rollout again).";
-  throw Object.assign(new RunpodError(message), {
-    id: record.id,
-    properties: { ...outs, [PROVIDER_KEY]: provider },
-  });
+  return { outs, failure, during };
+}
+
+/** A partial failure: the endpoint `id` stays in the state with `properties` (what runs). */
+function partialFailure(
+  message: string,
+  id: string,
+  outs: Record<string, unknown>,
+  provider: unknown,
+): RunpodError {
+  return Object.assign(new RunpodError(message), { id, properties: { ...outs, [PROVIDER_KEY]: provider } });
+}
+
+/** The endpoint as read back now (after a failed rollback: what really runs). */
+async function readOutputs(
+  client: RunpodClient,
+  id: string,
+  inputs: ServerlessEndpointInputs,
+  secrets: string[],
+): Promise<Record<string, unknown>> {
+  const [live, releases] = await Promise.all([client.serverless.get(id), client.serverless.releases(id)]);
+  return endpointOutputs(live, releases, inputs, [...secrets, ...envValues(live.env)]);
+}
+
+/**
+ * Runs the gate on the release the outputs say the endpoint runs, through JobRun's execution
+ * with the provider's settings; its progress lines go to the host's stderr.
+ */
+function gate(
+  settings: RunpodSettings | undefined,
+  id: string,
+  outs: Record<string, unknown>,
+  smoke: SmokeTest,
+): Promise<GateVerdict> {
+  const version = typeof outs.version === "number" ? outs.version : null;
+  return runGate(contextFromSettings(settings ?? resolveSettings(undefined)), id, version, smoke);
+}
+
+/**
+ * A gate recorded as failed on the release that still serves (`onFailure: "keep"`, a failed
+ * create, a failed rollback): the next update tests it again even when nothing changed.
+ */
+function gateFailedOnLive(previous: Record<string, unknown>): boolean {
+  const last = previous.lastSmokeTest as { passed?: unknown; version?: unknown } | undefined;
+  return last !== undefined && last !== null && last.passed === false && last.version === previous.version;
+}
+
+/**
+ * The PATCH that puts the previous container settings back: the change from what runs now
+ * (`current`, outputs) to the previous outputs taken as arguments (as refresh takes them), kept to
+ * the fields that make a release. Undefined when there is nothing to put back.
+ */
+function rollbackPatch(
+  current: Record<string, unknown>,
+  previous: Record<string, unknown>,
+): Record<string, unknown> | undefined {
+  const wanted = inputsOf(previous as ServerlessEndpoint, {} as ServerlessEndpointInputs);
+  const plan = planEndpointChange(current, wanted as ServerlessEndpointInputs);
+  const back = Object.fromEntries(
+    Object.entries(plan.patch).filter(([field]) => (RELEASE_FIELDS as readonly string[]).includes(field)),
+  );
+  return Object.keys(back).length === 0 ? undefined : back;
 }
 
 /**
@@ -279,7 +428,9 @@ async function settle(
 function endpointOutputs(
   live: ServerlessEndpoint,
   releases: ServerlessReleaseList | undefined,
-  given: Pick<ServerlessEndpointInputs, "rollout" | "rolloutTimeoutMs" | "templateId">,
+  given: Pick<ServerlessEndpointInputs, "rollout" | "rolloutTimeoutMs" | "templateId" | "smokeTest"> & {
+    lastSmokeTest?: unknown;
+  },
   secrets: readonly string[],
 ): Record<string, unknown> {
   const { id: _id, env, version, ...fields } = live;
@@ -291,6 +442,8 @@ function endpointOutputs(
     latestReleaseId: releases?.releases[0]?.id ?? null,
     rollout: given.rollout,
     rolloutTimeoutMs: given.rolloutTimeoutMs,
+    smokeTest: given.smokeTest,
+    lastSmokeTest: given.lastSmokeTest,
   };
   for (const key of Object.keys(outs)) if (outs[key] === undefined) delete outs[key];
   const clean = redactValue(outs, secrets) as Record<string, unknown>;
@@ -312,7 +465,7 @@ function inputsOf(live: ServerlessEndpoint, given: ServerlessEndpointInputs): Re
     const gpu = Object.fromEntries(Object.entries(inputs.gpu).filter(([, v]) => v !== null));
     inputs.gpu = gpu;
   }
-  for (const key of ["templateId", "rollout", "rolloutTimeoutMs"] as const) {
+  for (const key of ["templateId", "rollout", "rolloutTimeoutMs", "smokeTest"] as const) {
     if (inputs[key] === undefined && given[key] !== undefined) inputs[key] = given[key];
   }
   return inputs;
@@ -332,10 +485,13 @@ function labelOf(name: string | undefined, id: string): string {
   return name ? `"${name}" (id ${id})` : `id ${id}`;
 }
 
-/** The values of an `env` map (each a secret). */
+/**
+ * The values of an `env` map (each a secret), but for the emulator's `RUNPOD_EMULATOR_*`
+ * instructions, which stay readable (`secretEnvValues`): a failure they cause must be legible.
+ */
 function envValues(env: unknown): string[] {
   if (env === null || typeof env !== "object") return [];
-  return Object.values(env).filter((v): v is string => typeof v === "string");
+  return secretEnvValues(env as Record<string, string>);
 }
 
 /** Values never to return or throw outside `env`: the env values and the API key. */

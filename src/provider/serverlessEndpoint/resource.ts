@@ -12,6 +12,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { EndpointScaling, ServerlessEndpointCreateInput } from "../../wire/serverless";
 import type { RunpodSettings } from "../config";
 import type { InputOf } from "../inputsOf";
+import type { JobRunArgs } from "../jobRun/resource";
 import type * as Operations from "./operations";
 
 /**
@@ -105,7 +106,43 @@ export interface ServerlessEndpointArgs {
    * @default 600000 (10 minutes)
    */
   rolloutTimeoutMs?: pulumi.Input<number>;
+  /**
+   * Guards each release: after an update that makes a release (a change of `image`, `args`,
+   * `disk`, `ports`, `env`, `registry`, `templateId`, `gpu`, `cpu`, `dataCenterIds` or
+   * `networkVolumes`) has rolled out, and after the create, runs `runs` smoke-test jobs on the new
+   * release, each as a {@link JobRun} would (same arguments, same `expect`, and the same release
+   * check: the worker that ran a job must run the new version), and fails the step when more than
+   * `maxFailures` of them fail. On an update, `onFailure: "rollback"` (the default) then PATCHes the
+   * previous container settings back (a new release carrying the previous configuration), waits
+   * for that rollout (at most `rolloutTimeoutMs`) and fails the step saying which release failed
+   * and why, and which release serves now; the state records what runs, so the next `pulumi up`
+   * tries the new release again. `"keep"` leaves the failed release serving. On a create there is
+   * nothing to roll back to: the step fails and the endpoint stays in the state. Each job waits at
+   * most `timeoutMs`. The result is in `lastSmokeTest`. Queue endpoints only.
+   */
+  smokeTest?: pulumi.Input<SmokeTestArgs>;
 }
+
+/**
+ * A `ServerlessEndpoint`'s smoke test: the job arguments of a {@link JobRun} (without
+ * `endpointId`, `triggers`, `rollout`, `collectStream`, `s3Config` and `redact`), plus how many jobs, how
+ * many may fail, and what a failure does.
+ */
+export type SmokeTestArgs = Omit<
+  JobRunArgs,
+  "endpointId" | "triggers" | "rollout" | "collectStream" | "s3Config" | "redact"
+> & {
+  /** How many jobs to run on the new release (1 .. 100), at once. @default 1 */
+  runs?: pulumi.Input<number>;
+  /** How many of them may fail with the release still passing (less than `runs`). @default 0 */
+  maxFailures?: pulumi.Input<number>;
+  /**
+   * What a failed smoke test does on an update: `"rollback"` restores the previous container
+   * settings as a new release; `"keep"` leaves the failed release serving. Either way the step fails.
+   * @default "rollback"
+   */
+  onFailure?: pulumi.Input<"rollback" | "keep">;
+};
 
 /**
  * The dynamic provider of {@link ServerlessEndpoint}. Construct it with no arguments; it holds no
@@ -199,6 +236,16 @@ export class ServerlessEndpoint extends pulumi.dynamic.Resource {
   declare readonly workers: pulumi.Output<{ min: number; max: number; idleTimeout?: number }>;
   declare readonly rollout: pulumi.Output<"wait" | "ignore" | undefined>;
   declare readonly rolloutTimeoutMs: pulumi.Output<number | undefined>;
+  declare readonly smokeTest: pulumi.Output<Record<string, unknown> | undefined>;
+  /**
+   * What the last smoke test found: the release it tested (`version`), whether it `passed`, the
+   * `jobIds` it ran, how many `failures`, and one `timeline` line per job. Kept until the next
+   * release is tested; absent before the first.
+   */
+  declare readonly lastSmokeTest: pulumi.Output<
+    | { version: number | null; passed: boolean; jobIds: string[]; failures: number; timeline: string[] }
+    | undefined
+  >;
   /** When the service created the endpoint (RFC 3339). */
   declare readonly createdAt: pulumi.Output<string>;
   /**
@@ -236,6 +283,8 @@ export class ServerlessEndpoint extends pulumi.dynamic.Resource {
       workers: args.workers,
       rollout: args.rollout,
       rolloutTimeoutMs: args.rolloutTimeoutMs,
+      smokeTest: args.smokeTest,
+      lastSmokeTest: undefined,
       createdAt: undefined,
       version: undefined,
       latestReleaseId: undefined,

@@ -1,0 +1,269 @@
+/**
+ * The gate of a `ServerlessEndpoint` release (`smokeTest`): the job JobRun would run, `runs` times
+ * on the new release, judged against `maxFailures`; what the gate records (`lastSmokeTest`); and
+ * the messages of a failed gate (rolled back, kept, rollback failed, failed on create).
+ *
+ * The job's arguments are JobRun's own ({@link JobRunArgsObject}, picked: no `endpointId`, which
+ * is the endpoint's; no `triggers`, as the release is the trigger; no `rollout`, as the gate always
+ * checks that each job's worker runs the new release; no `collectStream`, as the gate keeps no
+ * stream; no `s3Config` and no `redact`, as the gate echoes its arguments into the outputs, where a
+ * credential must not be: the endpoint's own `env` values and the API key are redacted anyway).
+ * Each job runs through JobRun's own execution (`runAndRecord`: rollout wait, submission, release
+ * check, `expect`, the failing worker's log tail), so a failed gate says exactly what a failed
+ * JobRun would.
+ */
+import { z } from "zod";
+import { JobRunArgsObject, jobRunCrossChecks, resolveJobRunArgs } from "../jobRun/args";
+import type { LifecycleContext } from "../jobRun/context";
+import { runAndRecord } from "../jobRun/operations";
+import { formatTimeline, type TimelineEntry } from "../jobRun/result";
+import { describeError } from "../shared";
+
+/** Most jobs one gate runs. */
+export const MAX_SMOKE_RUNS = 100;
+
+/** Strict schema of `smokeTest`: JobRun's job arguments plus `runs`, `maxFailures`, `onFailure`. */
+export const SmokeTestSchema = JobRunArgsObject.omit({
+  endpointId: true,
+  triggers: true,
+  rollout: true,
+  collectStream: true,
+  s3Config: true,
+  redact: true,
+})
+  .extend({
+    /** How many jobs the gate runs on the new release (1 .. 100). @default 1 */
+    runs: z
+      .int({ error: "runs must be an integer" })
+      .min(1, { error: "runs must be at least 1" })
+      .max(MAX_SMOKE_RUNS, { error: `runs must be at most ${MAX_SMOKE_RUNS}` })
+      .default(1),
+    /** How many of those jobs may fail with the release still passing (less than `runs`). @default 0 */
+    maxFailures: z
+      .int({ error: "maxFailures must be an integer" })
+      .min(0, { error: "maxFailures must be at least 0" })
+      .default(0),
+    /** What a failed gate does on an update: `"rollback"` or `"keep"`. @default "rollback" */
+    onFailure: z
+      .enum(["rollback", "keep"], { error: 'onFailure must be "rollback" or "keep"' })
+      .default("rollback"),
+  })
+  .superRefine((args, ctx) => {
+    jobRunCrossChecks(args, ctx);
+    const runsValid = Number.isInteger(args.runs) && args.runs >= 1 && args.runs <= MAX_SMOKE_RUNS;
+    if (runsValid && args.maxFailures >= args.runs) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["maxFailures"],
+        message:
+          `maxFailures must be less than runs (got maxFailures ${args.maxFailures}, runs ${args.runs}): ` +
+          "with as many allowed failures as jobs the gate could never fail",
+      });
+    }
+  });
+
+/** `smokeTest` as the provider receives it. */
+export type SmokeTestInputs = z.input<typeof SmokeTestSchema>;
+/** `smokeTest` with its defaults applied. */
+export type SmokeTest = z.output<typeof SmokeTestSchema>;
+
+/** Every `smokeTest` field name, in the schema's order. */
+export const SMOKE_TEST_FIELDS = Object.keys(SmokeTestSchema.shape);
+
+/** What the last gate found (the `lastSmokeTest` output). No secret: ids, versions and statuses. */
+export interface SmokeTestRecord {
+  /** The release tested (the endpoint's `version`). */
+  version: number | null;
+  /** True when at most `maxFailures` jobs failed. */
+  passed: boolean;
+  /** The jobs run, in order (a run that could not submit one has none). */
+  jobIds: string[];
+  /** How many jobs failed. */
+  failures: number;
+  /** One line per job: `<jobId>: IN_QUEUE 0.01 s -> COMPLETED 0.05 s` (and `FAILED` when it failed). */
+  timeline: string[];
+}
+
+/** One job of a gate. */
+export interface GateJob {
+  jobId?: string;
+  passed: boolean;
+  /** JobRun's failure text (worker error, expect mismatches, timeline, log tail). */
+  failure?: string;
+  timeline: TimelineEntry[];
+}
+
+/** A gate's verdict: the record, and the first failing job's text when it failed. */
+export interface GateVerdict {
+  record: SmokeTestRecord;
+  /** Why the release failed: JobRun's text of the first failing job (or the rollout's failure). */
+  why?: string;
+  /** True when the release never rolled out, so no job ran (`why` is the rollout's failure). */
+  stalled?: boolean;
+}
+
+/** The verdict on a release whose rollout stalled or timed out: failed, with no job run. */
+export function rolloutVerdict(version: number | null, rolloutFailure: string): GateVerdict {
+  return {
+    record: { version, passed: false, jobIds: [], failures: 0, timeline: [] },
+    why: rolloutFailure,
+    stalled: true,
+  };
+}
+
+/** Judges the jobs of a gate: passed when at most `maxFailures` failed. */
+export function judgeGate(
+  version: number | null,
+  jobs: readonly GateJob[],
+  maxFailures: number,
+): GateVerdict {
+  const failed = jobs.filter((j) => !j.passed);
+  const record: SmokeTestRecord = {
+    version,
+    passed: failed.length <= maxFailures,
+    jobIds: jobs.flatMap((j) => (j.jobId === undefined ? [] : [j.jobId])),
+    failures: failed.length,
+    timeline: jobs.map(
+      (j, i) =>
+        `${j.jobId ?? `run ${i + 1} (no job)`}: ${formatTimeline(j.timeline)}${j.passed ? "" : " (failed)"}`,
+    ),
+  };
+  return record.passed ? { record } : { record, why: failed[0]?.failure };
+}
+
+/**
+ * Runs the gate's `runs` jobs on the endpoint (at once), each through JobRun's execution with the
+ * release check, and judges them. A job that ran on another version than `version` fails.
+ */
+export async function runGate(
+  ctx: LifecycleContext,
+  endpointId: string,
+  version: number | null,
+  smoke: SmokeTest,
+): Promise<GateVerdict> {
+  const { runs, maxFailures, onFailure: _onFailure, ...job } = smoke;
+  const news = { ...job, endpointId, rollout: "wait" };
+  // Fails here, not per job, when the arguments cannot make a job (check already refused them).
+  resolveJobRunArgs(news);
+  const one = async (): Promise<GateJob> => {
+    try {
+      const { outs } = await runAndRecord(ctx, "smoke-test", news);
+      const timeline = (outs.timeline ?? []) as TimelineEntry[];
+      if (version !== null && outs.endpointVersion !== undefined && outs.endpointVersion !== version) {
+        return {
+          jobId: outs.jobId,
+          passed: false,
+          timeline,
+          failure:
+            `job ${outs.jobId} ran on version ${outs.endpointVersion}, not on the release under test (version ` +
+            `${version}): the endpoint changed while the smoke test ran`,
+        };
+      }
+      return { jobId: outs.jobId, passed: true, timeline };
+    } catch (error) {
+      const props = (error as { properties?: Record<string, unknown> }).properties;
+      return {
+        jobId: typeof props?.jobId === "string" ? props.jobId : undefined,
+        passed: false,
+        failure: describeError(error),
+        timeline: Array.isArray(props?.timeline) ? (props.timeline as TimelineEntry[]) : [],
+      };
+    }
+  };
+  const jobs = await Promise.all(Array.from({ length: runs }, one));
+  return judgeGate(version, jobs, maxFailures);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+// ---------------------------------------------------------------------------------------------
+
+/** `version 2`, or `version (unknown)`. */
+const release = (version: number | null | undefined) => `version ${version ?? "(unknown)"}`;
+
+/** The head shared by every failed gate: which release failed, and the count. */
+function failedHead(label: string, verdict: GateVerdict, smoke: SmokeTest): string {
+  const { record } = verdict;
+  if (verdict.stalled) {
+    return `ServerlessEndpoint ${label}: release ${release(record.version)} did not roll out (its smoke test could not run)`;
+  }
+  const ran = `${record.failures} of ${smoke.runs} job${smoke.runs === 1 ? "" : "s"} failed, maxFailures ${smoke.maxFailures}`;
+  return `ServerlessEndpoint ${label}: the smoke test of release ${release(record.version)} failed (${ran})`;
+}
+
+/** The lines saying why, shared by every failed gate. */
+function whyLines(verdict: GateVerdict): string[] {
+  if (verdict.stalled) {
+    return [
+      `Why release ${release(verdict.record.version)} failed (its rollout):`,
+      verdict.why ?? "(no failure text)",
+    ];
+  }
+  return [
+    `Why release ${release(verdict.record.version)} failed (the first failing job):`,
+    verdict.why ?? "(no failure text)",
+    `Smoke-test jobs: ${verdict.record.timeline.join("; ")}`,
+  ];
+}
+
+/** The gate failed and the previous configuration was rolled out again, as `servingVersion`. */
+export function rolledBackMessage(
+  label: string,
+  verdict: GateVerdict,
+  smoke: SmokeTest,
+  servingVersion: number | null | undefined,
+  previousImage: unknown,
+): string {
+  const image = typeof previousImage === "string" ? ` (image ${previousImage})` : "";
+  return [
+    `${failedHead(label, verdict, smoke)}, so it was rolled back.`,
+    `Now serving: ${release(servingVersion)}, a new release carrying the previous configuration${image}, on every worker.`,
+    ...whyLines(verdict),
+    `The state records what runs (the previous configuration at ${release(servingVersion)}), so the next ` +
+      "pulumi up tries the new release again: fix it (the image, env or start command) first, or set " +
+      'smokeTest.onFailure: "keep" to leave a failing release serving.',
+  ].join("\n");
+}
+
+/** The gate failed and the rollback failed too: the failed release still serves. */
+export function rollbackFailedMessage(
+  label: string,
+  verdict: GateVerdict,
+  smoke: SmokeTest,
+  rollbackError: unknown,
+  heldVersion?: number | null,
+): string {
+  const failed = release(verdict.record.version);
+  const recorded =
+    heldVersion === undefined
+      ? "The state records the failed release as what runs. Fix the release and run pulumi up again (the " +
+        "smoke test runs again), or restore the previous configuration in the program and run pulumi up."
+      : `The service already holds the previous configuration as ${release(heldVersion)}, but its rollout did ` +
+        "not complete, so the workers that serve still run the failed release. The state records the " +
+        "configuration the service holds, so the next pulumi up applies the new release again: fix it first.";
+  return [
+    `${failedHead(label, verdict, smoke)}, and rolling it back FAILED: the endpoint is still on the failed release (${failed}).`,
+    `Rollback error: ${describeError(rollbackError)}`,
+    ...whyLines(verdict),
+    recorded,
+  ].join("\n");
+}
+
+/** The gate failed and `onFailure: "keep"` left the failed release serving. */
+export function keptMessage(label: string, verdict: GateVerdict, smoke: SmokeTest): string {
+  return [
+    `${failedHead(label, verdict, smoke)}; onFailure is "keep", so the failed release (${release(verdict.record.version)}) still serves.`,
+    ...whyLines(verdict),
+    "Fix the release and run pulumi up again: the smoke test runs again.",
+  ].join("\n");
+}
+
+/** The gate of a new endpoint's first release failed: nothing to roll back to. */
+export function createFailedMessage(label: string, verdict: GateVerdict, smoke: SmokeTest): string {
+  return [
+    `${failedHead(label, verdict, smoke)}. The endpoint was created, and there is no previous release to roll ` +
+      `back to: it serves the failed release (${release(verdict.record.version)}).`,
+    ...whyLines(verdict),
+    "The endpoint is recorded in the state: fix the release and run pulumi up again (the smoke test runs again).",
+  ].join("\n");
+}

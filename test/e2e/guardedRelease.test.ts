@@ -1,0 +1,110 @@
+/**
+ * The guarded-release example through the deploy harness against the emulator (real time, its
+ * default rollout of 3 s then 0.5 s per worker), the way `pulumi up` runs it: a release that fails
+ * its smoke test is rolled back inside the endpoint's update; the engine keeps the OLD inputs of the
+ * partially failed update and the provider's record of what runs, so the next up tries the release
+ * again, a refresh finds no drift, and the fixed release passes.
+ */
+import { randomBytes } from "node:crypto";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { RunpodClient } from "../../src/client";
+import {
+  type E2eEmulator,
+  EXAMPLES_DIR,
+  expectNoSecrets,
+  harnessDriver,
+  ops,
+  runpodConfig,
+  type StepResult,
+  startE2eEmulator,
+} from "./scenarios";
+
+const projectDir = inject("installedProjectDir");
+const make = harnessDriver(projectDir);
+const API_TOKEN = "e2e-guarded-api-token-3c9a1e";
+const BROKEN = "model weights missing (e2e: a broken release)";
+
+describe("guarded-release example through the deploy harness", { timeout: 300_000 }, () => {
+  let e: E2eEmulator;
+  beforeAll(async () => {
+    e = await startE2eEmulator();
+  });
+  afterAll(async () => {
+    await e?.close();
+  });
+
+  it("rolls a failing release back, retries it on the next up, refreshes clean, and passes once fixed", async () => {
+    const client = new RunpodClient({ apiKey: e.emu.apiKey, restUrl: e.emu.restUrlV2 });
+    const name = `e2e-guarded-${randomBytes(4).toString("hex")}`;
+    const d = await make(path.join(EXAMPLES_DIR, "guarded-release"), {
+      ...runpodConfig(e.emu),
+      "runpod-guarded-release:endpointName": name,
+      "runpod-guarded-release:apiToken": { secret: API_TOKEN },
+    });
+    const transcript: string[] = [];
+    const step = async (run: Promise<StepResult>) => {
+      const result = await run;
+      transcript.push(JSON.stringify(result), await d.rawState());
+      return result;
+    };
+    try {
+      const first = await step(d.up());
+      expect(first.errors).toEqual([]);
+      expect(ops(first)).toEqual(["endpoint:create"]);
+      const id = first.outputs.endpointId as string;
+      expect(first.outputs).toMatchObject({
+        endpointVersion: 1,
+        lastSmokeTest: { version: 1, passed: true, failures: 0 },
+      });
+      expect((first.outputs.lastSmokeTest as { jobIds: string[] }).jobIds).toHaveLength(3);
+
+      // A release that fails every job: rolled back inside the update.
+      await d.setConfig("runpod-guarded-release:imageTag", "1.1.0");
+      await d.setConfig("runpod-guarded-release:failWith", BROKEN);
+      const failed = await step(d.up());
+      expect(failed.ok).toBe(false);
+      expect(ops(failed)).toEqual(["endpoint:failed"]);
+      const message = failed.errors.join("\n");
+      expect(message).toContain(
+        `ServerlessEndpoint "${name}" (id ${id}): the smoke test of release version 2 failed (3 of 3 jobs failed, maxFailures 1), so it was rolled back.`,
+      );
+      expect(message).toContain(
+        "Now serving: version 3, a new release carrying the previous configuration (image ghcr.io/acme/echo-worker:1.0.0), on every worker.",
+      );
+      expect(message).toContain(`Worker error: ${BROKEN}`);
+      const live = await client.serverless.get(id);
+      expect(live.image).toBe("ghcr.io/acme/echo-worker:1.0.0");
+      expect(live.env).not.toHaveProperty("RUNPOD_EMULATOR_FAIL");
+      expect(Object.values(await e.workerVersions(id))).toEqual([3, 3]);
+
+      // The next up tries the release again (still broken: rolled back again).
+      const retried = await step(d.up());
+      expect(retried.ok).toBe(false);
+      expect(retried.errors.join("\n")).toContain("the smoke test of release version 4 failed");
+      expect(Object.values(await e.workerVersions(id))).toEqual([5, 5]);
+
+      // What the state records is what runs: a refresh finds nothing to change.
+      const refreshed = await step(d.refresh());
+      expect(refreshed.errors).toEqual([]);
+      expect(ops(refreshed)).toEqual(["endpoint:same"]);
+
+      // Fixed: the release passes its gate.
+      await d.setConfig("runpod-guarded-release:failWith", undefined);
+      const fixed = await step(d.up());
+      expect(fixed.errors).toEqual([]);
+      expect(fixed.outputs).toMatchObject({
+        endpointVersion: 6,
+        servingImage: "ghcr.io/acme/echo-worker:1.1.0",
+        lastSmokeTest: { version: 6, passed: true, failures: 0 },
+      });
+
+      const destroyed = await step(d.destroy());
+      expect(destroyed.errors).toEqual([]);
+      expect((await client.serverless.list()).filter((ep) => ep.name === name)).toEqual([]);
+      expectNoSecrets(transcript, { apiToken: API_TOKEN });
+    } finally {
+      await d.dispose();
+    }
+  });
+});
