@@ -77,6 +77,41 @@ export function describeError(error: unknown): string {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Check failures as the engine prints them
+// ---------------------------------------------------------------------------------------------
+
+/** Longest value, as JSON, a check failure may name its property for (the engine prints it whole). */
+const PRINTABLE_VALUE_CHARS = 120;
+
+/**
+ * Check failures made to read well where the engine prints them. The engine prints a failure
+ * with a property as `property <p> value <v> has a problem: <reason>`, `<v>` being the program's
+ * value under that top-level key, whole and unredacted (`issueCheckFailures`, step_generator.go).
+ * So a failure keeps its property only when that value is plain, short and top-level; for a
+ * secret (`secretKeys`), a large value or a nested path (which prints `{<nil>}`) the property is
+ * left empty and the reason names the field.
+ */
+export function forEngine<F extends { property: string; reason: string }>(
+  failures: readonly F[],
+  news: Record<string, unknown>,
+  secretKeys: readonly string[] = [],
+): F[] {
+  return failures.map((failure) => {
+    const { property, reason } = failure;
+    if (property === "") return failure;
+    const top = property.split(/[.[]/)[0] as string;
+    const json = JSON.stringify(news[top]) ?? "";
+    const printable = top === property && !secretKeys.includes(top) && json.length <= PRINTABLE_VALUE_CHARS;
+    if (printable) return failure;
+    return {
+      ...failure,
+      property: "",
+      reason: reason.includes(property) ? reason : `${property}: ${reason}`,
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // What the host sees
 // ---------------------------------------------------------------------------------------------
 

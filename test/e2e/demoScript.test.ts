@@ -188,6 +188,7 @@ describe("examples", () => {
   it("are the documented ones, each a Pulumi project with a README", () => {
     expect(examples.sort()).toEqual([
       "demo",
+      "guarded-release",
       "registry-auth",
       "serverless-endpoint",
       "smoke-test",
@@ -199,7 +200,7 @@ describe("examples", () => {
     }
   });
 
-  it.each(["demo", "registry-auth", "serverless-endpoint", "smoke-test", "volume-lookup"])(
+  it.each(["demo", "guarded-release", "registry-auth", "serverless-endpoint", "smoke-test", "volume-lookup"])(
     "%s/index.ts uses only erasable TypeScript and is an ES module Node 24 runs directly",
     (name) => {
       const dir = path.join(EXAMPLES_DIR, name);

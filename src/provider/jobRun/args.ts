@@ -253,11 +253,7 @@ function unknownOnPath(value: unknown, path: readonly PropertyKey[]): boolean {
  */
 export function checkJobRunArgs(news: Record<string, unknown>, settings: CheckSettings = {}): CheckFailure[] {
   const { __provider: _provider, ...args } = news;
-  // The engine prints a failure's property value whole: `redact` holds secrets, so its failures
-  // name the field in the reason and no property.
-  const failures = checkFields(args).map((f) =>
-    /^redact(?:$|[.[])/.test(f.property) ? { property: "", reason: f.reason } : f,
-  );
+  const failures = checkFields(args);
   const schemaFailure = outputSchemaFailure(args.expect);
   if (schemaFailure !== undefined) failures.push(schemaFailure);
   if (args.rollout === "wait" && settings.restDialect === "v1") {

@@ -25,7 +25,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { RunpodSettings } from "../config";
-import { redact, redactValue, withProviderErrors } from "../shared";
+import { forEngine, redact, redactValue, withProviderErrors } from "../shared";
 import {
   type CheckFailure,
   checkJobRunArgs as checkArgs,
@@ -55,7 +55,10 @@ const PROVIDER_KEY = "__provider";
  * settings, an explicit `rollout: "wait"` on a REST v1 `restUrl` fails here, before any deploy.
  */
 export function checkJobRunArgs(news: Record<string, unknown>, settings?: RunpodSettings): CheckFailure[] {
-  return checkArgs(news, { restDialect: settings === undefined ? undefined : restDialectOf(settings) });
+  const failures = checkArgs(news, {
+    restDialect: settings === undefined ? undefined : restDialectOf(settings),
+  });
+  return forEngine(failures, news, ["s3Config", "redact"]);
 }
 
 /** The error that makes a failed smoke test a partial failure: the resource stays, the step fails. */

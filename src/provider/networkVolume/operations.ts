@@ -37,7 +37,7 @@ import {
 } from "../../client";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
-import { isUnknown, withProviderErrors } from "../shared";
+import { forEngine, isUnknown, withProviderErrors } from "../shared";
 import {
   checkNetworkVolumeArgs,
   type NetworkVolumeOutputs,
@@ -63,7 +63,8 @@ export async function checkNetworkVolume(
   olds: Record<string, unknown>,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CheckResult> {
-  return checkNetworkVolumeArgs(news, { dialect: dialectOf(settings), olds: olds ?? {} });
+  const checked = checkNetworkVolumeArgs(news, { dialect: dialectOf(settings), olds: olds ?? {} });
+  return { ...checked, failures: forEngine(checked.failures ?? [], news) };
 }
 
 /**

@@ -31,7 +31,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient } from "../../client";
 import { BadRequestError, ConflictError, describeBody, NotFoundError, RunpodError } from "../../client";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { isUnknown, redact, redactValue, type Secret, withProviderErrors } from "../shared";
+import { forEngine, isUnknown, redact, redactValue, type Secret, withProviderErrors } from "../shared";
 import { checkRegistryAuthArgs, plainInputs, REPLACING_FIELDS, type RegistryAuthOutputs } from "./args";
 import { createWithClient } from "./create";
 
@@ -48,7 +48,8 @@ export async function checkRegistryAuth(
   _olds: Record<string, unknown>,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CheckResult> {
-  return checkRegistryAuthArgs(news);
+  const checked = checkRegistryAuthArgs(news);
+  return { ...checked, failures: forEngine(checked.failures ?? [], news, ["password"]) };
 }
 
 /**

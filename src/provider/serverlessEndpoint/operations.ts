@@ -37,7 +37,7 @@ import {
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { contextFromSettings, restDialectOf } from "../jobRun/context";
 import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
-import { describeError, redact, redactValue, withProviderErrors } from "../shared";
+import { describeError, forEngine, redact, redactValue, withProviderErrors } from "../shared";
 import { clientPollKey } from "../workerPoll";
 import {
   BODY_NAMES,
@@ -79,7 +79,8 @@ export async function checkServerlessEndpoint(
   news: Record<string, unknown>,
   settings?: RunpodSettings,
 ): Promise<pulumi.dynamic.CheckResult> {
-  return checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings));
+  const checked = checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings));
+  return { ...checked, failures: forEngine(checked.failures ?? [], news, ["env"]) };
 }
 
 /**

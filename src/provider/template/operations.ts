@@ -33,7 +33,7 @@ import type { RunpodClient, Template, TemplateUpdateInput } from "../../client";
 import { BadRequestError, ConflictError, describeBody, RunpodError } from "../../client";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
-import { containsUnknown, redact, redactValue, withProviderErrors } from "../shared";
+import { containsUnknown, forEngine, redact, redactValue, withProviderErrors } from "../shared";
 import { ARG_NAMES, checkTemplateArgs, envValuesOf, MOUNT_REMOVAL, OMITTED_MEANS, plainInputs } from "./args";
 
 export type { TemplateInputs } from "./args";
@@ -52,7 +52,8 @@ export async function checkTemplate(
   _olds: Record<string, unknown>,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CheckResult> {
-  return checkTemplateArgs(settings, news);
+  const checked = checkTemplateArgs(settings, news);
+  return { ...checked, failures: forEngine(checked.failures ?? [], news, ["env"]) };
 }
 
 /**
