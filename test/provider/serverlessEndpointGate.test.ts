@@ -9,10 +9,8 @@
  * The host reaches the REST v2 interface through the shared FaultProxy, which a test arms to refuse
  * a PATCH (before the emulator sees it): a rollback that fails.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { RunpodClient } from "../../src/client";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { ManualClock } from "../../src/emulator/clock";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunpodClient } from "../../src/client";
 import { WORKER_START_MS } from "../../src/emulator/jobs/engine";
 import { checkEndpointArgs } from "../../src/provider/serverlessEndpoint/args";
 import { makesRelease, planEndpointChange } from "../../src/provider/serverlessEndpoint/changes";
@@ -21,23 +19,16 @@ import {
   rolledBackMessage,
   SmokeTestSchema,
 } from "../../src/provider/serverlessEndpoint/smokeTest";
-import { FaultProxy } from "../support/faultProxy.mts";
-import {
-  HostError,
-  type ProviderHost,
-  startProviderHost,
-  UNKNOWN,
-  urnFor,
-} from "../support/providerHost.mts";
+import type { FaultProxy } from "../support/faultProxy.mts";
+import { type ProviderHost, UNKNOWN } from "../support/providerHost.mts";
 import { expectReasons } from "./jobRunHostKit";
+import { endpointHostKit } from "./serverlessEndpointHostKit";
 
 const API_KEY = "gate-host-key-7d2e1f";
 const TOKEN = "hf_s3cr3t-Gate-T0ken-61ac";
 const SECRETS = [TOKEN, API_KEY];
 const ROLLOUT_MS = 3_000;
 const BROKEN = "model weights missing: /models/gate.bin";
-
-const projectDir = inject("installedProjectDir");
 
 // ---------------------------------------------------------------------------------------------
 // Pure parts
@@ -216,12 +207,6 @@ describe("check of smokeTest", () => {
 // Through the provider host
 // ---------------------------------------------------------------------------------------------
 
-let emu: RunningEmulator;
-let proxy: FaultProxy;
-let host: ProviderHost;
-let client: RunpodClient;
-const clock = new ManualClock();
-const errorsSeen: string[] = [];
 let n = 0;
 /** Calls of each flaky image's handler so far. */
 const calls = new Map<string, number>();
@@ -250,101 +235,42 @@ const base = (name: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-function expectNoSecret(text: string): void {
-  for (const secret of SECRETS) expect(text).not.toContain(secret);
-}
-
-function expectCleanOutputs(outs: Record<string, unknown>): void {
-  const { env: _env, ...rest } = outs;
-  expectNoSecret(JSON.stringify(rest));
-}
-
+const kit = endpointHostKit({
+  apiKey: API_KEY,
+  secrets: SECRETS,
+  rolloutMs: ROLLOUT_MS,
+  handlers: {
+    "acme/flaky:1": flaky("acme/flaky:1", 1),
+    "acme/flaky:2": flaky("acme/flaky:2", 2),
+    // A worker that prints and raises its endpoint's secret.
+    "acme/leaky:1": async (
+      _job: unknown,
+      ctx: { log: (l: string) => void; worker: { env: Record<string, string> } },
+    ) => {
+      ctx.log(`loading with token ${ctx.worker.env.HF_TOKEN}`);
+      throw new Error(`authentication failed for token ${ctx.worker.env.HF_TOKEN}`);
+    },
+  },
+});
+const {
+  clock,
+  expectNoSecret,
+  urn,
+  checked,
+  create,
+  failing,
+  untilStderr,
+  rollOutOnceWaiting,
+  expectCleanOutputs,
+} = kit;
+let proxy: FaultProxy;
+let host: ProviderHost;
+let client: RunpodClient;
 beforeAll(async () => {
-  emu = await startEmulator({
-    clock,
-    apiKeys: [API_KEY],
-    rateLimits: false,
-    rolloutMs: ROLLOUT_MS,
-    handlers: {
-      "acme/flaky:1": flaky("acme/flaky:1", 1),
-      "acme/flaky:2": flaky("acme/flaky:2", 2),
-      // A worker that prints and raises its endpoint's secret.
-      "acme/leaky:1": async (
-        _job: unknown,
-        ctx: { log: (l: string) => void; worker: { env: Record<string, string> } },
-      ) => {
-        ctx.log(`loading with token ${ctx.worker.env.HF_TOKEN}`);
-        throw new Error(`authentication failed for token ${ctx.worker.env.HF_TOKEN}`);
-      },
-    },
-  });
-  proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
-  client = new RunpodClient({
-    apiKey: API_KEY,
-    restUrl: emu.restUrl,
-    serverlessUrl: emu.serverlessUrl,
-    maxRetries: 0,
-    rateLimits: false,
-  });
-  host = await startProviderHost({ projectDir });
-  await host.configure({
-    "runpod:apiKey": API_KEY,
-    "runpod:restUrl": `${proxy.url}/v2`,
-    "runpod:serverlessUrl": emu.serverlessUrl,
-  });
+  await kit.start();
+  ({ proxy, host, client } = kit);
 });
-
-afterAll(async () => {
-  const stderr = host?.stderr() ?? "";
-  await host?.close();
-  await proxy?.close();
-  await emu?.close();
-  expectNoSecret(stderr);
-  for (const message of errorsSeen) expectNoSecret(message);
-});
-
-const urn = (name: string) => urnFor("ServerlessEndpoint", name);
-
-async function checked(resource: string, props: Record<string, unknown>, olds: Record<string, unknown> = {}) {
-  const { inputs, failures } = await host.check(urn(resource), olds, props);
-  expect(failures).toEqual([]);
-  return inputs;
-}
-
-async function create(resource: string, props: Record<string, unknown>) {
-  const inputs = await checked(resource, props);
-  const result = await host.create(urn(resource), inputs);
-  expectCleanOutputs(result.outs);
-  return { ...result, inputs };
-}
-
-async function failing(fn: () => Promise<unknown>): Promise<HostError> {
-  const error = await fn().then(
-    () => {
-      throw new Error("the call succeeded; a failure was expected");
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(HostError);
-  const { env: _env, ...properties } = (error as HostError).properties ?? {};
-  errorsSeen.push((error as HostError).message, JSON.stringify(properties));
-  return error as HostError;
-}
-
-async function untilStderr(line: string): Promise<void> {
-  const giveUp = Date.now() + 30_000;
-  while (!host.stderr().includes(line)) {
-    if (Date.now() > giveUp) throw new Error(`the host never printed: ${line}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** Lets a rollout of `version` on 2 workers run its course once the host waits for it. */
-async function rollOutOnceWaiting(label: string, version: number): Promise<void> {
-  await untilStderr(`ServerlessEndpoint ${label}: waiting for version ${version} to roll out`);
-  await clock.advance(ROLLOUT_MS);
-  for (let i = 0; i < 2; i++) await clock.advance(WORKER_START_MS);
-}
+afterAll(() => kit.stop());
 
 /**
  * Moves the emulator's clock on (a worker start at a time) until `operation` settles: for

@@ -8,20 +8,14 @@
  * the answer to a create after the emulator acted on it.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { RunpodClient } from "../../src/client";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { ManualClock } from "../../src/emulator/clock";
+import type { RunpodClient } from "../../src/client";
+import type { RunningEmulator } from "../../src/emulator";
 import { WORKER_START_MS } from "../../src/emulator/jobs/engine";
-import { FaultProxy } from "../support/faultProxy.mts";
-import {
-  HostError,
-  type ProviderHost,
-  startProviderHost,
-  UNKNOWN,
-  urnFor,
-} from "../support/providerHost.mts";
+import type { FaultProxy } from "../support/faultProxy.mts";
+import { type ProviderHost, startProviderHost, UNKNOWN, urnFor } from "../support/providerHost.mts";
 import { engineText } from "./engineText";
 import { expectReasons } from "./jobRunHostKit";
+import { endpointHostKit } from "./serverlessEndpointHostKit";
 
 const API_KEY = "endpoint-host-key-5f0c2a";
 const TOKEN = "hf_s3cr3t-Endpoint-T0ken-9b7e";
@@ -32,12 +26,27 @@ const ROLLOUT_MS = 3_000;
 
 const projectDir = inject("installedProjectDir");
 
+const kit = endpointHostKit({ apiKey: API_KEY, secrets: SECRETS, rolloutMs: ROLLOUT_MS });
+const {
+  clock,
+  expectNoSecret,
+  urn,
+  checked,
+  create,
+  failing,
+  untilStderr,
+  rollOutOnceWaiting,
+  expectCleanOutputs,
+} = kit;
 let emu: RunningEmulator;
 let proxy: FaultProxy;
 let host: ProviderHost;
 let client: RunpodClient;
-const clock = new ManualClock();
-const errorsSeen: string[] = [];
+beforeAll(async () => {
+  await kit.start();
+  ({ emu, proxy, host, client } = kit);
+});
+afterAll(() => kit.stop());
 let n = 0;
 
 /** A fresh endpoint name per test: the emulator is shared. */
@@ -53,82 +62,6 @@ const base = (name: string, extra: Record<string, unknown> = {}) => ({
   workers: { max: 2 },
   ...extra,
 });
-
-function expectNoSecret(text: string): void {
-  for (const secret of SECRETS) expect(text).not.toContain(secret);
-}
-
-/** Outputs other than `env` hold no secret. */
-function expectCleanOutputs(outs: Record<string, unknown>): void {
-  const { env: _env, ...rest } = outs;
-  expectNoSecret(JSON.stringify(rest));
-}
-
-beforeAll(async () => {
-  emu = await startEmulator({ clock, apiKeys: [API_KEY], rateLimits: false, rolloutMs: ROLLOUT_MS });
-  proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
-  client = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrl, maxRetries: 0, rateLimits: false });
-  host = await startProviderHost({ projectDir });
-  await host.configure({
-    "runpod:apiKey": API_KEY,
-    "runpod:restUrl": `${proxy.url}/v2`,
-    "runpod:serverlessUrl": emu.serverlessUrl,
-  });
-});
-
-afterAll(async () => {
-  const stderr = host?.stderr() ?? "";
-  await host?.close();
-  await proxy?.close();
-  await emu?.close();
-  expectNoSecret(stderr);
-  for (const message of errorsSeen) expectNoSecret(message);
-});
-
-const urn = (name: string) => urnFor("ServerlessEndpoint", name);
-
-async function checked(resource: string, props: Record<string, unknown>, olds: Record<string, unknown> = {}) {
-  const { inputs, failures } = await host.check(urn(resource), olds, props);
-  expect(failures).toEqual([]);
-  return inputs;
-}
-
-async function create(resource: string, props: Record<string, unknown>) {
-  const inputs = await checked(resource, props);
-  const result = await host.create(urn(resource), inputs);
-  expectCleanOutputs(result.outs);
-  return { ...result, inputs };
-}
-
-async function failing(fn: () => Promise<unknown>): Promise<HostError> {
-  const error = await fn().then(
-    () => {
-      throw new Error("the call succeeded; a failure was expected");
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(HostError);
-  // The properties' env is the secret input itself (the engine stores it as a secret); nothing else may hold it.
-  const { env: _env, ...properties } = (error as HostError).properties ?? {};
-  errorsSeen.push((error as HostError).message, JSON.stringify(properties));
-  return error as HostError;
-}
-
-/** Waits until the host's stderr has `line` (the provider reports it waits for a rollout). */
-async function untilStderr(line: string): Promise<void> {
-  const giveUp = Date.now() + 30_000;
-  while (!host.stderr().includes(line)) {
-    if (Date.now() > giveUp) throw new Error(`the host never printed: ${line}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** Lets a rollout of `version` on 2 workers run its course once the host waits for it. */
-async function rollOutOnceWaiting(label: string, version: number): Promise<void> {
-  await untilStderr(`ServerlessEndpoint ${label}: waiting for version ${version} to roll out`);
-  await clock.advance(ROLLOUT_MS);
-  for (let i = 0; i < 2; i++) await clock.advance(WORKER_START_MS);
-}
 
 const named = async (name: string) => (await client.serverless.list()).filter((e) => e.name === name);
 
