@@ -51,50 +51,52 @@ export function registerCatalogRoutes(app: FastifyInstance): void {
   const options = { config: { dialect: "v2" } satisfies RouteMeta };
   const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 
-  app.get("/v2/catalog/gpus", options, async (request) => ({
-    gpus: listGpuTypes(query(GpuTypesQueryInputSchema, request)),
-  }));
+  /** `GET /v2/catalog/{path}` (the list, under `key`) and `/{path}/{id}` (one, or a 404 naming `what`). */
+  const collection = <L, G>(
+    path: string,
+    key: string,
+    what: string,
+    list: { schema: z.ZodType<L>; read: (q: L) => unknown[] },
+    one: { schema: z.ZodType<G>; read: (id: string, q: G) => unknown },
+  ) => {
+    app.get(`/v2/catalog/${path}`, options, async (request) => ({
+      [key]: list.read(query(list.schema, request)),
+    }));
+    app.get(`/v2/catalog/${path}/:id`, options, async (request) => {
+      const found = one.read(idOf(request), query(one.schema, request));
+      if (!found) {
+        throw new HttpError(
+          404,
+          `${what} ${idOf(request)} not found (GET /v2/catalog/${path} lists the ${what}s)`,
+        );
+      }
+      return found;
+    });
+  };
 
-  app.get("/v2/catalog/gpus/:id", options, async (request) => {
-    const found = getGpuType(idOf(request), query(GpuTypesQueryInputSchema, request));
-    if (!found) {
-      throw new HttpError(
-        404,
-        `GPU type ${idOf(request)} not found (GET /v2/catalog/gpus lists the GPU types)`,
-      );
-    }
-    return found;
-  });
-
-  app.get("/v2/catalog/cpus", options, async (request) => ({
-    cpus: listCpuTypes(query(CpuTypesQueryInputSchema, request)),
-  }));
-
-  app.get("/v2/catalog/cpus/:id", options, async (request) => {
-    const found = getCpuType(idOf(request), query(CpuTypesQueryInputSchema, request));
-    if (!found) {
-      throw new HttpError(
-        404,
-        `CPU type ${idOf(request)} not found (GET /v2/catalog/cpus lists the CPU types)`,
-      );
-    }
-    return found;
-  });
-
-  app.get("/v2/catalog/datacenters", options, async (request) => ({
-    dataCenters: listDataCenters(query(DataCentersQueryInputSchema, request)),
-  }));
-
-  app.get("/v2/catalog/datacenters/:id", options, async (request) => {
-    const found = getDataCenter(idOf(request), query(DataCenterQueryInputSchema, request));
-    if (!found) {
-      throw new HttpError(
-        404,
-        `data center ${idOf(request)} not found (GET /v2/catalog/datacenters lists the data centers)`,
-      );
-    }
-    return found;
-  });
+  const gpuQuery = { schema: GpuTypesQueryInputSchema };
+  const cpuQuery = { schema: CpuTypesQueryInputSchema };
+  collection(
+    "gpus",
+    "gpus",
+    "GPU type",
+    { ...gpuQuery, read: listGpuTypes },
+    { ...gpuQuery, read: getGpuType },
+  );
+  collection(
+    "cpus",
+    "cpus",
+    "CPU type",
+    { ...cpuQuery, read: listCpuTypes },
+    { ...cpuQuery, read: getCpuType },
+  );
+  collection(
+    "datacenters",
+    "dataCenters",
+    "data center",
+    { schema: DataCentersQueryInputSchema, read: listDataCenters },
+    { schema: DataCenterQueryInputSchema, read: getDataCenter },
+  );
 
   app.get("/v2/catalog/templates", options, async (request) => ({
     templates: listPublicTemplates(query(PublicTemplatesQueryInputSchema, request)),
