@@ -3,6 +3,8 @@
  * to run against a v1 `restUrl` (before any network call) and one way to send a call through
  * the client's transport (retries, typed errors, loose response parsing).
  */
+
+import { secretEnvValues } from "../wire/serverless";
 import { ValidationError } from "./errors";
 import { ManagementResource } from "./management";
 
@@ -30,5 +32,5 @@ export abstract class RestV2Resource extends ManagementResource {
 
 /** Values of an `env` map, handed to the transport so an error body echoing one is redacted. */
 export function envSecrets(body: { env?: Record<string, string> | undefined }): string[] {
-  return body.env ? Object.values(body.env) : [];
+  return secretEnvValues(body.env);
 }

@@ -510,9 +510,15 @@ export const TemplateListSchema = z.looseObject({ templates: z.array(TemplateSch
  */
 export const EMULATOR_CONTROL_ENV_PREFIX = "RUNPOD_EMULATOR_";
 
-/** The values of `env` that are secrets: all but the emulator's instructions. */
-export function secretEnvValues(env: Record<string, string> | null | undefined): string[] {
-  return Object.entries(env ?? {})
-    .filter(([name, value]) => !name.startsWith(EMULATOR_CONTROL_ENV_PREFIX) && typeof value === "string")
-    .map(([, value]) => value);
+/**
+ * The values of an `env` map that are secrets: every string value but the emulator's
+ * instructions. Anything that is not a map gives none. The one rule for the client, the providers
+ * and their messages.
+ */
+export function secretEnvValues(env: unknown): string[] {
+  if (env === null || typeof env !== "object" || Array.isArray(env)) return [];
+  return Object.entries(env as Record<string, unknown>)
+    .filter(([name]) => !name.startsWith(EMULATOR_CONTROL_ENV_PREFIX))
+    .map(([, value]) => value)
+    .filter((value): value is string => typeof value === "string");
 }

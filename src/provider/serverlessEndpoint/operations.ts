@@ -156,7 +156,7 @@ export async function readServerlessEndpoint(
       );
     }
     const settings_ = old as ServerlessEndpointInputs;
-    const outs = endpointOutputs(live, releases, settings_, [...secrets, ...envValues(live.env)]);
+    const outs = endpointOutputs(live, releases, settings_, [...secrets, ...secretEnvValues(live.env)]);
     if (adopting) return { id: live.id, props: outs };
     return { id: live.id, props: outs, inputs: inputsOf(live, settings_) };
   });
@@ -175,7 +175,7 @@ export async function updateServerlessEndpoint(
 ): Promise<pulumi.dynamic.UpdateResult> {
   const inputs = plainInputs(news);
   const previous = withoutProvider(olds ?? {});
-  const secrets = [...endpointSecrets(settings, inputs), ...envValues(previous.env)];
+  const secrets = [...endpointSecrets(settings, inputs), ...secretEnvValues(previous.env)];
   return withProviderErrors(secrets, async () => {
     const client = hostClient(settings);
     const plan = planEndpointChange(previous, inputs);
@@ -314,7 +314,7 @@ async function settled(
   secrets: string[],
 ): Promise<{ outs: Record<string, unknown>; failure?: unknown; during: string }> {
   const label = labelOf(record.name || inputs.name, record.id);
-  const all = [...secrets, ...envValues(record.env)];
+  const all = [...secrets, ...secretEnvValues(record.env)];
   let failure: unknown;
   let during = "waiting for its rollout";
   if ((inputs.rollout ?? "wait") === "wait") {
@@ -349,7 +349,7 @@ async function settled(
       client.serverless.get(record.id),
       client.serverless.releases(record.id),
     ]);
-    outs = endpointOutputs(live, releases, inputs, [...all, ...envValues(live.env)]);
+    outs = endpointOutputs(live, releases, inputs, [...all, ...secretEnvValues(live.env)]);
   } catch (error) {
     if (failure === undefined) {
       failure = error;
@@ -378,7 +378,7 @@ async function readOutputs(
   secrets: string[],
 ): Promise<Record<string, unknown>> {
   const [live, releases] = await Promise.all([client.serverless.get(id), client.serverless.releases(id)]);
-  return endpointOutputs(live, releases, inputs, [...secrets, ...envValues(live.env)]);
+  return endpointOutputs(live, releases, inputs, [...secrets, ...secretEnvValues(live.env)]);
 }
 
 /**
@@ -486,17 +486,8 @@ function labelOf(name: string | undefined, id: string): string {
   return name ? `"${name}" (id ${id})` : `id ${id}`;
 }
 
-/**
- * The values of an `env` map (each a secret), but for the emulator's `RUNPOD_EMULATOR_*`
- * instructions, which stay readable (`secretEnvValues`): a failure they cause must be legible.
- */
-function envValues(env: unknown): string[] {
-  if (env === null || typeof env !== "object") return [];
-  return secretEnvValues(env as Record<string, string>);
-}
-
 /** Values never to return or throw outside `env`: the env values and the API key. */
 function endpointSecrets(settings: RunpodSettings | undefined, inputs: { env?: unknown }): string[] {
   const key = settings?.apiKey;
-  return [...envValues(inputs.env), ...(typeof key === "string" && key !== "" ? [key] : [])];
+  return [...secretEnvValues(inputs.env), ...(typeof key === "string" && key !== "" ? [key] : [])];
 }

@@ -15,7 +15,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
-import { resolveRestUrl, TemplateCreateInputSchema } from "../../client";
+import { resolveRestUrl, secretEnvValues, TemplateCreateInputSchema } from "../../client";
 import type { RunpodSettings } from "../config";
 import { containsUnknown, describeType, redact } from "../shared";
 
@@ -131,7 +131,7 @@ export function checkTemplateArgs(
     ...byField.sort((a, b) => order(a.field) - order(b.field)).map((f) => f.failure),
     ...unknownKeys,
   ];
-  const envValues = envValuesOf(args.env);
+  const envValues = secretEnvValues(args.env);
   return {
     inputs,
     failures: failures.map((f) => ({ property: f.property, reason: redact(f.reason, envValues) })),
@@ -149,12 +149,6 @@ function reasonFor(issue: z.core.$ZodIssue, field: string, where: string, value:
   }
   // The value's type only at the top level; never a value of env.
   return issue.path.length === 1 ? `${message}, got ${describeType(value)}` : message;
-}
-
-/** The string values of an `env` map (anything else gives none). */
-export function envValuesOf(env: unknown): string[] {
-  if (env === null || typeof env !== "object" || Array.isArray(env)) return [];
-  return Object.values(env as Record<string, unknown>).filter((v): v is string => typeof v === "string");
 }
 
 /** The stored or checked arguments as the create body: the fields given, as given. */

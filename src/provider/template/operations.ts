@@ -30,11 +30,11 @@
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient, Template, TemplateUpdateInput } from "../../client";
-import { BadRequestError, ConflictError, describeBody, RunpodError } from "../../client";
+import { BadRequestError, ConflictError, describeBody, RunpodError, secretEnvValues } from "../../client";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
 import { containsUnknown, forEngine, redact, redactValue, withProviderErrors } from "../shared";
-import { ARG_NAMES, checkTemplateArgs, envValuesOf, MOUNT_REMOVAL, OMITTED_MEANS, plainInputs } from "./args";
+import { ARG_NAMES, checkTemplateArgs, MOUNT_REMOVAL, OMITTED_MEANS, plainInputs } from "./args";
 
 export type { TemplateInputs } from "./args";
 
@@ -293,7 +293,7 @@ function templateSecrets(
   sets: readonly Record<string, unknown>[],
   settings: RunpodSettings | undefined,
 ): string[] {
-  const values = new Set(sets.flatMap((set) => envValuesOf(set.env)));
+  const values = new Set(sets.flatMap((set) => secretEnvValues(set.env)));
   const plain = sets.map((set) => {
     const { env: _env, __provider: _provider, ...rest } = set;
     return JSON.stringify(rest);
