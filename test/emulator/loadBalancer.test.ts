@@ -4,6 +4,9 @@
  * built-in model server's routes, cold starts, releases and rollouts, and broken releases as
  * queue endpoints have them. Real HTTP on 127.0.0.1, time on a ManualClock.
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { request } from "undici";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RunpodClient } from "../../src/client/index";
@@ -443,6 +446,52 @@ describe("releases", () => {
     expect(settled).toBeUndefined();
     await h.clock.advance(1);
     expect((await pending).status).toBe(200);
+  });
+});
+
+describe("workers.min", () => {
+  it("raised by a PATCH starts that many workers (on the cold start), without a release", async () => {
+    h = await harness({ coldStartMs: 1500 });
+    const { id } = await createLb({ workers: { min: 0, max: 3 } });
+    expect(await workers(id)).toEqual([]);
+    const patched = await h.call("PATCH", `/v2/serverless/${id}`, { workers: { min: 2 } });
+    expect(patched.status).toBe(200);
+    expect((await workers(id)).map((w) => w.status)).toEqual(["INITIALIZING", "INITIALIZING"]);
+    await h.clock.advance(1500);
+    expect(await workers(id)).toEqual([
+      { id: `${id}-worker-1`, status: "IDLE", version: 1, isStale: false },
+      { id: `${id}-worker-2`, status: "IDLE", version: 1, isStale: false },
+    ]);
+    expect((await h.call("GET", `/v2/serverless/${id}/releases`)).body.endpointVersion).toBe(1);
+  });
+});
+
+describe("with a state file", () => {
+  it("a load-balancer endpoint comes back serving at its version after a restart", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "emu-lb-"));
+    try {
+      const stateFile = path.join(dir, "state.json");
+      h = await harness({ stateFile });
+      const { id } = await createLb({ workers: { min: 1, max: 1 } });
+      await h.call("PATCH", `/v2/serverless/${id}`, { env: { MODEL_NAME: "v2" } });
+      await h.close();
+      h = await harness({ stateFile });
+      const read = await h.call("GET", `/v2/serverless/${id}`);
+      const base = `${h.emu.serverlessUrl}/lb/${id}`;
+      expect(read.body).toMatchObject({
+        type: "LOAD_BALANCER",
+        requestUrls: { base, health: `${base}/ping` },
+      });
+      expect(await workers(id)).toEqual([
+        { id: `${id}-worker-1`, status: "IDLE", version: 2, isStale: false },
+      ]);
+      expect((await lb(id, "/v1/models")).body.data[0].id).toBe("v2");
+      expect((await h.call("POST", `/v2/${id}/run`, { input: {} })).status).toBe(404);
+    } finally {
+      await h?.close();
+      h = undefined;
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -25,6 +25,11 @@
  * release (the fixed image) moves the endpoint on: it replaces the unhealthy workers too. Workers
  * that start on such a release in other ways (a new endpoint, more `workersMax`, a cold start) go
  * UNHEALTHY the same way.
+ *
+ * Load-balancer endpoints (`type: "LOAD_BALANCER"`) take no job: their workers serve HTTP requests
+ * ({@link JobEngine.lbWorker}, `http/loadBalancerRoutes.ts`) without becoming busy, many at once.
+ * They have the same releases and rollouts; `warmWorkers` (`workers.min`) are warm and the others
+ * cold, and a request that finds no ready worker warms one, as a queued job does.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -588,6 +593,24 @@ export class JobEngine {
       // Warms a cold worker for this request (after this call returns, as a submission does).
       queueMicrotask(() => this.#dispatch(ep));
     });
+  }
+
+  /**
+   * Sets how many workers stay warm (`workers.min` of a load-balancer endpoint, with a cold start):
+   * cold workers start at once until that many are running.
+   */
+  setWarmWorkers(endpointId: string, warmWorkers: number): void {
+    this.#assertOpen();
+    const ep = this.#ep(endpointId);
+    ep.config.warmWorkers = warmWorkers;
+    if (ep.config.coldStartMs === undefined) return;
+    let running = ep.workers.filter((w) => w.state !== "cold").length;
+    for (const worker of ep.workers) {
+      if (running >= warmWorkers) break;
+      if (worker.state !== "cold") continue;
+      this.#startCold(ep, worker);
+      running++;
+    }
   }
 
   /** Writes a line to a worker's container log (a load-balancer request it served). */
