@@ -507,6 +507,18 @@ describe("deleting a load-balancer endpoint", () => {
     });
     expect(await lb(id, "/ping")).toMatchObject({ status: 404 });
   });
+
+  it("ends a request waiting for a worker with a 503 saying so", async () => {
+    h = await harness({ coldStartMs: 10_000 });
+    const { id } = await createLb({ workers: { min: 0, max: 1 } });
+    const pending = lb(id, "/echo");
+    await untilWorkers(id, (ws) => ws.length === 1);
+    expect((await h.call("DELETE", `/v2/serverless/${id}`)).status).toBe(204);
+    expect(await pending).toMatchObject({
+      status: 503,
+      body: { error: `no worker can serve this request: endpoint ${id} was deleted` },
+    });
+  });
 });
 
 describe("RunpodClient", () => {
