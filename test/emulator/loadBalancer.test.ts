@@ -433,6 +433,28 @@ describe("releases", () => {
     ]);
   });
 
+  it("a worker serving a request shows RUNNING and is replaced only once it answered", async () => {
+    h = await harness({ rolloutMs: 0 });
+    const { id } = await createLb({
+      workers: { min: 1, max: 1 },
+      env: { RUNPOD_EMULATOR_LATENCY_MS: "1000" },
+    });
+    const pending = lb(id, "/echo");
+    await untilWorkers(id, (ws) => ws[0]?.status === "RUNNING");
+    await h.call("PATCH", `/v2/serverless/${id}`, { image: "acme/server:2" });
+    await h.clock.advance(0);
+    expect(await workers(id)).toEqual([
+      { id: `${id}-worker-1`, status: "RUNNING", version: 1, isStale: true },
+    ]);
+    await h.clock.advance(1000);
+    expect((await pending).status).toBe(200);
+    expect(await workers(id)).toEqual([
+      { id: `${id}-worker-2`, status: "INITIALIZING", version: 2, isStale: false },
+    ]);
+    const lines = await logLines(id, `${id}-worker-1`, /worker stopping/);
+    expect(lines.slice(-2)).toEqual(["GET /echo 200", "worker stopping: replaced by a worker of version 2"]);
+  });
+
   it("RUNPOD_EMULATOR_LATENCY_MS delays each answer on the emulator clock", async () => {
     h = await harness();
     const { id } = await createLb({ env: { RUNPOD_EMULATOR_LATENCY_MS: "250" } });

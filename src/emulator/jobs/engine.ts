@@ -144,12 +144,19 @@ interface Worker {
   startedAt: number;
   /** Takes no new job: it is being replaced (rollout) or removed (workersMax lowered). */
   leaving?: "replace" | "remove";
+  /** Load-balancer requests it is serving: it shows RUNNING, and leaves only once they are answered. */
+  inFlight: number;
 }
 
 /** The worker serving a load-balancer request, and what it runs. */
 export interface LbWorker {
   id: string;
   release: WorkerRelease;
+  /**
+   * Call once the request is answered (or abandoned): until then the worker shows RUNNING and a
+   * rollout or a lower `workers.max` lets it finish before it leaves. Later calls do nothing.
+   */
+  done(): void;
 }
 
 /** `/workers` status of each running worker state. */
@@ -267,6 +274,7 @@ class EndpointState {
       state,
       release: this.release,
       startedAt: now,
+      inFlight: 0,
     };
   }
 
@@ -380,7 +388,10 @@ export class JobEngine {
       .filter((w) => w.state !== "cold")
       .map((w) => ({
         id: w.id,
-        status: WORKER_STATUS[w.state as Exclude<WorkerState, "cold">],
+        status:
+          w.state === "idle" && w.inFlight > 0
+            ? "RUNNING"
+            : WORKER_STATUS[w.state as Exclude<WorkerState, "cold">],
         version: w.release.version,
         isStale: ep.isStale(w),
         image: w.release.image,
@@ -410,7 +421,8 @@ export class JobEngine {
       const surplus = [...staying].sort((a, b) => order(a) - order(b)).slice(0, staying.length - workersMax);
       for (const worker of surplus) {
         worker.leaving = "remove";
-        if (worker.state !== "busy") this.#stopWorker(ep, worker, "the endpoint's workers.max was lowered");
+        if (worker.state !== "busy" && worker.inFlight === 0)
+          this.#stopWorker(ep, worker, "the endpoint's workers.max was lowered");
       }
     }
     queueMicrotask(() => this.#dispatch(ep));
@@ -451,8 +463,8 @@ export class JobEngine {
       return;
     }
     next.leaving = "replace";
-    if (next.state !== "busy") this.#replaceWorker(ep, next);
-    // A busy worker is replaced when its job ends (#finish).
+    if (next.state !== "busy" && next.inFlight === 0) this.#replaceWorker(ep, next);
+    // A busy worker is replaced when its job ends (#finish), one serving requests when they end (lbWorker).
   }
 
   /** Stops `old` and starts a worker of the current release in its place. */
@@ -562,7 +574,15 @@ export class JobEngine {
     const ep = this.#ep(endpointId);
     const pick = (): { worker: LbWorker } | undefined => {
       const w = this.#readyWorker(ep, true);
-      return w && { worker: { id: w.id, release: w.release } };
+      if (!w) return undefined;
+      w.inFlight++;
+      let answered = false;
+      const done = () => {
+        if (answered) return;
+        answered = true;
+        this.#requestDone(ep, w);
+      };
+      return { worker: { id: w.id, release: w.release, done } };
     };
     const canBecomeReady = () => ep.workers.some((w) => w.state === "starting" || w.state === "cold");
     const found = pick();
@@ -611,6 +631,15 @@ export class JobEngine {
       this.#startCold(ep, worker);
       running++;
     }
+  }
+
+  /** A load-balancer request of `worker` is answered: a worker waiting to leave leaves once it serves none. */
+  #requestDone(ep: EndpointState, worker: Worker): void {
+    worker.inFlight--;
+    if (worker.inFlight > 0 || this.#closed || !ep.workers.includes(worker)) return;
+    if (worker.leaving === "replace") this.#replaceWorker(ep, worker);
+    else if (worker.leaving === "remove")
+      this.#stopWorker(ep, worker, "the endpoint's workers.max was lowered");
   }
 
   /** Writes a line to a worker's container log (a load-balancer request it served). */
