@@ -27,7 +27,8 @@
  * UNHEALTHY the same way.
  *
  * Load-balancer endpoints (`type: "LOAD_BALANCER"`) take no job: their workers serve HTTP requests
- * ({@link JobEngine.lbWorker}, `http/loadBalancerRoutes.ts`) without becoming busy, many at once.
+ * ({@link JobEngine.lbWorker}, `http/loadBalancerRoutes.ts`), many at once, RUNNING in `/workers`
+ * while they serve one; a worker leaving (replaced, removed) first answers the requests it has.
  * They have the same releases and rollouts; `warmWorkers` (`workers.min`) are warm and the others
  * cold, and a request that finds no ready worker warms one, as a queued job does.
  */
