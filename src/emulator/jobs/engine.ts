@@ -108,7 +108,7 @@ export interface EndpointConfig {
   id: string;
   /**
    * `QUEUE` (jobs through `/v2/{id}/...`) or `LOAD_BALANCER` (HTTP requests served by a ready
-   * worker, see {@link JobEngine.serveRequest}; no job is accepted). @default "QUEUE"
+   * worker, see {@link JobEngine.lbWorker}; no job is accepted). @default "QUEUE"
    */
   type?: "QUEUE" | "LOAD_BALANCER";
   /** With `coldStartMs`: how many workers are warm from the start (the endpoint's `workers.min`). @default 0 */
