@@ -102,6 +102,13 @@ export interface DeployResult {
   errors: string[];
   warnings: string[];
   logs: string[];
+  /**
+   * The provider host's output (its warnings, JobRun's progress lines, what it prints for a failed
+   * check, diff, read or delete), line by line: the CLI prints it under
+   * `pulumi:pulumi:Stack (<project>-<stack>):` in `Diagnostics:` (`hostOutputLines` in
+   * deployRunner.mts cites the engine); `render.mts` prints it there from `StepView.hostOutput`.
+   */
+  hostOutput: string[];
   /** Most resource steps that ran at once. */
   maxConcurrentSteps: number;
   /** From the first step's start to the last step's end, ms. */
@@ -359,6 +366,7 @@ export class DeployHarness {
         errors: [`deploy runner exited with code ${code} before writing a result`],
         warnings: [],
         logs: programLogs,
+        hostOutput: [],
         maxConcurrentSteps: 0,
         stepsMs: 0,
         checkMs: 0,
