@@ -88,9 +88,10 @@ const PRINTABLE_VALUE_CHARS = 120;
  * Check failures made to read well where the engine prints them. The engine prints a failure
  * with a property as `property <p> value <v> has a problem: <reason>`, `<v>` being the program's
  * value under that top-level key, whole and unredacted (`issueCheckFailures`, step_generator.go).
- * So a failure keeps its property only when that value is plain, short and top-level; for a
- * secret (`secretKeys`), a large value or a nested path (which prints `{<nil>}`) the property is
- * left empty and the reason names the field.
+ * So a failure keeps its property only when that value is given, plain, short and top-level; for
+ * a missing value or a nested path (both print `{<nil>}`), a secret (`secretKeys`) or a large
+ * value the property is left empty and the reason names the field. (An unknown argument's
+ * failure has no property in each `args.ts`: its value may be a secret the host cannot tell.)
  */
 export function forEngine<F extends { property: string; reason: string }>(
   failures: readonly F[],
@@ -101,8 +102,12 @@ export function forEngine<F extends { property: string; reason: string }>(
     const { property, reason } = failure;
     if (property === "") return failure;
     const top = property.split(/[.[]/)[0] as string;
-    const json = JSON.stringify(news[top]) ?? "";
-    const printable = top === property && !secretKeys.includes(top) && json.length <= PRINTABLE_VALUE_CHARS;
+    const value = news[top];
+    const json = JSON.stringify(value) ?? "";
+    // A missing value prints `{<nil>}`: the reason says the field is required instead.
+    const given = value !== undefined && value !== null;
+    const printable =
+      given && top === property && !secretKeys.includes(top) && json.length <= PRINTABLE_VALUE_CHARS;
     if (printable) return failure;
     return {
       ...failure,
