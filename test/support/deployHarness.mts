@@ -43,7 +43,8 @@
  *   the host through Configure (plaintext, as the engine sends it with `acceptSecrets=false`).
  * - `logs` holds the harness's step lines, the program's stdout/stderr and the host's stderr
  *   (prefixed `[host]`); `errors` one `<type> <name>: <text the engine prints>` per failed step,
- *   or a program error. `ok` = no errors.
+ *   or a program error. `ok` = no errors. `hostOutput` is the host's output as the CLI shows it
+ *   to the user, under the stack in `Diagnostics:` (README rule 9).
  *
  * Limits (see the README): no targets, `dependsOn` ordering of deletes, `replaceOnChanges`,
  * `deletedWith`, hooks or `import`; options are matched to registrations by type and name.
