@@ -132,7 +132,10 @@ describe("npm run demo", () => {
     );
     expect(broken).not.toContain("resource init failed");
     expect(broken).not.toContain("Outputs:");
-    expect(broken).toMatch(/~ 1 updated\n {4}1 errored\n {4}4 unchanged/);
+    // The engine ends a run whose step failed with `update failed` under the stack, which counts as
+    // an errored row (deploymentExecutor.reportExecResult; progress.go printSummary).
+    expect(broken).toMatch(/\n {2}pulumi:pulumi:Stack \([^)]+\):\n {4}error: update failed\n/);
+    expect(broken).toMatch(/~ 1 updated\n {4}2 errored\n {4}4 unchanged/);
     expect(broken).toMatch(onEmulator(3));
 
     // 4. The env fixed: release 4, the smoke test passes on it.
