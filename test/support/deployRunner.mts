@@ -17,6 +17,7 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { inspect } from "node:util";
 import { type HarnessState, loadState, type ResourceState, saveState } from "./harnessState.mts";
+import { ignoreChangesInfo, processIgnoreChanges } from "./propertyPath.mts";
 import {
   HostError,
   type ProviderHost,
@@ -195,6 +196,29 @@ function entryPointOf(main: string): string {
   return statSync(path.resolve(process.cwd(), declared), { throwIfNoEntry: false })?.isDirectory()
     ? "."
     : path.basename(declared);
+}
+
+/**
+ * `annotateSecrets` (pkg/resource/plugin/provider_plugin.go): the host does not accept secrets, so
+ * the engine marks a checked input secret where the program's input under that key held a secret.
+ */
+function annotateSecrets(
+  outs: Record<string, unknown>,
+  ins: Record<string, unknown>,
+): Record<string, unknown> {
+  const result: Record<string, unknown> = { ...outs };
+  for (const [k, inValue] of Object.entries(ins)) {
+    if (!(k in result)) continue;
+    const outValue = result[k];
+    const isPlainObject = (v: unknown) =>
+      typeof v === "object" && v !== null && !Array.isArray(v) && (v as any)[SECRET_SIG_KEY] !== SECRET_SIG;
+    if (isPlainObject(outValue) && isPlainObject(inValue)) {
+      result[k] = annotateSecrets(outValue as Record<string, unknown>, inValue as Record<string, unknown>);
+    } else if (containsSecret(inValue)) {
+      result[k] = wrapSecret(outValue);
+    }
+  }
+  return result;
 }
 
 function containsSecret(v: unknown): boolean {
@@ -585,14 +609,19 @@ async function main(): Promise<void> {
       if (old && old.urn !== urn) claimed.add(old);
       const hasInitErrors = (old?.initErrors?.length ?? 0) > 0;
 
-      // ignoreChanges (step_generator.go `processIgnoreChanges`): ignored keys keep their old input.
-      if (old && opts.ignoreChanges?.length) {
-        news = { ...news };
-        for (const k of opts.ignoreChanges) {
-          if (k in old.inputs) news[k] = old.inputs[k];
-          else delete news[k];
-        }
-      }
+      // The program's inputs as registered (the goal's properties): what a replacement's second
+      // Check gets (`continueStepsFromDiff`), ignoreChanges not applied.
+      const rawNews = news;
+      // ignoreChanges (step_generator.go `processIgnoreChanges`): each entry is a property path
+      // (`expect.timeoutMs`, `triggers[0]`) whose old input is kept; a path through an added or
+      // removed element is reported as an info diagnostic (propertyPath.mts).
+      const ignoring = (inputs: Record<string, unknown>, oldInputs: Record<string, unknown>) => {
+        const ignored = processIgnoreChanges(inputs, oldInputs, opts.ignoreChanges ?? []);
+        if (ignored.invalidPaths.length > 0)
+          log(`info: ${type} ${name}: ${ignoreChangesInfo(ignored.invalidPaths)}`);
+        return ignored.inputs;
+      };
+      if (old && opts.ignoreChanges?.length) news = ignoring(news, old.inputs);
 
       const planned = await serially(async () => {
         if (cancelled) throw new Skipped(`${type} ${name}: not stepped: the deployment stopped at a failure`);
@@ -612,10 +641,14 @@ async function main(): Promise<void> {
         const diff = await h
           .diff(old.id, urn, old.outputs, inputs)
           .catch((e) => fail(urn, old!.id, who, messageOf(e), "generator"));
+        // diffResource: an unknown diff compares the inputs, the ignored paths reset first.
+        const compared = opts.ignoreChanges?.length
+          ? processIgnoreChanges(inputs, old.inputs, opts.ignoreChanges).inputs
+          : inputs;
         const changed =
           diff.changesReported === "some" ||
-          (diff.changesReported === "unknown" && !same(stripProvider(old.inputs), stripProvider(inputs)));
-        // generateStepsFromDiff: a replacement when the diff asks or a DBR left it pending.
+          (diff.changesReported === "unknown" && !same(stripProvider(old.inputs), stripProvider(compared)));
+        // continueStepsFromDiff: a replacement when the diff asks or a DBR left it pending.
         if (diff.replaces.length > 0 || old.pendingReplacement) {
           if (old.protect && opts.protect) {
             fail(
@@ -627,11 +660,30 @@ async function main(): Promise<void> {
               "generator",
             );
           }
+          // continueStepsFromDiff re-runs Check with no olds on the program's raw inputs (the goal's
+          // properties: ignoreChanges not applied) here in the serial step generator, in a preview
+          // too; its inputs are the replacement's. A failure prints the first Check's inputs
+          // (`issueCheckErrors` reads `new.Inputs`, secrets re-marked by `annotateSecrets`).
+          const recheckStarted = performance.now();
+          const rechecked = await h
+            .check(urn, {}, rawNews)
+            .catch((e) => fail(urn, old!.id, who, messageOf(e), "generator"));
+          checkMs += performance.now() - recheckStarted;
+          if (rechecked.failures.length > 0) {
+            const shown = annotateSecrets(inputs, programInputs);
+            const lines = rechecked.failures.map((f) => checkFailureText(type, name, shown, f));
+            fail(urn, old.id, who, lines.join("\n"), "generator");
+          }
           // An explicit `deleteBeforeReplace` (true or false) wins over the provider's answer.
           // A pending replacement was deleted already: only its create remains.
           const deleteFirst =
             old.pendingReplacement === true || (opts.deleteBeforeReplace ?? diff.deleteBeforeReplace);
-          return { inputs, kind: "replace" as const, deleteFirst, replaces: diff.replaces };
+          return {
+            inputs: rechecked.inputs as Record<string, unknown>,
+            kind: "replace" as const,
+            deleteFirst,
+            replaces: diff.replaces,
+          };
         }
         // Unchanged but with init errors: an update step that "continues" initialisation.
         if (changed || hasInitErrors) return { inputs, kind: "update" as const, changed };
@@ -707,15 +759,8 @@ async function main(): Promise<void> {
 
         if (planned.kind === "replace") {
           const o = old!;
-          // generateStepsFromDiff re-runs Check with no olds before the replacement's Create.
-          const rechecked = await h
-            .check(urn, {}, news)
-            .catch((e) => fail(urn, o.id, who, messageOf(e), "generator"));
-          if (rechecked.failures.length > 0) {
-            const lines = rechecked.failures.map((f) => checkFailureText(type, name, programInputs, f));
-            fail(urn, o.id, who, lines.join("\n"), "generator");
-          }
-          const inputs = rechecked.inputs as Record<string, unknown>;
+          // The second Check ran in the step generator (above): these are its inputs.
+          const inputs = planned.inputs;
           if (planned.deleteFirst && !o.pendingReplacement) {
             try {
               await h.delete(o.id, o.urn, o.outputs);
