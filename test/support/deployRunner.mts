@@ -334,7 +334,7 @@ async function main(): Promise<void> {
 
   // Rule 4: `up` and `preview` configure the host from the current config; refresh and destroy
   // from the default provider's inputs stored at the last `up` (the old snapshot's provider state,
-  // loaded by `providers.Registry` in `deploy.NewDeployment`), falling back to the current config
+  // loaded through `Deployment.EnsureProvider` for each delete and refresh), falling back to the current config
   // for a state written before the harness stored it.
   const hostConfig =
     req.op === "up" || req.op === "preview" ? req.config : (state.providerConfig ?? req.config);
