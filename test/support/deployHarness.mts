@@ -114,7 +114,7 @@ export interface DeployResult {
   secretOutputs: string[];
   /** Per resource; in a preview, the plan. `error` is the text the engine prints for it. */
   resources: Array<{ urn: string; id: string; op: StepOp; error?: string }>;
-  /** One `<type> <name>: <engine text>` per failed step, and program errors. */
+  /** One `<type> <name>: <engine text>` per failed step, program errors, and the run's `update failed` / `preview failed` (README rule 9). */
   errors: string[];
   warnings: string[];
   logs: string[];

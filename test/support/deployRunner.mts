@@ -56,7 +56,7 @@ export interface RunnerResult {
   secretOutputs: string[];
   /** `error`: the text the engine prints under the resource in Diagnostics. */
   resources: Array<{ urn: string; id: string; op: StepOp; error?: string }>;
-  /** Diagnostics: one `<type> <name>: <text>` per failed step, and program errors. */
+  /** Diagnostics: one `<type> <name>: <text>` per failed step, program errors, and `update failed` / `preview failed` ({@link runSummary}). */
   errors: string[];
   /** Warnings the engine prints (e.g. a refresh that found the resource unhealthy). */
   warnings: string[];
