@@ -54,7 +54,7 @@ describe("renderStep", () => {
     expect(text).toContain("  - gone : true");
   });
 
-  it("lists a failed resource and a program error under Diagnostics, and the stack as failed", () => {
+  it("lists a failed resource and the run's `update failed` under Diagnostics, and the stack as failed", () => {
     const text = renderStep({
       kind: "up",
       project: "p",
@@ -63,14 +63,16 @@ describe("renderStep", () => {
         { urn: urn("JobRun", "smoke"), op: "failed", error: "job ended FAILED\nWorker error: boom" },
       ],
       outputs: {},
-      errors: ["program failed: no volume"],
+      errors: ["update failed"],
       durationMs: 10,
     });
-    expect(text).toMatch(/pulumi:pulumi:Stack +p-dev +\*\*failed\*\* +2 errors/);
+    // The stack's row counts its own errors; `N errored` counts every row with one (progress.go).
+    expect(text).toMatch(/pulumi:pulumi:Stack +p-dev +\*\*failed\*\* +1 error\n/);
+    expect(text).toContain("Resources:\n    2 errored");
     expect(text).toContain(
       "Diagnostics:\n  pulumi-nodejs:dynamic/runpod:JobRun (smoke):\n    error: job ended FAILED\n    Worker error: boom",
     );
-    expect(text).toContain("  pulumi:pulumi:Stack (p-dev):\n    error: program failed: no volume");
+    expect(text).toContain("  pulumi:pulumi:Stack (p-dev):\n    error: update failed");
   });
 });
 

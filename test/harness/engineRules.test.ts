@@ -89,7 +89,10 @@ describe("deploy harness: the engine's rules", { timeout: 300_000 }, () => {
       const { h, lines } = await make({ config: { "echo:failWhileExists": fail } });
       const first = await h.up();
       expect(first.resources[0]).toMatchObject({ op: "failed", error: "resource init failed" });
-      expect(first.errors).toEqual(["pulumi-nodejs:dynamic/runpod:Echo a: resource init failed"]);
+      expect(first.errors).toEqual([
+        "pulumi-nodejs:dynamic/runpod:Echo a: resource init failed",
+        "update failed",
+      ]);
       expect((await h.state()).resources[0]!.initErrors).toBeUndefined();
       await rm(fail);
       const second = await h.up();

@@ -109,10 +109,13 @@ describe("the provider host's output under the stack, as the CLI prints it (plug
     harness.setConfig("app:mode", "get");
     const up = await harness.up();
     const error = up.preview?.resources[0]?.error ?? up.resources[0]?.error;
-    expect(error).toMatch(/^No template with id tpl-no-such-id in this account/);
+    // The read runs in the preview, so the engine prefixes its text (README rule 9).
+    expect(up.preview).toBeDefined();
+    expect(error).toMatch(/^Preview failed: No template with id tpl-no-such-id in this account/);
+    const message = (error ?? "").replace(/^Preview failed: /, "");
     const failed = up.preview ?? up;
     // The engine prints the message under the resource, and the host's line under the stack.
-    expect(failed.hostOutput).toEqual([`error: ${error}`]);
+    expect(failed.hostOutput).toEqual([`error: ${message}`]);
     expect(failed.hostOutput.join("\n")).not.toMatch(/^\s+at /m);
     expect(printed(up.preview ? "preview" : "up", failed)).toContain(
       [
@@ -120,7 +123,8 @@ describe("the provider host's output under the stack, as the CLI prints it (plug
         `  pulumi-nodejs:dynamic/runpod:Template (adopted):`,
         `    error: ${error}`,
         `  pulumi:pulumi:Stack (${PROJECT}-dev):`,
-        `    error: ${error}`,
+        "    error: preview failed",
+        `    error: ${message}`,
       ].join("\n"),
     );
   });

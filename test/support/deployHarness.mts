@@ -44,7 +44,7 @@
  * - `logs` holds the harness's step lines, the program's stdout/stderr and the host's stderr
  *   (prefixed `[host]`); `errors` one `<type> <name>: <text the engine prints>` per failed step,
  *   or a program error. `ok` = no errors. `hostOutput` is the host's output as the CLI shows it
- *   to the user, under the stack in `Diagnostics:` (README rule 9).
+ *   to the user, under the stack in `Diagnostics:` (README rule 10).
  *
  * Limits (see the README): no targets, `dependsOn` ordering of deletes, `replaceOnChanges`,
  * `deletedWith`, hooks or `import`; options are matched to registrations by type and name.
@@ -80,16 +80,32 @@ export interface HarnessOptions {
   env?: NodeJS.ProcessEnv;
   /**
    * At most this many resource steps at once, as `pulumi up --parallel`.
-   * @default 4 × CPU count (`defaultParallel` in pkg/cmd/pulumi/operations/up.go)
+   * @default `PULUMI_PARALLEL`, else 4 × CPU count ({@link defaultParallel}, read from `env`)
    */
   parallel?: number;
   /** `up` without the preview first, as `pulumi up --skip-preview`. @default false */
   skipPreview?: boolean;
 }
 
-/** `pulumi up`'s default `--parallel`: GOMAXPROCS × 4 (operations/up.go `defaultParallel`). */
-export function defaultParallel(): number {
-  return availableParallelism() * 4;
+const MAX_INT32 = 2 ** 31 - 1;
+
+/**
+ * The default of `--parallel` for `pulumi up`, `preview`, `refresh` and `destroy`: `defaultParallel`
+ * (pkg/cmd/pulumi/operations/up.go). `PULUMI_PARALLEL` (`env.Parallel`, sdk/go/common/env/env.go)
+ * wins when it is a positive integer as `strconv.ParseInt(v, 10, 64)` reads it (`IntValue.Value`:
+ * 0 when unset or unparsable), capped at 2³¹−1; else `GOMAXPROCS × 4`, where Go's runtime takes
+ * GOMAXPROCS from the variable of that name when it is a positive integer, else the CPUs the
+ * process may use (`availableParallelism`).
+ */
+export function defaultParallel(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.PULUMI_PARALLEL;
+  if (raw !== undefined && /^[+-]?[0-9]+$/.test(raw)) {
+    const n = BigInt(raw);
+    if (n > 0n && n < 2n ** 63n) return n > BigInt(MAX_INT32) ? MAX_INT32 : Number(n);
+  }
+  const procs = env.GOMAXPROCS;
+  const gomaxprocs = procs !== undefined && /^[0-9]+$/.test(procs) && Number(procs) > 0 ? Number(procs) : 0;
+  return (gomaxprocs || availableParallelism()) * 4;
 }
 
 export interface DeployResult {
@@ -99,7 +115,7 @@ export interface DeployResult {
   secretOutputs: string[];
   /** Per resource; in a preview, the plan. `error` is the text the engine prints for it. */
   resources: Array<{ urn: string; id: string; op: StepOp; error?: string }>;
-  /** One `<type> <name>: <engine text>` per failed step, and program errors. */
+  /** One `<type> <name>: <engine text>` per failed step, program errors, and the run's `update failed` / `preview failed` (README rule 9). */
   errors: string[];
   warnings: string[];
   logs: string[];
@@ -236,7 +252,8 @@ export class DeployHarness {
       passphrase,
       env: opts.env ?? defaultEnv(),
       config: opts.config ?? {},
-      parallel: opts.parallel ?? defaultParallel(),
+      // The CLI reads PULUMI_PARALLEL from its own environment, which the program inherits.
+      parallel: opts.parallel ?? defaultParallel(opts.env ?? process.env),
       skipPreview: opts.skipPreview ?? false,
     });
   }

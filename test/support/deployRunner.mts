@@ -10,11 +10,14 @@
  * Every engine rule it follows is listed, with the engine function it comes from, in
  * `test/support/README.md`; the comments below cite the same functions.
  */
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
+import { inspect } from "node:util";
 import { type HarnessState, loadState, type ResourceState, saveState } from "./harnessState.mts";
+import { ignoreChangesInfo, processIgnoreChanges } from "./propertyPath.mts";
 import {
   HostError,
   type ProviderHost,
@@ -53,7 +56,7 @@ export interface RunnerResult {
   secretOutputs: string[];
   /** `error`: the text the engine prints under the resource in Diagnostics. */
   resources: Array<{ urn: string; id: string; op: StepOp; error?: string }>;
-  /** Diagnostics: one `<type> <name>: <text>` per failed step, and program errors. */
+  /** Diagnostics: one `<type> <name>: <text>` per failed step, program errors, and `update failed` / `preview failed` ({@link runSummary}). */
   errors: string[];
   /** Warnings the engine prints (e.g. a refresh that found the resource unhealthy). */
   warnings: string[];
@@ -156,6 +159,94 @@ function goFloat(n: number): string {
   return `${mantissa}e${sign}${exponent.replace(/^[+-]/, "").padStart(2, "0")}`;
 }
 
+/**
+ * The line the engine prints under the stack when a run failed: `update failed` (`preview failed` in
+ * a preview) from `deploymentExecutor.reportExecResult("failed")` (pkg/resource/deploy/
+ * deployment_executor.go). `Execute` reaches it only when a step the executor applied failed: an
+ * error of the step generator (a check failure, a Check or Diff error) or of the program is a bail,
+ * and `Execute` returns before the summary. `pulumi destroy` and `pulumi refresh` print `update
+ * failed` too (the kind is "preview" only in a dry run).
+ */
+export function runSummary(preview: boolean, stepErrored: boolean, bailed: boolean): string | undefined {
+  if (!stepErrored || bailed) return undefined;
+  return `${preview ? "preview" : "update"} failed`;
+}
+
+/** The classes of the program's `@pulumi/pulumi` that the SDK's uncaught-error handler tells apart. */
+export interface ProgramSdk {
+  RunError: { isInstance(x: unknown): boolean };
+  ResourceError: { isInstance(x: unknown): boolean };
+}
+
+/**
+ * What the Node language host prints for an error the program throws (a failing lookup, a missing
+ * config value), read from the uncaught-error handler of `run` in @pulumi/pulumi's cmd/run/run.js
+ * (3.270, the version we depend on): a `RunError` (e.g. `pulumi.Config.require`) prints its message
+ * alone; a `ResourceError` its message (whole `util.inspect` unless `hideStack`) under its resource;
+ * anything else `Running program '<entry>' failed with an unhandled exception:\n` and the error as
+ * `defaultErrorMessage` (cmd/run/error.js) prints it: `util.inspect(err)`, the stack included. The
+ * SDK asks for colours there; the text is the same without them. `entryPoint` is what the engine
+ * passes as the program (`getPwdMain`, pkg/engine/project.go): "." unless Pulumi.yaml names a file.
+ */
+export function programErrorText(
+  err: unknown,
+  entryPoint: string,
+  sdk: ProgramSdk,
+): { text: string; resource?: { type: string; name: string } } {
+  const e = err as { name?: string; message?: string; stack?: string; hideStack?: boolean; resource?: any };
+  const defaultErrorMessage = (x: any): string => {
+    if (x?.stack) return inspect(x);
+    if (x?.message) return x.message;
+    return `${x}`;
+  };
+  if (sdk.RunError.isInstance(err)) return { text: String(e.message) };
+  const prefix = `Running program '${entryPoint}' failed with an unhandled exception:\n`;
+  if (e && (e.name === "TSError" || e.name === "SyntaxError")) {
+    const parts = String(e.stack ?? "").split(String(e.message));
+    return { text: prefix + (parts.length === 2 ? parts[0] + e.message : e.message) };
+  }
+  if (sdk.ResourceError.isInstance(err)) {
+    const text = e.hideStack ? String(e.message) : defaultErrorMessage(err);
+    const r = e.resource;
+    return r ? { text, resource: { type: r.__pulumiType, name: r.__name } } : { text };
+  }
+  return { text: prefix + defaultErrorMessage(err) };
+}
+
+/** The program argument the engine gives the language host (`getPwdMain`, pkg/engine/project.go). */
+function entryPointOf(main: string): string {
+  const yaml = path.join(process.cwd(), "Pulumi.yaml");
+  if (!existsSync(yaml)) return path.basename(main);
+  const declared = readFileSync(yaml, "utf8").match(/^main:\s*["']?([^"'\n#]+?)["']?\s*(#.*)?$/m)?.[1];
+  if (!declared) return ".";
+  return statSync(path.resolve(process.cwd(), declared), { throwIfNoEntry: false })?.isDirectory()
+    ? "."
+    : path.basename(declared);
+}
+
+/**
+ * `annotateSecrets` (pkg/resource/plugin/provider_plugin.go): the host does not accept secrets, so
+ * the engine marks a checked input secret where the program's input under that key held a secret.
+ */
+function annotateSecrets(
+  outs: Record<string, unknown>,
+  ins: Record<string, unknown>,
+): Record<string, unknown> {
+  const result: Record<string, unknown> = { ...outs };
+  for (const [k, inValue] of Object.entries(ins)) {
+    if (!(k in result)) continue;
+    const outValue = result[k];
+    const isPlainObject = (v: unknown) =>
+      typeof v === "object" && v !== null && !Array.isArray(v) && (v as any)[SECRET_SIG_KEY] !== SECRET_SIG;
+    if (isPlainObject(outValue) && isPlainObject(inValue)) {
+      result[k] = annotateSecrets(outValue as Record<string, unknown>, inValue as Record<string, unknown>);
+    } else if (containsSecret(inValue)) {
+      result[k] = wrapSecret(outValue);
+    }
+  }
+  return result;
+}
+
 function containsSecret(v: unknown): boolean {
   if (Array.isArray(v)) return v.some(containsSecret);
   if (typeof v === "object" && v !== null) {
@@ -253,6 +344,10 @@ async function main(): Promise<void> {
   let cancelled = false;
   /** Time spent in the serial step generator's Check calls, ms. */
   let checkMs = 0;
+  /** A step the executor applied failed (not the step generator nor the program): see {@link runSummary}. */
+  let stepErrored = false;
+  /** The step generator or the program stopped the run (a bail): the engine prints no summary then. */
+  let bailed = false;
 
   const { state, crypter } = await loadState(req.stateFile, req.passphrase, req.project, req.stack);
   let saving: Promise<void> = Promise.resolve();
@@ -265,7 +360,7 @@ async function main(): Promise<void> {
 
   // Rule 4: `up` and `preview` configure the host from the current config; refresh and destroy
   // from the default provider's inputs stored at the last `up` (the old snapshot's provider state,
-  // loaded by `providers.Registry` in `deploy.NewDeployment`), falling back to the current config
+  // loaded through `Deployment.EnsureProvider` for each delete and refresh), falling back to the current config
   // for a state written before the harness stored it.
   const hostConfig =
     req.op === "up" || req.op === "preview" ? req.config : (state.providerConfig ?? req.config);
@@ -282,8 +377,23 @@ async function main(): Promise<void> {
     return hostStarting;
   };
 
-  const stepFailed = (urn: string, id: string, r: { type: string; name: string }, text: string) => {
+  /**
+   * A failed step. `from`: "step" for a step the executor applied (create, update, delete, read,
+   * refresh): in a preview the engine prints it as `Preview failed: <text>` (`previewActions.
+   * OnResourceStepPost`, pkg/engine/update.go; diag 2005 in sdk/go/common/diag/errors.go), and the
+   * run ends with `update failed` / `preview failed` ({@link runSummary}). "generator" for the step
+   * generator's errors (Check, Diff, check failures): printed as they are (`reportError`).
+   */
+  const stepFailed = (
+    urn: string,
+    id: string,
+    r: { type: string; name: string },
+    message: string,
+    from: "step" | "generator" = "step",
+  ) => {
     cancelled = true;
+    if (from === "step") stepErrored = true;
+    const text = from === "step" && preview ? `Preview failed: ${message}` : message;
     const line = `${r.type} ${r.name}: ${text}`;
     errors.push(line);
     resources.push({ urn, id, op: "failed", error: text });
@@ -348,6 +458,8 @@ async function main(): Promise<void> {
   } catch (e) {
     errors.push(messageOf(e));
   } finally {
+    const summary = runSummary(preview, stepErrored, bailed);
+    if (summary) errors.push(summary);
     await saving.catch((e) => errors.push(`saving state failed: ${messageOf(e)}`));
     if (host) {
       await host.close();
@@ -432,9 +544,17 @@ async function main(): Promise<void> {
       return next;
     };
 
-    const fail = (urn: string, id: string, r: { type: string; name: string }, text: string): never => {
-      stepErrors.push(stepFailed(urn, id, r, text));
-      throw new Error(`${r.type} ${r.name}: ${text}`);
+    const fail = (
+      urn: string,
+      id: string,
+      r: { type: string; name: string },
+      text: string,
+      from: "step" | "generator" = "step",
+    ): never => {
+      if (from === "generator") bailed = true;
+      const line = stepFailed(urn, id, r, text, from);
+      stepErrors.push(line);
+      throw new Error(line);
     };
     /** The text the engine prints for a failed create/update (rule 1). */
     const failureText = (e: unknown) =>
@@ -461,7 +581,7 @@ async function main(): Promise<void> {
       }
       const who = { type, name };
       if (cancelled) throw new Skipped(`${type} ${name}: not stepped: the deployment stopped at a failure`);
-      if (seen.has(urn)) fail(urn, "", who, `registered twice (duplicate URN ${urn})`);
+      if (seen.has(urn)) fail(urn, "", who, `registered twice (duplicate URN ${urn})`, "generator");
       seen.add(urn);
       const secretInputs = Object.keys(args.inputs).filter((k) => containsSecret(args.inputs[k]));
       // Unknowns first: unwrapSecrets copies objects, which would turn the SDK's `unknown` into {}.
@@ -518,35 +638,46 @@ async function main(): Promise<void> {
       if (old && old.urn !== urn) claimed.add(old);
       const hasInitErrors = (old?.initErrors?.length ?? 0) > 0;
 
-      // ignoreChanges (step_generator.go `processIgnoreChanges`): ignored keys keep their old input.
-      if (old && opts.ignoreChanges?.length) {
-        news = { ...news };
-        for (const k of opts.ignoreChanges) {
-          if (k in old.inputs) news[k] = old.inputs[k];
-          else delete news[k];
-        }
-      }
+      // The program's inputs as registered (the goal's properties): what a replacement's second
+      // Check gets (`continueStepsFromDiff`), ignoreChanges not applied.
+      const rawNews = news;
+      // ignoreChanges (step_generator.go `processIgnoreChanges`): each entry is a property path
+      // (`expect.timeoutMs`, `triggers[0]`) whose old input is kept; a path through an added or
+      // removed element is reported as an info diagnostic (propertyPath.mts).
+      const ignoring = (inputs: Record<string, unknown>, oldInputs: Record<string, unknown>) => {
+        const ignored = processIgnoreChanges(inputs, oldInputs, opts.ignoreChanges ?? []);
+        if (ignored.invalidPaths.length > 0)
+          log(`info: ${type} ${name}: ${ignoreChangesInfo(ignored.invalidPaths)}`);
+        return ignored.inputs;
+      };
+      if (old && opts.ignoreChanges?.length) news = ignoring(news, old.inputs);
 
       const planned = await serially(async () => {
         if (cancelled) throw new Skipped(`${type} ${name}: not stepped: the deployment stopped at a failure`);
         const checkStarted = performance.now();
         const checked = await h
           .check(urn, old?.inputs ?? {}, news)
-          .catch((e) => fail(urn, old?.id ?? "", who, `check failed: ${messageOf(e)}`));
+          // A Check error is the host's message as is (`rpcerror.Error`), reported by
+          // `deploymentExecutor.Execute` (`reportError`): the engine adds no prefix.
+          .catch((e) => fail(urn, old?.id ?? "", who, messageOf(e), "generator"));
         checkMs += performance.now() - checkStarted;
         if (checked.failures.length > 0) {
           const lines = checked.failures.map((f) => checkFailureText(type, name, programInputs, f));
-          fail(urn, old?.id ?? "", who, lines.join("\n"));
+          fail(urn, old?.id ?? "", who, lines.join("\n"), "generator");
         }
         const inputs = checked.inputs as Record<string, unknown>;
         if (!old) return { inputs, kind: "create" as const };
         const diff = await h
           .diff(old.id, urn, old.outputs, inputs)
-          .catch((e) => fail(urn, old!.id, who, `diff failed: ${messageOf(e)}`));
+          .catch((e) => fail(urn, old!.id, who, messageOf(e), "generator"));
+        // diffResource: an unknown diff compares the inputs, the ignored paths reset first.
+        const compared = opts.ignoreChanges?.length
+          ? processIgnoreChanges(inputs, old.inputs, opts.ignoreChanges).inputs
+          : inputs;
         const changed =
           diff.changesReported === "some" ||
-          (diff.changesReported === "unknown" && !same(stripProvider(old.inputs), stripProvider(inputs)));
-        // generateStepsFromDiff: a replacement when the diff asks or a DBR left it pending.
+          (diff.changesReported === "unknown" && !same(stripProvider(old.inputs), stripProvider(compared)));
+        // continueStepsFromDiff: a replacement when the diff asks or a DBR left it pending.
         if (diff.replaces.length > 0 || old.pendingReplacement) {
           if (old.protect && opts.protect) {
             fail(
@@ -555,13 +686,33 @@ async function main(): Promise<void> {
               who,
               `unable to replace resource "${urn}"\nas it is currently marked for protection. To unprotect the resource, ` +
                 "remove the `protect` flag from the resource in your Pulumi program and run `pulumi up`",
+              "generator",
             );
+          }
+          // continueStepsFromDiff re-runs Check with no olds on the program's raw inputs (the goal's
+          // properties: ignoreChanges not applied) here in the serial step generator, in a preview
+          // too; its inputs are the replacement's. A failure prints the first Check's inputs
+          // (`issueCheckErrors` reads `new.Inputs`, secrets re-marked by `annotateSecrets`).
+          const recheckStarted = performance.now();
+          const rechecked = await h
+            .check(urn, {}, rawNews)
+            .catch((e) => fail(urn, old!.id, who, messageOf(e), "generator"));
+          checkMs += performance.now() - recheckStarted;
+          if (rechecked.failures.length > 0) {
+            const shown = annotateSecrets(inputs, programInputs);
+            const lines = rechecked.failures.map((f) => checkFailureText(type, name, shown, f));
+            fail(urn, old.id, who, lines.join("\n"), "generator");
           }
           // An explicit `deleteBeforeReplace` (true or false) wins over the provider's answer.
           // A pending replacement was deleted already: only its create remains.
           const deleteFirst =
             old.pendingReplacement === true || (opts.deleteBeforeReplace ?? diff.deleteBeforeReplace);
-          return { inputs, kind: "replace" as const, deleteFirst, replaces: diff.replaces };
+          return {
+            inputs: rechecked.inputs as Record<string, unknown>,
+            kind: "replace" as const,
+            deleteFirst,
+            replaces: diff.replaces,
+          };
         }
         // Unchanged but with init errors: an update step that "continues" initialisation.
         if (changed || hasInitErrors) return { inputs, kind: "update" as const, changed };
@@ -637,15 +788,8 @@ async function main(): Promise<void> {
 
         if (planned.kind === "replace") {
           const o = old!;
-          // generateStepsFromDiff re-runs Check with no olds before the replacement's Create.
-          const rechecked = await h
-            .check(urn, {}, news)
-            .catch((e) => fail(urn, o.id, who, `check failed: ${messageOf(e)}`));
-          if (rechecked.failures.length > 0) {
-            const lines = rechecked.failures.map((f) => checkFailureText(type, name, programInputs, f));
-            fail(urn, o.id, who, lines.join("\n"));
-          }
-          const inputs = rechecked.inputs as Record<string, unknown>;
+          // The second Check ran in the step generator (above): these are its inputs.
+          const inputs = planned.inputs;
           if (planned.deleteFirst && !o.pendingReplacement) {
             try {
               await h.delete(o.id, o.urn, o.outputs);
@@ -696,9 +840,17 @@ async function main(): Promise<void> {
 
     // The SDK reports a failed registration as an uncaught error; the engine would fail the step
     // and the deployment, not crash: collect them (until this process ends).
-    const unhandled: string[] = [];
+    const unhandled: unknown[] = [];
     const onUnhandled = (e: unknown) => {
-      if (!(e instanceof Skipped)) unhandled.push(messageOf(e));
+      if (!(e instanceof Skipped) && !unhandled.includes(e)) unhandled.push(e);
+    };
+    const reported = new Set<unknown>();
+    /** A program error as the language host prints it (`programErrorText`); the run bails. */
+    const entryPoint = entryPointOf(req.main);
+    const programError = (e: unknown) => {
+      bailed = true;
+      const { text, resource } = programErrorText(e, entryPoint, pulumi);
+      errors.push(resource ? `${resource.type} ${resource.name}: ${text}` : text);
     };
     process.on("unhandledRejection", onUnhandled);
     process.on("uncaughtException", onUnhandled);
@@ -770,14 +922,17 @@ async function main(): Promise<void> {
       });
     } catch (e) {
       const msg = messageOf(e);
-      if (!(e instanceof Skipped) && !stepErrors.some((s) => msg.includes(s)))
-        errors.push(`program failed: ${msg}`);
+      // The SDK reports each error once (`isErrorReported` in cmd/run/run.js).
+      if (!(e instanceof Skipped) && !stepErrors.some((s) => msg.includes(s))) programError(e);
+      reported.add(e);
     }
     await settings.waitForRPCs().catch((e: unknown) => onUnhandled(e));
     await generator;
-    for (const msg of unhandled) {
+    for (const e of unhandled) {
+      if (reported.has(e)) continue;
+      const msg = messageOf(e);
       if (/not stepped: the deployment stopped/.test(msg)) continue;
-      if (!stepErrors.some((s) => msg.includes(s)) && !errors.some((s) => s.includes(msg))) errors.push(msg);
+      if (!stepErrors.some((s) => msg.includes(s)) && !errors.some((s) => s.includes(msg))) programError(e);
     }
 
     const outputs: Record<string, unknown> = {};

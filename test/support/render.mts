@@ -127,8 +127,11 @@ export function renderStep(view: StepView): string {
   const stackOp: StepOp = firstDeploy ? "create" : destroyedAll ? "delete" : "same";
   const programErrors = view.errors.filter((e) => !failed.some((r) => r.error === e));
   const errorCount = failed.length + programErrors.length;
-  const stackStatus = errorCount > 0 ? "**failed**" : (isPreview ? PLAN : PAST)[stackOp];
-  const stackInfo = errorCount > 0 ? `${errorCount} error${errorCount > 1 ? "s" : ""}` : "";
+  // The stack's row fails with its own errors only (the `update failed` summary, program errors):
+  // each row counts the error diagnostics attached to it (progress.go `DiagInfo().ErrorCount`).
+  const stackErrors = programErrors.length;
+  const stackStatus = stackErrors > 0 ? "**failed**" : (isPreview ? PLAN : PAST)[stackOp];
+  const stackInfo = stackErrors > 0 ? `${stackErrors} error${stackErrors > 1 ? "s" : ""}` : "";
   const rows: Array<[string, string, string, string, string]> = [
     [SYMBOL[stackOp], "pulumi:pulumi:Stack", stackName, stackStatus, stackInfo],
   ];
@@ -155,13 +158,11 @@ export function renderStep(view: StepView): string {
       const { type, name } = parseUrn(r.urn);
       out.push(`  ${type} (${name}):`, `    error: ${(r.error ?? "failed").replace(/\n/g, "\n    ")}`);
     }
-    for (const e of programErrors) {
-      out.push(`  pulumi:pulumi:Stack (${stackName}):`, `    error: ${e.replace(/\n/g, "\n    ")}`);
-    }
-    // The host's output: one block under the stack's row (`printDiagnostics`, display/progress.go).
-    if (hostOutput.length > 0) {
-      out.push(`  pulumi:pulumi:Stack (${stackName}):`, ...hostOutput.map((l) => `    ${l}`));
-    }
+    // The stack's row has one header; under it its errors, then the host's output as one block
+    // (`printDiagnostics`: one header per row, each stream merged; display/progress.go).
+    if (programErrors.length > 0 || hostOutput.length > 0) out.push(`  pulumi:pulumi:Stack (${stackName}):`);
+    for (const e of programErrors) out.push(`    error: ${e.replace(/\n/g, "\n    ")}`);
+    out.push(...hostOutput.map((l) => `    ${l}`));
   }
 
   const keys = Object.keys(view.outputs);
@@ -200,7 +201,9 @@ export function renderStep(view: StepView): string {
     const n = counts.get(op);
     if (n) out.push(`    ${sym} ${n} ${isPreview ? `to ${PLAN[op]}` : label}`);
   }
-  if (counts.get("failed")) out.push(`    ${counts.get("failed")} errored`);
+  // `N errored`: the rows with an error, the stack's included (progress.go `printSummary`).
+  const errored = (counts.get("failed") ?? 0) + (stackErrors > 0 ? 1 : 0);
+  if (errored) out.push(`    ${errored} errored`);
   if (counts.get("same")) out.push(`    ${counts.get("same")} unchanged`);
   if (!isPreview) out.push("", `Duration: ${formatDuration(view.durationMs)}${tag}`);
   return out.join("\n");
