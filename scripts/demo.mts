@@ -305,7 +305,7 @@ async function main(): Promise<number> {
         await run("up", "pulumi up --yes", () => h.up(), change[3]);
         await showWorkers(emu);
       }
-      await run("destroy", "pulumi destroy --yes --skip-preview", () => h.destroy());
+      await run("destroy", "pulumi destroy --yes --skip-preview", () => h.destroy({ skipPreview: true }));
       print("\nThe resources in the stack have been deleted.    [deploy harness]");
     }
 

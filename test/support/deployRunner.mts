@@ -43,6 +43,11 @@ export interface RunnerRequest {
   hostEnv: NodeJS.ProcessEnv;
   /** At most this many resource steps at once (`pulumi up --parallel`). */
   parallel: number;
+  /**
+   * The preview a `destroy` or `refresh` runs first (`PreviewThenPromptThenExecute`,
+   * pkg/backend/apply.go): the same steps with `DryRun`, nothing written to the state.
+   */
+  dryRun?: boolean;
 }
 
 /** `read` = `Resource.get`; in a preview the ops are the plan. */
@@ -128,6 +133,19 @@ function goFloat(n: number): string {
   const [mantissa, exponent] = n.toExponential().split("e") as [string, string];
   const sign = exponent.startsWith("-") ? "-" : "+";
   return `${mantissa}e${sign}${exponent.replace(/^[+-]/, "").padStart(2, "0")}`;
+}
+
+/**
+ * `deleteProtectedError.Error()` (pkg/resource/deploy/step.go): what `DeleteStep.Apply` returns for a
+ * protected resource, in a preview too. `URN.Quote` uses single quotes (double on Windows).
+ */
+export function deleteProtectedText(urn: string): string {
+  return (
+    `resource "${urn}" cannot be deleted\n` +
+    "because it is protected. To unprotect the resource, either remove the `protect` flag from the " +
+    "resource in your Pulumi program and run `pulumi up`, or use the command:\n" +
+    `\`pulumi state unprotect ${process.platform === "win32" ? `"${urn}"` : `'${urn}'`}\``
+  );
 }
 
 function containsSecret(v: unknown): boolean {
@@ -216,7 +234,7 @@ interface RegOptions {
 
 async function main(): Promise<void> {
   const req = JSON.parse(await readStdin()) as RunnerRequest;
-  const preview = req.op === "preview";
+  const preview = req.op === "preview" || req.dryRun === true;
   const logs: string[] = [];
   const errors: string[] = [];
   const warnings: string[] = [];
@@ -268,13 +286,7 @@ async function main(): Promise<void> {
   const deleteResource = async (r: ResourceState, list: ResourceState[]): Promise<boolean> => {
     if (r.protect) {
       // deleteProtectedError: the executor continues past it (`cancelDueToError`).
-      stepFailed(
-        r.urn,
-        r.id,
-        r,
-        `unable to delete resource "${r.urn}"\nas it is currently marked for protection. To unprotect the resource, ` +
-          "remove the `protect` flag from the resource in your Pulumi program and run `pulumi up`",
-      );
+      stepFailed(r.urn, r.id, r, deleteProtectedText(r.urn));
       return false;
     }
     if (preview) {
