@@ -156,4 +156,22 @@ describe("deploy harness: deletes and refreshes as the engine schedules them", {
       expect((await h.state()).resources.find((r) => r.name === "a")!.outputs.value).toBe("v1-drifted");
     });
   });
+  describe("retainOnDelete (item 6)", () => {
+    it("DeleteStep.Apply (step.go): retainOnDelete also skips the provider's Delete in the delete half of a delete-before-replace", async () => {
+      const program = (imm: string) =>
+        `new Echo("a", { value: "v", immutable: "${imm}", deleteBeforeReplace: true }, { retainOnDelete: true });`;
+      const { h, lines, clearLog } = await make(program("i1"));
+      const first = await h.up();
+      const oldId = first.resources[0]!.id;
+      await setProgram(h, program("i2"));
+      await clearLog();
+      const replaced = await h.up();
+      expect(replaced.errors).toEqual([]);
+      expect(ops(replaced)).toEqual(["a:replace"]);
+      expect(lines().map((l) => l.op)).toEqual(["check", "diff", "check", "create"]);
+      const st = (await h.state()).resources;
+      expect(st.map((r) => r.id)).toEqual([replaced.resources[0]!.id]);
+      expect(st[0]!.id).not.toBe(oldId);
+    });
+  });
 });

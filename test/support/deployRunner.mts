@@ -631,7 +631,10 @@ async function main(): Promise<void> {
           const inputs = rechecked.inputs as Record<string, unknown>;
           if (planned.deleteFirst && !o.pendingReplacement) {
             try {
-              await h.delete(o.id, o.urn, o.outputs);
+              // DeleteStep.Apply (step.go): the delete half of a delete-before-replace skips the
+              // provider for a retainOnDelete (or read-only) resource too: the old object stays.
+              if (!o.retainOnDelete && !o.external) await h.delete(o.id, o.urn, o.outputs);
+              else log(`- ${o.urn} (${o.id}) left in the service (retainOnDelete) before its replacement`);
             } catch (e) {
               fail(urn, o.id, who, messageOf(e));
             }
