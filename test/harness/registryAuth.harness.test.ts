@@ -22,7 +22,7 @@ const auth = new registryAuth.ContainerRegistryAuth("creds", {
 export const registryAuthId = auth.id;
 `;
 
-describe("deploy harness with ContainerRegistryAuth against the emulator", () => {
+describe("deploy harness with ContainerRegistryAuth against the emulator", { timeout: 300_000 }, () => {
   let emu: Awaited<ReturnType<typeof startEmulator>>;
   let programDir: string;
   let harness: DeployHarness;
