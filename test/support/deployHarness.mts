@@ -31,7 +31,7 @@
  * engine function it comes from (init errors only from `reasons`, old inputs kept on a partially
  * failed update, refresh with Diff, `up` = preview then update, destroy/refresh with the config
  * stored at the last `up`, `parallel`, replacements, protect, retainOnDelete, ignoreChanges,
- * `Resource.get`, parents in URNs, aliases). `test/harness/engineRules.test.ts` checks each one.
+ * `Resource.get`, parents in URNs, aliases, deletes in dependency antichains). `test/harness/engineRules.test.ts` checks each one.
  *
  * - Secrets (the engine's rules): an output is secret when its top-level key was a secret input or
  *   is listed in `additionalSecretOutputs` (read through `registerStackTransformation` inside
@@ -45,8 +45,8 @@
  *   (prefixed `[host]`); `errors` one `<type> <name>: <text the engine prints>` per failed step,
  *   or a program error. `ok` = no errors.
  *
- * Limits (see the README): no targets, `dependsOn` ordering of deletes, `replaceOnChanges`,
- * `deletedWith`, hooks or `import`; options are matched to registrations by type and name.
+ * Limits (see the README): no targets, `replaceOnChanges`, `deletedWith`, hooks or `import`;
+ * options are matched to registrations by type and name.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
