@@ -348,6 +348,7 @@ async function main(): Promise<number> {
       let previous: Record<string, unknown> | undefined;
       const show = (
         kind: StepView["kind"],
+        previewOf: StepView["previewOf"],
         result: DeployResult,
         durationMs: number,
         before: Awaited<ReturnType<DeployHarness["state"]>>["resources"],
@@ -360,6 +361,7 @@ async function main(): Promise<number> {
         print(
           renderStep({
             kind,
+            previewOf,
             label: LABEL,
             project: PROJECT,
             stack: STACK,
@@ -389,11 +391,11 @@ async function main(): Promise<number> {
         const after = (await h.state()).resources;
         if (result.preview) {
           // `pulumi up` previews first and prints the plan before the update.
-          show("preview", result.preview, 0, before, before);
+          show("preview", kind === "up" ? "update" : kind, result.preview, 0, before, before);
           print("");
         }
         if (result !== result.preview && !(result.preview && !result.preview.ok)) {
-          show(kind, result, durationMs, before, after);
+          show(kind, undefined, result, durationMs, before, after);
         }
         if (result.ok === expectFailure) {
           throw new StepFailed(expectFailure ? "the broken release passed" : result.errors.join("\n"));
@@ -415,7 +417,7 @@ async function main(): Promise<number> {
           await run("refresh", "pulumi refresh --yes", async () => noDrift(await h.refresh()));
         }
       }
-      await run("destroy", "pulumi destroy --yes --skip-preview", () => h.destroy());
+      await run("destroy", "pulumi destroy --yes --skip-preview", () => h.destroy({ skipPreview: true }));
       print("\nThe resources in the stack have been deleted.    [deploy harness]");
     }
 

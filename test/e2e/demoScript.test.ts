@@ -48,13 +48,14 @@ describe("npm run demo", () => {
     const cliLooking = stdout
       .split("\n")
       .filter((l) =>
-        /^\$ pulumi|^(Previewing update|Updating|Destroying|Refreshing) \(|^Duration:|have been deleted/.test(
+        /^\$ pulumi|^(Previewing (?:update|refresh|destroy)|Updating|Destroying|Refreshing) \(|^Duration:|have been deleted/.test(
           l,
         ),
       );
-    // 4 ups (command, preview, update, duration each), 4 config edits, refresh (3 lines), destroy
-    // (3 lines), "have been deleted".
-    expect(cliLooking).toHaveLength(4 * 4 + 4 + 3 + 3 + 1);
+    // 4 ups (command, preview, update, duration each), 4 config edits, refresh (4 lines: it previews
+    // first, "Previewing refresh"), destroy (3 lines: --skip-preview), "have been deleted".
+    expect(cliLooking).toHaveLength(4 * 4 + 4 + 4 + 3 + 1);
+    expect(stdout).toMatch(/^Previewing refresh \(dev\): +\[deploy harness\]$/m);
     for (const line of cliLooking) expect(line).toContain("[deploy harness]");
 
     // The steps, in order: 4 ups (each after its config edit, which a "# ..." line explains), the
@@ -172,7 +173,7 @@ describe("npm run demo", () => {
 
     // The state records what runs: a refresh reads every resource back and finds no drift.
     expect(refreshed).toMatch(
-      /^\$ pulumi refresh --yes +\[deploy harness\]\nRefreshing \(dev\): +\[deploy harness\]\n/m,
+      /^\$ pulumi refresh --yes +\[deploy harness\]\nPreviewing refresh \(dev\): +\[deploy harness\]\n[\s\S]*?\nRefreshing \(dev\): +\[deploy harness\]\n/m,
     );
     expect(refreshed).toMatch(/Resources:\n {4}5 unchanged\n/);
     expect(refreshed).not.toMatch(/^ [~+-] /m);

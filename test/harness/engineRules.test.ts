@@ -10,7 +10,7 @@ import { rm, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDeployHarness, type DeployHarness, type DeployResult } from "../support/deployHarness.mts";
-import { initErrorText } from "../support/deployRunner.mts";
+import { deleteProtectedText, initErrorText } from "../support/deployRunner.mts";
 import { installEchoFixture } from "../support/fixtures/echo.mts";
 import { UNKNOWN } from "../support/providerHost.mts";
 
@@ -312,9 +312,7 @@ for (const x of ["a", "b", "c"]) new Echo(x, { value: "v" + x });`,
       await setProgram(h, "");
       const removed = await h.up();
       expect(removed.ok).toBe(false);
-      expect(removed.resources[0]!.error).toMatch(
-        /^unable to delete resource ".*::a"\nas it is currently marked for protection/,
-      );
+      expect(removed.resources[0]!.error).toBe(deleteProtectedText(removed.resources[0]!.urn));
       const destroyed = await h.destroy();
       expect(destroyed.ok).toBe(false);
       expect((await h.state()).resources).toHaveLength(1);

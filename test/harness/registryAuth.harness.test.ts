@@ -22,7 +22,7 @@ const auth = new registryAuth.ContainerRegistryAuth("creds", {
 export const registryAuthId = auth.id;
 `;
 
-describe("deploy harness with ContainerRegistryAuth against the emulator", () => {
+describe("deploy harness with ContainerRegistryAuth against the emulator", { timeout: 300_000 }, () => {
   let emu: Awaited<ReturnType<typeof startEmulator>>;
   let programDir: string;
   let harness: DeployHarness;
@@ -90,6 +90,77 @@ describe("deploy harness with ContainerRegistryAuth against the emulator", () =>
     for (const text of everything) {
       expect(text).not.toContain(PASSWORD);
       expect(text).not.toContain(emu.apiKey);
+    }
+  });
+  it("retainOnDelete with a same-name replacement (DeleteStep.Apply skips the delete half): the create names the kept credential and what to do, and the advice works", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "registry-auth-retain-"));
+    await writeFile(path.join(dir, "Pulumi.yaml"), "name: registry-auth-retain\nruntime: nodejs\n");
+    await writeFile(path.join(dir, "package.json"), '{ "type": "module", "private": true }\n');
+    await writeFile(
+      path.join(dir, "index.mjs"),
+      PROGRAM.replace(
+        'password: cfg.requireSecret("registryPassword"),\n}',
+        'password: cfg.requireSecret("registryPassword"),\n}, { retainOnDelete: true }',
+      ),
+    );
+    const h = await createDeployHarness({
+      projectDir,
+      program: dir,
+      passphrase: "registry retain",
+      config: {
+        "runpod:apiKey": { secret: emu.apiKey },
+        "runpod:restUrl": emu.restUrl,
+        "runpod:serverlessUrl": emu.serverlessUrl,
+        "app:registryName": "retained-creds",
+        "app:registryPassword": { secret: PASSWORD },
+      },
+    });
+    try {
+      const first = await h.up();
+      expect(first.errors).toEqual([]);
+      const oldId = first.outputs.registryAuthId as string;
+
+      // Same name, new password: the provider asks for delete-before-replace; retainOnDelete keeps
+      // the old credential, so the replacement's create meets it.
+      h.setConfig("app:registryPassword", { secret: `${PASSWORD}-rotated` });
+      const rotated = await h.up();
+      expect(rotated.ok).toBe(false);
+      expect(rotated.preview?.resources.map((r) => r.op)).toEqual(["replace"]);
+      const text = rotated.resources.find((r) => r.op === "failed")!.error!;
+      expect(rotated.errors).toEqual([
+        `pulumi-nodejs:dynamic/runpod:ContainerRegistryAuth creds: ${text}`,
+        "update failed",
+      ]);
+      expect(text).toContain(`A container registry auth named "retained-creds" already exists (id ${oldId})`);
+      expect(text).toContain("retainOnDelete");
+      expect(text).toContain(`delete the existing one (id ${oldId})`);
+      expect(text).not.toMatch(/\b400\b|Bad Request/);
+      expect((await listOnEmulator()).filter((a) => a.name === "retained-creds").map((a) => a.id)).toEqual([
+        oldId,
+      ]);
+      // The old entry stays, pending replacement: the next up only creates (rule 6).
+      expect((await h.state()).resources.map((r) => [r.id, r.pendingReplacement])).toEqual([[oldId, true]]);
+
+      // Following the advice: delete the kept credential, then up creates the new one.
+      const del = await fetch(`${emu.restUrlV1}/containerregistryauth/${oldId}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${emu.apiKey}` },
+      });
+      expect(del.ok).toBe(true);
+      const fixed = await h.up();
+      expect(fixed.errors).toEqual([]);
+      expect(fixed.resources.map((r) => r.op)).toEqual(["replace"]);
+      const now = (await listOnEmulator()).filter((a) => a.name === "retained-creds");
+      expect(now.map((a) => a.id)).toEqual([fixed.outputs.registryAuthId]);
+
+      for (const t of [await h.rawState(), ...[first, rotated, fixed].map((r) => JSON.stringify(r))]) {
+        expect(t).not.toContain(PASSWORD);
+        expect(t).not.toContain(emu.apiKey);
+      }
+      await h.destroy();
+    } finally {
+      await h.dispose();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -16,8 +16,8 @@
  * const plan = await harness.preview();  // Check and Diff only; nothing created, state untouched
  * harness.setConfig("registry-auth:password", { secret: "new" });
  * const second = await harness.up();     // ops: "create" | "update" | "replace" | "same" | "delete" | "read" | "failed"
- * await harness.refresh();               // read() each resource; gone ones leave the state
- * await harness.destroy();               // deletes everything, newest first
+ * await harness.refresh();               // preview, then read() each resource; gone ones leave the state
+ * await harness.destroy();               // preview, then deletes everything (dependents first)
  * await harness.dispose();               // removes the program copy (and the state, unless stateFile was given)
  * ```
  *
@@ -31,7 +31,7 @@
  * engine function it comes from (init errors only from `reasons`, old inputs kept on a partially
  * failed update, refresh with Diff, `up` = preview then update, destroy/refresh with the config
  * stored at the last `up`, `parallel`, replacements, protect, retainOnDelete, ignoreChanges,
- * `Resource.get`, parents in URNs, aliases). `test/harness/engineRules.test.ts` checks each one.
+ * `Resource.get`, parents in URNs, aliases, deletes in dependency antichains). `test/harness/engineRules.test.ts` checks each one.
  *
  * - Secrets (the engine's rules): an output is secret when its top-level key was a secret input or
  *   is listed in `additionalSecretOutputs` (read through `registerStackTransformation` inside
@@ -46,8 +46,8 @@
  *   or a program error. `ok` = no errors. `hostOutput` is the host's output as the CLI shows it
  *   to the user, under the stack in `Diagnostics:` (README rule 10).
  *
- * Limits (see the README): no targets, `dependsOn` ordering of deletes, `replaceOnChanges`,
- * `deletedWith`, hooks or `import`; options are matched to registrations by type and name.
+ * Limits (see the README): no targets, `replaceOnChanges`, `deletedWith`, hooks or `import`;
+ * options are matched to registrations by type and name.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
@@ -83,7 +83,7 @@ export interface HarnessOptions {
    * @default `PULUMI_PARALLEL`, else 4 × CPU count ({@link defaultParallel}, read from `env`)
    */
   parallel?: number;
-  /** `up` without the preview first, as `pulumi up --skip-preview`. @default false */
+  /** `up`, `refresh` and `destroy` without the preview first, as `--skip-preview`. @default false */
   skipPreview?: boolean;
 }
 
@@ -132,7 +132,7 @@ export interface DeployResult {
   stepsMs: number;
   /** Total time of the (serial) Check calls, ms. */
   checkMs: number;
-  /** For `up` without `skipPreview`: the preview that ran first (the update is not run when it failed). */
+  /** For `up`, `refresh` and `destroy` without `skipPreview`: the preview that ran first (the operation is not run when it failed). */
   preview?: DeployResult;
 }
 
@@ -165,7 +165,7 @@ export class DeployHarness {
   private config: Record<string, ConfigValue>;
   /** Steps at once for the following runs (`--parallel`). */
   parallel: number;
-  /** When true, `up` skips its preview (`--skip-preview`). */
+  /** When true, `up`, `refresh` and `destroy` skip their preview (`--skip-preview`). */
   skipPreview: boolean;
 
   private constructor(init: {
@@ -283,14 +283,28 @@ export class DeployHarness {
     return this.run("preview");
   }
 
-  /** Reads every resource through the provider; gone ones leave the state. */
-  refresh(): Promise<DeployResult> {
-    return this.run("refresh");
+  /**
+   * Reads every resource through the provider; gone ones leave the state. As `pulumi refresh`, it
+   * previews first (the same reads, nothing written; result in `preview`) and stops there when the
+   * preview fails, unless `skipPreview` (`PreviewThenPromptThenExecute`, pkg/backend/apply.go).
+   */
+  refresh(opts: { skipPreview?: boolean } = {}): Promise<DeployResult> {
+    return this.previewThen("refresh", opts.skipPreview);
   }
 
-  /** Deletes every resource in the state, newest first (pending replacement deletes before them). */
-  destroy(): Promise<DeployResult> {
-    return this.run("destroy");
+  /**
+   * Deletes every resource in the state. As `pulumi destroy`, it previews first (a protected
+   * resource fails the preview, so nothing is deleted; result in `preview`), unless `skipPreview`.
+   */
+  destroy(opts: { skipPreview?: boolean } = {}): Promise<DeployResult> {
+    return this.previewThen("destroy", opts.skipPreview);
+  }
+
+  private async previewThen(op: "refresh" | "destroy", skipPreview?: boolean): Promise<DeployResult> {
+    if (skipPreview ?? this.skipPreview) return this.run(op);
+    const preview = await this.run(op, { dryRun: true });
+    if (!preview.ok) return { ...preview, preview };
+    return { ...(await this.run(op)), preview };
   }
 
   /** The decrypted state (plaintext secrets: for assertions only, never print it). */
@@ -321,7 +335,7 @@ export class DeployHarness {
     await fs.rm(this.stateFile, { force: true });
   }
 
-  private async run(op: Operation): Promise<DeployResult> {
+  private async run(op: Operation, runOpts: { dryRun?: boolean } = {}): Promise<DeployResult> {
     const plain: Record<string, string> = {};
     const secretKeys: string[] = [];
     for (const [k, v] of Object.entries(this.config)) {
@@ -344,6 +358,7 @@ export class DeployHarness {
       secretConfigKeys: secretKeys,
       hostEnv: this.env,
       parallel: this.parallel,
+      ...(runOpts.dryRun ? { dryRun: true } : {}),
     };
     const env: NodeJS.ProcessEnv = {
       ...this.env,

@@ -46,6 +46,11 @@ export interface RunnerRequest {
   hostEnv: NodeJS.ProcessEnv;
   /** At most this many resource steps at once (`pulumi up --parallel`). */
   parallel: number;
+  /**
+   * The preview a `destroy` or `refresh` runs first (`PreviewThenPromptThenExecute`,
+   * pkg/backend/apply.go): the same steps with `DryRun`, nothing written to the state.
+   */
+  dryRun?: boolean;
 }
 
 /** `read` = `Resource.get`; in a preview the ops are the plan. */
@@ -247,6 +252,19 @@ function annotateSecrets(
   return result;
 }
 
+/**
+ * `deleteProtectedError.Error()` (pkg/resource/deploy/step.go): what `DeleteStep.Apply` returns for a
+ * protected resource, in a preview too. `URN.Quote` uses single quotes (double on Windows).
+ */
+export function deleteProtectedText(urn: string): string {
+  return (
+    `resource "${urn}" cannot be deleted\n` +
+    "because it is protected. To unprotect the resource, either remove the `protect` flag from the " +
+    "resource in your Pulumi program and run `pulumi up`, or use the command:\n" +
+    `\`pulumi state unprotect ${process.platform === "win32" ? `"${urn}"` : `'${urn}'`}\``
+  );
+}
+
 function containsSecret(v: unknown): boolean {
   if (Array.isArray(v)) return v.some(containsSecret);
   if (typeof v === "object" && v !== null) {
@@ -333,7 +351,7 @@ interface RegOptions {
 
 async function main(): Promise<void> {
   const req = JSON.parse(await readStdin()) as RunnerRequest;
-  const preview = req.op === "preview";
+  const preview = req.op === "preview" || req.dryRun === true;
   const logs: string[] = [];
   const errors: string[] = [];
   const warnings: string[] = [];
@@ -400,27 +418,34 @@ async function main(): Promise<void> {
     return line;
   };
 
-  /** DeleteStep.Apply (step.go): protect refuses; external and retainOnDelete skip the provider. */
-  const deleteResource = async (r: ResourceState, list: ResourceState[]): Promise<boolean> => {
+  /**
+   * DeleteStep.Apply (step.go): protect refuses; external and retainOnDelete skip the provider. A
+   * step not started when the deployment was cancelled never runs (`executeChain` checks the
+   * context before each step): "skipped".
+   */
+  const deleteResource = async (
+    r: ResourceState,
+    list: ResourceState[],
+  ): Promise<"deleted" | "failed" | "protected" | "skipped"> => {
+    if (cancelled) return "skipped";
     if (r.protect) {
-      // deleteProtectedError: the executor continues past it (`cancelDueToError`).
-      stepFailed(
-        r.urn,
-        r.id,
-        r,
-        `unable to delete resource "${r.urn}"\nas it is currently marked for protection. To unprotect the resource, ` +
-          "remove the `protect` flag from the resource in your Pulumi program and run `pulumi up`",
-      );
-      return false;
+      // deleteProtectedError: `cancelDueToError` continues past it (the one error that does not cancel).
+      stepFailed(r.urn, r.id, r, deleteProtectedText(r.urn));
+      cancelled = false;
+      return "protected";
     }
     if (preview) {
       resources.push({ urn: r.urn, id: r.id, op: "delete" });
-      return true;
+      return "deleted";
     }
     try {
       if (!r.external && !r.retainOnDelete && !r.pendingReplacement) {
         const h = await getHost();
-        await slots.run(() => h.delete(r.id, r.urn, r.outputs));
+        await slots.run(async () => {
+          if (cancelled)
+            throw new Skipped(`${r.type} ${r.name}: not stepped: the deployment stopped at a failure`);
+          await h.delete(r.id, r.urn, r.outputs);
+        });
       }
       list.splice(list.indexOf(r), 1);
       resources.push({ urn: r.urn, id: r.id, op: "delete" });
@@ -428,10 +453,33 @@ async function main(): Promise<void> {
         `- delete ${r.urn} (${r.id})${r.retainOnDelete ? " (retainOnDelete: left in the service)" : ""}${r.external ? " (read-only: not deleted)" : ""}`,
       );
       await save();
-      return true;
+      return "deleted";
     } catch (e) {
+      if (e instanceof Skipped) return "skipped";
       stepFailed(r.urn, r.id, r, messageOf(e));
-      return false;
+      return "failed";
+    }
+  };
+
+  /**
+   * Deletes `condemned` as the engine schedules deletes (`performPostSteps`, deployment_executor.go):
+   * `ScheduleDeletes` (step_generator.go) cuts them into antichains, dependents before what they
+   * depend on; each antichain's steps run in parallel (`ExecuteParallel`, at most `parallel` at
+   * once) and the next antichain starts when it is done. After a failed delete nothing new is
+   * scheduled (`cancelDueToError`); past a protected one the executor goes on, leaving out what the
+   * protected resource depends on (`erroredDeps`, `TransitiveDependenciesOf`).
+   */
+  const deleteScheduled = async (condemned: Array<{ r: ResourceState; list: ResourceState[] }>) => {
+    const listOf = new Map(condemned.map((c) => [c.r, c.list]));
+    const graph = dependencyGraph(condemned.map((c) => c.r));
+    const erroredDeps = new Set<ResourceState>();
+    for (const antichain of scheduleDeletes(graph)) {
+      if (cancelled) break;
+      const steps = antichain.filter((r) => !erroredDeps.has(r));
+      const outcomes = await Promise.all(steps.map((r) => deleteResource(r, listOf.get(r)!)));
+      steps.forEach((r, i) => {
+        if (outcomes[i] === "protected") for (const d of transitiveDependencies(graph, r)) erroredDeps.add(d);
+      });
     }
   };
 
@@ -445,8 +493,10 @@ async function main(): Promise<void> {
     } else if (req.op === "refresh") {
       await runRefresh();
     } else if (req.op === "destroy") {
-      for (const r of [...state.pendingDeletes].reverse()) await deleteResource(r, state.pendingDeletes);
-      for (const r of [...state.resources].reverse()) await deleteResource(r, state.resources);
+      await deleteScheduled([
+        ...state.pendingDeletes.map((r) => ({ r, list: state.pendingDeletes })),
+        ...state.resources.map((r) => ({ r, list: state.resources })),
+      ]);
       if (errors.length === 0) {
         state.outputs = {};
         state.secretOutputs = [];
@@ -489,13 +539,20 @@ async function main(): Promise<void> {
    */
   async function runRefresh(): Promise<void> {
     const h = await getHost();
+    // deploymentExecutor.refresh: one RefreshStep per resource of the old snapshot (pending deletes
+    // included), run by a step executor with ignoreErrors: a failed read cancels nothing, every
+    // other resource is still read. RefreshStep.Apply returns a pending replacement unchanged.
+    const steps = [
+      ...state.pendingDeletes.map((r) => ({ r, list: state.pendingDeletes })),
+      ...state.resources.map((r) => ({ r, list: state.resources })),
+    ].filter(({ r }) => !r.pendingReplacement);
     await Promise.all(
-      [...state.resources].map((r) =>
+      steps.map(({ r, list }) =>
         slots.run(async () => {
           try {
             const read = await h.read(r.id, r.urn, r.outputs, r.inputs);
             if (!read.id) {
-              state.resources.splice(state.resources.indexOf(r), 1);
+              list.splice(list.indexOf(r), 1);
               resources.push({ urn: r.urn, id: r.id, op: "delete" });
               log(`- refresh: ${r.urn} (${r.id}) is gone`);
               await save();
@@ -792,7 +849,10 @@ async function main(): Promise<void> {
           const inputs = planned.inputs;
           if (planned.deleteFirst && !o.pendingReplacement) {
             try {
-              await h.delete(o.id, o.urn, o.outputs);
+              // DeleteStep.Apply (step.go): the delete half of a delete-before-replace skips the
+              // provider for a retainOnDelete (or read-only) resource too: the old object stays.
+              if (!o.retainOnDelete && !o.external) await h.delete(o.id, o.urn, o.outputs);
+              else log(`- ${o.urn} (${o.id}) left in the service (retainOnDelete) before its replacement`);
             } catch (e) {
               fail(urn, o.id, who, messageOf(e));
             }
@@ -891,6 +951,7 @@ async function main(): Promise<void> {
       return `urn:pulumi:${stack}::${project}::${pType ? `${pType}$` : ""}${t}::${n}`;
     };
 
+    const registeredDependencies = captureDependencies(settings);
     let raw: Record<string, unknown> = {};
     try {
       await pulumi.runtime.runInPulumiStack(async () => {
@@ -949,11 +1010,15 @@ async function main(): Promise<void> {
       state.secretOutputs = secretOutputs;
     }
     if (errors.length === 0) {
-      // Resources that left the program, then the old halves of replacements, newest first.
-      for (const r of [...state.resources].reverse())
-        if (!seen.has(r.urn) && !claimed.has(r)) await deleteResource(r, state.resources);
-      for (const r of [...state.pendingDeletes].reverse()) await deleteResource(r, state.pendingDeletes);
+      // Resources that left the program and the old halves of replacements, in the engine's antichains.
+      await deleteScheduled([
+        ...state.pendingDeletes.map((r) => ({ r, list: state.pendingDeletes })),
+        ...state.resources
+          .filter((r) => !seen.has(r.urn) && !claimed.has(r))
+          .map((r) => ({ r, list: state.resources })),
+      ]);
     }
+    recordDependencies(state.resources, seen, registeredDependencies);
     if (!preview) {
       // An old entry claimed through an alias is now stored under the new URN (record() replaced it).
       // The default provider's inputs: the whole config, secrets marked (`Target.GetPackageConfig`).
@@ -967,6 +1032,94 @@ async function main(): Promise<void> {
     );
     return { outputs: shown, secretOutputs };
   }
+}
+
+/**
+ * Wraps the mock monitor's RegisterResource to keep what the SDK sends the engine as a resource's
+ * dependencies: `dependencies` (dependsOn and inputs' resources), `propertyDependencies` and the
+ * `parent`, as `type::name` keys (the mock monitor's URNs keep only the last parent type).
+ */
+function captureDependencies(settings: any): Map<string, string[]> {
+  const captured = new Map<string, string[]>();
+  const monitor = settings.getMonitor();
+  const register = monitor.registerResource.bind(monitor);
+  const key = (urn: string) => {
+    const parts = urn.split("::");
+    return `${(parts[2] ?? "").split("$").pop()}::${parts.slice(3).join("::")}`;
+  };
+  monitor.registerResource = (req: any, callback: unknown) => {
+    const urns = new Set<string>(req.getDependenciesList());
+    req.getPropertydependenciesMap().forEach((deps: any) => {
+      for (const u of deps.getUrnsList()) urns.add(u);
+    });
+    if (req.getParent()) urns.add(req.getParent());
+    captured.set(`${req.getType()}::${req.getName()}`, [...urns].map(key));
+    return register(req, callback);
+  };
+  return captured;
+}
+
+/** Stores each registered resource's dependencies (`State.Dependencies`) as URNs of the state. */
+function recordDependencies(
+  resources: ResourceState[],
+  seen: Set<string>,
+  captured: Map<string, string[]>,
+): void {
+  const urnOf = new Map(resources.map((r) => [`${r.type}::${r.name}`, r.urn]));
+  for (const r of resources) {
+    if (!seen.has(r.urn)) continue;
+    const deps = (captured.get(`${r.type}::${r.name}`) ?? [])
+      .map((k) => urnOf.get(k))
+      .filter((u): u is string => u !== undefined && u !== r.urn);
+    if (deps.length > 0) r.dependencies = [...new Set(deps)];
+    else delete r.dependencies;
+  }
+}
+
+/**
+ * `DependencyGraph.DependenciesOf` (pkg/resource/graph/dependency_graph.go): a resource depends on
+ * the resources BEFORE it in the list whose URN it names (so an old and a new resource under one
+ * URN both count). The list is the pending deletes, then the resources, in state order.
+ */
+function dependencyGraph(list: ResourceState[]): Map<ResourceState, Set<ResourceState>> {
+  const graph = new Map<ResourceState, Set<ResourceState>>();
+  list.forEach((r, i) => {
+    const names = new Set(r.dependencies ?? []);
+    graph.set(r, new Set(list.slice(0, i).filter((c) => names.has(c.urn))));
+  });
+  return graph;
+}
+
+/**
+ * `ScheduleDeletes` (step_generator.go): repeatedly take every condemned resource none of whose
+ * dependencies is still condemned, then reverse the list of rounds: dependents are deleted first.
+ */
+function scheduleDeletes(graph: Map<ResourceState, Set<ResourceState>>): ResourceState[][] {
+  const condemned = new Set(graph.keys());
+  const antichains: ResourceState[][] = [];
+  while (condemned.size > 0) {
+    const round = [...condemned].filter((r) => ![...graph.get(r)!].some((d) => condemned.has(d)));
+    for (const r of round) condemned.delete(r);
+    antichains.push(round);
+  }
+  return antichains.reverse();
+}
+
+/** `TransitiveDependenciesOf`: everything `r` depends on, directly or not. */
+function transitiveDependencies(
+  graph: Map<ResourceState, Set<ResourceState>>,
+  r: ResourceState,
+): Set<ResourceState> {
+  const out = new Set<ResourceState>();
+  const walk = (x: ResourceState) => {
+    for (const d of graph.get(x) ?? []) {
+      if (out.has(d)) continue;
+      out.add(d);
+      walk(d);
+    }
+  };
+  walk(r);
+  return out;
 }
 
 function stripProvider(o: Record<string, unknown>): Record<string, unknown> {

@@ -53,6 +53,12 @@ export interface ResourceState {
   external?: boolean;
   /** Deleted by a delete-before-replace whose create has not succeeded yet. */
   pendingReplacement?: boolean;
+  /**
+   * URNs this resource depends on, as the program registered it (`dependsOn`, resources in its
+   * inputs, its parent): the engine's `Dependencies`/`PropertyDependencies`/`Parent`, which order
+   * deletes (`ScheduleDeletes`).
+   */
+  dependencies?: string[];
 }
 
 export interface HarnessState {

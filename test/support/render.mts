@@ -18,6 +18,12 @@ export interface StepView {
    */
   kind: "up" | "destroy" | "refresh" | "preview";
   /**
+   * What a `preview` step previews: `pulumi destroy` and `pulumi refresh` preview first too, and
+   * print "Previewing destroy" / "Previewing refresh" (`ActionLabel`, pkg/backend/apply.go).
+   * @default "update"
+   */
+  previewOf?: "update" | "destroy" | "refresh";
+  /**
    * Appended to the headline and the Duration line, e.g. "[deploy harness]": says that no CLI
    * printed this (issue 15 item 6).
    */
@@ -111,9 +117,12 @@ export function formatDuration(ms: number): string {
 export function renderStep(view: StepView): string {
   const out: string[] = [];
   const isPreview = view.kind === "preview";
-  const verb = { up: "Updating", destroy: "Destroying", refresh: "Refreshing", preview: "Previewing update" }[
-    view.kind
-  ];
+  const verb = {
+    up: "Updating",
+    destroy: "Destroying",
+    refresh: "Refreshing",
+    preview: `Previewing ${view.previewOf ?? "update"}`,
+  }[view.kind];
   const tag = view.label ? `  ${view.label}` : "";
   out.push(`${verb} (${view.stack}):${tag}`, "");
 

@@ -117,19 +117,28 @@ function stillInFlight(error: unknown): boolean {
   return error instanceof APITimeoutError || (error instanceof APIUserAbortError && error.sent);
 }
 
-/** The error for a name taken by a credential this stack did not create: how to resolve it. */
+/**
+ * The error for a name taken by a credential this create did not make: which one, how it can have
+ * got there, and how to resolve it. Besides another stack or person, the engine itself leaves one
+ * behind when the resource has `retainOnDelete: true` and is replaced keeping its name: the delete
+ * half of that delete-before-replace skips the provider (`DeleteStep.Apply`), so the old credential
+ * is still there when the new one is created.
+ */
 function nameTakenError(name: string, taken: RegistryAuthRecord[], cause?: unknown): RunpodError {
   const ids = taken.map((r) => r.id);
   const which = ids.length > 0 ? ` (id ${ids.join(", ")})` : "";
   const deleteHint =
     ids.length > 0
-      ? `delete the existing one (id ${ids[0]}) in the RunPod console or with the API (DELETE .../containerregistryauth/${ids[0]})`
-      : "delete the existing one in the RunPod console or with the API";
+      ? `delete the existing one (id ${ids[0]}) in the RunPod console or with the API (DELETE .../containerregistryauth/${ids[0]}) and run pulumi up again`
+      : "delete the existing one in the RunPod console or with the API and run pulumi up again";
   return new RunpodError(
-    `A container registry auth named "${name}" already exists${which} and this stack did not create it. ` +
-      `To resolve: give this resource another name; or ${deleteHint}; or set adoptExisting: true ` +
-      `to take it under this stack (destroy will then delete it; the stored username and password ` +
-      `cannot be verified).`,
+    `A container registry auth named "${name}" already exists${which} and this create did not make it; ` +
+      "names are unique, so a second one cannot be created. Either another stack or person made it, or " +
+      "this resource has retainOnDelete: true and is being replaced under the same name (a change of " +
+      "username or password): Pulumi then keeps the old credential instead of deleting it first. " +
+      `To resolve: give this resource another name; or ${deleteHint}; or, only if the existing one ` +
+      "holds this resource's username and password, set adoptExisting: true to take it under this " +
+      "stack (destroy will then delete it; the stored username and password cannot be verified).",
     cause === undefined ? undefined : { cause },
   );
 }

@@ -30,7 +30,8 @@ export interface ContainerRegistryAuthArgs {
   name: pulumi.Input<string>;
   /**
    * Registry username. The service never returns it, so refresh cannot detect a change made
-   * outside Pulumi. Changing it replaces the credential (old one deleted first: names are unique).
+   * outside Pulumi. Changing it replaces the credential (old one deleted first: names are unique; with
+   * `retainOnDelete: true` the old one stays and the create fails naming it).
    */
   username: pulumi.Input<string>;
   /**
