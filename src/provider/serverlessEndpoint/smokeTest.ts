@@ -8,6 +8,8 @@
  * checks that each job's worker runs the new release; no `collectStream`, as the gate keeps no
  * stream; no `s3Config` and no `redact`, as the gate echoes its arguments into the outputs, where a
  * credential must not be: the endpoint's own `env` values and the API key are redacted anyway).
+ * `http` comes with them: a load-balancer endpoint's gate sends HTTP probes instead of jobs, and
+ * `smokeTest` is then stored as a secret when `http.headers` is given (the resource does it).
  * Each job runs through JobRun's own execution (`runAndRecord`: rollout wait, submission, release
  * check, `expect`, the failing worker's log tail), so a failed gate says exactly what a failed
  * JobRun would.
@@ -87,6 +89,8 @@ export interface SmokeTestRecord {
 /** One job of a gate. */
 export interface GateJob {
   jobId?: string;
+  /** True for an http probe (a load-balancer endpoint's smoke test), which has no job id. */
+  probe?: boolean;
   passed: boolean;
   /** JobRun's failure text (worker error, expect mismatches, timeline, log tail). */
   failure?: string;
@@ -125,7 +129,9 @@ export function judgeGate(
     failures: failed.length,
     timeline: jobs.map(
       (j, i) =>
-        `${j.jobId ?? `run ${i + 1} (no job)`}: ${formatTimeline(j.timeline)}${j.passed ? "" : " (failed)"}`,
+        `${j.jobId ?? (j.probe ? `probe ${i + 1}` : `run ${i + 1} (no job)`)}: ${formatTimeline(j.timeline)}${
+          j.passed ? "" : " (failed)"
+        }`,
     ),
   };
   return record.passed ? { record } : { record, why: failed[0]?.failure };
@@ -145,25 +151,29 @@ export async function runGate(
   const news = { ...job, endpointId, rollout: "wait" };
   // Fails here, not per job, when the arguments cannot make a job (check already refused them).
   resolveJobRunArgs(news);
+  const probe = job.http !== undefined;
   const one = async (): Promise<GateJob> => {
     try {
       const { outs } = await runAndRecord(ctx, "smoke-test", news);
       const timeline = (outs.timeline ?? []) as TimelineEntry[];
       if (version !== null && outs.endpointVersion !== undefined && outs.endpointVersion !== version) {
+        const what = probe ? `the http probe was answered by` : `job ${outs.jobId} ran on`;
         return {
           jobId: outs.jobId,
+          probe,
           passed: false,
           timeline,
           failure:
-            `job ${outs.jobId} ran on version ${outs.endpointVersion}, not on the release under test (version ` +
+            `${what} version ${outs.endpointVersion}, not the release under test (version ` +
             `${version}): the endpoint changed while the smoke test ran`,
         };
       }
-      return { jobId: outs.jobId, passed: true, timeline };
+      return { jobId: outs.jobId, probe, passed: true, timeline };
     } catch (error) {
       const props = (error as { properties?: Record<string, unknown> }).properties;
       return {
         jobId: typeof props?.jobId === "string" ? props.jobId : undefined,
+        probe,
         passed: false,
         failure: describeError(error),
         timeline: Array.isArray(props?.timeline) ? (props.timeline as TimelineEntry[]) : [],
