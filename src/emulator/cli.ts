@@ -86,7 +86,12 @@ Flags:
                               REST v2 answers carry RateLimit / RateLimit-Policy for the
                               management row in force
   --cold-start-ms MS          workers start cold and take MS to warm up; lowPriority jobs run
-                              only on warm workers (default: workers are warm)
+                              only on warm workers (default: workers are warm). Load-balancer
+                              endpoints always keep workers.min warm and start the others on
+                              demand, in MS (default 500)
+  --load-balancer-request-wait-ms MS
+                              how long a request to a load-balancer endpoint waits for a ready
+                              worker before answering 503 (default 60000)
   --rollout-ms MS             rolling updates: after a new release of an endpoint (a PATCH of
                               /v2/serverless/{id} changing image, env, templateId, ...), its
                               older workers keep serving, isStale, for MS, then are replaced one
@@ -114,6 +119,14 @@ REST v2 serverless: /v2/serverless and /v2/templates CRUD; /v2/serverless/{id}/r
 /workers and /workers/{workerId}/logs (Server-Sent Events with tail, since, source and
 Last-Event-ID). Endpoints given with --endpoint are listed there too (image
 runpod-emulator/builtin:latest). Job status answers carry workerId.
+
+Load-balancer endpoints (type LOAD_BALANCER): requestUrls.base is <origin>/lb/<id> (the service's
+https://<id>.api.runpod.ai), every request needs Authorization: Bearer <key>. Health at
+HEALTH_CHECK_PATH (env) or /ping: 200 a worker is ready, 204 one is starting, 503 none can.
+Workers run a built-in model server: GET|POST /echo, GET /v1/models (env MODEL_NAME),
+POST /v1/chat/completions (answers "echo: <last user message>"); each request is a line of the
+serving worker's log. RUNPOD_EMULATOR_FAIL=<message> answers 500 {"error": <message>};
+RUNPOD_EMULATOR_LATENCY_MS=<n> delays each answer n ms.
 
 REST v2 catalog: /v2/catalog/gpus, /cpus, /datacenters, /templates answer a fixed catalog with stock;
 an endpoint's gpu.pools must name one of its pools, or EMULATOR (the pool of --endpoint endpoints).
@@ -213,6 +226,7 @@ export function parseCommand(argv: string[]): Command {
         "rate-limits": { type: "string" },
         "cold-start-ms": { type: "string" },
         "rollout-ms": { type: "string" },
+        "load-balancer-request-wait-ms": { type: "string" },
         "no-parent-watch": { type: "boolean" },
         version: { type: "boolean", short: "v" },
         help: { type: "boolean", short: "h" },
@@ -265,6 +279,10 @@ export function parseCommand(argv: string[]): Command {
   }
   options.coldStartMs = int("cold-start-ms", s("cold-start-ms"));
   options.rolloutMs = int("rollout-ms", s("rollout-ms"));
+  options.loadBalancerRequestWaitMs = int(
+    "load-balancer-request-wait-ms",
+    s("load-balancer-request-wait-ms"),
+  );
   for (const key of Object.keys(options) as (keyof EmulatorOptions)[]) {
     if (options[key] === undefined) delete options[key];
   }

@@ -96,7 +96,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   });
   let serverless: ServerlessStore;
   try {
-    serverless = new ServerlessStore(engine, resolved.clock, resolved.endpoints, store);
+    serverless = new ServerlessStore(engine, resolved.clock, resolved.endpoints, store, {
+      ...(resolved.coldStartMs !== undefined ? { coldStartMs: resolved.coldStartMs } : {}),
+    });
   } catch (err) {
     engine.close();
     webhooks.close();
@@ -113,6 +115,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     faults,
     limiter: resolved.rateLimits ? new RateLimitEnforcer(resolved.clock) : undefined,
     rateLimits: resolved.rateLimits,
+    clock: resolved.clock,
+    loadBalancerRequestWaitMs: resolved.loadBalancerRequestWaitMs,
     onRequest: (dialect) => {
       requests++;
       if (dialect === "job") requestsByInterface.jobs++;

@@ -25,6 +25,9 @@ import { type StoredVolume, volumeSizeProblem } from "./store";
  */
 export const RESERVED_ENDPOINT_IDS: readonly string[] = V2_MANAGEMENT_SEGMENTS;
 
+/** How long a load-balancer request waits for a ready worker by default, ms (`loadBalancerRequestWaitMs`). */
+export const LOAD_BALANCER_REQUEST_WAIT_DEFAULT_MS = 60_000;
+
 /** One endpoint: `{ id, workersMax?, coldStartMs? }` or the string `"ID"` / `"ID:N"` (N = workersMax). */
 export type EndpointSpec = string | { id: string; workersMax?: number; coldStartMs?: number };
 
@@ -67,7 +70,11 @@ export interface EmulatorOptions {
   rateLimits?: boolean | RateLimitTable;
   /** Time source of every job timer. @default the real clock */
   clock?: Clock;
-  /** Cold start of every endpoint's workers, ms (an endpoint's own `coldStartMs` wins). @default none: workers are warm */
+  /**
+   * Cold start of every endpoint's workers, ms (an endpoint's own `coldStartMs` wins). @default none:
+   * workers are warm. Load-balancer endpoints (REST v2 `type: "LOAD_BALANCER"`) always keep
+   * `workers.min` workers warm and start the others on demand, in this many ms (default 500).
+   */
   coldStartMs?: number;
   /**
    * Rolling updates: after a new release of an endpoint, how long its workers of older versions
@@ -75,6 +82,12 @@ export interface EmulatorOptions {
    * emulator clock. @default 3000
    */
   rolloutMs?: number;
+  /**
+   * Load-balancer endpoints: how long a request (other than health) waits for a ready worker
+   * while workers start (a cold start, a rollout's new worker), ms of the emulator clock; then it
+   * answers 503 `{"error": "no worker became ready within ..."}`. @default 60000
+   */
+  loadBalancerRequestWaitMs?: number;
 }
 
 /** Options after resolution. */
@@ -93,6 +106,9 @@ export interface ResolvedOptions {
   rateLimits?: RateLimitTable;
   clock: Clock;
   rolloutMs: number;
+  /** The emulator-wide cold start (`coldStartMs`), when given. */
+  coldStartMs?: number;
+  loadBalancerRequestWaitMs: number;
 }
 
 function nonNegativeInt(name: string, value: unknown, fallback: number): number {
@@ -245,5 +261,11 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     ...(rateLimits ? { rateLimits } : {}),
     clock: options.clock ?? realClock,
     rolloutMs: nonNegativeInt("rolloutMs", options.rolloutMs, ROLLOUT_DEFAULT_MS),
+    ...(coldStartMs !== undefined ? { coldStartMs } : {}),
+    loadBalancerRequestWaitMs: nonNegativeInt(
+      "loadBalancerRequestWaitMs",
+      options.loadBalancerRequestWaitMs,
+      LOAD_BALANCER_REQUEST_WAIT_DEFAULT_MS,
+    ),
   };
 }

@@ -6,14 +6,17 @@
  *   wrapped lists, `dataCenter`, 201 on create. Every first segment of the v2 document (`pods`,
  *   `serverless`, ...) is reserved: no endpoint may use it.
  * - `/v2/{endpointId}/...`: the job interface, errors `{"message": "..."}`.
+ * - `/lb/{endpointId}/...`: load-balancer endpoints (`http/loadBalancerRoutes.ts`), errors `{"error": "..."}`.
  *
  * The pieces: `http/pipeline.ts` (auth, faults, rate limits, latency, body limits, the answers to
  * unserved v2 paths), `http/jobRoutes.ts`, and `http/management.ts` (one route table for both REST
  * dialects). fastify is loaded when a server is built, never at require time.
  */
 import type { FastifyInstance } from "fastify";
+import type { Clock } from "./clock";
 import { registerCatalogRoutes } from "./http/catalogRoutes";
 import { registerJobRoutes } from "./http/jobRoutes";
+import { registerLoadBalancerRoutes } from "./http/loadBalancerRoutes";
 import { registerManagementRoutes } from "./http/management";
 import { createApp, type PipelineDeps } from "./http/pipeline";
 import { registerServerlessRoutes } from "./http/serverlessRoutes";
@@ -27,6 +30,10 @@ export { MANAGEMENT_RATE_LIMIT_ROW } from "./http/pipeline";
 export interface ServerDeps extends PipelineDeps {
   store: ManagementStore;
   serverless: ServerlessStore;
+  /** The emulator's clock (load-balancer request waits and latency). */
+  clock: Clock;
+  /** How long a load-balancer request waits for a ready worker, ms. */
+  loadBalancerRequestWaitMs: number;
 }
 
 /** Builds the fastify app (not listening yet). */
@@ -36,5 +43,11 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   registerManagementRoutes(app, { store: deps.store, serverless: deps.serverless });
   registerServerlessRoutes(app, deps.serverless);
   registerCatalogRoutes(app);
+  registerLoadBalancerRoutes(app, {
+    engine: deps.engine,
+    serverless: deps.serverless,
+    clock: deps.clock,
+    requestWaitMs: deps.loadBalancerRequestWaitMs,
+  });
   return app;
 }

@@ -41,7 +41,7 @@ import {
 import { requireKnownPools } from "./catalog";
 import type { Clock } from "./clock";
 import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
-import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine } from "./jobs/engine";
+import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine, WORKER_START_MS } from "./jobs/engine";
 import { MAX_WORKERS_PER_ENDPOINT } from "./serviceFacts";
 import { type ManagementStore, randomId } from "./store";
 
@@ -73,6 +73,18 @@ function requireWorkersWithinCap(max: number | undefined): void {
       `workers.max: the emulator runs at most ${MAX_WORKERS_PER_ENDPOINT} workers per endpoint, got ${max}`,
     );
   }
+}
+
+/** The env variable naming a load-balancer endpoint's health path, as the service reads it. */
+export const HEALTH_CHECK_PATH_ENV = "HEALTH_CHECK_PATH";
+/** The health path of a load-balancer endpoint without {@link HEALTH_CHECK_PATH_ENV}. */
+export const DEFAULT_HEALTH_PATH = "/ping";
+
+/** The health path an endpoint env gives (`/` added in front when missing). */
+export function healthPath(env: Record<string, string>): string {
+  const given = env[HEALTH_CHECK_PATH_ENV];
+  if (given === undefined || given === "") return DEFAULT_HEALTH_PATH;
+  return given.startsWith("/") ? given : `/${given}`;
 }
 
 /** Memory (GB) the emulator reports per vCPU of a CPU endpoint. */
@@ -164,15 +176,25 @@ export class ServerlessStore {
   serverlessUrl = "http://127.0.0.1";
 
   readonly #store?: ManagementStore;
+  /** Cold start of load-balancer endpoints' workers, ms (the emulator's `coldStartMs`). */
+  readonly #lbColdStartMs: number;
 
   /**
    * Lists the engine's endpoints (`configs`, from `--endpoint`), then restores what `store`'s
-   * state file saved. Throws when the saved section is malformed.
+   * state file saved. Throws when the saved section is malformed. `options.coldStartMs`: how long
+   * a cold worker of a load-balancer endpoint takes to start (default {@link WORKER_START_MS}).
    */
-  constructor(engine: JobEngine, clock: Clock, configs: readonly EndpointConfig[], store?: ManagementStore) {
+  constructor(
+    engine: JobEngine,
+    clock: Clock,
+    configs: readonly EndpointConfig[],
+    store?: ManagementStore,
+    options: { coldStartMs?: number } = {},
+  ) {
     this.#engine = engine;
     this.#clock = clock;
     this.#store = store;
+    this.#lbColdStartMs = options.coldStartMs ?? WORKER_START_MS;
     for (const config of configs) {
       this.#endpoints.set(config.id, {
         fromCommandLine: true,
@@ -219,8 +241,7 @@ export class ServerlessStore {
       if (this.#endpoints.has(record.id)) continue; // --endpoint wins
       const latest = releases.at(-1) as Release;
       this.#engine.addEndpoint({
-        id: record.id,
-        workersMax: record.workers.max,
+        ...this.#engineShape(record),
         release: { version: latest.version ?? releases.length, image: record.image, env: { ...record.env } },
       });
       this.#endpoints.set(record.id, { record, releases });
@@ -260,9 +281,36 @@ export class ServerlessStore {
 
   // Endpoints -----------------------------------------------------------------------------------
 
+  /**
+   * How the engine runs an endpoint: a queue endpoint's workers are all warm; a load-balancer
+   * endpoint keeps `workers.min` warm, the rest start cold on demand (a request waiting for a
+   * worker), as the service scales load-balancer endpoints by requests.
+   */
+  #engineShape(record: StoredEndpoint["record"]): Omit<EndpointConfig, "release"> {
+    if (record.type !== "LOAD_BALANCER") return { id: record.id, workersMax: record.workers.max };
+    return {
+      id: record.id,
+      type: "LOAD_BALANCER",
+      workersMax: record.workers.max,
+      coldStartMs: this.#lbColdStartMs,
+      warmWorkers: record.workers.min,
+    };
+  }
+
+  /** A load-balancer endpoint's health path (`HEALTH_CHECK_PATH` of its env, else `/ping`); undefined for any other id. */
+  loadBalancer(id: string): { healthPath: string } | undefined {
+    const stored = this.#endpoints.get(id);
+    if (stored?.record.type !== "LOAD_BALANCER" || !this.#engine.has(id)) return undefined;
+    return { healthPath: healthPath(stored.record.env) };
+  }
+
   /** An endpoint as the document shows it, with `requestUrls` of this emulator. */
   render(stored: StoredEndpoint): Endpoint {
     const { record } = stored;
+    if (record.type === "LOAD_BALANCER") {
+      const base = `${this.serverlessUrl}/lb/${encodeURIComponent(record.id)}`;
+      return { ...record, requestUrls: { base, health: `${base}${healthPath(record.env)}` } };
+    }
     const base = `${this.serverlessUrl}/v2/${encodeURIComponent(record.id)}`;
     return {
       ...record,
@@ -310,11 +358,6 @@ export class ServerlessStore {
 
   /** Creates an endpoint and its engine endpoint (version 1). */
   async createEndpoint(body: CreateEndpointRequest): Promise<StoredEndpoint> {
-    if (body.type === "LOAD_BALANCER") {
-      throw new ServerlessUnsupportedError(
-        "type LOAD_BALANCER: the emulator serves queue-based endpoints only (type QUEUE)",
-      );
-    }
     requireKnownPools(body.gpu?.pools, ServerlessConflictError);
     requireWorkersWithinCap(body.workers?.max);
     // Exactly one of gpu or cpu, and no CUDA set beside a floor: the wire schema's 400 rules.
@@ -326,7 +369,7 @@ export class ServerlessStore {
     const record: StoredEndpoint["record"] = {
       id,
       name: body.name,
-      type: "QUEUE",
+      type: body.type,
       image: body.image ?? tpl?.image ?? "",
       args: body.args ?? tpl?.args ?? "",
       disk: body.disk ?? tpl?.disk ?? 20,
@@ -354,8 +397,7 @@ export class ServerlessStore {
       ...(body.templateId !== undefined ? { templateId: body.templateId } : {}),
     };
     this.#engine.addEndpoint({
-      id,
-      workersMax: workers.max,
+      ...this.#engineShape(record),
       release: { version: 1, image: record.image, env: { ...record.env } },
     });
     const stored: StoredEndpoint = { record, releases: [this.#release(1, [])] };

@@ -116,6 +116,7 @@ describe("runpod-emulator CLI", () => {
       "--rate-limits",
       "--cold-start-ms",
       "--rollout-ms",
+      "--load-balancer-request-wait-ms",
       "--no-parent-watch",
       "--version",
       "--help",

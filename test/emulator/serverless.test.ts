@@ -148,15 +148,16 @@ describe("/v2/serverless", () => {
     expect(mixed.status).toBe(422);
   });
 
-  it("answers 501 for a load-balancer endpoint, which it does not emulate", async () => {
+  it("creates a load-balancer endpoint, with requestUrls base and health (its serving: loadBalancer.test.ts)", async () => {
     h = await harness();
     const lb = await h.call("POST", "/v2/serverless", {
       ...GPU_ENDPOINT,
       type: "LOAD_BALANCER",
       scaling: { type: "REQUEST_COUNT", requestCount: 4 },
     });
-    expect(lb.status).toBe(501);
-    problem(lb);
+    expect(lb.status).toBe(201);
+    const base = `${h.emu.serverlessUrl}/lb/${lb.body.id}`;
+    expect(lb.body).toMatchObject({ type: "LOAD_BALANCER", requestUrls: { base, health: `${base}/ping` } });
   });
 
   it("answers 404 problem+json for an unknown endpoint on every route", async () => {

@@ -22,7 +22,7 @@ import type { RouteMeta } from "./pipeline";
 export const STREAM_WAIT_DEFAULT_MS = 10_000;
 
 /** Aborted when the client goes away before the answer is sent. */
-function clientGone(reply: FastifyReply): AbortSignal {
+export function clientGone(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
   reply.raw.once("close", () => {
     if (!reply.raw.writableFinished) controller.abort();

@@ -2,7 +2,7 @@
  * The request pipeline every route runs behind, in order:
  * 1. injected latency; a client that hung up meanwhile is dropped;
  * 2. auth: 401 for a wrong or missing key;
- * 3. the job interface's unknown endpoint id: 404;
+ * 3. the job interface's unknown endpoint id, or a load-balancer endpoint's: 404;
  * 4. faults decided before acting (429/503 with Retry-After, 500, reset);
  * 5. rate limits (429 + Retry-After), with `RateLimit` / `RateLimit-Policy` on REST v2 answers;
  * 6. the body: read up to the route's limit; an oversized body is drained (bounded) and gets 413
@@ -255,7 +255,9 @@ export function createApp(deps: PipelineDeps): FastifyInstance {
     // nothing arrived, nothing to do, and no rate-limit slot to take, whose release would wait for
     // a `close` already past.
     if (request.raw.socket.destroyed || reply.raw.destroyed) return reply.hijack();
-    const key = KeyChecker.extract(request.headers.authorization, dialect === "job");
+    // The job interface also takes a bare key; load-balancer endpoints (`/lb/...`) only `Bearer <key>`.
+    const loadBalanced = pathOf(request.url).startsWith("/lb/");
+    const key = KeyChecker.extract(request.headers.authorization, dialect === "job" && !loadBalanced);
     if (!keys.matches(key)) {
       reply.header("www-authenticate", "Bearer");
       return sendError(
@@ -272,6 +274,17 @@ export function createApp(deps: PipelineDeps): FastifyInstance {
     const endpointId = (request.params as { endpointId?: string }).endpointId;
     if (dialect === "job" && endpointId !== undefined && !engine.has(endpointId)) {
       return sendError(reply, dialect, new HttpError(404, `endpoint ${endpointId} not found`));
+    }
+    if (dialect === "job" && endpointId !== undefined && engine.isLoadBalancer(endpointId)) {
+      // As on the service: a load-balancer endpoint has no job interface.
+      return sendError(
+        reply,
+        dialect,
+        new HttpError(
+          404,
+          `endpoint ${endpointId} is a LOAD_BALANCER endpoint: it has no /v2/${endpointId}/${meta.op ?? "..."} (the job interface is for QUEUE endpoints); send HTTP requests to its requestUrls.base, /lb/${endpointId}/...`,
+        ),
+      );
     }
     if (faults && !faults.inactive && !unserved) {
       const decision = faults.decide(request.method);

@@ -57,12 +57,16 @@ export const ROLLOUT_DEFAULT_MS = 3000;
  * - `RUNPOD_EMULATOR_FAIL=<message>`: every job on a worker of that release ends FAILED with the
  *   message (after logging it), whatever the handler;
  * - `RUNPOD_EMULATOR_ERROR_OUTPUT=<message>`: every job ends COMPLETED with output
- *   `{ "error": <message> }` (the handler returned its error instead of raising it).
+ *   `{ "error": <message> }` (the handler returned its error instead of raising it);
+ * - `RUNPOD_EMULATOR_LATENCY_MS=<n>` (load-balancer endpoints): every request's answer comes n ms
+ *   of the emulator clock late. On a load-balancer endpoint `RUNPOD_EMULATOR_FAIL` makes every
+ *   request but health answer 500 `{"error": <message>}`.
  */
 export const MISBEHAVE_ENV = {
   fail: "RUNPOD_EMULATOR_FAIL",
   errorOutput: "RUNPOD_EMULATOR_ERROR_OUTPUT",
   unhealthy: "RUNPOD_EMULATOR_UNHEALTHY",
+  latencyMs: "RUNPOD_EMULATOR_LATENCY_MS",
 } as const;
 
 /** The image marker of a release whose workers never become healthy (the image cannot be pulled). */
@@ -96,6 +100,13 @@ export interface WorkerRelease {
 export interface EndpointConfig {
   /** Endpoint id used in `/v2/{id}/...`. */
   id: string;
+  /**
+   * `QUEUE` (jobs through `/v2/{id}/...`) or `LOAD_BALANCER` (HTTP requests served by a ready
+   * worker, see {@link JobEngine.serveRequest}; no job is accepted). @default "QUEUE"
+   */
+  type?: "QUEUE" | "LOAD_BALANCER";
+  /** With `coldStartMs`: how many workers are warm from the start (the endpoint's `workers.min`). @default 0 */
+  warmWorkers?: number;
   /** Number of workers. 0 makes a queue-only endpoint. @default 3 */
   workersMax: number;
   /** When set, workers start cold and take this many ms to warm up. @default none (all warm) */
@@ -128,6 +139,12 @@ interface Worker {
   startedAt: number;
   /** Takes no new job: it is being replaced (rollout) or removed (workersMax lowered). */
   leaving?: "replace" | "remove";
+}
+
+/** The worker serving a load-balancer request, and what it runs. */
+export interface LbWorker {
+  id: string;
+  release: WorkerRelease;
 }
 
 /** `/workers` status of each running worker state. */
@@ -213,6 +230,12 @@ class EndpointState {
   rolloutTimer?: TimerHandle;
   /** True once the rollout's wait is over: stale workers are being replaced. */
   replacing = false;
+  /** Load-balancer requests waiting for a ready worker (each one warms a cold worker, as a queued job does). */
+  lbWaiting = 0;
+  /** Called whenever a worker may have become ready (or can no longer become ready). */
+  readonly readyListeners = new Set<() => void>();
+  /** Round-robin position among the ready workers of a load-balancer endpoint. */
+  lbNext = 0;
   readonly counters: EndpointCounters = {
     submitted: 0,
     completed: 0,
@@ -227,8 +250,9 @@ class EndpointState {
     this.config = config;
     this.release = config.release ?? { version: 1, image: BUILTIN_IMAGE, env: {} };
     const warm = config.coldStartMs === undefined;
-    this.workers = Array.from({ length: config.workersMax }, () =>
-      this.newWorker(warm ? "idle" : "cold", now),
+    const warmWorkers = config.warmWorkers ?? 0;
+    this.workers = Array.from({ length: config.workersMax }, (_, i) =>
+      this.newWorker(warm || i < warmWorkers ? "idle" : "cold", now),
     );
   }
 
@@ -334,6 +358,7 @@ export class JobEngine {
     }
     ep.jobs.clear();
     ep.queue = [];
+    this.#notifyReady(ep); // waiting load-balancer requests end
     this.logs.forgetEndpoint(endpointId);
     return true;
   }
@@ -438,7 +463,10 @@ export class JobEngine {
       this.#coldTimers.delete(timer);
       if (successor.state !== "starting") return;
       // An unhealthy successor stalls the rollout: no further stale worker is replaced.
-      if (!this.#becomeReady(successor)) return;
+      if (!this.#becomeReady(successor)) {
+        this.#notifyReady(ep);
+        return;
+      }
       this.#dispatch(ep);
       this.#replaceNext(ep);
     }, startMs);
@@ -486,6 +514,110 @@ export class JobEngine {
 
   #log(worker: Worker, source: LogSource, line: string): void {
     this.logs.write(worker.id, this.#clock.now(), source, line);
+  }
+
+  // Load-balancer endpoints --------------------------------------------------------------------
+
+  /** True when `endpointId` exists and is a load-balancer endpoint (it takes no job). */
+  isLoadBalancer(endpointId: string): boolean {
+    return this.#endpoints.get(endpointId)?.config.type === "LOAD_BALANCER";
+  }
+
+  /**
+   * The health of a load-balancer endpoint: `ready` when a worker can serve; `starting` when none
+   * can yet but one is initializing (a cold worker is started when none is, as a request would);
+   * `unavailable`, with why, when no worker is ready nor can become ready.
+   */
+  lbHealth(
+    endpointId: string,
+  ): { state: "ready" } | { state: "starting" } | { state: "unavailable"; reason: string } {
+    const ep = this.#ep(endpointId);
+    if (this.#readyWorker(ep, false)) return { state: "ready" };
+    if (ep.workers.some((w) => w.state === "starting")) return { state: "starting" };
+    const cold = ep.workers.find((w) => w.state === "cold");
+    if (cold && !this.#closed) {
+      this.#startCold(ep, cold);
+      return { state: "starting" };
+    }
+    return { state: "unavailable", reason: this.#unavailableReason(ep) };
+  }
+
+  /**
+   * The worker that serves one load-balancer request: a ready worker of the newest ready release
+   * (round robin among them; during a rollout the stale workers serve until a new one is ready).
+   * With none ready it waits, warming a cold worker as a queued job does, until one is ready, up
+   * to `waitMs` of the clock (`timedOut`), or answers `unavailable` when none can become ready
+   * (every worker unhealthy, no workers, the endpoint deleted, the client gone, the engine closed).
+   */
+  async lbWorker(
+    endpointId: string,
+    waitMs: number,
+    signal?: AbortSignal,
+  ): Promise<{ worker: LbWorker } | { unavailable: string } | { timedOut: true }> {
+    const ep = this.#ep(endpointId);
+    const pick = (): { worker: LbWorker } | undefined => {
+      const w = this.#readyWorker(ep, true);
+      return w && { worker: { id: w.id, release: w.release } };
+    };
+    const canBecomeReady = () => ep.workers.some((w) => w.state === "starting" || w.state === "cold");
+    const found = pick();
+    if (found) return found;
+    if (this.#closed) throw new EngineClosedError();
+    if (!canBecomeReady()) return { unavailable: this.#unavailableReason(ep) };
+    return new Promise((resolve) => {
+      ep.lbWaiting++;
+      const done = (result: { worker: LbWorker } | { unavailable: string } | { timedOut: true }) => {
+        ep.lbWaiting--;
+        ep.readyListeners.delete(check);
+        this.#clock.clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(result);
+      };
+      const check = () => {
+        if (this.#closed) return done({ unavailable: "the emulator is closing" });
+        if (this.#endpoints.get(endpointId) !== ep)
+          return done({ unavailable: `endpoint ${endpointId} was deleted` });
+        const ready = pick();
+        if (ready) return done(ready);
+        if (!canBecomeReady()) done({ unavailable: this.#unavailableReason(ep) });
+      };
+      const onAbort = () => done({ unavailable: "the client went away" });
+      const timer = this.#clock.setTimeout(() => done({ timedOut: true }), waitMs);
+      ep.readyListeners.add(check);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      // Warms a cold worker for this request (after this call returns, as a submission does).
+      queueMicrotask(() => this.#dispatch(ep));
+    });
+  }
+
+  /** Writes a line to a worker's container log (a load-balancer request it served). */
+  logRequest(workerId: string, line: string): void {
+    this.logs.write(workerId, this.#clock.now(), "container", line);
+  }
+
+  /** A ready worker of the newest ready release, round robin (`advance`) among them. */
+  #readyWorker(ep: EndpointState, advance: boolean): Worker | undefined {
+    const ready = ep.workers.filter(
+      (w) => (w.state === "idle" || w.state === "busy") && w.leaving === undefined,
+    );
+    if (ready.length === 0) return undefined;
+    const newest = Math.max(...ready.map((w) => w.release.version));
+    const best = ready.filter((w) => w.release.version === newest);
+    const chosen = best[ep.lbNext % best.length];
+    if (advance) ep.lbNext++;
+    return chosen;
+  }
+
+  /** Why no worker of `ep` is ready nor can become ready. */
+  #unavailableReason(ep: EndpointState): string {
+    if (ep.workers.length === 0) return `endpoint ${ep.config.id} has no workers (workers.max is 0)`;
+    const unhealthy = ep.workers.filter((w) => w.state === "unhealthy");
+    if (unhealthy.length === ep.workers.length) {
+      const versions = [...new Set(unhealthy.map((w) => w.release.version))].sort((a, b) => a - b);
+      const why = unhealthyReason(unhealthy[0]?.release as WorkerRelease);
+      return `every worker of endpoint ${ep.config.id} is unhealthy (version ${versions.join(", ")}${why ? `: ${why}` : ""})`;
+    }
+    return `no worker of endpoint ${ep.config.id} is ready or starting`;
   }
 
   /** True when `endpointId` exists. */
@@ -565,7 +697,10 @@ export class JobEngine {
     queueMicrotask(() => this.#dispatch(ep));
   }
 
-  /** Assigns queued jobs to idle workers and warms cold workers for normal-priority jobs. */
+  /**
+   * Assigns queued jobs to idle workers, tells waiting load-balancer requests to look again, and
+   * warms cold workers for the normal-priority jobs and load-balancer requests still waiting.
+   */
   #dispatch(ep: EndpointState): void {
     if (this.#closed) return;
     for (const worker of ep.workers) {
@@ -576,23 +711,35 @@ export class JobEngine {
       const [job] = ep.queue.splice(index, 1);
       if (job) this.#start(ep, worker, job);
     }
-    if (ep.config.coldStartMs === undefined) return;
-    const normalQueued = ep.queue.filter((j) => !j.request.policy?.lowPriority).length;
-    let starting = ep.workers.filter((w) => w.state === "starting").length;
-    for (const worker of ep.workers) {
-      if (starting >= normalQueued) break;
-      if (worker.state !== "cold") continue;
-      worker.state = "starting";
-      worker.startedAt = this.#clock.now();
-      starting++;
-      this.#log(worker, "system", `worker starting (cold start of ${ep.config.coldStartMs} ms)`);
-      const timer = this.#clock.setTimeout(() => {
-        this.#coldTimers.delete(timer);
-        this.#becomeReady(worker);
-        this.#dispatch(ep);
-      }, ep.config.coldStartMs);
-      this.#coldTimers.add(timer);
+    // Waiting load-balancer requests take the ready workers first: only those still waiting warm one.
+    this.#notifyReady(ep);
+    if (ep.config.coldStartMs !== undefined) {
+      const demand = ep.queue.filter((j) => !j.request.policy?.lowPriority).length + ep.lbWaiting;
+      let starting = ep.workers.filter((w) => w.state === "starting").length;
+      for (const worker of ep.workers) {
+        if (starting >= demand) break;
+        if (worker.state !== "cold") continue;
+        this.#startCold(ep, worker);
+        starting++;
+      }
     }
+  }
+
+  /** Starts a cold worker: ready (or unhealthy) after the endpoint's `coldStartMs`. */
+  #startCold(ep: EndpointState, worker: Worker): void {
+    worker.state = "starting";
+    worker.startedAt = this.#clock.now();
+    this.#log(worker, "system", `worker starting (cold start of ${ep.config.coldStartMs} ms)`);
+    const timer = this.#clock.setTimeout(() => {
+      this.#coldTimers.delete(timer);
+      this.#becomeReady(worker);
+      this.#dispatch(ep);
+    }, ep.config.coldStartMs ?? 0);
+    this.#coldTimers.add(timer);
+  }
+
+  #notifyReady(ep: EndpointState): void {
+    for (const listener of [...ep.readyListeners]) listener();
   }
 
   #start(ep: EndpointState, worker: Worker, job: JobRecord): void {
@@ -966,6 +1113,7 @@ export class JobEngine {
     for (const ep of this.#endpoints.values()) {
       if (ep.rolloutTimer !== undefined) this.#clock.clearTimeout(ep.rolloutTimer);
       ep.rolloutTimer = undefined;
+      this.#notifyReady(ep);
       for (const job of ep.jobs.values()) {
         for (const t of [job.ttlTimer, job.execTimer, job.expiryTimer])
           if (t !== undefined) this.#clock.clearTimeout(t);
