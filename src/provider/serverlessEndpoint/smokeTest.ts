@@ -197,22 +197,24 @@ function failedHead(label: string, verdict: GateVerdict, smoke: SmokeTest): stri
   if (verdict.stalled) {
     return `ServerlessEndpoint ${label}: release ${release(record.version)} did not roll out (its smoke test could not run)`;
   }
-  const ran = `${record.failures} of ${smoke.runs} job${smoke.runs === 1 ? "" : "s"} failed, maxFailures ${smoke.maxFailures}`;
+  const unit = smoke.http === undefined ? "job" : "probe";
+  const ran = `${record.failures} of ${smoke.runs} ${unit}${smoke.runs === 1 ? "" : "s"} failed, maxFailures ${smoke.maxFailures}`;
   return `ServerlessEndpoint ${label}: the smoke test of release ${release(record.version)} failed (${ran})`;
 }
 
 /** The lines saying why, shared by every failed gate. */
-function whyLines(verdict: GateVerdict): string[] {
+function whyLines(verdict: GateVerdict, smoke: SmokeTest): string[] {
   if (verdict.stalled) {
     return [
       `Why release ${release(verdict.record.version)} failed (its rollout):`,
       verdict.why ?? "(no failure text)",
     ];
   }
+  const unit = smoke.http === undefined ? "job" : "probe";
   return [
-    `Why release ${release(verdict.record.version)} failed (the first failing job):`,
+    `Why release ${release(verdict.record.version)} failed (the first failing ${unit}):`,
     verdict.why ?? "(no failure text)",
-    `Smoke-test jobs: ${verdict.record.timeline.join("; ")}`,
+    `Smoke-test ${unit}s: ${verdict.record.timeline.join("; ")}`,
   ];
 }
 
@@ -228,7 +230,7 @@ export function rolledBackMessage(
   return [
     `${failedHead(label, verdict, smoke)}, so it was rolled back.`,
     `Now serving: ${release(servingVersion)}, a new release carrying the previous configuration${image}, on every worker.`,
-    ...whyLines(verdict),
+    ...whyLines(verdict, smoke),
     `The state records what runs (the previous configuration at ${release(servingVersion)}), so the next ` +
       "pulumi up tries the new release again: fix it (the image, env or start command) first, or set " +
       'smokeTest.onFailure: "keep" to leave a failing release serving.',
@@ -254,7 +256,7 @@ export function rollbackFailedMessage(
   return [
     `${failedHead(label, verdict, smoke)}, and rolling it back FAILED: the endpoint is still on the failed release (${failed}).`,
     `Rollback error: ${describeError(rollbackError)}`,
-    ...whyLines(verdict),
+    ...whyLines(verdict, smoke),
     recorded,
   ].join("\n");
 }
@@ -263,7 +265,7 @@ export function rollbackFailedMessage(
 export function keptMessage(label: string, verdict: GateVerdict, smoke: SmokeTest): string {
   return [
     `${failedHead(label, verdict, smoke)}; onFailure is "keep", so the failed release (${release(verdict.record.version)}) still serves.`,
-    ...whyLines(verdict),
+    ...whyLines(verdict, smoke),
     "Fix the release and run pulumi up again: the smoke test runs again.",
   ].join("\n");
 }
@@ -273,7 +275,7 @@ export function createFailedMessage(label: string, verdict: GateVerdict, smoke: 
   return [
     `${failedHead(label, verdict, smoke)}. The endpoint was created, and there is no previous release to roll ` +
       `back to: it serves the failed release (${release(verdict.record.version)}).`,
-    ...whyLines(verdict),
+    ...whyLines(verdict, smoke),
     "The endpoint is recorded in the state: fix the release and run pulumi up again (the smoke test runs again).",
   ].join("\n");
 }
