@@ -12,6 +12,7 @@ import {
   RunpodClient,
   ValidationError,
 } from "../../src/client";
+import { startEmulator } from "../../src/emulator";
 import { API_KEY } from "./helpers";
 
 interface Seen {
@@ -263,5 +264,50 @@ describe("client.loadBalancer(id).request", () => {
     const answer = await client().loadBalancer("lb1").health();
     expect(seen[0]?.url).toBe("/lb/lb1/ping");
     expect(answer).toMatchObject({ status: 200, body: { status: "healthy" } });
+  });
+});
+
+describe("client.loadBalancer against the emulator's load-balancer endpoints", () => {
+  it("reaches the built-in server with the bearer key, and a wrong key answers 401 without the key in it", async () => {
+    const emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false });
+    try {
+      const options = {
+        apiKey: API_KEY,
+        restUrl: emu.restUrl,
+        serverlessUrl: emu.serverlessUrl,
+        rateLimits: false as const,
+      };
+      const good = new RunpodClient(options);
+      const { id } = await good.serverless.create({
+        name: "lb",
+        type: "LOAD_BALANCER",
+        image: "acme/server:1",
+        gpu: { pools: ["ADA_24"] },
+        scaling: { type: "REQUEST_COUNT", requestCount: 1 },
+        workers: { min: 1, max: 1 },
+      });
+      const echo = await good.loadBalancer(id).request({
+        method: "POST",
+        path: "/echo?x=1",
+        body: { a: 1 },
+        headers: { "X-Tenant": "t-secret-9911" },
+      });
+      expect(echo.status).toBe(200);
+      expect(echo.body).toMatchObject({ method: "POST", path: "/echo", body: { a: 1 } });
+      expect((echo.body as { headers: string[] }).headers).toEqual(
+        expect.arrayContaining(["authorization", "x-tenant"]),
+      );
+      expect(JSON.stringify(echo)).not.toContain("t-secret-9911");
+      expect((await good.loadBalancer(id).health()).body).toEqual({ status: "healthy" });
+
+      const wrong = new RunpodClient({ ...options, apiKey: "wrong-key-0000" });
+      const refused = await wrong
+        .loadBalancer(id, { baseUrl: `${emu.serverlessUrl}/lb/${id}` })
+        .request({ path: "/v1/models" });
+      expect(refused.status).toBe(401);
+      expect(JSON.stringify(refused)).not.toContain("wrong-key-0000");
+    } finally {
+      await emu.close();
+    }
   });
 });
