@@ -223,6 +223,20 @@ describe("JobRun http: check", () => {
     ]);
   });
 
+  it.each([
+    ["/v1/models", "http must be an object with path and optional method, body, headers and expectStatus"],
+    [{ body: {} }, 'http.path is required: the path on the endpoint, starting with "/"'],
+    [{ path: "/a b" }, "http.path must not contain spaces, control characters or '#', nor start with '//'"],
+    [{ path: "/x", headers: ["X-A"] }, "http.headers must be an object of header names to string values"],
+    [
+      { path: "/x", headers: { "bad name": "v" } },
+      'http.headers.bad name: "bad name" is not a valid header name',
+    ],
+    [{ path: "/x", expectStatus: 200.5 }, "http.expectStatus must be an integer HTTP status"],
+  ])("fails http %j with the reason naming the field", (http, reason) => {
+    expect(failures({ endpointId: "lb1", http })).toEqual([{ property: expect.any(String), reason }]);
+  });
+
   it("does not judge an http still unknown (preview), nor input's absence then", () => {
     const unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
     expect(failures({ endpointId: "lb1", http: unknown })).toEqual([]);
@@ -404,6 +418,33 @@ describe("JobRun http: the probe", () => {
     );
     expect((error as { id?: string }).id).toBeUndefined();
     expect(h.sent).toHaveLength(0);
+  });
+
+  it("gives up at timeoutMs when no answer comes, recording the run as failed", async () => {
+    const h = harness({ answers: [], lists: [workers(1, [["w1", "IDLE", 1]])] });
+    const ctx: LifecycleContext = {
+      ...h.ctx,
+      loadBalancer: (id) => ({
+        id,
+        baseUrl: async () => "http://lb.example/lb/lb1",
+        // Never answers: rejects only when the probe's deadline aborts it.
+        request: (_req, options) =>
+          new Promise((_resolve, reject) => {
+            options?.signal?.addEventListener("abort", () => reject(new Error("aborted")), { once: true });
+          }),
+      }),
+    };
+    const error = await createJobRun(ctx, { ...chat, timeoutMs: 50 }).catch((e: unknown) => e);
+    expect((error as Error).message.split("\n").slice(0, 2)).toEqual([
+      "JobRun failed on endpoint lb1, HTTP probe POST /v1/chat/completions: no answer within timeoutMs (50 ms)",
+      "Answer: none; attempts: 1",
+    ]);
+    const props = (error as { properties: Record<string, unknown> }).properties;
+    expect(props).toMatchObject({ passed: false, error: "no answer within timeoutMs (50 ms)" });
+    expect((props.timeline as { status: string }[]).map((t) => t.status)).toEqual([
+      "REQUEST_SENT",
+      "NO_ANSWER",
+    ]);
   });
 
   it("records a probe that got no answer as failed, with the reason and no header value", async () => {

@@ -118,7 +118,7 @@ export const HttpProbeSchema = z.strictObject(
       .optional(),
     /** Path on the endpoint, starting with "/" (a query string may follow `?`), e.g. `/v1/chat/completions`. */
     path: z
-      .string({ error: 'http.path is required: the path on the endpoint, starting with "/"' })
+      .string({ error: 'path is required: the path on the endpoint, starting with "/"' })
       .superRefine(clientRule(checkLoadBalancerPath)),
     /** A JSON value sent as the request body (`application/json`). */
     body: z.unknown().optional(),
