@@ -14,6 +14,10 @@
  *   polling every 5 s: how soon the end of a release's rollout is noticed, at how many reads a second.
  * - `sharedPoll.mts`: worker reads per second with 64 rollout waits on one endpoint in one process
  *   (one shared read loop) vs 64 independent pollers.
+ * - `gateOverhead.mts`: a ServerlessEndpoint update with `smokeTest` vs the same update without
+ *   one followed by a bare JobRun on the release; and the gate alone vs a JobRun alone.
+ * - `gateRollback.mts`: a failed gate's verdict → the previous configuration on every worker, vs
+ *   a plain update's PATCH → its release on every worker (target: + 1 s at most).
  * - `throughput.mts`: client overhead vs raw undici; emulator throughput vs a bare node:http server.
  * - `scale.mts`: 100 and 500 JobRuns at once under the service's limits, vs the bound (client only).
  * - `deployScale.mts`: N JobRuns in one deploy through the deploy harness and the real provider host,
@@ -27,6 +31,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { benchDeployScale } from "./deployScale.mts";
 import { benchEndpointRollout } from "./endpointRollout.mts";
+import { benchGateOverhead } from "./gateOverhead.mts";
+import { benchGateRollback } from "./gateRollback.mts";
 import { benchImportCost } from "./importCost.mts";
 import { benchLatency } from "./latency.mts";
 import { fmt, progress, REPO_DIR, type ResultRow, renderTable, round } from "./lib.mts";
@@ -43,6 +49,8 @@ for (const section of [
   benchRollout,
   benchEndpointRollout,
   benchSharedPoll,
+  benchGateOverhead,
+  benchGateRollback,
   benchThroughput,
   benchScale,
   benchDeployScale,

@@ -95,16 +95,17 @@ export async function benchSharedPoll(): Promise<ResultRow[]> {
   const peer = await measure("independent");
   const rows: ResultRow[] = [
     {
-      name: `worker reads per second with ${WAITERS} waiters on one endpoint (ours: one shared loop)`,
+      name: `Rollout wait, worker reads per second with ${WAITERS} waiters on one endpoint: ours (one shared loop per provider host)`,
       value: ours.readsPerSecond,
       unit: "reads/s",
       peer: `${WAITERS} independent pollers`,
       peerValue: peer.readsPerSecond,
-      target: "<= 1.1 reads/s (one a second)",
+      // One read a second; a 10 s window can hold 11 of them (a read at each edge): 1.1 counted.
+      target: "1 read/s (<= 1.1 counted in a 10 s window)",
       meetsTarget: ours.readsPerSecond <= 1.1,
     },
     {
-      name: `waiters whose worker read failed beyond the client's retries (${WAITERS} waiters, ours)`,
+      name: `Rollout wait, waiters whose worker read failed beyond the client's retries, ${WAITERS} waiters: ours`,
       value: ours.failedWaiters,
       unit: "waiters",
       peer: `${WAITERS} independent pollers`,

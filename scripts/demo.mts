@@ -1,8 +1,8 @@
 /**
  * `npm run demo`: the demo stack (`examples/demo`: the whole serverless pipeline in one program: a
  * registry credential, a network volume, the GPU catalog choosing the endpoint's pools, a template,
- * a serverless endpoint that waits for its rollouts, and a smoke-test JobRun on each release)
- * deployed against the local emulator, with no account and no network.
+ * and a serverless endpoint that waits for its rollouts and smoke-tests each release itself,
+ * rolling a failed one back) deployed against the local emulator, with no account and no network.
  *
  * 1. Starts the emulator in-process from the built `dist/`, with an empty account (its built-in
  *    `echo` endpoint deleted) and a short rollout (stale workers serve {@link ROLLOUT_MS} ms after a
@@ -11,13 +11,17 @@
  *    repo's node_modules: offline), the way users get it.
  * 3. `pulumi up` (preview first, as a user's `pulumi up` does) creates everything. Then three
  *    edits of the stack's config, each followed by `pulumi up` ({@link CHANGES}): a new `imageTag`
- *    (the template and the endpoint updated in place, the release rolled out and waited for, the
- *    JobRun re-run on the new `version`); a broken `extraEnv` (the emulator's
- *    `RUNPOD_EMULATOR_FAIL`: every job of that release fails), so `up` fails with the text the
- *    engine prints (the JobRun's reasons: the release, the worker error, the worker's log tail);
- *    the env fixed, and `up` passes. After each `up` it prints what the endpoint's workers run.
- *    Then `pulumi destroy`, and it asserts (and prints) that the emulator holds zero endpoints,
- *    templates, network volumes and registry credentials.
+ *    (the template and the endpoint updated in place, the release rolled out and waited for, and
+ *    the endpoint's `smokeTest` run on it); a broken `extraEnv` (the emulator's
+ *    `RUNPOD_EMULATOR_FAIL`: every job of that release fails), so the endpoint's smoke test fails,
+ *    the previous configuration is rolled out again as a new version, and `up` fails with the text
+ *    the engine prints (which release failed and why: the worker error, the worker's log tail; and
+ *    which version serves now); a `pulumi refresh` then finds no drift (the state records what
+ *    runs); the env fixed, and `up` passes. After each step it prints what the endpoint runs (read
+ *    back from the emulator: its version, image, env names, each worker's version) and what the
+ *    stack's state records (the version, the image and `lastSmokeTest`). Then `pulumi destroy`,
+ *    and it asserts (and prints) that the emulator holds zero endpoints, templates, network
+ *    volumes and registry credentials.
  * 4. Stops the emulator and removes every temp directory, also on failure or Ctrl-C.
  *
  * With a `pulumi` CLI on PATH it runs the real CLI (local file backend in the temp project,
@@ -30,6 +34,7 @@
  * Run with `npm run demo` (builds first; Node 24 from the devDependency), or `npx node scripts/demo.mts`.
  */
 import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -59,7 +64,7 @@ const WORKER_ERROR = "CUDA out of memory (demo: a broken release)";
  * (then each replacement starts in 0.5 s): long enough for the rollout wait to show, short enough
  * for the demo.
  */
-const ROLLOUT_MS = 2_000;
+const ROLLOUT_MS = 1_000;
 
 /** The stack config's namespace (the project name). */
 const KEY = (name: string) => `${PROJECT}:${name}`;
@@ -69,28 +74,50 @@ const KEY = (name: string) => `${PROJECT}:${name}`;
  * does with `pulumi config set`), then `pulumi up`. [config edits, the command a user would type,
  * what to expect, whether `up` must fail].
  */
-const CHANGES: ReadonlyArray<[Record<string, string | undefined>, string, string, boolean]> = [
+const CHANGES: ReadonlyArray<[Record<string, string | undefined>, string[], string, boolean]> = [
   [
     { imageTag: "1.1.0" },
-    "pulumi config set imageTag 1.1.0",
+    ["pulumi config set imageTag 1.1.0"],
     "a new image tag: the template and the endpoint are updated in place, the release rolls out " +
-      "(the endpoint's update waits for it), then the smoke test runs again on that release",
+      "(the endpoint's update waits for it), then the endpoint's smoke test runs on that release",
     false,
   ],
   [
-    { extraEnv: JSON.stringify({ RUNPOD_EMULATOR_FAIL: WORKER_ERROR }) },
-    `pulumi config set extraEnv '${JSON.stringify({ RUNPOD_EMULATOR_FAIL: WORKER_ERROR })}'`,
-    "a broken env: a release whose every job fails (the emulator's RUNPOD_EMULATOR_FAIL); the " +
-      "smoke test fails the up with the release, the worker's error and its log tail",
+    { imageTag: "1.2.0", extraEnv: JSON.stringify({ RUNPOD_EMULATOR_FAIL: WORKER_ERROR }) },
+    [
+      "pulumi config set imageTag 1.2.0",
+      `pulumi config set extraEnv '${JSON.stringify({ RUNPOD_EMULATOR_FAIL: WORKER_ERROR })}'`,
+    ],
+    "a broken release: image 1.2.0 with an env that makes every job fail (the emulator's " +
+      "RUNPOD_EMULATOR_FAIL); its smoke test fails, the endpoint rolls the previous configuration " +
+      "(1.1.0) back out as a new version, and the up fails saying which release failed, why (the " +
+      "worker's error, its log tail) and what serves now",
     true,
   ],
   [
     { extraEnv: undefined },
-    "pulumi config rm extraEnv",
-    "the env fixed: one more release, rolled out, and the smoke test passes on it",
+    ["pulumi config rm extraEnv"],
+    "the env fixed: the next up tries release 1.2.0 again, it rolls out, and its smoke test passes",
     false,
   ],
 ];
+
+/** Why the demo refreshes after the rolled-back release. */
+const REFRESH_WHY =
+  "the state records what runs (the previous configuration, at the new version): a refresh reads " +
+  "every resource back and finds no drift";
+
+/**
+ * A refresh's result, failed when it found drift (a resource whose read differs from the state):
+ * after a rollback the state must record what runs.
+ */
+function noDrift<R extends { ok: boolean; errors: string[]; resources: Array<{ urn: string; op: string }> }>(
+  result: R,
+): R {
+  const drifted = result.resources.filter((r) => r.op !== "same").map((r) => `${r.urn} (${r.op})`);
+  if (!result.ok || drifted.length === 0) return result;
+  return { ...result, ok: false, errors: [...result.errors, `refresh found drift: ${drifted.join(", ")}`] };
+}
 
 /**
  * Says which config edit comes next and applies it through the stack (CLI or harness); `label`
@@ -102,7 +129,7 @@ async function editConfig(
   label = "",
 ) {
   print(`\n# ${why}`);
-  print(`$ ${command}${label ? `    ${label}` : ""}`);
+  for (const line of command) print(`$ ${line}${label ? `    ${label}` : ""}`);
   for (const [key, value] of Object.entries(edits)) await stack.setConfig(KEY(key), value);
 }
 
@@ -112,9 +139,23 @@ function restClient(emu: RunningEmulator): RunpodClient {
   return new Client({ apiKey: emu.apiKey, restUrl: emu.restUrlV2 });
 }
 
+/** A ServerlessEndpoint as the stack's state records it. */
+interface EndpointRecord {
+  version?: unknown;
+  image?: unknown;
+  lastSmokeTest?: {
+    version: number | null;
+    passed: boolean;
+    jobIds: string[];
+    failures: number;
+    timeline: string[];
+  };
+}
+
 /**
- * After an `up`: what the emulator's endpoints run, read over REST v2 (the endpoint's version and
- * each worker's), so the rollout the update waited for shows: no worker left on an older release.
+ * After an `up`: what the emulator's endpoints run, read over REST v2 (the endpoint's version, image
+ * and env names, and each worker's version), so the rollout the update waited for shows: no worker
+ * left on an older release. Env values are never printed (the endpoint's `env` is a secret).
  */
 async function showWorkers(emu: RunningEmulator) {
   const client = restClient(emu);
@@ -122,10 +163,60 @@ async function showWorkers(emu: RunningEmulator) {
     const { workers, endpointVersion } = await client.serverless.workers(ep.id);
     const stale = workers.filter((w) => w.isStale).length;
     print(
-      `# on the emulator: endpoint ${ep.id} at version ${endpointVersion}, image ${ep.image}; workers: ` +
+      `# on the emulator: endpoint ${ep.id} at version ${endpointVersion}, image ${ep.image}, ` +
+        `env ${
+          Object.keys(ep.env ?? {})
+            .sort()
+            .join(", ") || "(none)"
+        }; workers: ` +
         `${workers.map((w) => `${w.id} ${w.status} v${w.version}`).join(", ")} (${stale} stale)`,
     );
   }
+}
+
+/**
+ * What the stack's state records for the endpoint: the version, the image and `lastSmokeTest` (the
+ * release it tested, passed or failed, its jobs). After a rolled-back release these are what runs:
+ * the previous configuration at the new version, and the failed test.
+ */
+function showRecord(record: EndpointRecord | undefined) {
+  if (!record) return;
+  const t = record.lastSmokeTest;
+  const test = t
+    ? `version ${t.version} ${t.passed ? "passed" : "FAILED"} (${t.failures} of ${t.jobIds.length} ` +
+      `job${t.jobIds.length === 1 ? "" : "s"} failed): ${t.timeline.join("; ")}`
+    : "(none)";
+  print(
+    `# in the stack's state: endpoint at version ${record.version}, image ${record.image}; lastSmokeTest: ${test}`,
+  );
+}
+
+/** The endpoint's outputs in a harness state (decrypted; only non-secret fields are read). */
+function endpointInState(resources: Array<{ type: string; outputs: Record<string, unknown> }>) {
+  return resources.find((r) => r.type === "pulumi-nodejs:dynamic/runpod:ServerlessEndpoint")?.outputs as
+    | EndpointRecord
+    | undefined;
+}
+
+/**
+ * The endpoint's outputs in the CLI's checkpoint (`<backend>/.pulumi/stacks/<project>/<stack>.json`
+ * of the local file backend); the fields read here are not secrets, so they are stored in plaintext.
+ */
+function endpointInCheckpoint(backendDir: string): EndpointRecord | undefined {
+  const dir = path.join(backendDir, ".pulumi", "stacks", PROJECT);
+  const file = [
+    path.join(dir, `${STACK}.json`),
+    path.join(backendDir, ".pulumi", "stacks", `${STACK}.json`),
+  ].find(existsSync);
+  if (!file) return undefined;
+  const checkpoint = JSON.parse(readFileSync(file, "utf8")) as {
+    checkpoint?: { latest?: { resources?: Array<{ type: string; outputs?: Record<string, unknown> }> } };
+  };
+  const resources = (checkpoint.checkpoint?.latest?.resources ?? []).map((r) => ({
+    type: r.type,
+    outputs: r.outputs ?? {},
+  }));
+  return endpointInState(resources);
 }
 
 /**
@@ -223,14 +314,23 @@ async function main(): Promise<number> {
           throw new StepFailed(expectFailure ? "the broken release passed" : result.errors.join("\n"));
         }
       };
-      await run("pulumi up --yes", () => cli!.up());
-      await showWorkers(emu);
+      const c = cli;
+      const shown = async () => {
+        await showWorkers(emu!);
+        showRecord(endpointInCheckpoint(c.backendDir));
+      };
+      await run("pulumi up --yes", () => c.up());
+      await shown();
       for (const change of CHANGES) {
-        await editConfig(cli, change);
-        await run("pulumi up --yes", () => cli!.up(), change[3]);
-        await showWorkers(emu);
+        await editConfig(c, change);
+        await run("pulumi up --yes", () => c.up(), change[3]);
+        await shown();
+        if (change[3]) {
+          print(`\n# ${REFRESH_WHY}`);
+          await run("pulumi refresh --yes", async () => noDrift(await c.refresh()));
+        }
       }
-      await run("pulumi destroy --yes --skip-preview", () => cli!.destroy());
+      await run("pulumi destroy --yes --skip-preview", () => c.destroy());
     } else {
       print(
         "No `pulumi` CLI on PATH: running the same program through the deploy harness (Pulumi's own provider host).",
@@ -264,8 +364,9 @@ async function main(): Promise<number> {
             project: PROJECT,
             stack: STACK,
             resources,
-            outputs: result.outputs,
-            previousOutputs: previous,
+            // A refresh changes no stack output (the harness reports none for it): none shown.
+            outputs: kind === "refresh" ? {} : result.outputs,
+            previousOutputs: kind === "refresh" ? undefined : previous,
             errors: result.errors.filter(
               (e) => !result.resources.some((r) => r.error !== undefined && e.endsWith(r.error)),
             ),
@@ -274,7 +375,7 @@ async function main(): Promise<number> {
         );
       };
       const run = async (
-        kind: "up" | "destroy",
+        kind: "up" | "refresh" | "destroy",
         title: string,
         step: () => Promise<DeployResult>,
         expectFailure = false,
@@ -296,14 +397,22 @@ async function main(): Promise<number> {
         if (result.ok === expectFailure) {
           throw new StepFailed(expectFailure ? "the broken release passed" : result.errors.join("\n"));
         }
-        if (result.ok) previous = result.outputs;
+        if (result.ok && kind === "up") previous = result.outputs;
+      };
+      const shown = async () => {
+        await showWorkers(emu!);
+        showRecord(endpointInState((await h.state()).resources));
       };
       await run("up", "pulumi up --yes", () => h.up());
-      await showWorkers(emu);
+      await shown();
       for (const change of CHANGES) {
         await editConfig(h, change, LABEL);
         await run("up", "pulumi up --yes", () => h.up(), change[3]);
-        await showWorkers(emu);
+        await shown();
+        if (change[3]) {
+          print(`\n# ${REFRESH_WHY}`);
+          await run("refresh", "pulumi refresh --yes", async () => noDrift(await h.refresh()));
+        }
       }
       await run("destroy", "pulumi destroy --yes --skip-preview", () => h.destroy());
       print("\nThe resources in the stack have been deleted.    [deploy harness]");
@@ -337,18 +446,39 @@ async function main(): Promise<number> {
   }
 }
 
-/** Top-level input keys (without `__provider`) whose values differ between two states of `urn`. */
+/**
+ * Top-level input keys (without `__provider`) whose new value the old state's outputs do not carry:
+ * what the provider's diff compares (old outputs against new inputs), so the `[diff: ...]` column
+ * reads as the CLI's. An output carries an input when it equals it or, for an object, has every
+ * field the input sets with the same value (outputs add the fields the service fills in, and a
+ * refresh stores them as inputs too).
+ */
 function changedInputs(
-  before: Array<{ urn: string; inputs: Record<string, unknown> }>,
+  before: Array<{ urn: string; outputs: Record<string, unknown> }>,
   after: Array<{ urn: string; inputs: Record<string, unknown> }>,
   urn: string,
 ): string[] | undefined {
-  const old = before.find((r) => r.urn === urn)?.inputs;
+  const old = before.find((r) => r.urn === urn)?.outputs;
   const now = after.find((r) => r.urn === urn)?.inputs;
   if (!old || !now) return undefined;
-  const keys = new Set([...Object.keys(old), ...Object.keys(now)]);
-  keys.delete("__provider");
-  return [...keys].filter((k) => JSON.stringify(old[k]) !== JSON.stringify(now[k])).sort();
+  return Object.keys(now)
+    .filter((k) => k !== "__provider" && !carries(old[k], now[k]))
+    .sort();
+}
+
+/** Whether an output value carries an input value (see {@link changedInputs}). */
+function carries(output: unknown, input: unknown): boolean {
+  if (Array.isArray(input)) {
+    return (
+      Array.isArray(output) && output.length === input.length && input.every((x, i) => carries(output[i], x))
+    );
+  }
+  if (input !== null && typeof input === "object") {
+    if (output === null || typeof output !== "object" || Array.isArray(output)) return false;
+    const o = output as Record<string, unknown>;
+    return Object.entries(input).every(([k, v]) => carries(o[k], v));
+  }
+  return JSON.stringify(output) === JSON.stringify(input);
 }
 
 process.exitCode = await main();

@@ -3,13 +3,15 @@
 //
 // Every change is an edit of this stack's config, then `pulumi up`:
 //   pulumi config set imageTag 1.1.0          # a release: template and endpoint updated in place,
-//                                              # the rollout waited for, the smoke test re-run on it
+//                                              # the rollout waited for, the release smoke-tested
 //   pulumi config set extraEnv '{"LOG_LEVEL":"debug"}'   # more env: also a release
+// A release that fails its smoke test is rolled back inside the endpoint's update: the previous
+// configuration serves again (as a new version), and `pulumi up` fails saying which release failed
+// and why. Against the emulator, extraEnv '{"RUNPOD_EMULATOR_FAIL":"..."}' makes such a release.
 import * as pulumi from "@pulumi/pulumi";
 import {
   ContainerRegistryAuth,
   getGpuTypesOutput,
-  JobRun,
   NetworkVolume,
   ServerlessEndpoint,
   Template,
@@ -50,9 +52,14 @@ const tmpl = new Template("worker", {
   serverless: true,
 });
 
-// 5. The endpoint. `env` is one secret as a whole (no value of it reaches another output, an error or
-//    a log); `extraEnv` (a JSON object in config) is merged in. With `rollout: "wait"` an update
-//    returns only once every worker runs the new release.
+// 5. The endpoint, guarding its own releases. `env` is one secret as a whole (no value of it reaches
+//    another output, an error or a log); `extraEnv` (a JSON object in config) is merged in. With
+//    `rollout: "wait"` an update returns only once every worker runs the new release. `smokeTest`
+//    then runs a job on that release (a JobRun's job: same `input`, `expect`, `timeoutMs`; the
+//    worker that ran it must run the new version); when it fails, `onFailure: "rollback"` puts the
+//    previous container settings back as a new release, waits for that rollout and fails the step
+//    with the job's error, the release it ran on and the worker's log tail. The state then records
+//    what runs (the previous configuration), so the next `pulumi up` tries the new release again.
 const extraEnv = config.getObject<Record<string, string>>("extraEnv") ?? {};
 const ep = new ServerlessEndpoint("endpoint", {
   name: config.get("endpointName") ?? "demo-worker",
@@ -68,29 +75,13 @@ const ep = new ServerlessEndpoint("endpoint", {
   workers: { min: 0, max: config.getNumber("workersMax") ?? 2 },
   rollout: "wait",
   rolloutTimeoutMs: config.getNumber("rolloutTimeoutMs") ?? 10 * 60_000,
-});
-
-// Optional: S3-compatible storage handed to the worker (the whole s3Config is kept secret).
-const s3Bucket = config.get("s3Bucket");
-const s3Config = s3Bucket
-  ? {
-      bucketName: s3Bucket,
-      endpointUrl: config.require("s3EndpointUrl"),
-      accessId: config.require("s3AccessId"),
-      accessSecret: config.requireSecret("s3AccessSecret"),
-    }
-  : undefined;
-
-// 6. A smoke test of each release: it runs on create and whenever `ep.version` changes (every
-//    container change is a release), on that release, and fails the deploy when the worker does not
-//    answer as expected, with the job's error, the release it ran on and the worker's log tail.
-const smoke = new JobRun("smoke", {
-  endpointId: ep.id,
-  input: { prompt: "ping", volumeId: volume.id, output: { reply: "pong" } }, // the emulator's worker returns `output`
-  s3Config,
-  expect: { status: "COMPLETED", output: { reply: "pong" } },
-  timeoutMs: 2 * 60 * 1000,
-  triggers: [ep.version],
+  smokeTest: {
+    input: { prompt: "ping", volumeId: volume.id, output: { reply: "pong" } }, // the emulator's worker returns `output`
+    expect: { status: "COMPLETED", output: { reply: "pong" } },
+    timeoutMs: 2 * 60 * 1000,
+    runs: 1, // how many jobs; with maxFailures 0 (the default) every one must pass
+    onFailure: "rollback", // the default: a failed release does not keep serving
+  },
 });
 
 export const registryAuthId = registry.id;
@@ -101,7 +92,5 @@ export const templateId = tmpl.id;
 export const endpointId = ep.id;
 export const endpointImage = ep.image;
 export const endpointVersion = ep.version;
-export const smokeJobId = smoke.jobId;
-export const smokeStatus = smoke.status;
-export const smokeTimeline = smoke.timeline;
-export const smokeEndpointVersion = smoke.endpointVersion;
+// The last smoke test: the release it tested, whether it passed, its job ids and timeline.
+export const lastSmokeTest = ep.lastSmokeTest;

@@ -12,6 +12,7 @@ import { type EndpointConfig, type Retention, ROLLOUT_DEFAULT_MS } from "./jobs/
 import type { HandlerSpec } from "./jobs/handlers";
 import {
   EMULATOR_MANAGEMENT_RATE_LIMIT,
+  LOAD_BALANCER_REQUEST_WAIT_DEFAULT_MS,
   MAX_RETAINED_RESULT_BYTES,
   RUN_RESULT_RETENTION_MS,
   RUNSYNC_RESULT_RETENTION_MS,
@@ -24,9 +25,6 @@ import { type StoredVolume, volumeSizeProblem } from "./store";
  * document (`registries`, `network-volumes`, `pods`, `serverless`, `templates`, ...).
  */
 export const RESERVED_ENDPOINT_IDS: readonly string[] = V2_MANAGEMENT_SEGMENTS;
-
-/** How long a load-balancer request waits for a ready worker by default, ms (`loadBalancerRequestWaitMs`). */
-export const LOAD_BALANCER_REQUEST_WAIT_DEFAULT_MS = 60_000;
 
 /** One endpoint: `{ id, workersMax?, coldStartMs? }` or the string `"ID"` / `"ID:N"` (N = workersMax). */
 export type EndpointSpec = string | { id: string; workersMax?: number; coldStartMs?: number };

@@ -17,7 +17,12 @@
  *
  * With `--state-file`, endpoints made over REST v2 (with their releases) and templates are kept in
  * the file's `serverless` section, written before a change is acknowledged; on restart they come
- * back at their current version, with fresh workers. Endpoints given with `--endpoint` are
+ * back at their current version, with fresh workers.
+ *
+ * `type: "LOAD_BALANCER"` endpoints have the same releases and workers (`workers.min` warm, the
+ * others started by requests) and no job interface; their `requestUrls` are `base`
+ * (`<origin>/lb/<id>`, served by `http/loadBalancerRoutes.ts`) and `health` (`base` plus the env's
+ * `HEALTH_CHECK_PATH`, else `/ping`). Endpoints given with `--endpoint` are
  * defined by the command line at every start (a saved endpoint of the same id is ignored), so a
  * PATCH of one of them lasts until the emulator stops.
  */
@@ -464,6 +469,9 @@ export class ServerlessStore {
     for (const field of RELEASE_FIELDS) diffValues(field, current[field], next[field], diff);
     stored.record = next;
     if (next.workers.max !== current.workers.max) this.#engine.setWorkersMax(id, next.workers.max);
+    if (next.type === "LOAD_BALANCER" && patch.workers !== undefined) {
+      this.#engine.setWarmWorkers(id, next.workers.min); // workers.min are always on
+    }
     if (diff.length > 0) {
       const version = this.#engine.version(id) + 1;
       stored.releases.push(this.#release(version, diff));

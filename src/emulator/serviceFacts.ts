@@ -34,3 +34,17 @@ export const EMULATOR_MANAGEMENT_RATE_LIMIT: RateLimitRule = Object.freeze({
  */
 export const MAX_RETAINED_RESULT_BYTES = 256 * 1_000_000;
 export const MAX_WORKERS_PER_ENDPOINT = 10_000;
+
+/**
+ * Load-balancer endpoints (`type: "LOAD_BALANCER"`), as the service documents them: requests go
+ * straight to a worker's own HTTP server at `https://<id>.api.runpod.ai/<path>`, only to healthy
+ * workers; a worker's `/ping` answers 200 (healthy), 204 (initializing) or anything else
+ * (unhealthy); no queue, no retry. The emulator serves them at `<origin>/lb/<id>/<path>`
+ * (`http/loadBalancerRoutes.ts`): health is answered from its workers' states (200 / 204 / 503),
+ * other requests go to a ready worker of the newest ready release running the built-in model
+ * server (`jobs/builtinServer.ts`), `workers.min` workers are warm and the others start on demand.
+ * A request with no ready worker waits for one at most this long, ms of the emulator clock, then
+ * answers 503: the emulator's choice (the service publishes no such wait; its 524 after 5.5
+ * minutes of processing and its 400 past the workers' capacity are not emulated).
+ */
+export const LOAD_BALANCER_REQUEST_WAIT_DEFAULT_MS = 60_000;

@@ -33,7 +33,10 @@ describe("npm run demo", () => {
   // "[deploy harness]" (it used to be one line saying no CLI ran), and each up shows its preview.
   // Changed with issue 19: the demo is the whole serverless pipeline in one program, and its change
   // steps are edits of the stack's config (not out-of-band PATCHes of a seeded endpoint).
-  it("without a pulumi CLI: labels every CLI-looking line; creates the whole pipeline; a new image tag is a release rolled out and smoke-tested; a broken env fails with the engine's text; fixed, it passes; destroy leaves zero objects on the emulator", {
+  // Changed with issue 20: the endpoint smoke-tests its own releases (`smokeTest`, no JobRun); the
+  // broken release is rolled back inside the update, a refresh then finds no drift, and the next up
+  // tries the release again.
+  it("without a pulumi CLI: labels every CLI-looking line; creates the whole pipeline; a new image tag is a release rolled out and smoke-tested; a broken release fails its smoke test and is rolled back (the previous configuration serves under a new version, the state records it, a refresh finds no drift); fixed, it passes; destroy leaves zero objects on the emulator", {
     timeout: 240_000,
   }, async () => {
     const PATH = (process.env.PATH ?? "")
@@ -45,80 +48,103 @@ describe("npm run demo", () => {
     const cliLooking = stdout
       .split("\n")
       .filter((l) =>
-        /^\$ pulumi|^(Previewing update|Updating|Destroying) \(|^Duration:|have been deleted/.test(l),
+        /^\$ pulumi|^(Previewing update|Updating|Destroying|Refreshing) \(|^Duration:|have been deleted/.test(
+          l,
+        ),
       );
-    // 4 ups (preview, update, duration each), 3 config edits, destroy (3 lines), "have been deleted".
-    expect(cliLooking).toHaveLength(4 * 4 + 3 + 3 + 1);
+    // 4 ups (command, preview, update, duration each), 4 config edits, refresh (3 lines), destroy
+    // (3 lines), "have been deleted".
+    expect(cliLooking).toHaveLength(4 * 4 + 4 + 3 + 3 + 1);
     for (const line of cliLooking) expect(line).toContain("[deploy harness]");
 
-    // The steps, in order: 4 ups (each after its config edit, which a "# ..." line explains) and the destroy.
-    const steps = stdout.split(/\n\n(?=# (?!on the emulator)|\$ pulumi destroy )/);
-    expect(steps).toHaveLength(5);
-    const [created, released, broken, fixed, destroyed] = steps as [string, string, string, string, string];
+    // The steps, in order: 4 ups (each after its config edit, which a "# ..." line explains), the
+    // refresh after the rolled-back release, and the destroy.
+    const steps = stdout.split(/\n\n(?=# (?!on the emulator|in the stack's state)|\$ pulumi destroy )/);
+    expect(steps).toHaveLength(6);
+    const [created, released, broken, refreshed, fixed, destroyed] = steps as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     const endpointId = created.match(/endpointId +: "(\w+)"/)?.[1];
     expect(endpointId).toBeDefined();
-    const onEmulator = (version: number) =>
+    const ENDPOINT = "pulumi-nodejs:dynamic/runpod:ServerlessEndpoint +endpoint";
+    /** What the demo reads back from the emulator after an up: version, image, env names, workers. */
+    const onEmulator = (version: number, tag: string) =>
       new RegExp(
-        `# on the emulator: endpoint ${endpointId} at version ${version}, image ghcr\\.io/acme/echo-worker:[\\d.]+; ` +
+        `^# on the emulator: endpoint ${endpointId} at version ${version}, image ghcr\\.io/acme/echo-worker:${tag.replace(/\./g, "\\.")}, env HF_TOKEN; ` +
           `workers: ${endpointId}-worker-\\d+ IDLE v${version}, ${endpointId}-worker-\\d+ IDLE v${version} \\(0 stale\\)$`,
         "m",
       );
+    /** What the stack's state records for the endpoint after an up: version, image, lastSmokeTest. */
+    const inState = (version: number, tag: string, tested: number, passed: boolean) =>
+      new RegExp(
+        `^# in the stack's state: endpoint at version ${version}, image ghcr\\.io/acme/echo-worker:${tag.replace(/\./g, "\\.")}; ` +
+          `lastSmokeTest: version ${tested} ${passed ? "passed \\(0" : "FAILED \\(1"} of 1 job failed\\): ` +
+          `[0-9a-f-]+(-u\\d+)?: IN_QUEUE [\\d.]+ s -> ${passed ? "COMPLETED [\\d.]+ s" : "FAILED [\\d.]+ s \\(failed\\)"}$`,
+        "m",
+      );
 
-    // 1. up creates everything: credential, volume, template, endpoint (pools from the catalog), smoke test.
+    // 1. up creates everything: credential, volume, template, endpoint (pools from the catalog),
+    // whose smoke test passes on release 1.
     expect(created).toMatch(
-      /^\$ pulumi up --yes +\[deploy harness\]\nPreviewing update \(dev\):[\s\S]*\+ 6 to create\n\nUpdating \(dev\):/m,
+      /^\$ pulumi up --yes +\[deploy harness\]\nPreviewing update \(dev\):[\s\S]*\+ 5 to create\n\nUpdating \(dev\):/m,
     );
     for (const kind of [
       "ContainerRegistryAuth +registry",
       "NetworkVolume +models",
       "Template +worker",
       "ServerlessEndpoint +endpoint",
-      "JobRun +smoke",
     ]) {
       expect(created).toMatch(new RegExp(`\\+ +[├└]─ pulumi-nodejs:dynamic/runpod:${kind} +created`));
     }
-    expect(created).toContain("+ 6 created");
+    expect(created).not.toContain("JobRun");
+    expect(created).toContain("+ 5 created");
     expect(created).toMatch(/gpuPools +: \[\n +\[0\]: "ADA_24"\n +\[1\]: "AMPERE_24"\n +\]/);
     expect(created).toMatch(/endpointImage +: "ghcr\.io\/acme\/echo-worker:1\.0\.0"/);
-    expect(created).toMatch(/endpointVersion +: 1\n/);
-    expect(created).toMatch(/smokeEndpointVersion: 1\n/);
-    expect(created).toMatch(/smokeStatus +: "COMPLETED"/);
+    expect(created).toMatch(/endpointVersion: 1\n/);
+    expect(created).toMatch(
+      /lastSmokeTest +: \{\n +failures: 0\n +jobIds +: \[\n +\[0\]: "[0-9a-f-]+(-u\d+)?"\n +\]\n +passed +: true\n[\s\S]*?version +: 1\n +\}/,
+    );
     expect(created).toMatch(/volumeSizeGb +: 20\n/);
-    expect(created).toMatch(onEmulator(1));
+    expect(created).toMatch(onEmulator(1, "1.0.0"));
+    expect(created).toMatch(inState(1, "1.0.0", 1, true));
 
     // 2. A new image tag: template and endpoint updated in place, the release rolled out (no stale
-    // worker after the up), the smoke test re-run on the new version.
+    // worker after the up) and its smoke test passed on version 2.
     expect(released).toMatch(/^\$ pulumi config set imageTag 1\.1\.0 +\[deploy harness\]\n/m);
     expect(released).toMatch(
       /~ +├─ pulumi-nodejs:dynamic\/runpod:Template +worker +updated +\[diff: ~image\]/,
     );
-    expect(released).toMatch(
-      /~ +├─ pulumi-nodejs:dynamic\/runpod:ServerlessEndpoint +endpoint +updated +\[diff: ~image\]/,
-    );
-    expect(released).toMatch(
-      /~ +└─ pulumi-nodejs:dynamic\/runpod:JobRun +smoke +updated +\[diff: ~triggers\]/,
-    );
-    expect(released).toMatch(/~ 3 updated\n {4}3 unchanged/);
+    expect(released).toMatch(new RegExp(`~ +└─ ${ENDPOINT} +updated +\\[diff: ~image\\]`));
+    expect(released).toMatch(/~ 2 updated\n {4}3 unchanged/);
     expect(released).toMatch(new RegExp(`endpointId +: "${endpointId}"`)); // in place: the same endpoint
     expect(released).toContain(
-      '~ endpointImage       : "ghcr.io/acme/echo-worker:1.0.0" => "ghcr.io/acme/echo-worker:1.1.0"',
+      '~ endpointImage  : "ghcr.io/acme/echo-worker:1.0.0" => "ghcr.io/acme/echo-worker:1.1.0"',
     );
-    expect(released).toMatch(/~ endpointVersion +: 1 => 2\n/);
-    expect(released).toMatch(/~ smokeEndpointVersion: 1 => 2\n/);
-    expect(released).toMatch(onEmulator(2));
+    expect(released).toMatch(/~ endpointVersion: 1 => 2\n/);
+    expect(released).toMatch(/~ lastSmokeTest +: \{[\s\S]*?passed +: true\n[\s\S]*?version +: 2\n +\}/);
+    expect(released).toMatch(onEmulator(2, "1.1.0"));
+    expect(released).toMatch(inState(2, "1.1.0", 2, true));
 
-    // 3. A broken env: the endpoint's release 3 rolls out, the smoke test on it fails the up with the
-    // engine's text of its reasons (test/support/README.md rule 1): the release, the worker error,
-    // the worker's own log tail.
+    // 3. A broken release (1.2.0 with a failing env): release 3 rolls out, its smoke test fails, the
+    // previous configuration (1.1.0, no failing env) is rolled out again as version 4, and the up
+    // fails with the engine's text of the reasons (test/support/README.md rule 1): which release
+    // failed and why (the worker error, the worker's own log tail), and what serves now.
     expect(broken).toMatch(
-      /^\$ pulumi config set extraEnv '\{"RUNPOD_EMULATOR_FAIL":"CUDA out of memory \(demo: a broken release\)"\}' +\[deploy harness\]\n/m,
+      /^\$ pulumi config set imageTag 1\.2\.0 +\[deploy harness\]\n\$ pulumi config set extraEnv '\{"RUNPOD_EMULATOR_FAIL":"CUDA out of memory \(demo: a broken release\)"\}' +\[deploy harness\]\n/m,
     );
-    expect(broken).toMatch(
-      /~ +├─ pulumi-nodejs:dynamic\/runpod:ServerlessEndpoint +endpoint +updated +\[diff: ~env\]/,
-    );
+    expect(broken).toMatch(/~ +├─ pulumi-nodejs:dynamic\/runpod:Template +worker +updated +\[diff: ~image\]/);
     expect(broken).toMatch(
       new RegExp(
-        `JobRun +smoke +\\*\\*failed\\*\\* +1 error\\n+Diagnostics:\\n {2}pulumi-nodejs:dynamic/runpod:JobRun \\(smoke\\):\\n {4}error: 1 error occurred:\\n\\s+\\* JobRun failed on endpoint ${endpointId}, job [0-9a-f-]+(-u\\d+)?: the job ended FAILED, expected COMPLETED\\n`,
+        `└─ ${ENDPOINT} +\\*\\*failed\\*\\* +1 error\\n+Diagnostics:\\n {2}pulumi-nodejs:dynamic/runpod:ServerlessEndpoint \\(endpoint\\):\\n {4}error: 1 error occurred:\\n` +
+          `\\s+\\* ServerlessEndpoint "demo-worker" \\(id ${endpointId}\\): the smoke test of release version 3 failed \\(1 of 1 job failed, maxFailures 0\\), so it was rolled back\\.\\n` +
+          " {4}Now serving: version 4, a new release carrying the previous configuration \\(image ghcr\\.io/acme/echo-worker:1\\.1\\.0\\), on every worker\\.\\n" +
+          " {4}Why release version 3 failed \\(the first failing job\\):\\n" +
+          ` {4}JobRun failed on endpoint ${endpointId}, job [0-9a-f-]+(-u\\d+)?: the job ended FAILED, expected COMPLETED\\n`,
       ),
     );
     expect(broken).toContain("\n    Worker error: CUDA out of memory (demo: a broken release)\n");
@@ -127,29 +153,41 @@ describe("npm run demo", () => {
     );
     expect(broken).toMatch(
       new RegExp(
-        `Worker log \\(last \\d+ lines of ${endpointId}-worker-\\d+\\):\\n[\\s\\S]*container job \\S+ failed after \\d+ ms: CUDA out of memory \\(demo: a broken release\\)\\n`,
+        `Worker log \\(last \\d+ lines of ${endpointId}-worker-\\d+\\):\\n[\\s\\S]*image ghcr\\.io/acme/echo-worker:1\\.2\\.0[\\s\\S]*container job \\S+ failed after \\d+ ms: CUDA out of memory \\(demo: a broken release\\)\\n`,
       ),
+    );
+    expect(broken).toMatch(
+      /^ {4}The state records what runs \(the previous configuration at version 4\), so the next pulumi up tries the new release again/m,
     );
     expect(broken).not.toContain("resource init failed");
     expect(broken).not.toContain("Outputs:");
-    expect(broken).toMatch(/~ 1 updated\n {4}1 errored\n {4}4 unchanged/);
-    expect(broken).toMatch(onEmulator(3));
+    expect(broken).toMatch(/~ 1 updated\n {4}1 errored\n {4}3 unchanged/);
+    // What runs after the up: version 4, image 1.1.0 and no RUNPOD_EMULATOR_FAIL on the emulator,
+    // the same in the state, with the failed test of release 3.
+    expect(broken).toMatch(onEmulator(4, "1.1.0"));
+    expect(broken).toMatch(inState(4, "1.1.0", 3, false));
 
-    // 4. The env fixed: release 4, the smoke test passes on it.
-    expect(fixed).toMatch(/^\$ pulumi config rm extraEnv +\[deploy harness\]\n/m);
-    expect(fixed).toMatch(
-      /~ +├─ pulumi-nodejs:dynamic\/runpod:ServerlessEndpoint +endpoint +updated +\[diff: ~env\]/,
+    // The state records what runs: a refresh reads every resource back and finds no drift.
+    expect(refreshed).toMatch(
+      /^\$ pulumi refresh --yes +\[deploy harness\]\nRefreshing \(dev\): +\[deploy harness\]\n/m,
     );
-    expect(fixed).toMatch(/~ +└─ pulumi-nodejs:dynamic\/runpod:JobRun +smoke +updated +\[diff: ~triggers\]/);
-    expect(fixed).toMatch(/~ 2 updated\n {4}4 unchanged/);
-    expect(fixed).toMatch(/~ endpointVersion +: 2 => 4\n/);
-    expect(fixed).toMatch(/~ smokeEndpointVersion: 2 => 4\n/);
-    expect(fixed).toMatch(/smokeStatus +: "COMPLETED"/);
-    expect(fixed).toMatch(onEmulator(4));
-    expect(stdout.match(/\[diff: ~triggers\]/g)).toHaveLength(2);
+    expect(refreshed).toMatch(/Resources:\n {4}5 unchanged\n/);
+    expect(refreshed).not.toMatch(/^ [~+-] /m);
+
+    // 4. The env fixed: the next up tries release 1.2.0 again (version 5), and it passes.
+    expect(fixed).toMatch(/^\$ pulumi config rm extraEnv +\[deploy harness\]\n/m);
+    expect(fixed).toMatch(new RegExp(`~ +└─ ${ENDPOINT} +updated +\\[diff: ~image\\]`));
+    expect(fixed).toMatch(/~ 1 updated\n {4}4 unchanged/);
+    expect(fixed).toContain(
+      '~ endpointImage  : "ghcr.io/acme/echo-worker:1.1.0" => "ghcr.io/acme/echo-worker:1.2.0"',
+    );
+    expect(fixed).toMatch(/~ endpointVersion: 2 => 5\n/);
+    expect(fixed).toMatch(/~ lastSmokeTest +: \{[\s\S]*?passed +: true\n[\s\S]*?version +: 5\n +\}/);
+    expect(fixed).toMatch(onEmulator(5, "1.2.0"));
+    expect(fixed).toMatch(inState(5, "1.2.0", 5, true));
 
     // 5. destroy, and the emulator itself holds nothing.
-    expect(destroyed).toContain("- 6 deleted");
+    expect(destroyed).toContain("- 5 deleted");
     expect(destroyed).toContain(
       "Left on the emulator after destroy: 0 endpoints, 0 templates, 0 network volumes, 0 registry credentials\n",
     );
@@ -164,13 +202,19 @@ describe("npm run demo", () => {
   });
 
   it.skipIf(!findPulumi())(
-    "with the pulumi CLI on PATH: runs pulumi up, config set, up (a broken release fails), destroy, zero objects left (requires the pulumi CLI on PATH)",
+    "with the pulumi CLI on PATH: runs pulumi up, config set, up (a broken release is rolled back), refresh, destroy, zero objects left (requires the pulumi CLI on PATH)",
     async () => {
       const { code, stdout, stderr } = await demo(process.env);
       expect(code, stderr).toBe(0);
       expect(stdout).toContain("Pulumi CLI:");
       expect(stdout).toContain("$ pulumi config set imageTag 1.1.0");
+      expect(stdout).toContain("the smoke test of release version 3 failed");
+      expect(stdout).toContain("Now serving: version 4, a new release carrying the previous configuration");
       expect(stdout).toContain("Worker error: CUDA out of memory (demo: a broken release)");
+      expect(stdout).toMatch(
+        /# in the stack's state: endpoint at version 4, image ghcr\.io\/acme\/echo-worker:1\.1\.0; lastSmokeTest: version 3 FAILED/,
+      );
+      expect(stdout).toContain("$ pulumi refresh --yes");
       expect(stdout).toContain("$ pulumi destroy");
       expect(stdout).toContain(
         "Left on the emulator after destroy: 0 endpoints, 0 templates, 0 network volumes, 0 registry credentials\n",

@@ -27,7 +27,6 @@ const hasPulumi = findPulumi() !== undefined;
 const needs = "(requires the pulumi CLI on PATH)";
 const SECRETS: DemoSecrets = {
   registryPassword: "cli-registry-passw0rd-e2e",
-  s3AccessSecret: "cli-s3-access-secret-e2e",
   hfToken: "hf_cliDemoEndpointToken-e2e",
 };
 const PASSWORD = "ghp_cliRegistryPassw0rd-e2e";
@@ -76,7 +75,7 @@ describe.skipIf(!hasPulumi)("examples through the pulumi CLI", () => {
     }
   }, 180_000);
 
-  it(`demo: every change touches only what it must; no registry password, api key, s3 accessSecret or env token in the backend, logs or errors ${needs}`, async () => {
+  it(`demo: every change touches only what it must; no registry password, api key or env token in the backend, logs or errors ${needs}`, async () => {
     const transcript = await demoScenario(make, e, SECRETS);
     expectNoSecrets(transcript, { ...SECRETS, apiKey: e.emu.apiKey });
     expect(transcript.join("\n")).toContain("ciphertext");

@@ -619,7 +619,6 @@ export async function keyRotationScenario(
 /** Secrets the demo scenario is given; none may appear in plaintext anywhere. */
 export interface DemoSecrets {
   registryPassword: string;
-  s3AccessSecret: string;
   /** The endpoint's `env` token (`hfToken`). */
   hfToken: string;
 }
@@ -627,14 +626,65 @@ export interface DemoSecrets {
 /** The error every job of the demo's broken release fails with (the emulator's RUNPOD_EMULATOR_FAIL). */
 export const DEMO_WORKER_ERROR = "CUDA out of memory (e2e: a broken release)";
 
+/** A resource as the stack's state records it: its inputs and outputs (secret values as `"[secret]"`). */
+interface Recorded {
+  inputs: Record<string, unknown>;
+  outputs: Record<string, unknown>;
+}
+
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+
 /**
- * demo (the whole serverless pipeline, with s3Config): up creates the credential, the volume, the
- * template, the endpoint (pools from the catalog, the volume attached, the credential, env) and the
- * smoke test; an unchanged up changes nothing; a new image tag → template and endpoint updated in
- * place, the release rolled out, the smoke test re-run on it; a larger volume → only the volume;
- * a broken env → the endpoint's release 3 rolls out and the smoke test fails the up with the
- * release and the worker's error; the env fixed → release 4 passes; refresh; destroy leaves
- * nothing of the stack on the emulator (compared with what it held before the first up).
+ * What the stack's state records for the resource named `name`: from the harness's state, or from
+ * the CLI's checkpoint (`<backend>/.pulumi/stacks/<project>/<stack>.json`); secret values (stored
+ * encrypted by both) read as `"[secret]"`, so a scenario sees what any state reader sees.
+ */
+async function recorded(d: Driver, project: string, name: string): Promise<Recorded | undefined> {
+  const hide = (v: unknown): unknown =>
+    v !== null && typeof v === "object" && !Array.isArray(v) && SECRET_SIG in v
+      ? "[secret]"
+      : Array.isArray(v)
+        ? v.map(hide)
+        : v !== null && typeof v === "object"
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, hide(x)]))
+          : v;
+  if (d instanceof CliStack) {
+    const { readFile } = await import("node:fs/promises");
+    const file = path.join(d.backendDir, ".pulumi", "stacks", project, `${d.stack}.json`);
+    const checkpoint = JSON.parse(await readFile(file, "utf8")) as {
+      checkpoint: { latest?: { resources?: Array<{ urn: string } & Partial<Recorded>> } };
+    };
+    const r = checkpoint.checkpoint.latest?.resources?.find((x) => x.urn.endsWith(`::${name}`));
+    return (
+      r && {
+        inputs: hide(r.inputs ?? {}) as Recorded["inputs"],
+        outputs: hide(r.outputs ?? {}) as Recorded["outputs"],
+      }
+    );
+  }
+  const harness = d as unknown as {
+    state(): Promise<{
+      resources: Array<{ name: string } & Recorded & { secretInputs: string[]; secretOutputs: string[] }>;
+    }>;
+  };
+  const r = (await harness.state()).resources.find((x) => x.name === name);
+  if (!r) return undefined;
+  const mask = (values: Record<string, unknown>, secret: string[]) =>
+    Object.fromEntries(Object.entries(values).map(([k, v]) => [k, secret.includes(k) ? "[secret]" : v]));
+  return { inputs: mask(r.inputs, r.secretInputs), outputs: mask(r.outputs, r.secretOutputs) };
+}
+
+/**
+ * demo (the whole serverless pipeline; the endpoint smoke-tests its own releases): up creates the
+ * credential, the volume, the template and the endpoint (pools from the catalog, the volume
+ * attached, the credential, env), whose smoke test passes on release 1; an unchanged up changes
+ * nothing; a new image tag → template and endpoint updated in place, the release rolled out and
+ * smoke-tested; a larger volume → only the volume; a broken release (image 1.2.0 with a failing
+ * env) → release 3 rolls out, fails its smoke test and is rolled back: the previous configuration
+ * serves as version 4, the up fails saying so, and the state records what runs (the previous
+ * inputs, version 4, the failed test), so a refresh finds no drift; the env fixed → the next up
+ * tries 1.2.0 again as release 5, which passes; refresh; destroy leaves nothing of the stack on the
+ * emulator (compared with what it held before the first up).
  */
 export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: DemoSecrets) {
   const transcript: Transcript = [];
@@ -664,14 +714,11 @@ export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: De
     "runpod-demo:templateName": name,
     "runpod-demo:endpointName": name,
     "runpod-demo:hfToken": { secret: secrets.hfToken },
-    "runpod-demo:s3Bucket": "demo-results",
-    "runpod-demo:s3EndpointUrl": "https://s3.eu-ro-1.example.com",
-    "runpod-demo:s3AccessId": "AKIADEMO",
-    "runpod-demo:s3AccessSecret": { secret: secrets.s3AccessSecret },
   });
-  const ALL = ["endpoint", "models", "registry", "smoke", "worker"];
+  const ALL = ["endpoint", "models", "registry", "worker"];
   const opsAre = (r: StepResult, changed: Record<string, string>, rest: string) =>
     expect(ops(r)).toEqual(ALL.map((n) => `${n}:${changed[n] ?? rest}`));
+  const IMAGE = (tag: string) => `ghcr.io/acme/echo-worker:${tag}`;
   try {
     const first = await record(transcript, d, d.up());
     expect(first.errors).toEqual([]);
@@ -679,17 +726,21 @@ export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: De
     expect(first.outputs).toMatchObject({
       gpuPools: ["ADA_24", "AMPERE_24"], // the catalog's serverless pools of 24 GB GPUs
       volumeSizeGb: 20,
-      endpointImage: "ghcr.io/acme/echo-worker:1.0.0",
+      endpointImage: IMAGE("1.0.0"),
       endpointVersion: 1,
-      smokeStatus: "COMPLETED",
-      smokeEndpointVersion: 1,
+      lastSmokeTest: { version: 1, passed: true, failures: 0 },
     });
+    const firstTest = first.outputs.lastSmokeTest as { jobIds: string[]; timeline: string[] };
+    expect(firstTest.jobIds).toHaveLength(1);
+    expect(firstTest.timeline).toEqual([
+      expect.stringMatching(new RegExp(`^${firstTest.jobIds[0]}: .*COMPLETED`)),
+    ]);
     const { endpointId, registryAuthId, volumeId, templateId } = first.outputs as Record<string, string>;
     const endpoint = await client.serverless.get(endpointId!);
     expect(endpoint).toMatchObject({
       name,
       templateId,
-      image: "ghcr.io/acme/echo-worker:1.0.0",
+      image: IMAGE("1.0.0"),
       registry: registryAuthId,
       networkVolumes: [volumeId],
       dataCenterIds: ["EU-RO-1"],
@@ -698,7 +749,7 @@ export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: De
     });
     expect(await client.templates.get(templateId!)).toMatchObject({
       name,
-      image: "ghcr.io/acme/echo-worker:1.0.0",
+      image: IMAGE("1.0.0"),
       registry: registryAuthId,
     });
     expect(await client.networkVolumes.get(volumeId!)).toMatchObject({ name, size: 20 });
@@ -706,24 +757,24 @@ export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: De
     const again = await record(transcript, d, d.up());
     expect(again.errors).toEqual([]);
     opsAre(again, {}, "same");
-    expect(again.outputs.smokeJobId).toBe(first.outputs.smokeJobId);
+    expect(again.outputs.lastSmokeTest).toEqual(first.outputs.lastSmokeTest); // no release, no test
 
-    // A new image tag: one edit rolls the template and the endpoint (in place), then the smoke test.
+    // A new image tag: one edit rolls the template and the endpoint (in place), whose smoke test
+    // runs on the new release.
     await d.setConfig("runpod-demo:imageTag", "1.1.0");
     const released = await record(transcript, d, d.up());
     expect(released.errors).toEqual([]);
-    opsAre(released, { endpoint: "update", smoke: "update", worker: "update" }, "same");
+    opsAre(released, { endpoint: "update", worker: "update" }, "same");
     expect(released.outputs).toMatchObject({
       endpointId,
       templateId,
-      endpointImage: "ghcr.io/acme/echo-worker:1.1.0",
+      endpointImage: IMAGE("1.1.0"),
       endpointVersion: 2,
-      smokeStatus: "COMPLETED",
-      smokeEndpointVersion: 2,
+      lastSmokeTest: { version: 2, passed: true, failures: 0 },
     });
-    expect(released.outputs.smokeJobId).not.toBe(first.outputs.smokeJobId);
+    expect((released.outputs.lastSmokeTest as { jobIds: string[] }).jobIds[0]).not.toBe(firstTest.jobIds[0]);
     expect(Object.values(await e.workerVersions(endpointId!))).toEqual([2, 2]); // rolled out
-    expect((await client.templates.get(templateId!)).image).toBe("ghcr.io/acme/echo-worker:1.1.0");
+    expect((await client.templates.get(templateId!)).image).toBe(IMAGE("1.1.0"));
 
     // A larger volume: grown in place, nothing else touched (no release, no smoke test).
     await d.setConfig("runpod-demo:volumeSizeGb", "30");
@@ -731,38 +782,86 @@ export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: De
     expect(grown.errors).toEqual([]);
     opsAre(grown, { models: "update" }, "same");
     expect(grown.outputs).toMatchObject({ volumeId, volumeSizeGb: 30, endpointVersion: 2 });
+    expect(grown.outputs.lastSmokeTest).toEqual(released.outputs.lastSmokeTest);
 
-    // A broken env: release 3 rolls out; every job on it fails, so the smoke test fails the up.
+    // A broken release (1.2.0, every job failing): release 3 rolls out, its smoke test fails, and
+    // the endpoint rolls the previous configuration back out as version 4 inside the update.
+    await d.setConfig("runpod-demo:imageTag", "1.2.0");
     await d.setConfig("runpod-demo:extraEnv", JSON.stringify({ RUNPOD_EMULATOR_FAIL: DEMO_WORKER_ERROR }));
     const broken = await record(transcript, d, d.up());
     expect(broken.ok).toBe(false);
-    opsAre(broken, { endpoint: "update", smoke: "failed" }, "same");
+    opsAre(broken, { endpoint: "failed", worker: "update" }, "same");
     // The engine prints the partial failure's reasons (test/support/README.md rule 1).
     const message = broken.errors.join("\n");
+    expect(message).toContain(
+      `ServerlessEndpoint "${name}" (id ${endpointId}): the smoke test of release version 3 failed (1 of 1 job failed, maxFailures 0), so it was rolled back.`,
+    );
+    expect(message).toContain(
+      `Now serving: version 4, a new release carrying the previous configuration (image ${IMAGE("1.1.0")}), on every worker.`,
+    );
     expect(message).toContain(`JobRun failed on endpoint ${endpointId}, job `);
     expect(message).toContain(`Worker error: ${DEMO_WORKER_ERROR}`);
     expect(message).toMatch(
       new RegExp(`^Release: endpoint version 3 \\(worker ${endpointId}-worker-\\d+\\)$`, "m"),
     );
     expect(message).toMatch(/^Worker log \(last \d+ lines of /m);
+    expect(message).toContain("The state records what runs (the previous configuration at version 4)");
     expect(message).not.toContain("resource init failed");
-    expect(Object.values(await e.workerVersions(endpointId!))).toEqual([3, 3]);
+    // What runs: the previous configuration, on every worker, under version 4.
+    const live = await client.serverless.get(endpointId!);
+    expect(live.image).toBe(IMAGE("1.1.0"));
+    expect(live.env).toEqual({ HF_TOKEN: secrets.hfToken });
+    expect(Object.values(await e.workerVersions(endpointId!))).toEqual([4, 4]);
+    // The state records exactly that: the previous inputs (the engine keeps them for a partially
+    // failed update), the provider's record of what runs (version 4, image 1.1.0) and the failed
+    // test of release 3. The template, a separate resource, did take 1.2.0.
+    const state = await recorded(d, "runpod-demo", "endpoint");
+    expect(state?.inputs).toMatchObject({ image: IMAGE("1.1.0"), env: "[secret]" });
+    expect(state?.outputs).toMatchObject({
+      image: IMAGE("1.1.0"),
+      version: 4,
+      env: "[secret]",
+      lastSmokeTest: { version: 3, passed: false, failures: 1 },
+    });
+    const failedTest = (state?.outputs.lastSmokeTest ?? {}) as { jobIds: string[]; timeline: string[] };
+    expect(failedTest.jobIds).toHaveLength(1);
+    expect(failedTest.timeline).toEqual([
+      expect.stringMatching(new RegExp(`^${failedTest.jobIds[0]}: .*FAILED`)),
+    ]);
+    expect(message).toContain(failedTest.jobIds[0]);
+    expect((await client.templates.get(templateId!)).image).toBe(IMAGE("1.2.0"));
+    // The stack's outputs are those of the last successful up (the engine records none for a failed one).
+    expect(await d.stackOutputs()).toMatchObject({ endpointVersion: 2, endpointImage: IMAGE("1.1.0") });
 
+    // What the state records is what runs: a refresh finds no drift.
+    const afterRollback = await record(transcript, d, d.refresh());
+    expect(afterRollback.errors).toEqual([]);
+    expect(ops(afterRollback)).toEqual(ALL.map((n) => `${n}:same`));
+    expect((await recorded(d, "runpod-demo", "endpoint"))?.outputs).toMatchObject({
+      version: 4,
+      image: IMAGE("1.1.0"),
+    });
+
+    // The env fixed: the next up tries release 1.2.0 again (version 5), and it passes.
     await d.setConfig("runpod-demo:extraEnv", undefined);
     const fixed = await record(transcript, d, d.up());
     expect(fixed.errors).toEqual([]);
-    opsAre(fixed, { endpoint: "update", smoke: "update" }, "same");
+    opsAre(fixed, { endpoint: "update" }, "same");
     expect(fixed.outputs).toMatchObject({
       endpointId,
-      endpointVersion: 4,
-      smokeStatus: "COMPLETED",
-      smokeEndpointVersion: 4,
+      endpointImage: IMAGE("1.2.0"),
+      endpointVersion: 5,
+      lastSmokeTest: { version: 5, passed: true, failures: 0 },
     });
-    expect((await client.serverless.get(endpointId!)).env).toEqual({ HF_TOKEN: secrets.hfToken });
+    expect(await client.serverless.get(endpointId!)).toMatchObject({
+      image: IMAGE("1.2.0"),
+      env: { HF_TOKEN: secrets.hfToken },
+    });
+    expect(Object.values(await e.workerVersions(endpointId!))).toEqual([5, 5]);
 
     const refreshed = await record(transcript, d, d.refresh());
     expect(refreshed.errors).toEqual([]);
-    expect(refreshed.resources.map((r) => r.op)).not.toContain("delete");
+    expect(ops(refreshed)).toEqual(ALL.map((n) => `${n}:same`));
 
     const destroyed = await record(transcript, d, d.destroy());
     expect(destroyed.errors).toEqual([]);

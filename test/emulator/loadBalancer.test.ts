@@ -4,6 +4,9 @@
  * built-in model server's routes, cold starts, releases and rollouts, and broken releases as
  * queue endpoints have them. Real HTTP on 127.0.0.1, time on a ManualClock.
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { request } from "undici";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RunpodClient } from "../../src/client/index";
@@ -430,6 +433,28 @@ describe("releases", () => {
     ]);
   });
 
+  it("a worker serving a request shows RUNNING and is replaced only once it answered", async () => {
+    h = await harness({ rolloutMs: 0 });
+    const { id } = await createLb({
+      workers: { min: 1, max: 1 },
+      env: { RUNPOD_EMULATOR_LATENCY_MS: "1000" },
+    });
+    const pending = lb(id, "/echo");
+    await untilWorkers(id, (ws) => ws[0]?.status === "RUNNING");
+    await h.call("PATCH", `/v2/serverless/${id}`, { image: "acme/server:2" });
+    await h.clock.advance(0);
+    expect(await workers(id)).toEqual([
+      { id: `${id}-worker-1`, status: "RUNNING", version: 1, isStale: true },
+    ]);
+    await h.clock.advance(1000);
+    expect((await pending).status).toBe(200);
+    expect(await workers(id)).toEqual([
+      { id: `${id}-worker-2`, status: "INITIALIZING", version: 2, isStale: false },
+    ]);
+    const lines = await logLines(id, `${id}-worker-1`, /worker stopping/);
+    expect(lines.slice(-2)).toEqual(["GET /echo 200", "worker stopping: replaced by a worker of version 2"]);
+  });
+
   it("RUNPOD_EMULATOR_LATENCY_MS delays each answer on the emulator clock", async () => {
     h = await harness();
     const { id } = await createLb({ env: { RUNPOD_EMULATOR_LATENCY_MS: "250" } });
@@ -446,6 +471,52 @@ describe("releases", () => {
   });
 });
 
+describe("workers.min", () => {
+  it("raised by a PATCH starts that many workers (on the cold start), without a release", async () => {
+    h = await harness({ coldStartMs: 1500 });
+    const { id } = await createLb({ workers: { min: 0, max: 3 } });
+    expect(await workers(id)).toEqual([]);
+    const patched = await h.call("PATCH", `/v2/serverless/${id}`, { workers: { min: 2 } });
+    expect(patched.status).toBe(200);
+    expect((await workers(id)).map((w) => w.status)).toEqual(["INITIALIZING", "INITIALIZING"]);
+    await h.clock.advance(1500);
+    expect(await workers(id)).toEqual([
+      { id: `${id}-worker-1`, status: "IDLE", version: 1, isStale: false },
+      { id: `${id}-worker-2`, status: "IDLE", version: 1, isStale: false },
+    ]);
+    expect((await h.call("GET", `/v2/serverless/${id}/releases`)).body.endpointVersion).toBe(1);
+  });
+});
+
+describe("with a state file", () => {
+  it("a load-balancer endpoint comes back serving at its version after a restart", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "emu-lb-"));
+    try {
+      const stateFile = path.join(dir, "state.json");
+      h = await harness({ stateFile });
+      const { id } = await createLb({ workers: { min: 1, max: 1 } });
+      await h.call("PATCH", `/v2/serverless/${id}`, { env: { MODEL_NAME: "v2" } });
+      await h.close();
+      h = await harness({ stateFile });
+      const read = await h.call("GET", `/v2/serverless/${id}`);
+      const base = `${h.emu.serverlessUrl}/lb/${id}`;
+      expect(read.body).toMatchObject({
+        type: "LOAD_BALANCER",
+        requestUrls: { base, health: `${base}/ping` },
+      });
+      expect(await workers(id)).toEqual([
+        { id: `${id}-worker-1`, status: "IDLE", version: 2, isStale: false },
+      ]);
+      expect((await lb(id, "/v1/models")).body.data[0].id).toBe("v2");
+      expect((await h.call("POST", `/v2/${id}/run`, { input: {} })).status).toBe(404);
+    } finally {
+      await h?.close();
+      h = undefined;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("deleting a load-balancer endpoint", () => {
   it("makes /lb/<id> answer 404", async () => {
     h = await harness();
@@ -457,6 +528,18 @@ describe("deleting a load-balancer endpoint", () => {
       body: { error: `no load-balancer endpoint ${id}` },
     });
     expect(await lb(id, "/ping")).toMatchObject({ status: 404 });
+  });
+
+  it("ends a request waiting for a worker with a 503 saying so", async () => {
+    h = await harness({ coldStartMs: 10_000 });
+    const { id } = await createLb({ workers: { min: 0, max: 1 } });
+    const pending = lb(id, "/echo");
+    await untilWorkers(id, (ws) => ws.length === 1);
+    expect((await h.call("DELETE", `/v2/serverless/${id}`)).status).toBe(204);
+    expect(await pending).toMatchObject({
+      status: 503,
+      body: { error: `no worker can serve this request: endpoint ${id} was deleted` },
+    });
   });
 });
 

@@ -82,6 +82,7 @@ export function registerLoadBalancerRoutes(app: FastifyInstance, deps: LoadBalan
       try {
         await sleep(clock, latency, gone);
       } catch {
+        worker.done();
         return reply.hijack(); // the client went away meanwhile
       }
     }
@@ -108,6 +109,7 @@ export function registerLoadBalancerRoutes(app: FastifyInstance, deps: LoadBalan
       ));
     }
     engine.logRequest(worker.id, `${method} ${path} ${status}`);
+    worker.done(); // after its log line: a worker leaving once it is done closes its log
     return reply.code(status).send(body);
   };
 

@@ -25,6 +25,12 @@
  * release (the fixed image) moves the endpoint on: it replaces the unhealthy workers too. Workers
  * that start on such a release in other ways (a new endpoint, more `workersMax`, a cold start) go
  * UNHEALTHY the same way.
+ *
+ * Load-balancer endpoints (`type: "LOAD_BALANCER"`) take no job: their workers serve HTTP requests
+ * ({@link JobEngine.lbWorker}, `http/loadBalancerRoutes.ts`), many at once, RUNNING in `/workers`
+ * while they serve one; a worker leaving (replaced, removed) first answers the requests it has.
+ * They have the same releases and rollouts; `warmWorkers` (`workers.min`) are warm and the others
+ * cold, and a request that finds no ready worker warms one, as a queued job does.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -102,7 +108,7 @@ export interface EndpointConfig {
   id: string;
   /**
    * `QUEUE` (jobs through `/v2/{id}/...`) or `LOAD_BALANCER` (HTTP requests served by a ready
-   * worker, see {@link JobEngine.serveRequest}; no job is accepted). @default "QUEUE"
+   * worker, see {@link JobEngine.lbWorker}; no job is accepted). @default "QUEUE"
    */
   type?: "QUEUE" | "LOAD_BALANCER";
   /** With `coldStartMs`: how many workers are warm from the start (the endpoint's `workers.min`). @default 0 */
@@ -139,12 +145,19 @@ interface Worker {
   startedAt: number;
   /** Takes no new job: it is being replaced (rollout) or removed (workersMax lowered). */
   leaving?: "replace" | "remove";
+  /** Load-balancer requests it is serving: it shows RUNNING, and leaves only once they are answered. */
+  inFlight: number;
 }
 
 /** The worker serving a load-balancer request, and what it runs. */
 export interface LbWorker {
   id: string;
   release: WorkerRelease;
+  /**
+   * Call once the request is answered (or abandoned): until then the worker shows RUNNING and a
+   * rollout or a lower `workers.max` lets it finish before it leaves. Later calls do nothing.
+   */
+  done(): void;
 }
 
 /** `/workers` status of each running worker state. */
@@ -262,6 +275,7 @@ class EndpointState {
       state,
       release: this.release,
       startedAt: now,
+      inFlight: 0,
     };
   }
 
@@ -375,7 +389,10 @@ export class JobEngine {
       .filter((w) => w.state !== "cold")
       .map((w) => ({
         id: w.id,
-        status: WORKER_STATUS[w.state as Exclude<WorkerState, "cold">],
+        status:
+          w.state === "idle" && w.inFlight > 0
+            ? "RUNNING"
+            : WORKER_STATUS[w.state as Exclude<WorkerState, "cold">],
         version: w.release.version,
         isStale: ep.isStale(w),
         image: w.release.image,
@@ -405,7 +422,8 @@ export class JobEngine {
       const surplus = [...staying].sort((a, b) => order(a) - order(b)).slice(0, staying.length - workersMax);
       for (const worker of surplus) {
         worker.leaving = "remove";
-        if (worker.state !== "busy") this.#stopWorker(ep, worker, "the endpoint's workers.max was lowered");
+        if (worker.state !== "busy" && worker.inFlight === 0)
+          this.#stopWorker(ep, worker, "the endpoint's workers.max was lowered");
       }
     }
     queueMicrotask(() => this.#dispatch(ep));
@@ -446,8 +464,8 @@ export class JobEngine {
       return;
     }
     next.leaving = "replace";
-    if (next.state !== "busy") this.#replaceWorker(ep, next);
-    // A busy worker is replaced when its job ends (#finish).
+    if (next.state !== "busy" && next.inFlight === 0) this.#replaceWorker(ep, next);
+    // A busy worker is replaced when its job ends (#finish), one serving requests when they end (lbWorker).
   }
 
   /** Stops `old` and starts a worker of the current release in its place. */
@@ -557,7 +575,15 @@ export class JobEngine {
     const ep = this.#ep(endpointId);
     const pick = (): { worker: LbWorker } | undefined => {
       const w = this.#readyWorker(ep, true);
-      return w && { worker: { id: w.id, release: w.release } };
+      if (!w) return undefined;
+      w.inFlight++;
+      let answered = false;
+      const done = () => {
+        if (answered) return;
+        answered = true;
+        this.#requestDone(ep, w);
+      };
+      return { worker: { id: w.id, release: w.release, done } };
     };
     const canBecomeReady = () => ep.workers.some((w) => w.state === "starting" || w.state === "cold");
     const found = pick();
@@ -588,6 +614,33 @@ export class JobEngine {
       // Warms a cold worker for this request (after this call returns, as a submission does).
       queueMicrotask(() => this.#dispatch(ep));
     });
+  }
+
+  /**
+   * Sets how many workers stay warm (`workers.min` of a load-balancer endpoint, with a cold start):
+   * cold workers start at once until that many are running.
+   */
+  setWarmWorkers(endpointId: string, warmWorkers: number): void {
+    this.#assertOpen();
+    const ep = this.#ep(endpointId);
+    ep.config.warmWorkers = warmWorkers;
+    if (ep.config.coldStartMs === undefined) return;
+    let running = ep.workers.filter((w) => w.state !== "cold").length;
+    for (const worker of ep.workers) {
+      if (running >= warmWorkers) break;
+      if (worker.state !== "cold") continue;
+      this.#startCold(ep, worker);
+      running++;
+    }
+  }
+
+  /** A load-balancer request of `worker` is answered: a worker waiting to leave leaves once it serves none. */
+  #requestDone(ep: EndpointState, worker: Worker): void {
+    worker.inFlight--;
+    if (worker.inFlight > 0 || this.#closed || !ep.workers.includes(worker)) return;
+    if (worker.leaving === "replace") this.#replaceWorker(ep, worker);
+    else if (worker.leaving === "remove")
+      this.#stopWorker(ep, worker, "the endpoint's workers.max was lowered");
   }
 
   /** Writes a line to a worker's container log (a load-balancer request it served). */
