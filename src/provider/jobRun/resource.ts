@@ -68,15 +68,19 @@ export type JobRunTimelineEntry = TimelineEntry;
 
 /** A deploy-time smoke-test job. See the module documentation for when it runs. */
 export class JobRun extends pulumi.dynamic.Resource {
-  /** Id of the job on the service (the resource's own id is a separate, stable UUID). */
+  /** Id of the job on the service (the resource's own id is a separate, stable UUID). Absent for an http probe. */
   declare readonly jobId: pulumi.Output<string>;
-  /** Terminal status of the last run (or its last status when the JobRun stopped waiting). */
+  /**
+   * Terminal status of the last run (or its last status when the JobRun stopped waiting). Absent
+   * for an http probe (see `httpStatus`).
+   */
   declare readonly status: pulumi.Output<string>;
   /**
    * The worker's output (secret with `secretOutput`), with any credential the worker echoed
    * (s3Config, the API key) replaced by `[redacted]`. Not stored when over 1 MB (1,000,000 bytes)
    * of JSON or nested over 100 levels deep: then absent, with `outputTruncated: true` and
-   * `outputBytes` or `outputDepth`. `expect` is always judged on the whole output first.
+   * `outputBytes` or `outputDepth`. `expect` is always judged on the whole output first. For an
+   * http probe: the answer's body (JSON parsed, else text), redacted the same way.
    */
   declare readonly output: pulumi.Output<unknown>;
   /** True when the output was over 1 MB of JSON, or over 100 levels deep, and is not stored in `output`. */
@@ -100,7 +104,7 @@ export class JobRun extends pulumi.dynamic.Resource {
   declare readonly delayTime: pulumi.Output<number | undefined>;
   /** Time the job ran, ms (service figure). */
   declare readonly executionTime: pulumi.Output<number | undefined>;
-  /** Runs made: 1 plus the retries used. */
+  /** Runs made: 1 plus the retries used (for an http probe: requests sent, 2 when sent once more). */
   declare readonly attempts: pulumi.Output<number>;
   /** When the service accepted the job (ISO 8601). */
   declare readonly startedAt: pulumi.Output<string>;
