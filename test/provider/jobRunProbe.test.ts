@@ -237,6 +237,21 @@ describe("JobRun http: check", () => {
     expect(failures({ endpointId: "lb1", http })).toEqual([{ property: expect.any(String), reason }]);
   });
 
+  it("fails a probe on a REST v1 restUrl, which has no requestUrls to read", () => {
+    expect(
+      checkJobRunArgs(
+        { endpointId: "lb1", http: { path: "/ping" } },
+        { restUrl: "https://rest.runpod.io/v1" },
+      ),
+    ).toEqual([
+      {
+        property: "",
+        reason:
+          "an http probe reads the endpoint's requestUrls.base over REST v2, and runpod:restUrl (or RUNPOD_REST_API_URL) is REST v1: set it to a /v2 URL (https://api.runpod.io/v2, the default)",
+      },
+    ]);
+  });
+
   it("does not judge an http still unknown (preview), nor input's absence then", () => {
     const unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
     expect(failures({ endpointId: "lb1", http: unknown })).toEqual([]);

@@ -391,6 +391,9 @@ export function checkJobRunArgs(news: Record<string, unknown>, settings: CheckSe
   if (args.rollout === "wait" && settings.restDialect === "v1") {
     failures.push({ property: "rollout", reason: ROLLOUT_NEEDS_V2 });
   }
+  if (args.http !== undefined && settings.restDialect === "v1") {
+    failures.push({ property: "http", reason: PROBE_NEEDS_V2 });
+  }
   return failures;
 }
 
@@ -399,6 +402,11 @@ export const ROLLOUT_NEEDS_V2 =
   'rollout "wait" reads the endpoint\'s workers over REST v2, and runpod:restUrl (or RUNPOD_REST_API_URL) ' +
   'is REST v1: set it to a /v2 URL (https://api.runpod.io/v2, the default), or set rollout: "ignore" to ' +
   "test without knowing the release";
+
+/** Why an http probe cannot run on a REST v1 `restUrl`. */
+export const PROBE_NEEDS_V2 =
+  "an http probe reads the endpoint's requestUrls.base over REST v2, and runpod:restUrl (or RUNPOD_REST_API_URL) " +
+  "is REST v1: set it to a /v2 URL (https://api.runpod.io/v2, the default)";
 
 /**
  * The failure for an `expect.outputSchema` that is not a valid JSON Schema 2020-12 (ajv is loaded

@@ -16,7 +16,7 @@ import {
 } from "../../client";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { clientPollKey } from "../workerPoll";
-import { ROLLOUT_NEEDS_V2 } from "./args";
+import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./args";
 import type { RunContext } from "./execution";
 import type { WorkerLogReader } from "./logTail";
 import type { ProbeTarget } from "./probe";
@@ -55,11 +55,6 @@ export interface LifecycleContext {
   loadBalancer?: (endpointId: string) => ProbeTarget;
   loadBalancerUnavailable?: string;
 }
-
-/** Why an http probe cannot run on a REST v1 `restUrl`. */
-export const PROBE_NEEDS_V2 =
-  "an http probe reads the endpoint's requestUrls.base over REST v2, and runpod:restUrl (or RUNPOD_REST_API_URL) " +
-  "is REST v1: set it to a /v2 URL (https://api.runpod.io/v2, the default)";
 
 /** The REST dialect `restUrl` speaks (the default URL's when unset); undefined when it is malformed. */
 export function restDialectOf(
