@@ -370,6 +370,7 @@ async function main(): Promise<number> {
             errors: result.errors.filter(
               (e) => !result.resources.some((r) => r.error !== undefined && e.endsWith(r.error)),
             ),
+            hostOutput: result.hostOutput,
             durationMs,
           }),
         );

@@ -57,6 +57,7 @@ export function describeIssue(
   }
   const dotted = formatPath(path);
   if (dotted === "") return message;
+  if (message.startsWith(`${dotted} `)) return message;
   const leaf = path[path.length - 1];
   if (typeof leaf === "string" && message.startsWith(`${leaf} `)) {
     return `${dotted}${message.slice(leaf.length)}`;

@@ -4,7 +4,8 @@
  * provider host sees them (secrets redacted, `reasons` on partial failures).
  *
  * Keeping secrets out: the host prints a failed operation's error as `${e}: ${e.stack}` on stderr
- * and sends `e.message` over gRPC to the engine, so every error a provider operation throws goes
+ * (which the CLI shows under the stack: an expected failure prints as `error: <message>`, with no
+ * stack dump; see `printsAsOneLine`) and sends `e.message` over gRPC to the engine, so every error a provider operation throws goes
  * through {@link redactError}: every form of the given secrets (a registry login, an s3Config
  * accessSecret, the API key; see the client's `redact.ts` for the forms) becomes `[redacted]`,
  * and the error is rebuilt as a plain `Error` without `cause` or the service's response `body`,
@@ -87,9 +88,10 @@ const PRINTABLE_VALUE_CHARS = 120;
  * Check failures made to read well where the engine prints them. The engine prints a failure
  * with a property as `property <p> value <v> has a problem: <reason>`, `<v>` being the program's
  * value under that top-level key, whole and unredacted (`issueCheckFailures`, step_generator.go).
- * So a failure keeps its property only when that value is plain, short and top-level; for a
- * secret (`secretKeys`), a large value or a nested path (which prints `{<nil>}`) the property is
- * left empty and the reason names the field.
+ * So a failure keeps its property only when that value is given, plain, short and top-level; for
+ * a missing value or a nested path (both print `{<nil>}`), a secret (`secretKeys`) or a large
+ * value the property is left empty and the reason names the field. (An unknown argument's
+ * failure has no property in each `args.ts`: its value may be a secret the host cannot tell.)
  */
 export function forEngine<F extends { property: string; reason: string }>(
   failures: readonly F[],
@@ -100,8 +102,12 @@ export function forEngine<F extends { property: string; reason: string }>(
     const { property, reason } = failure;
     if (property === "") return failure;
     const top = property.split(/[.[]/)[0] as string;
-    const json = JSON.stringify(news[top]) ?? "";
-    const printable = top === property && !secretKeys.includes(top) && json.length <= PRINTABLE_VALUE_CHARS;
+    const value = news[top];
+    const json = JSON.stringify(value) ?? "";
+    // A missing value prints `{<nil>}`: the reason says the field is required instead.
+    const given = value !== undefined && value !== null;
+    const printable =
+      given && top === property && !secretKeys.includes(top) && json.length <= PRINTABLE_VALUE_CHARS;
     if (printable) return failure;
     return {
       ...failure,
@@ -143,7 +149,26 @@ export function redactError(error: unknown, secrets: readonly unknown[]): Error 
   if (typeof extra.code === "string") fresh.code = extra.code;
   if (extra.id !== undefined) fresh.id = extra.id;
   if (extra.properties !== undefined) fresh.properties = extra.properties;
+  if (!isProgrammingError(source)) printsAsOneLine(fresh);
   return fresh;
+}
+
+/** JavaScript's own error types for a bug in code (ours or a dependency's): their stack helps a report. */
+const PROGRAMMING_ERRORS = [TypeError, ReferenceError, RangeError, SyntaxError, EvalError, URIError];
+const isProgrammingError = (error: Error) => PROGRAMMING_ERRORS.some((type) => error instanceof type);
+
+/**
+ * Makes the line the provider host prints for a failed check, diff, read or delete read
+ * `error: <message>` instead of a stack dump. The host writes `${e}: ${e.stack}` to its stderr
+ * (sdk/nodejs/cmd/dynamic-provider/index.ts, the `catch` of `check`, `diff`, `read`, `delete`),
+ * and the CLI shows every line of that under the stack in `Diagnostics:` (`newPlugin`'s `runtrace`,
+ * pkg/resource/plugin/plugin.go). The message itself is what the engine prints under the
+ * resource (the gRPC status message); the stack of an expected failure only buries it. Create
+ * and update print nothing (`grpcResponseFromError`).
+ */
+function printsAsOneLine(error: Error): void {
+  error.stack = error.message;
+  Object.defineProperty(error, "toString", { value: () => "error", enumerable: false, configurable: true });
 }
 
 /**

@@ -57,7 +57,8 @@ export type S3Config = z.infer<typeof S3ConfigSchema>;
 export const JobRequestSchema = z.strictObject({
   /** Handler parameters; a JSON object whose keys the worker defines. */
   input: z.record(z.string(), z.unknown(), {
-    error: (issue) => (issue.input === undefined ? "input is required" : "input must be a JSON object"),
+    error: (issue) =>
+      issue.input === undefined ? "input is required: a JSON object" : "input must be a JSON object",
   }),
   /** Called with the job's status body when the job completes. */
   webhook: httpUrl("webhook").optional(),

@@ -375,7 +375,7 @@ describe("request validation", () => {
   it("names the offending field of a bad body", async () => {
     h = await harness();
     const cases: [unknown, string][] = [
-      [{}, "input is required"],
+      [{}, "input is required: a JSON object"],
       [{ input: [] }, "input must be a JSON object"],
       [
         { input: {}, policy: { executionTimeout: 5000 } },

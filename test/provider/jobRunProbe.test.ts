@@ -111,7 +111,7 @@ describe("JobRun http: check", () => {
     expect(failures({ endpointId: "lb1", http: { path: "/ping" } })).toEqual([]);
     expect(failures({ endpointId: "lb1" })).toEqual([
       {
-        property: "input",
+        property: "",
         reason:
           "input is required: the job input, a JSON object (or give http instead to probe a LOAD_BALANCER endpoint)",
       },

@@ -36,7 +36,8 @@ describe("registry auth check", () => {
     );
     expect(result).toEqual({
       inputs: { username: "u", password: "p" },
-      failures: [{ property: "name", reason: "name is required: a non-empty string" }],
+      // A missing value names no property: the engine would print `{<nil>}`.
+      failures: [{ property: "", reason: "name is required: a non-empty string" }],
     });
   });
 
@@ -62,7 +63,7 @@ describe("registry auth check", () => {
     );
     expect(failures).toEqual([
       {
-        property: "colour",
+        property: "",
         reason: "unknown property colour; allowed: name, username, password, adoptExisting",
       },
     ]);

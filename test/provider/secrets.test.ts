@@ -42,4 +42,22 @@ describe("redactError", () => {
     expect(clean.id).toBe("run-1");
     expect(clean.properties).toEqual({ status: "FAILED" });
   });
+
+  // The host prints a failed check/diff/read/delete as `${e}: ${e.stack}`
+  // (sdk/nodejs/cmd/dynamic-provider/index.ts) and the CLI shows that under the stack.
+  it("prints an expected failure, as the host writes it, as one `error: <message>` line, no stack", () => {
+    const clean = redactError(
+      APIError.from({ status: 409, method: "DELETE", path: "/v2/templates/t1", body: {} }),
+      [],
+    );
+    expect(`${clean}: ${clean.stack}`).toBe(`error: ${clean.message}`);
+    expect(clean.message).toMatch(/^DELETE \/v2\/templates\/t1 failed with 409/);
+  });
+
+  it("keeps the (redacted) stack of a bug: a TypeError is no expected failure", () => {
+    const clean = redactError(new TypeError(`x is undefined near ${secret}`), [secret]);
+    expect(`${clean}: ${clean.stack}`).toMatch(
+      /^TypeError: x is undefined near \[redacted\]: TypeError: .*\n\s+at /,
+    );
+  });
 });

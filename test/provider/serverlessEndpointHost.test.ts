@@ -419,8 +419,10 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
     expect(await failuresOf({ ...good, workers: { max: 2, idleTimeout: 0 } })).toEqual([
       { property: "", reason: "workers.idleTimeout: idleTimeout must be at least 1 s" },
     ]);
+    // A missing value names no property (the engine would print `{<nil>}`), nor does an unknown
+    // argument (its value may be a secret).
     expect(await failuresOf({ ...good, image: undefined })).toEqual([
-      { property: "image", reason: "image is required unless templateId is given" },
+      { property: "", reason: "image is required unless templateId is given" },
     ]);
     expect(await failuresOf({ ...good, rollout: "later" })).toEqual([
       { property: "rollout", reason: 'rollout must be "wait" or "ignore"' },
@@ -430,7 +432,7 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
     ]);
     expect(await failuresOf({ ...good, imagee: "x" })).toEqual([
       {
-        property: "imagee",
+        property: "",
         reason: expect.stringMatching(/^unknown property imagee; allowed: .*rolloutTimeoutMs/),
       },
     ]);
@@ -445,6 +447,9 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
     ]);
     expect(await failuresOf({ ...good, type: "LOAD_BALANCER" })).toEqual([
       { property: "", reason: "scaling.type: type must be REQUEST_COUNT on a LOAD_BALANCER endpoint" },
+    ]);
+    expect(await failuresOf({ ...good, workers: { maximum: 3 } })).toEqual([
+      { property: "", reason: "workers: unknown key maximum" },
     ]);
     expect(await failuresOf({ ...good, timeout: "5" })).toEqual([
       { property: "timeout", reason: "timeout must be an integer, got a string" },

@@ -446,7 +446,7 @@ describe("Template in the provider host (REST v2)", () => {
     seenTexts.push(["check failures", JSON.stringify(failures)]);
     expect(failures).toEqual([
       { property: "name", reason: "name must not be empty" },
-      { property: "image", reason: "image is required: a non-empty string" },
+      { property: "", reason: "image is required: a non-empty string" },
       { property: "disk", reason: "disk must be at least 1 GB" },
       { property: "", reason: "env.BAD: env value must be a string" },
       { property: "", reason: "ports must be an array of strings, got a string" },
@@ -462,7 +462,7 @@ describe("Template in the provider host (REST v2)", () => {
       { property: "serverless", reason: "serverless must be true or false, got a number" },
       { property: "startJupyter", reason: "startJupyter must be true or false, got a string" },
       {
-        property: "colour",
+        property: "",
         reason:
           "unknown property colour; allowed: name, image, args, disk, env, ports, registry, " +
           "allowedCudaVersions, category, mounts, public, serverless, startJupyter, startSsh",

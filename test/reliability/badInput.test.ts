@@ -118,14 +118,15 @@ const REGISTRY_AUTH_ARGS: Array<[string, Record<string, unknown>, string]> = [
 
 /**
  * The failure about `property`: named as the property when the engine may print its value (a
- * plain, short, top-level one), else with no property and the field named in the reason (a
- * nested path, a secret or a large value: the engine prints a named property's value whole).
+ * plain, short, top-level one that is given), else with no property and the field named in the
+ * reason (a nested path, a secret, a large or missing value, an unknown argument: the engine
+ * prints a named property's value whole).
  */
 function failureAbout(failures: { property: string; reason: string }[], property: string) {
   const nestedOrSecret = property.includes(".") || property === "password" || property.startsWith("s3Config");
-  const found = failures.find((f) =>
-    nestedOrSecret ? f.property === "" && f.reason.includes(property) : f.property === property,
-  );
+  const inReason = (f: { property: string; reason: string }) =>
+    f.property === "" && f.reason.includes(property);
+  const found = failures.find((f) => (nestedOrSecret ? inReason(f) : f.property === property || inReason(f)));
   expect(found, `a failure about ${property} in ${JSON.stringify(failures)}`).toBeDefined();
   return found as { property: string; reason: string };
 }

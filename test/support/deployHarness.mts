@@ -43,7 +43,8 @@
  *   the host through Configure (plaintext, as the engine sends it with `acceptSecrets=false`).
  * - `logs` holds the harness's step lines, the program's stdout/stderr and the host's stderr
  *   (prefixed `[host]`); `errors` one `<type> <name>: <text the engine prints>` per failed step,
- *   or a program error. `ok` = no errors.
+ *   or a program error. `ok` = no errors. `hostOutput` is the host's output as the CLI shows it
+ *   to the user, under the stack in `Diagnostics:` (README rule 9).
  *
  * Limits (see the README): no targets, `dependsOn` ordering of deletes, `replaceOnChanges`,
  * `deletedWith`, hooks or `import`; options are matched to registrations by type and name.
@@ -102,6 +103,13 @@ export interface DeployResult {
   errors: string[];
   warnings: string[];
   logs: string[];
+  /**
+   * The provider host's output (its warnings, JobRun's progress lines, what it prints for a failed
+   * check, diff, read or delete), line by line: the CLI prints it under
+   * `pulumi:pulumi:Stack (<project>-<stack>):` in `Diagnostics:` (`hostOutputLines` in
+   * deployRunner.mts cites the engine); `render.mts` prints it there from `StepView.hostOutput`.
+   */
+  hostOutput: string[];
   /** Most resource steps that ran at once. */
   maxConcurrentSteps: number;
   /** From the first step's start to the last step's end, ms. */
@@ -359,6 +367,7 @@ export class DeployHarness {
         errors: [`deploy runner exited with code ${code} before writing a result`],
         warnings: [],
         logs: programLogs,
+        hostOutput: [],
         maxConcurrentSteps: 0,
         stepsMs: 0,
         checkMs: 0,

@@ -58,6 +58,11 @@ export interface RunnerResult {
   /** Warnings the engine prints (e.g. a refresh that found the resource unhealthy). */
   warnings: string[];
   logs: string[];
+  /**
+   * What the provider host wrote to stderr, then to stdout after its port: the CLI shows it to the
+   * user under the stack in `Diagnostics:` ({@link hostOutputLines}).
+   */
+  hostOutput: string[];
   /** Most steps that ran at the same time. */
   maxConcurrentSteps: number;
   /** From the first step's start to the last step's end, ms (0 without steps). */
@@ -67,6 +72,27 @@ export interface RunnerResult {
 }
 
 const DYNAMIC_PREFIX = "pulumi-nodejs:dynamic";
+
+/**
+ * The provider host's output as the CLI shows it. The engine does not hide a dynamic provider's
+ * output (`newPlugin` in pkg/resource/plugin/plugin.go hides only non-dynamic resource plugins'):
+ * `runtrace` reads stderr and, after the port line, stdout line by line and logs each line that
+ * is not blank as an info diagnostic with no URN (`ctx.Diag.Infoerrf`/`Infof` of
+ * `diag.StreamMessage("", msg, streamID)`, no `error:`/`warning:` prefix: `StringifyDiag` in
+ * pkg/engine/eventsink.go). The display attaches a diagnostic without URN to the stack's row
+ * (`processNormalEvent` in pkg/backend/display/progress.go) and `printDiagnostics` prints each
+ * stream's lines as one block under `pulumi:pulumi:Stack (<project>-<stack>):`, trailing spaces
+ * trimmed (`renderProgressDiagEvent`). One block per stream; stderr first here (the display's
+ * order of two streams is a Go map's).
+ */
+export function hostOutputLines(stderr: string, stdout: string): string[] {
+  const lines = (text: string) =>
+    text
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .map((l) => l.trimEnd());
+  return [...lines(stderr), ...lines(stdout)];
+}
 const ROOT_STACK_TYPE = "pulumi:pulumi:Stack";
 
 /**
@@ -301,6 +327,7 @@ async function main(): Promise<void> {
 
   let outputs: Record<string, unknown> = {};
   let secretOutputs: string[] = [];
+  let hostOutput: string[] = [];
 
   try {
     if (req.op === "up" || req.op === "preview") {
@@ -325,6 +352,7 @@ async function main(): Promise<void> {
     if (host) {
       await host.close();
       for (const line of host.stderr().split("\n")) if (line.trim()) logs.push(`[host] ${line}`);
+      hostOutput = hostOutputLines(host.stderr(), host.stdout());
     }
   }
   const result: RunnerResult = {
@@ -334,6 +362,7 @@ async function main(): Promise<void> {
     errors,
     warnings,
     logs,
+    hostOutput,
     maxConcurrentSteps: slots.max,
     stepsMs: slots.firstStart === undefined ? 0 : (slots.lastEnd ?? slots.firstStart) - slots.firstStart,
     checkMs,

@@ -31,6 +31,11 @@ export interface StepView {
   previousOutputs?: Record<string, unknown>;
   /** Step errors that belong to no resource (program errors). */
   errors: string[];
+  /**
+   * The provider host's output lines (`DeployResult.hostOutput`): the CLI prints them as they are
+   * (no `error:` prefix) under the stack's row in `Diagnostics:`, even when nothing failed.
+   */
+  hostOutput?: string[];
   durationMs: number;
 }
 
@@ -143,7 +148,8 @@ export function renderStep(view: StepView): string {
   out.push(row("  ", "Type", "Name", statusHead, "Info"));
   for (const r of rows) out.push(row(...r));
 
-  if (errorCount > 0) {
+  const hostOutput = view.hostOutput ?? [];
+  if (errorCount > 0 || hostOutput.length > 0) {
     out.push("", "Diagnostics:");
     for (const r of failed) {
       const { type, name } = parseUrn(r.urn);
@@ -151,6 +157,10 @@ export function renderStep(view: StepView): string {
     }
     for (const e of programErrors) {
       out.push(`  pulumi:pulumi:Stack (${stackName}):`, `    error: ${e.replace(/\n/g, "\n    ")}`);
+    }
+    // The host's output: one block under the stack's row (`printDiagnostics`, display/progress.go).
+    if (hostOutput.length > 0) {
+      out.push(`  pulumi:pulumi:Stack (${stackName}):`, ...hostOutput.map((l) => `    ${l}`));
     }
   }
 

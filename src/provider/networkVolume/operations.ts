@@ -37,7 +37,7 @@ import {
 } from "../../client";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
-import { forEngine, isUnknown, withProviderErrors } from "../shared";
+import { forEngine, isUnknown, redact, withProviderErrors } from "../shared";
 import {
   checkNetworkVolumeArgs,
   type NetworkVolumeOutputs,
@@ -121,7 +121,9 @@ export async function createNetworkVolume(
       list: () => client.networkVolumes.list(),
       create: () => client.networkVolumes.create(inputs),
     });
-    if (recoveredAfter !== undefined) process.stderr.write(`warning: ${recoveredAfter}\n`);
+    // The CLI shows the host's stderr to the user (under the stack): redacted like every message.
+    if (recoveredAfter !== undefined)
+      process.stderr.write(`warning: ${redact(recoveredAfter, secretsOf(settings))}\n`);
     return { id: record.id, outs: outputsOf(record) };
   });
 }

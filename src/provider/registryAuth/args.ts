@@ -64,7 +64,8 @@ export function checkRegistryAuthArgs(news: Record<string, unknown>): pulumi.dyn
   for (const issue of result.error.issues) {
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
-        failures.push({ property: key, reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
+        // No property: the engine would print the value whole, and it may be a secret (issue 21 #1).
+        failures.push({ property: "", reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
       }
       continue;
     }

@@ -122,10 +122,21 @@ export function checkEndpointArgs(
       }
       continue;
     }
-    if (issue.code === "unrecognized_keys") {
+    if (issue.code === "unrecognized_keys" && issue.path.length === 0) {
+      // No property: the engine would print the value whole, and it may be a secret (issue 21 #1).
       for (const key of issue.keys) {
-        failures.push({ property: key, reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
+        failures.push({ property: "", reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
       }
+      continue;
+    }
+    if (issue.code === "unrecognized_keys") {
+      // Inside a nested argument (`workers`, `gpu`, `scaling`): its dotted path, as Template says it.
+      if (containsUnknown(args[String(issue.path[0])])) continue;
+      const where = issue.path
+        .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+        .join("")
+        .slice(1);
+      failures.push({ property: "", reason: `${where}: unknown key ${issue.keys.join(", ")}` });
       continue;
     }
     const top = String(issue.path[0] ?? "");

@@ -109,8 +109,9 @@ export function checkTemplateArgs(
   for (const issue of result.success ? [] : result.error.issues) {
     if (issue.code === "unrecognized_keys" && issue.path.length === 0) {
       for (const key of issue.keys) {
+        // No property: the engine would print the value whole, and it may be a secret (issue 21 #1).
         unknownKeys.push({
-          property: key,
+          property: "",
           reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}`,
         });
       }
