@@ -26,6 +26,13 @@ export type { RunpodClientOptions } from "./client/client";
 export type { StatusOptions, StreamOptions, SyncOptions, WaitForJobOptions } from "./client/endpoint";
 export * from "./client/errors";
 export * from "./client/limits";
+export type {
+  LoadBalancer,
+  LoadBalancerMethod,
+  LoadBalancerRequest,
+  LoadBalancerRequestOptions,
+  LoadBalancerResponse,
+} from "./client/loadBalancer";
 export type { RestDialect } from "./client/management";
 export type * from "./client/schemas";
 export type { ServerlessEndpoints } from "./client/serverless";

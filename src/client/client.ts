@@ -8,6 +8,7 @@ import { Catalog } from "./catalog";
 import { Endpoint } from "./endpoint";
 import { ValidationError } from "./errors";
 import { type RateLimitTable, SERVICE_RATE_LIMITS } from "./limits";
+import { type HttpSender, httpSender, LoadBalancer } from "./loadBalancer";
 import { NetworkVolumes, RegistryAuths, type RestDialect } from "./management";
 import { ServerlessEndpoints } from "./serverless";
 import { nonBlank } from "./settingText";
@@ -137,6 +138,7 @@ export class RunpodClient {
    */
   readonly catalog: Catalog;
   readonly #transport: Transport;
+  readonly #http: HttpSender;
   readonly #rateLimits: RateLimitTable | false;
 
   /** Throws `ValidationError` when no API key is given or a URL or number is invalid. */
@@ -175,6 +177,7 @@ export class RunpodClient {
     this.registryAuths = new RegistryAuths(target);
     this.networkVolumes = new NetworkVolumes(target);
     this.serverless = new ServerlessEndpoints(target, sseOpener(apiKey));
+    this.#http = httpSender(apiKey);
     this.templates = new Templates(target);
     this.catalog = new Catalog(target);
   }
@@ -184,6 +187,24 @@ export class RunpodClient {
     return new Endpoint(
       { transport: this.#transport, serverlessUrl: this.serverlessUrl, rateLimits: this.#rateLimits },
       endpointId,
+    );
+  }
+
+  /**
+   * HTTP requests to a `type: "LOAD_BALANCER"` endpoint's own paths (`lb.request({ method, path,
+   * body, headers })`, `lb.health()`), at its `requestUrls.base` (read with REST v2 `GET
+   * /v2/serverless/{id}` on first use unless `baseUrl` is given). Every HTTP answer resolves with
+   * its status, headers, body and latency; see `LoadBalancer`.
+   */
+  loadBalancer(endpointId: string, options: { baseUrl?: string } = {}): LoadBalancer {
+    return new LoadBalancer(
+      {
+        transport: this.#transport,
+        send: this.#http,
+        lookup: (id, requestOptions) => this.serverless.get(id, requestOptions),
+      },
+      endpointId,
+      options.baseUrl,
     );
   }
 }

@@ -29,6 +29,18 @@ export {
 } from "./endpointId";
 export * from "./errors";
 export * from "./limits";
+export {
+  checkLoadBalancerHeaders,
+  checkLoadBalancerPath,
+  DEFAULT_MAX_BODY_BYTES,
+  LOAD_BALANCER_METHODS,
+  LoadBalancer,
+  type LoadBalancerMethod,
+  type LoadBalancerRequest,
+  type LoadBalancerRequestOptions,
+  type LoadBalancerResponse,
+  RESERVED_REQUEST_HEADERS,
+} from "./loadBalancer";
 export { NetworkVolumes, RegistryAuths, type RestDialect, volumeFromV2 } from "./management";
 export { encodeSegment, path } from "./path";
 export { type LimiterClock, RateLimiter, sharedLimiter } from "./rateLimiter";

@@ -80,6 +80,9 @@ interface Row {
 
 const T = (kind: Kind) => typeTokenFor(kind);
 
+/** JobRun's base turned into an http probe: no input, no s3Config. */
+const PROBE = { input: undefined, s3Config: undefined, http: { path: "/v1/models" } };
+
 const row = (
   what: string,
   change: Record<string, unknown>,
@@ -289,18 +292,46 @@ const ROWS: Record<Kind, Row[]> = {
       ": property rolloutTimeoutMs value {86400001} has a problem: rolloutTimeoutMs must be at most 86400000 ms (24 h)",
     ]),
     row("smokeTest with an unknown key", { smokeTest: { input: { a: 1 }, inptu: 1 } }, [
-      " has a problem: smokeTest.inptu is not a smokeTest argument (allowed: input, webhook, policy, mode, timeoutMs, cancelOnTimeout, expect, retries, secretOutput, runs, maxFailures, onFailure)",
+      " has a problem: smokeTest.inptu is not a smokeTest argument (allowed: input, http, webhook, policy, mode, timeoutMs, cancelOnTimeout, expect, retries, secretOutput, runs, maxFailures, onFailure)",
     ]),
     row(
-      "smokeTest on a load balancer",
+      "smokeTest without http on a load balancer",
       {
         type: "LOAD_BALANCER",
         scaling: { type: "REQUEST_COUNT", requestCount: 2 },
         smokeTest: { input: { a: 1 } },
       },
       [
-        ' has a problem: smokeTest runs queue jobs (/run), which a type "LOAD_BALANCER" endpoint does not serve: smokeTest needs type "QUEUE" (load-balancer endpoints serve their own HTTP paths; an HTTP probe for them is not available yet)',
+        ' has a problem: smokeTest on a type "LOAD_BALANCER" endpoint needs smokeTest.http (method, path, body, headers, expectStatus): a load balancer serves its workers\' own HTTP paths, not queue jobs (/run), so its smoke test is an HTTP probe, e.g. http: { path: "/v1/models" }',
       ],
+      { field: "smokeTest" },
+    ),
+    row("smokeTest.http on a queue endpoint", { smokeTest: { http: { path: "/ping" } } }, [
+      ' has a problem: smokeTest.http probes type "LOAD_BALANCER" endpoints, and this endpoint is type "QUEUE": give smokeTest.input (the queue job to run) instead of smokeTest.http',
+    ]),
+    row(
+      "smokeTest with input and http on a load balancer",
+      {
+        type: "LOAD_BALANCER",
+        scaling: { type: "REQUEST_COUNT", requestCount: 2 },
+        smokeTest: { input: { a: 1 }, http: { path: "/ping" } },
+      },
+      [
+        " has a problem: smokeTest.input: input and http are mutually exclusive: input runs a queue job, http probes a load-balancer endpoint; give one",
+      ],
+      { field: "smokeTest" },
+    ),
+    row(
+      "smokeTest.http.headers with Authorization",
+      {
+        type: "LOAD_BALANCER",
+        scaling: { type: "REQUEST_COUNT", requestCount: 2 },
+        smokeTest: { http: { path: "/ping", headers: { Authorization: SECRET } } },
+      },
+      [
+        " has a problem: smokeTest.http.headers.Authorization: Authorization may not be set (the client sends Authorization: Bearer with its API key)",
+      ],
+      { field: "smokeTest" },
     ),
     row(
       "smokeTest.expect.outputSchema not a JSON Schema",
@@ -325,7 +356,9 @@ const ROWS: Record<Kind, Row[]> = {
     row("endpointId with a slash", { endpointId: "ep/1" }, [
       ': property endpointId value {ep/1} has a problem: endpointId must be a non-empty endpoint id without whitespace or slashes, other than "." and ".."',
     ]),
-    row("input missing", { input: undefined }, [" has a problem: input is required: a JSON object"]),
+    row("input missing", { input: undefined }, [
+      " has a problem: input is required: the job input, a JSON object (or give http instead to probe a LOAD_BALANCER endpoint)",
+    ]),
     row("input not an object", { input: [1, 2] }, [
       ": property input value {[{1} {2}]} has a problem: input must be a JSON object",
     ]),
@@ -429,11 +462,183 @@ const ROWS: Record<Kind, Row[]> = {
       " has a problem: redact[1]: redact must be an array of strings (the secret values)",
     ]),
     row("an unknown argument holding a secret", { apiKey: secretValue(SECRET) }, [
-      " has a problem: apiKey is not a JobRun argument (allowed: endpointId, input, webhook, policy, s3Config, mode, timeoutMs, cancelOnTimeout, rollout, expect, retries, triggers, collectStream, secretOutput, redact)",
+      " has a problem: apiKey is not a JobRun argument (allowed: endpointId, input, http, webhook, policy, s3Config, mode, timeoutMs, cancelOnTimeout, rollout, expect, retries, triggers, collectStream, secretOutput, redact)",
     ]),
     row("an unknown argument holding a large value", { inputs: { text: LARGE } }, [
-      " has a problem: inputs is not a JobRun argument (allowed: endpointId, input, webhook, policy, s3Config, mode, timeoutMs, cancelOnTimeout, rollout, expect, retries, triggers, collectStream, secretOutput, redact)",
+      " has a problem: inputs is not a JobRun argument (allowed: endpointId, input, http, webhook, policy, s3Config, mode, timeoutMs, cancelOnTimeout, rollout, expect, retries, triggers, collectStream, secretOutput, redact)",
     ]),
+    row(
+      "http with input",
+      { http: { path: "/v1/models" }, s3Config: undefined },
+      [
+        ": property input value {map[prompt:{hello}]} has a problem: input and http are mutually exclusive: input runs a queue job, http probes a load-balancer endpoint; give one",
+      ],
+      {
+        field: "input",
+      },
+    ),
+    row(
+      "http with s3Config (s3Config is secret)",
+      { http: { path: "/v1/models" }, input: undefined },
+      [
+        " has a problem: s3Config does not apply to an http probe: storage settings are passed to queue jobs only; leave it out",
+      ],
+      {
+        field: "s3Config",
+      },
+    ),
+    row(
+      "http with mode runsync",
+      { ...PROBE, mode: "runsync" },
+      [
+        ': property mode value {runsync} has a problem: mode does not apply to an http probe: mode "runsync" is a way to submit a queue job; leave it out',
+      ],
+      { field: "mode" },
+    ),
+    row(
+      "http with retries",
+      { ...PROBE, retries: 2 },
+      [
+        ": property retries value {2} has a problem: retries does not apply to an http probe: it re-queues a FAILED job with the service's /retry, and a probe is sent once (once more only when another release answered); leave it out",
+      ],
+      { field: "retries" },
+    ),
+    row(
+      "http with webhook",
+      { ...PROBE, webhook: "https://hook.example/x" },
+      [
+        ": property webhook value {https://hook.example/x} has a problem: webhook does not apply to an http probe: a load balancer calls no webhook; leave it out",
+      ],
+      {
+        field: "webhook",
+      },
+    ),
+    row(
+      "http with policy",
+      { ...PROBE, policy: { ttl: 60_000 } },
+      [
+        ": property policy value {map[ttl:{60000}]} has a problem: policy does not apply to an http probe: the execution policy is a queue job's; leave it out",
+      ],
+      { field: "policy" },
+    ),
+    row(
+      "http with collectStream",
+      { ...PROBE, collectStream: true },
+      [
+        ": property collectStream value {true} has a problem: collectStream does not apply to an http probe: a probe has no job stream; leave it out",
+      ],
+      {
+        field: "collectStream",
+      },
+    ),
+    row(
+      "http with expect.status",
+      { ...PROBE, expect: { status: "FAILED" } },
+      [
+        " has a problem: expect.status (FAILED) does not apply to an http probe: set http.expectStatus, the HTTP status the answer must have",
+      ],
+      {
+        field: "expect.status",
+      },
+    ),
+    row(
+      "http with expect.maxDelayMs",
+      { ...PROBE, expect: { maxDelayMs: 5 } },
+      [
+        " has a problem: expect.maxDelayMs does not apply to an http probe (a load balancer reports no queue time): expect.maxExecutionMs bounds the request's latency",
+      ],
+      {
+        field: "expect.maxDelayMs",
+      },
+    ),
+    row(
+      "http.path without a leading slash",
+      { ...PROBE, http: { path: "v1/models" } },
+      [' has a problem: http.path must be a string starting with "/", got "v1/models"'],
+      {
+        field: "http.path",
+      },
+    ),
+    row(
+      "http.path with a .. segment",
+      { ...PROBE, http: { path: "/a/../b" } },
+      [' has a problem: http.path must not contain "." or ".." segments'],
+      {
+        field: "http.path",
+      },
+    ),
+    row(
+      "http.path missing",
+      { ...PROBE, http: { body: {} } },
+      [' has a problem: http.path is required: the path on the endpoint, starting with "/"'],
+      { field: "http.path" },
+    ),
+    row(
+      "http.method not allowed",
+      { ...PROBE, http: { path: "/x", method: "TRACE" } },
+      [" has a problem: http.method must be one of GET, POST, PUT, PATCH, DELETE"],
+      {
+        field: "http.method",
+      },
+    ),
+    row(
+      "http.headers with Authorization",
+      { ...PROBE, http: { path: "/x", headers: { Authorization: `Bearer ${SECRET}` } } },
+      [
+        " has a problem: http.headers.Authorization may not be set (the client sends Authorization: Bearer with its API key)",
+      ],
+      {
+        field: "http.headers.Authorization",
+      },
+    ),
+    row(
+      "http.headers with a bad name",
+      { ...PROBE, http: { path: "/x", headers: { "bad name": SECRET } } },
+      [' has a problem: http.headers.bad name: "bad name" is not a valid header name'],
+      {
+        field: "http.headers",
+      },
+    ),
+    row(
+      "http.headers value not a string",
+      { ...PROBE, http: { path: "/x", headers: { "X-A": 1 } } },
+      [" has a problem: http.headers.X-A: header values must be strings"],
+      {
+        field: "http.headers",
+      },
+    ),
+    row(
+      "http.expectStatus out of range",
+      { ...PROBE, http: { path: "/x", expectStatus: 700 } },
+      [" has a problem: http.expectStatus must be at most 599"],
+      {
+        field: "http.expectStatus",
+      },
+    ),
+    row(
+      "http with an unknown key",
+      { ...PROBE, http: { path: "/x", hedaers: {} } },
+      [" has a problem: unknown field http.hedaers: not allowed here"],
+      {
+        field: "http.hedaers",
+      },
+    ),
+    row(
+      "http not an object",
+      { ...PROBE, http: "/v1/models" },
+      [
+        " has a problem: http must be an object with path and optional method, body, headers and expectStatus",
+      ],
+      { field: "http" },
+    ),
+    row(
+      "http on a REST v1 restUrl",
+      PROBE,
+      [
+        " has a problem: an http probe reads the endpoint's requestUrls.base over REST v2, and runpod:restUrl (or RUNPOD_REST_API_URL) is REST v1: set it to a /v2 URL (https://api.runpod.io/v2, the default)",
+      ],
+      { field: "http", dialect: "v1" },
+    ),
   ],
 };
 

@@ -51,6 +51,24 @@ describe("JobRun in a program (mocks)", () => {
     expect((await registration("secret-out")).inputs.secretOutput).toBe(true);
   });
 
+  it("sends http to the engine as a secret when it has headers, and as plain values without", async () => {
+    const http = { path: "/v1/models", headers: { "X-Token": "mock-header-secret-5521" } };
+    await runProgram(() => {
+      new JobRun("probe-secret", { endpointId: "lb1", http });
+      new JobRun("probe-plain", { endpointId: "lb1", http: { path: "/ping" } });
+      new JobRun("probe-output", { endpointId: "lb1", http: pulumi.output(http) });
+    });
+    expect((await registration("probe-secret")).inputs.http).toEqual({
+      [SECRET_SIG]: SECRET_VALUE_SIG,
+      value: { path: "/v1/models", headers: { "X-Token": "mock-header-secret-5521" } },
+    });
+    expect((await registration("probe-plain")).inputs.http).toEqual({ path: "/ping" });
+    expect((await registration("probe-output")).inputs.http).toMatchObject({
+      [SECRET_SIG]: SECRET_VALUE_SIG,
+    });
+    expect((await registration("probe-secret")).inputs.__provider).not.toContain("mock-header-secret-5521");
+  });
+
   it("registers no additional secret outputs without secretOutput", async () => {
     await runProgram(() => new JobRun("plain-out", { endpointId: "echo", input: {} }));
     expect(seenOptions.get("plain-out")?.additionalSecretOutputs ?? []).toEqual([]);

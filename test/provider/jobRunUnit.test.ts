@@ -130,7 +130,9 @@ describe("JobRun argument checks (no network)", () => {
   it("reports a missing input and endpointId as required", () => {
     const failures = checkJobRunArgs({});
     expect(failures.map((f) => f.property).sort()).toEqual(["endpointId", "input"]);
-    expect(failures.find((f) => f.property === "input")?.reason).toBe("input is required: a JSON object");
+    expect(failures.find((f) => f.property === "input")?.reason).toBe(
+      "input is required: the job input, a JSON object (or give http instead to probe a LOAD_BALANCER endpoint)",
+    );
   });
 
   it("rejects a typo in an argument name, listing the allowed names", () => {

@@ -162,18 +162,41 @@ describe("check of smokeTest", () => {
     expect(reasons({ input: { ping: UNKNOWN }, runs: 2 })).toEqual([]);
   });
 
-  it("fails on a load-balancer endpoint, whose workers serve no queue jobs", () => {
-    const lb = {
-      ...args({ input: {} }),
+  it("needs http on a load-balancer endpoint and refuses it on a queue endpoint", () => {
+    const lb = (smokeTest: Record<string, unknown>) => ({
+      ...args(smokeTest),
       type: "LOAD_BALANCER",
       scaling: { type: "REQUEST_COUNT", requestCount: 2 },
-    };
-    expect(checkEndpointArgs(lb, "v2").failures).toEqual([
+    });
+    expect(checkEndpointArgs(lb({ input: {} }), "v2").failures).toEqual([
       {
         property: "",
-        reason: expect.stringContaining('smokeTest runs queue jobs (/run), which a type "LOAD_BALANCER"'),
+        reason:
+          'smokeTest on a type "LOAD_BALANCER" endpoint needs smokeTest.http (method, path, body, headers, ' +
+          "expectStatus): a load balancer serves its workers' own HTTP paths, not queue jobs (/run), so its smoke " +
+          'test is an HTTP probe, e.g. http: { path: "/v1/models" }',
       },
     ]);
+    expect(
+      checkEndpointArgs(lb({ http: { path: "/v1/models", headers: { "X-Token": TOKEN } }, runs: 2 }), "v2")
+        .failures,
+    ).toEqual([]);
+    expect(checkEndpointArgs(lb({ http: { path: "/ping" }, input: {} }), "v2").failures).toEqual([
+      {
+        property: "",
+        reason:
+          "smokeTest.input: input and http are mutually exclusive: input runs a queue job, http probes a load-balancer endpoint; give one",
+      },
+    ]);
+    expect(checkEndpointArgs(args({ http: { path: "/ping" } }), "v2").failures).toEqual([
+      {
+        property: "",
+        reason:
+          'smokeTest.http probes type "LOAD_BALANCER" endpoints, and this endpoint is type "QUEUE": give ' +
+          "smokeTest.input (the queue job to run) instead of smokeTest.http",
+      },
+    ]);
+    expect(checkEndpointArgs({ ...lb({ input: {} }), type: UNKNOWN }, "v2").failures).toEqual([]);
   });
 
   it.each([

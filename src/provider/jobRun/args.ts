@@ -11,11 +11,14 @@
  */
 import { z } from "zod";
 import {
+  checkLoadBalancerHeaders,
+  checkLoadBalancerPath,
   describeIssue,
   ENDPOINT_ID_RULE,
   formatPath,
   isEndpointId,
   JobRequestSchema,
+  LOAD_BALANCER_METHODS,
   MB,
   RUN_PAYLOAD_LIMIT_BYTES,
   RUNSYNC_PAYLOAD_LIMIT_BYTES,
@@ -87,6 +90,79 @@ const ExpectSchema = z.strictObject(
 );
 
 /**
+ * A refinement from one of the client's own checks (which throw `ValidationError`), so `check`
+ * and the client refuse the same values with the same words. The error's path below the checked
+ * field (`["headers", "Authorization"]`) becomes the issue's path.
+ */
+function clientRule(rule: (value: unknown) => unknown) {
+  return (value: unknown, ctx: z.core.$RefinementCtx) => {
+    try {
+      rule(value);
+    } catch (error) {
+      const below = ((error as { path?: PropertyKey[] }).path ?? []).slice(1);
+      const message = (error as Error).message.replace(/^headers: /, "");
+      ctx.addIssue({ code: "custom", path: below, message });
+    }
+  };
+}
+
+/**
+ * An HTTP probe of a `type: "LOAD_BALANCER"` endpoint (`http`): one request to the endpoint's own
+ * path at its `requestUrls.base`, judged by status and then by `expect` on the answer.
+ */
+export const HttpProbeSchema = z.strictObject(
+  {
+    /** HTTP method: GET, POST, PUT, PATCH or DELETE. @default "POST" when `body` is given, else "GET" */
+    method: z
+      .enum(LOAD_BALANCER_METHODS, { error: `method must be one of ${LOAD_BALANCER_METHODS.join(", ")}` })
+      .optional(),
+    /** Path on the endpoint, starting with "/" (a query string may follow `?`), e.g. `/v1/chat/completions`. */
+    path: z
+      .string({ error: 'path is required: the path on the endpoint, starting with "/"' })
+      .superRefine(clientRule(checkLoadBalancerPath)),
+    /** A JSON value sent as the request body (`application/json`). */
+    body: z.unknown().optional(),
+    /**
+     * More request headers (a map of names to strings). Stored as a secret with the rest of
+     * `http`, and every value is kept out of the outputs, messages and logs. `Authorization` may
+     * not be set: the provider sends `Bearer <runpod:apiKey>`, as the load balancer requires.
+     */
+    headers: z
+      .record(z.string(), z.string({ error: "header values must be strings" }), {
+        error: "headers must be an object of header names to string values",
+      })
+      .superRefine(clientRule(checkLoadBalancerHeaders))
+      .optional(),
+    /** The HTTP status the answer must have (100 .. 599). @default 200 */
+    expectStatus: z
+      .int({ error: "expectStatus must be an integer HTTP status" })
+      .min(100, { error: "expectStatus must be at least 100" })
+      .max(599, { error: "expectStatus must be at most 599" })
+      .default(200),
+  },
+  { error: "http must be an object with path and optional method, body, headers and expectStatus" },
+);
+
+/** Why a JobRun without `input` nor `http` fails. */
+export const INPUT_REQUIRED =
+  "input is required: the job input, a JSON object (or give http instead to probe a LOAD_BALANCER endpoint)";
+
+/** The arguments that mean nothing to an HTTP probe, with why (a check failure names them). */
+const NOT_FOR_PROBES: readonly [string, (a: Record<string, unknown>) => boolean, string][] = [
+  ["input", (a) => a.input !== undefined, ""],
+  ["webhook", (a) => a.webhook !== undefined, "a load balancer calls no webhook"],
+  ["policy", (a) => a.policy !== undefined, "the execution policy is a queue job's"],
+  ["s3Config", (a) => a.s3Config !== undefined, "storage settings are passed to queue jobs only"],
+  ["mode", (a) => a.mode === "runsync", 'mode "runsync" is a way to submit a queue job'],
+  ["collectStream", (a) => a.collectStream === true, "a probe has no job stream"],
+  [
+    "retries",
+    (a) => typeof a.retries === "number" && a.retries > 0,
+    "it re-queues a FAILED job with the service's /retry, and a probe is sent once (once more only when another release answered)",
+  ],
+];
+
+/**
  * The JobRun arguments as one strict object, before the rules between fields
  * ({@link jobRunCrossChecks}): what other argument shapes derive from (`ServerlessEndpoint`'s
  * `smokeTest` picks the job's arguments from it), since zod cannot pick from a refined object.
@@ -96,8 +172,24 @@ export const JobRunArgsObject = z.strictObject({
   endpointId: z
     .string({ error: `endpointId is required: the id of the serverless endpoint, ${ENDPOINT_ID_RULE}` })
     .refine(isEndpointId, { error: `endpointId must be ${ENDPOINT_ID_RULE}` }),
-  /** The job input: a JSON object whose keys the worker defines (at most 10 MB as JSON; 20 MB with runsync). */
-  input: request.input,
+  /**
+   * The job input: a JSON object whose keys the worker defines (at most 10 MB as JSON; 20 MB with
+   * runsync). Required, unless `http` probes a load-balancer endpoint instead.
+   */
+  input: request.input.optional(),
+  /**
+   * Probe a `type: "LOAD_BALANCER"` endpoint over HTTP instead of running a queue job: `method`,
+   * `path`, `body`, `headers` (secret) and `expectStatus` (default 200). The request goes to the
+   * endpoint's `requestUrls.base` with the API key as bearer token, within `timeoutMs`; the answer
+   * must have `expectStatus`, then its body (JSON parsed) is judged by `expect.output`,
+   * `expect.outputSchema` and `expect.allowErrorOutput` as a job's output is, and its latency by
+   * `expect.maxExecutionMs`. With `rollout: "wait"` the probe waits out a rollout first and, as
+   * the load balancer does not say which worker answered, checks after the answer that every ready
+   * worker runs the endpoint's current version, sending once more when not. Instead of `input`;
+   * `webhook`, `policy`, `s3Config`, mode `"runsync"`, `collectStream`, `retries`,
+   * `expect.status` and `expect.maxDelayMs` do not apply to a probe.
+   */
+  http: HttpProbeSchema.optional(),
   /** URL the service calls with the job's result when it completes. */
   webhook: request.webhook,
   /** Execution policy of the job (the service's `policy`). */
@@ -183,9 +275,49 @@ export const JobRunArgsObject = z.strictObject({
  * `timeoutMs` of at least 3000), for every schema holding the job's arguments.
  */
 export function jobRunCrossChecks(
-  args: { collectStream?: boolean; mode: "run" | "runsync"; timeoutMs: number },
+  args: {
+    collectStream?: boolean;
+    mode: "run" | "runsync";
+    timeoutMs: number;
+    input?: unknown;
+    http?: unknown;
+    expect?: { status?: string; maxDelayMs?: number };
+  },
   ctx: z.core.$RefinementCtx,
 ): void {
+  // Not known yet (a preview): whether this is a probe is judged once it is known.
+  if (args.http === UNKNOWN) return;
+  if (args.http !== undefined) {
+    for (const [name, given, why] of NOT_FOR_PROBES) {
+      if (!given(args as Record<string, unknown>)) continue;
+      ctx.addIssue({
+        code: "custom",
+        path: [name],
+        message:
+          name === "input"
+            ? "input and http are mutually exclusive: input runs a queue job, http probes a load-balancer endpoint; give one"
+            : `${name} does not apply to an http probe: ${why}; leave it out`,
+      });
+    }
+    if (args.expect?.status !== undefined && args.expect.status !== "COMPLETED") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["expect", "status"],
+        message: `status (${args.expect.status}) does not apply to an http probe: set http.expectStatus, the HTTP status the answer must have`,
+      });
+    }
+    if (args.expect?.maxDelayMs !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["expect", "maxDelayMs"],
+        message:
+          "maxDelayMs does not apply to an http probe (a load balancer reports no queue time): " +
+          "expect.maxExecutionMs bounds the request's latency",
+      });
+    }
+    return;
+  }
+  if (args.input === undefined) ctx.addIssue({ code: "custom", path: ["input"], message: INPUT_REQUIRED });
   if (args.collectStream === true && args.mode === "runsync") {
     ctx.addIssue({
       code: "custom",
@@ -259,6 +391,9 @@ export function checkJobRunArgs(news: Record<string, unknown>, settings: CheckSe
   if (args.rollout === "wait" && settings.restDialect === "v1") {
     failures.push({ property: "rollout", reason: ROLLOUT_NEEDS_V2 });
   }
+  if (args.http !== undefined && settings.restDialect === "v1") {
+    failures.push({ property: "http", reason: PROBE_NEEDS_V2 });
+  }
   return failures;
 }
 
@@ -267,6 +402,11 @@ export const ROLLOUT_NEEDS_V2 =
   'rollout "wait" reads the endpoint\'s workers over REST v2, and runpod:restUrl (or RUNPOD_REST_API_URL) ' +
   'is REST v1: set it to a /v2 URL (https://api.runpod.io/v2, the default), or set rollout: "ignore" to ' +
   "test without knowing the release";
+
+/** Why an http probe cannot run on a REST v1 `restUrl`. */
+export const PROBE_NEEDS_V2 =
+  "an http probe reads the endpoint's requestUrls.base over REST v2, and runpod:restUrl (or RUNPOD_REST_API_URL) " +
+  "is REST v1: set it to a /v2 URL (https://api.runpod.io/v2, the default)";
 
 /**
  * The failure for an `expect.outputSchema` that is not a valid JSON Schema 2020-12 (ajv is loaded
@@ -285,6 +425,10 @@ function checkFields(args: Record<string, unknown>): CheckFailure[] {
   const tooLarge = payloadTooLarge(args);
   if (tooLarge !== undefined) failures.push(tooLarge);
   const result = JobRunArgsSchema.safeParse(args);
+  // zod skips the rules between fields when a field fails, so a missing input is told here too.
+  if (!result.success && args.input === undefined && args.http === undefined) {
+    failures.push({ property: "input", reason: INPUT_REQUIRED });
+  }
   if (result.success) return failures;
   for (const issue of result.error.issues) {
     if (unknownOnPath(args, issue.path)) continue;
@@ -304,6 +448,7 @@ function checkFields(args: Record<string, unknown>): CheckFailure[] {
       issue.code === "unrecognized_keys"
         ? formatPath([...issue.path, issue.keys[0] ?? ""])
         : formatPath(issue.path);
+    if (property === "input" && failures.some((f) => f.property === "input")) continue;
     failures.push({ property, reason: describeIssue(issue) });
   }
   return failures;

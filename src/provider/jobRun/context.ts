@@ -16,9 +16,10 @@ import {
 } from "../../client";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { clientPollKey } from "../workerPoll";
-import { ROLLOUT_NEEDS_V2 } from "./args";
+import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./args";
 import type { RunContext } from "./execution";
 import type { WorkerLogReader } from "./logTail";
+import type { ProbeTarget } from "./probe";
 import type { WorkerListReader } from "./rollout";
 
 /** How the provider reaches the service and reports progress; replaceable in tests. */
@@ -47,6 +48,12 @@ export interface LifecycleContext {
    * print, redacted from everything the run records. Without it only the run's own secrets are.
    */
   endpointEnv?: (endpointId: string, options: { signal: AbortSignal }) => Promise<string[]>;
+  /**
+   * A load-balancer endpoint's HTTP interface (`client.loadBalancer(id)`, REST v2), for `http`
+   * probes. Absent on a REST v1 `restUrl`: `loadBalancerUnavailable` says why.
+   */
+  loadBalancer?: (endpointId: string) => ProbeTarget;
+  loadBalancerUnavailable?: string;
 }
 
 /** The REST dialect `restUrl` speaks (the default URL's when unset); undefined when it is malformed. */
@@ -91,6 +98,8 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
       : async (endpointId, options) =>
           // The emulator's RUNPOD_EMULATOR_* instructions stay readable (see secretEnvValues).
           secretEnvValues((await restClient().serverless.get(endpointId, { ...options, maxRetries: 1 })).env),
+    loadBalancer: v1 ? undefined : (endpointId) => restClient().loadBalancer(endpointId),
+    loadBalancerUnavailable: v1 ? PROBE_NEEDS_V2 : undefined,
     secrets: typeof resolved.apiKey === "string" && resolved.apiKey !== "" ? [resolved.apiKey] : [],
     log: (line) => {
       process.stderr.write(`${line}\n`);

@@ -33,7 +33,7 @@ import {
   resolveJobRunArgs,
 } from "./args";
 import { type LifecycleContext, restDialectOf } from "./context";
-import { LOG_TAIL_TIMEOUT_MS, logTailSection, readLogTail } from "./logTail";
+import { LOG_TAIL_TIMEOUT_MS, type LogTail, logTailSection, readLogTail } from "./logTail";
 import {
   buildOutputs,
   type JobRunOutputs,
@@ -41,8 +41,10 @@ import {
   MAX_OUTPUT_DEPTH,
   storedResult,
 } from "./outputs";
+import { executeHttpProbe } from "./probe";
 import { cancelOnDelete, refreshRecordedJob, settlePreviousJob } from "./recordedJob";
 import { executeJobRun } from "./run";
+import { probeRequest } from "./verdict";
 
 export { resolveSettings } from "../config";
 export { contextFromSettings, type LifecycleContext } from "./context";
@@ -58,7 +60,7 @@ export function checkJobRunArgs(news: Record<string, unknown>, settings?: Runpod
   const failures = checkArgs(news, {
     restDialect: settings === undefined ? undefined : restDialectOf(settings),
   });
-  return forEngine(failures, news, ["s3Config", "redact"]);
+  return forEngine(failures, news, ["s3Config", "redact", "http"]);
 }
 
 /** The error that makes a failed smoke test a partial failure: the resource stays, the step fails. */
@@ -75,12 +77,20 @@ export class JobRunFailedError extends Error {
   }
 }
 
-/** The secret values among JobRun arguments: the s3Config credentials and `redact`'s values. */
+/**
+ * The secret values among JobRun arguments: the s3Config credentials, `redact`'s values and the
+ * values of an http probe's `headers`.
+ */
 export function jobRunSecrets(news: Record<string, unknown>): string[] {
   const s3 = news.s3Config as Record<string, unknown> | undefined;
   const listed = Array.isArray(news.redact) ? news.redact : [];
   const credentials = s3 === null || typeof s3 !== "object" ? [] : [s3.accessSecret, s3.accessId];
-  return [...credentials, ...listed].filter((v): v is string => typeof v === "string");
+  const http = news.http as { headers?: unknown } | undefined;
+  const headers =
+    http !== null && typeof http === "object" && http.headers !== null && typeof http.headers === "object"
+      ? Object.values(http.headers as Record<string, unknown>)
+      : [];
+  return [...credentials, ...listed, ...headers].filter((v): v is string => typeof v === "string");
 }
 
 /**
@@ -99,19 +109,33 @@ export async function runAndRecord(
     const args = resolveJobRunArgs(news);
     const log = (line: string) => ctx.log(redact(line, secrets));
     const started = performance.now();
-    const outcome = await executeJobRun(args, {
+    const runContext = {
       endpoint: ctx.endpoint(args.endpointId),
       log,
       workers: ctx.workers,
       workersUnavailable: ctx.workersUnavailable,
       workersKey: ctx.workersKey,
-    });
+    };
+    const outcome =
+      args.http === undefined
+        ? await executeJobRun(args, runContext)
+        : await executeHttpProbe(args, {
+            ...runContext,
+            loadBalancer: ctx.loadBalancer,
+            loadBalancerUnavailable: ctx.loadBalancerUnavailable,
+          });
     // The endpoint's env values join the secrets (withProviderErrors holds this same array).
     secrets.push(...(await endpointEnvSecrets(ctx, args.endpointId)));
     // With secretOutput, the output's own values must not reappear in the log tail or the message.
     const hidden = args.secretOutput ? secretOutputValues(outcome.result) : [];
     const textSecrets = hidden === "too-many" ? secrets : [...secrets, ...hidden];
-    const workerId = outcome.result.workerId;
+    // A probe's answer names no worker: the log shown is the one of the release's ready workers that
+    // logged the request (see probeLogWorker).
+    const probeWorker =
+      outcome.failure !== undefined && args.http !== undefined && ctx.workerLogs !== undefined
+        ? await probeLogWorker(ctx, args, outcome, textSecrets, started)
+        : undefined;
+    const workerId = outcome.result.workerId ?? probeWorker?.workerId;
     if (outcome.failure !== undefined && workerId !== undefined && ctx.workerLogs !== undefined) {
       // Within the JobRun's own deadline, and at most LOG_TAIL_TIMEOUT_MS.
       const left = Math.min(LOG_TAIL_TIMEOUT_MS, args.timeoutMs - (performance.now() - started));
@@ -120,9 +144,12 @@ export async function runAndRecord(
           ? {
               unavailable: `not shown: the secret output has over ${MAX_HIDDEN_VALUES} values to keep out of it`,
             }
-          : await readLogTail(ctx.workerLogs, args.endpointId, workerId, textSecrets, left);
+          : (probeWorker?.tail ??
+            (await readLogTail(ctx.workerLogs, args.endpointId, workerId, textSecrets, left)));
       if ("lines" in tail && tail.lines.length > 0) outcome.result.workerLogTail = tail.lines;
-      outcome.failure = redact(`${outcome.failure}\n${logTailSection(workerId, tail)}`, textSecrets);
+      const section = logTailSection(workerId, tail);
+      const why = probeWorker === undefined ? "" : `${probeWorker.why}\n`;
+      outcome.failure = redact(`${outcome.failure}\n${why}${section}`, textSecrets);
     } else if (outcome.failure !== undefined) {
       outcome.failure = redact(outcome.failure, textSecrets);
     }
@@ -147,6 +174,51 @@ export async function runAndRecord(
     }
     return { id, outs };
   });
+}
+
+/** Most workers whose logs a failed probe reads to find the one that answered. */
+const MAX_PROBE_LOG_WORKERS = 3;
+
+/**
+ * The worker whose log a failed probe shows. The load balancer does not say which worker answered,
+ * so the tails of up to {@link MAX_PROBE_LOG_WORKERS} ready workers of the release are read at once,
+ * and the one whose log has the request line (`POST /v1/chat/completions`) is shown (the newest
+ * such line wins); without one, the first worker's.
+ */
+async function probeLogWorker(
+  ctx: LifecycleContext,
+  args: ReturnType<typeof resolveJobRunArgs>,
+  outcome: { logWorkers?: string[] },
+  secrets: readonly string[],
+  started: number,
+): Promise<{ workerId: string; tail: LogTail; why: string } | undefined> {
+  const candidates = (outcome.logWorkers ?? []).slice(0, MAX_PROBE_LOG_WORKERS);
+  if (candidates.length === 0 || ctx.workerLogs === undefined) return undefined;
+  const left = Math.min(LOG_TAIL_TIMEOUT_MS, args.timeoutMs - (performance.now() - started));
+  const reader = ctx.workerLogs;
+  const tails = await Promise.all(
+    candidates.map((id) => readLogTail(reader, args.endpointId, id, secrets, left)),
+  );
+  const request = probeRequest(args).split("?")[0] as string;
+  // Lines start with their RFC 3339 time, so the greatest line is the newest.
+  let best = -1;
+  let bestLine = "";
+  tails.forEach((tail, i) => {
+    if (!("lines" in tail)) return;
+    const line = tail.lines.findLast((l) => l.includes(request));
+    if (line !== undefined && (best < 0 || line > bestLine)) {
+      best = i;
+      bestLine = line;
+    }
+  });
+  const pick = best >= 0 ? best : 0;
+  const why =
+    candidates.length === 1
+      ? "The load balancer does not say which worker answered; the release has one ready worker."
+      : best >= 0
+        ? `The load balancer does not say which worker answered; of ${candidates.length} ready workers, this one logged the request.`
+        : `The load balancer does not say which worker answered; none of ${candidates.length} ready workers logged the request, so the first is shown.`;
+  return { workerId: candidates[pick] as string, tail: tails[pick] as LogTail, why };
 }
 
 /** Longest the read of the endpoint's env may take, in ms. */

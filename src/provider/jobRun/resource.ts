@@ -28,6 +28,12 @@
  * Which release it tests (`rollout: "wait"`, the default on REST v2): it waits for a rollout
  * under way to end before submitting, checks after the job which release ran it
  * (`endpointVersion`), and submits once more when a release rolled out during the test.
+ *
+ * HTTP probes (`http`, for `type: "LOAD_BALANCER"` endpoints): instead of a queue job it sends one
+ * request to the endpoint's own path (`requestUrls.base` + `http.path`) and judges the answer's
+ * status (`http.expectStatus`), body (`expect.output`, `expect.outputSchema`,
+ * `expect.allowErrorOutput`) and latency (`expect.maxExecutionMs`); outputs `httpStatus`,
+ * `latencyMs` and the body as `output`. `http` is stored as a secret when it has `headers`.
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { RunpodSettings } from "../config";
@@ -62,15 +68,19 @@ export type JobRunTimelineEntry = TimelineEntry;
 
 /** A deploy-time smoke-test job. See the module documentation for when it runs. */
 export class JobRun extends pulumi.dynamic.Resource {
-  /** Id of the job on the service (the resource's own id is a separate, stable UUID). */
+  /** Id of the job on the service (the resource's own id is a separate, stable UUID). Absent for an http probe. */
   declare readonly jobId: pulumi.Output<string>;
-  /** Terminal status of the last run (or its last status when the JobRun stopped waiting). */
+  /**
+   * Terminal status of the last run (or its last status when the JobRun stopped waiting). Absent
+   * for an http probe (see `httpStatus`).
+   */
   declare readonly status: pulumi.Output<string>;
   /**
    * The worker's output (secret with `secretOutput`), with any credential the worker echoed
    * (s3Config, the API key) replaced by `[redacted]`. Not stored when over 1 MB (1,000,000 bytes)
    * of JSON or nested over 100 levels deep: then absent, with `outputTruncated: true` and
-   * `outputBytes` or `outputDepth`. `expect` is always judged on the whole output first.
+   * `outputBytes` or `outputDepth`. `expect` is always judged on the whole output first. For an
+   * http probe: the answer's body (JSON parsed, else text), redacted the same way.
    */
   declare readonly output: pulumi.Output<unknown>;
   /** True when the output was over 1 MB of JSON, or over 100 levels deep, and is not stored in `output`. */
@@ -79,13 +89,22 @@ export class JobRun extends pulumi.dynamic.Resource {
   declare readonly outputBytes: pulumi.Output<number | undefined>;
   /** Nesting depth of the output, when it was not stored for being over 100 levels deep. */
   declare readonly outputDepth: pulumi.Output<number | undefined>;
+  /**
+   * An http probe's answer status (absent for queue jobs, and when no answer came). The body is
+   * `output` (JSON parsed, else text).
+   */
+  declare readonly httpStatus: pulumi.Output<number | undefined>;
+  /** An http probe's latency: ms from sending the request to the end of the answer's body. */
+  declare readonly latencyMs: pulumi.Output<number | undefined>;
+  /** True when an http probe's answer body was over 1 MB (1,000,000 bytes) and only its start was read. */
+  declare readonly bodyTruncated: pulumi.Output<boolean | undefined>;
   /** The worker's error message, when it failed (redacted; at most 65,536 characters kept). */
   declare readonly error: pulumi.Output<string | undefined>;
   /** Time the job spent queued, ms (service figure). */
   declare readonly delayTime: pulumi.Output<number | undefined>;
   /** Time the job ran, ms (service figure). */
   declare readonly executionTime: pulumi.Output<number | undefined>;
-  /** Runs made: 1 plus the retries used. */
+  /** Runs made: 1 plus the retries used (for an http probe: requests sent, 2 when sent once more). */
   declare readonly attempts: pulumi.Output<number>;
   /** When the service accepted the job (ISO 8601). */
   declare readonly startedAt: pulumi.Output<string>;
@@ -125,9 +144,10 @@ export class JobRun extends pulumi.dynamic.Resource {
   declare readonly passed: pulumi.Output<boolean>;
 
   constructor(name: string, args: JobRunArgs, opts?: pulumi.CustomResourceOptions) {
-    const { s3Config, secretOutput, redact, ...rest } = args;
+    const { s3Config, secretOutput, redact, http, ...rest } = args;
     const props: Record<string, unknown> = {
       ...rest,
+      http: http === undefined ? undefined : secretWhenHeaders(http),
       s3Config: s3Config === undefined ? undefined : pulumi.secret(s3Config),
       redact: redact === undefined ? undefined : pulumi.secret(redact),
       secretOutput: secretOutput === true ? true : undefined,
@@ -151,6 +171,9 @@ export class JobRun extends pulumi.dynamic.Resource {
       workerLogTail: undefined,
       s3ConfigDigest: undefined,
       passed: undefined,
+      httpStatus: undefined,
+      latencyMs: undefined,
+      bodyTruncated: undefined,
     };
     const secretOutputs = [
       ...(redact === undefined ? [] : ["redact"]),
@@ -168,6 +191,20 @@ export class JobRun extends pulumi.dynamic.Resource {
     JobRun.#provider ??= new JobRunProvider();
     return JobRun.#provider;
   }
+}
+
+/**
+ * `value` as a secret when it holds an http probe's `headers` (`http` itself, or a `smokeTest`
+ * holding `http`), else as given: header values are credentials, and the engine keeps an output
+ * secret when the input of the same name is. Judged once the value is known, so an `http` given
+ * as an output is handled alike.
+ */
+export function secretWhenHeaders<T>(value: pulumi.Input<T>): pulumi.Output<T> {
+  return pulumi.output(value).apply((known) => {
+    const plain = known as { headers?: unknown; http?: { headers?: unknown } } | undefined;
+    const headers = plain?.headers ?? plain?.http?.headers;
+    return (headers === undefined || headers === null ? known : pulumi.secret(known)) as T;
+  }) as pulumi.Output<T>;
 }
 
 /**

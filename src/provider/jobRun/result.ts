@@ -49,6 +49,12 @@ export interface JobRunResult {
   stream?: StreamChunk[];
   /** True when `stream` is incomplete: the bound was reached or reading failed part-way. */
   streamTruncated?: boolean;
+  /** An http probe's answer status (`output` holds its body: JSON parsed, else text). */
+  httpStatus?: number;
+  /** An http probe's latency: ms from sending the request to the end of the answer's body. */
+  latencyMs?: number;
+  /** True when the probe's answer body was over 1 MB and only its start was read. */
+  bodyTruncated?: boolean;
 }
 
 /** The verdict of an execution: the result, and the failure message when the smoke test failed. */
@@ -56,6 +62,11 @@ export interface JobRunOutcome {
   result: JobRunResult;
   /** Why the deploy must fail; undefined when the job met `expect`. */
   failure?: string;
+  /**
+   * An http probe's candidates for the failure's worker log: the ready workers of the release that
+   * answered (the load balancer does not say which one did).
+   */
+  logWorkers?: string[];
 }
 
 /** Milliseconds as seconds for messages: `0.05 s`, `12.3 s`. */

@@ -63,7 +63,8 @@ export function resendable(error: unknown): boolean {
  */
 export async function submitJob(args: ResolvedJobRunArgs, deadline: Deadline): Promise<Job> {
   const { endpoint, signal, remaining } = deadline;
-  const body: JobRequest = { input: args.input };
+  // `check` requires `input` unless `http` is given, and a probe never submits a job.
+  const body: JobRequest = { input: args.input ?? {} };
   if (args.webhook !== undefined) body.webhook = args.webhook;
   if (args.policy !== undefined) body.policy = args.policy;
   if (args.s3Config !== undefined) body.s3Config = args.s3Config;

@@ -32,15 +32,27 @@ export function judge(args: ResolvedJobRunArgs, result: JobRunResult): string | 
       );
     }
   }
-  /** The failure of an output that is not what `expect.<rule>` says, listing each problem. */
-  const plural = (count: number, unit: string) => `${count} ${unit}${count === 1 ? "" : "s"}`;
+  return outputFailure(args, result, `the job ended ${result.status}`) ?? latencyFailure(args, result);
+}
+
+/** `2 differences`, `1 violation`. */
+const plural = (count: number, unit: string) => `${count} ${unit}${count === 1 ? "" : "s"}`;
+
+/**
+ * The failure of an output that is not what `expect.output` or `expect.outputSchema` says,
+ * listing each problem; `ended` opens the sentence (`the job ended COMPLETED`, `the endpoint
+ * answered HTTP 200`). Undefined when the output meets both. A job's output and a probe's answer
+ * are judged by this one code.
+ */
+function outputFailure(args: ResolvedJobRunArgs, result: JobRunResult, ended: string): string | undefined {
   const outputFails = (rule: string, verb: string, counted: string, list: string) =>
     failureMessage(
       args,
       result,
-      `the job ended ${result.status} but its output does not ${verb} expect.${rule} (${counted}):\n${list}`,
-      `Fix the worker or the input if the output is wrong, or update expect.${rule} if the new output is ` +
-        "right; `pulumi up` then runs the job again.",
+      `${ended} but its ${args.http ? "answer" : "output"} does not ${verb} expect.${rule} (${counted}):\n${list}`,
+      `Fix the worker or the ${args.http ? "request" : "input"} if the ${args.http ? "answer" : "output"} is wrong, ` +
+        `or update expect.${rule} if the new ${args.http ? "answer" : "output"} is right; \`pulumi up\` then runs the ` +
+        `${args.http ? "probe" : "job"} again.`,
     );
   if (args.expect.output !== undefined) {
     const mismatch = findMismatches(args.expect.output, result.output);
@@ -61,7 +73,7 @@ export function judge(args: ResolvedJobRunArgs, result: JobRunResult): string | 
       return outputFails("outputSchema", "satisfy", counted, list);
     }
   }
-  return latencyFailure(args, result);
+  return undefined;
 }
 
 /**
@@ -139,6 +151,103 @@ function hintFor(status: string | undefined, expected: string, result: JobRunRes
   }
 }
 
+/** `POST /v1/chat/completions`: the probe's request, for messages. */
+export function probeRequest(args: ResolvedJobRunArgs): string {
+  const http = args.http;
+  if (http === undefined) return "";
+  return `${http.method ?? (http.body === undefined ? "GET" : "POST")} ${http.path}`;
+}
+
+/** Most characters of a probe's answer body in a failure message. */
+export const MAX_BODY_EXCERPT_CHARS = 2000;
+
+/** The answer body as the failure message shows it: JSON or text, bounded. */
+function bodyExcerpt(body: unknown): string {
+  if (body === undefined) return "(empty)";
+  let text: string;
+  try {
+    text = typeof body === "string" ? body : (JSON.stringify(body) ?? String(body));
+  } catch {
+    text = String(body);
+  }
+  return text.length > MAX_BODY_EXCERPT_CHARS
+    ? `${text.slice(0, MAX_BODY_EXCERPT_CHARS)}... [${text.length - MAX_BODY_EXCERPT_CHARS} more characters]`
+    : text;
+}
+
+/**
+ * Compares an http probe's answer with `http.expectStatus` and `expect` (the same output rules a
+ * job's output meets, and `expect.maxExecutionMs` against the measured latency); returns the
+ * failure message, or undefined when it passed. A probe that got no answer fails in `probe.ts`.
+ */
+export function judgeProbe(args: ResolvedJobRunArgs, result: JobRunResult): string | undefined {
+  const http = args.http;
+  if (http === undefined) return judge(args, result);
+  const expected = http.expectStatus;
+  const status = result.httpStatus;
+  const again = "`pulumi up` sends the probe again, even with unchanged arguments.";
+  if (status !== expected) {
+    return failureMessage(
+      args,
+      result,
+      `the endpoint answered HTTP ${status ?? "(none)"}, expected ${expected}`,
+      `${probeHint(status)} ${again}`,
+    );
+  }
+  const ended = `the endpoint answered HTTP ${status}`;
+  if (expected < 400 && !args.expect.allowErrorOutput) {
+    const body = result.output;
+    if (body !== null && typeof body === "object" && !Array.isArray(body) && Object.hasOwn(body, "error")) {
+      const value = (body as { error: unknown }).error;
+      const shown = args.secretOutput ? "(value hidden: secretOutput is set)" : shortJson(value);
+      return failureMessage(
+        args,
+        result,
+        `${ended} but its answer has an error field: ${shown}`,
+        "The server reported an error with a success status: fix the worker, or, if this answer is what it " +
+          `is meant to say, set ${ALLOW_ERROR_OUTPUT} on the JobRun.`,
+      );
+    }
+  }
+  if (result.bodyTruncated && (args.expect.output !== undefined || args.expect.outputSchema !== undefined)) {
+    return failureMessage(
+      args,
+      result,
+      `${ended} but its body is over 1 MB (1,000,000 bytes), so expect.output and expect.outputSchema cannot judge it`,
+      "Probe a path whose answer is smaller, or drop the output rules and judge the status only.",
+    );
+  }
+  const output = outputFailure(args, result, ended);
+  if (output !== undefined) return output;
+  const limit = args.expect.maxExecutionMs;
+  if (limit !== undefined && (result.latencyMs === undefined || result.latencyMs > limit)) {
+    return failureMessage(
+      args,
+      result,
+      `${ended} but missed its latency budget: expect.maxExecutionMs is ${limit} ms but the request took ${result.latencyMs} ms`,
+      "A slow answer usually means cold starts (raise workers.min) or a slower model or GPU. Raise the budget " +
+        "if the new figure is acceptable; `pulumi up` then sends the probe again.",
+    );
+  }
+  return undefined;
+}
+
+function probeHint(status: number | undefined): string {
+  if (status === 401 || status === 403) {
+    return "The load balancer refused the API key: check runpod:apiKey (RUNPOD_API_KEY) may reach this endpoint.";
+  }
+  if (status === 404) {
+    return "Check http.path: the worker's server has no such route (or the endpoint is gone).";
+  }
+  if (status === 503 || status === 502 || status === 504) {
+    return "No worker answered in time: check the endpoint's workers (getServerlessEndpoint, the /ping health route) and its worker log below.";
+  }
+  if (status !== undefined && status >= 500) {
+    return "The worker's server failed: read the answer body and the worker log below, fix the image or its env.";
+  }
+  return "Check http.method, http.path and http.body against what the worker's server expects, or set http.expectStatus.";
+}
+
 /**
  * The deploy failure text: what happened, to which job, the worker's error, the release it ran on
  * (when checked), the timeline and a hint.
@@ -149,6 +258,25 @@ export function failureMessage(
   what: string,
   hint: string,
 ): string {
+  if (args.http !== undefined) {
+    const lines = [`JobRun failed on endpoint ${args.endpointId}, HTTP probe ${probeRequest(args)}: ${what}`];
+    const answer =
+      result.httpStatus === undefined
+        ? "Answer: none"
+        : `Answer: HTTP ${result.httpStatus} in ${result.latencyMs ?? "?"} ms`;
+    lines.push(`${answer}; attempts: ${result.attempts}`);
+    if (result.httpStatus !== undefined && (result.httpStatus !== args.http.expectStatus || result.error)) {
+      const body = args.secretOutput ? "(hidden: secretOutput is set)" : bodyExcerpt(result.output);
+      lines.push(`Answer body: ${body}${result.bodyTruncated ? " (truncated at 1 MB)" : ""}`);
+    }
+    if (result.error !== undefined) lines.push(`Error: ${result.error.slice(0, 2000)}`);
+    if (result.endpointVersion !== undefined) {
+      lines.push(`Release: endpoint version ${result.endpointVersion} (every ready worker runs it)`);
+    }
+    lines.push(`Timeline: ${formatTimeline(result.timeline)}`);
+    lines.push(`Hint: ${hint}`);
+    return lines.join("\n");
+  }
   const lines = [`JobRun failed on endpoint ${args.endpointId}, job ${result.jobId ?? "(none)"}: ${what}`];
   lines.push(`Status: ${result.status ?? "unknown"}; attempts: ${result.attempts}`);
   if (result.error !== undefined) lines.push(`Worker error: ${result.error.slice(0, 2000)}`);

@@ -65,10 +65,16 @@ const NESTED = new Set([
   "smokeTest",
 ]);
 
-/** What `check` says of a `smokeTest` on a load-balancer endpoint. */
-export const SMOKE_TEST_NEEDS_QUEUE =
-  'smokeTest runs queue jobs (/run), which a type "LOAD_BALANCER" endpoint does not serve: smokeTest ' +
-  'needs type "QUEUE" (load-balancer endpoints serve their own HTTP paths; an HTTP probe for them is not available yet)';
+/** What `check` says of a `smokeTest` without `http` on a load-balancer endpoint. */
+export const SMOKE_TEST_NEEDS_HTTP =
+  'smokeTest on a type "LOAD_BALANCER" endpoint needs smokeTest.http (method, path, body, headers, ' +
+  "expectStatus): a load balancer serves its workers' own HTTP paths, not queue jobs (/run), so its smoke " +
+  'test is an HTTP probe, e.g. http: { path: "/v1/models" }';
+
+/** What `check` says of `smokeTest.http` on a queue endpoint. */
+export const SMOKE_TEST_HTTP_NEEDS_LB =
+  'smokeTest.http probes type "LOAD_BALANCER" endpoints, and this endpoint is type "QUEUE": give ' +
+  "smokeTest.input (the queue job to run) instead of smokeTest.http";
 
 /** What `check` says on a REST v1 `restUrl`. */
 export const ENDPOINT_NEEDS_V2 =
@@ -94,8 +100,14 @@ export function checkEndpointArgs(
   if (restDialect === "v1") failures.push({ property: "", reason: ENDPOINT_NEEDS_V2 });
   const smokeSchema = smokeTestSchemaFailure(args.smokeTest);
   if (smokeSchema !== undefined) failures.push(smokeSchema);
-  if (args.smokeTest !== undefined && args.type === "LOAD_BALANCER") {
-    failures.push({ property: "", reason: SMOKE_TEST_NEEDS_QUEUE });
+  const smoke = args.smokeTest as { http?: unknown; input?: unknown } | undefined;
+  if (smoke !== undefined && smoke !== null && typeof smoke === "object" && !containsUnknown(args.type)) {
+    if (args.type === "LOAD_BALANCER" && smoke.http === undefined) {
+      failures.push({ property: "", reason: SMOKE_TEST_NEEDS_HTTP });
+    }
+    if (args.type === "QUEUE" && smoke.http !== undefined) {
+      failures.push({ property: "", reason: SMOKE_TEST_HTTP_NEEDS_LB });
+    }
   }
   const result = ServerlessEndpointArgsSchema.safeParse(args);
   if (result.success) return { inputs, failures };

@@ -12,7 +12,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { EndpointScaling, ServerlessEndpointCreateInput } from "../../wire/serverless";
 import type { RunpodSettings } from "../config";
 import type { InputOf } from "../inputsOf";
-import type { JobRunArgs } from "../jobRun/resource";
+import { type JobRunArgs, secretWhenHeaders } from "../jobRun/resource";
 import type * as Operations from "./operations";
 
 /**
@@ -118,7 +118,13 @@ export interface ServerlessEndpointArgs {
    * and why, and which release serves now; the state records what runs, so the next `pulumi up`
    * tries the new release again. `"keep"` leaves the failed release serving. On a create there is
    * nothing to roll back to: the step fails and the endpoint stays in the state. Each job waits at
-   * most `timeoutMs`. The result is in `lastSmokeTest`. Queue endpoints only.
+   * most `timeoutMs`. The result is in `lastSmokeTest`.
+   *
+   * On a `type: "LOAD_BALANCER"` endpoint the smoke test is an HTTP probe and needs `http` (`{
+   * method, path, body, headers, expectStatus }`, see {@link JobRun}'s `http`): each run sends one
+   * request to the endpoint's own path and judges status, answer and latency by the same `expect`;
+   * a queue endpoint takes `input` and refuses `http`. With `http.headers`, `smokeTest` is stored as
+   * a secret.
    */
   smokeTest?: pulumi.Input<SmokeTestArgs>;
 }
@@ -283,7 +289,8 @@ export class ServerlessEndpoint extends pulumi.dynamic.Resource {
       workers: args.workers,
       rollout: args.rollout,
       rolloutTimeoutMs: args.rolloutTimeoutMs,
-      smokeTest: args.smokeTest,
+      // Header values are credentials: with smokeTest.http.headers, smokeTest is a secret.
+      smokeTest: args.smokeTest === undefined ? undefined : secretWhenHeaders(args.smokeTest),
       lastSmokeTest: undefined,
       createdAt: undefined,
       version: undefined,

@@ -8,6 +8,8 @@
  * checks that each job's worker runs the new release; no `collectStream`, as the gate keeps no
  * stream; no `s3Config` and no `redact`, as the gate echoes its arguments into the outputs, where a
  * credential must not be: the endpoint's own `env` values and the API key are redacted anyway).
+ * `http` comes with them: a load-balancer endpoint's gate sends HTTP probes instead of jobs, and
+ * `smokeTest` is then stored as a secret when `http.headers` is given (the resource does it).
  * Each job runs through JobRun's own execution (`runAndRecord`: rollout wait, submission, release
  * check, `expect`, the failing worker's log tail), so a failed gate says exactly what a failed
  * JobRun would.
@@ -87,6 +89,8 @@ export interface SmokeTestRecord {
 /** One job of a gate. */
 export interface GateJob {
   jobId?: string;
+  /** True for an http probe (a load-balancer endpoint's smoke test), which has no job id. */
+  probe?: boolean;
   passed: boolean;
   /** JobRun's failure text (worker error, expect mismatches, timeline, log tail). */
   failure?: string;
@@ -125,7 +129,9 @@ export function judgeGate(
     failures: failed.length,
     timeline: jobs.map(
       (j, i) =>
-        `${j.jobId ?? `run ${i + 1} (no job)`}: ${formatTimeline(j.timeline)}${j.passed ? "" : " (failed)"}`,
+        `${j.jobId ?? (j.probe ? `probe ${i + 1}` : `run ${i + 1} (no job)`)}: ${formatTimeline(j.timeline)}${
+          j.passed ? "" : " (failed)"
+        }`,
     ),
   };
   return record.passed ? { record } : { record, why: failed[0]?.failure };
@@ -145,25 +151,29 @@ export async function runGate(
   const news = { ...job, endpointId, rollout: "wait" };
   // Fails here, not per job, when the arguments cannot make a job (check already refused them).
   resolveJobRunArgs(news);
+  const probe = job.http !== undefined;
   const one = async (): Promise<GateJob> => {
     try {
       const { outs } = await runAndRecord(ctx, "smoke-test", news);
       const timeline = (outs.timeline ?? []) as TimelineEntry[];
       if (version !== null && outs.endpointVersion !== undefined && outs.endpointVersion !== version) {
+        const what = probe ? `the http probe was answered by` : `job ${outs.jobId} ran on`;
         return {
           jobId: outs.jobId,
+          probe,
           passed: false,
           timeline,
           failure:
-            `job ${outs.jobId} ran on version ${outs.endpointVersion}, not on the release under test (version ` +
+            `${what} version ${outs.endpointVersion}, not the release under test (version ` +
             `${version}): the endpoint changed while the smoke test ran`,
         };
       }
-      return { jobId: outs.jobId, passed: true, timeline };
+      return { jobId: outs.jobId, probe, passed: true, timeline };
     } catch (error) {
       const props = (error as { properties?: Record<string, unknown> }).properties;
       return {
         jobId: typeof props?.jobId === "string" ? props.jobId : undefined,
+        probe,
         passed: false,
         failure: describeError(error),
         timeline: Array.isArray(props?.timeline) ? (props.timeline as TimelineEntry[]) : [],
@@ -187,22 +197,24 @@ function failedHead(label: string, verdict: GateVerdict, smoke: SmokeTest): stri
   if (verdict.stalled) {
     return `ServerlessEndpoint ${label}: release ${release(record.version)} did not roll out (its smoke test could not run)`;
   }
-  const ran = `${record.failures} of ${smoke.runs} job${smoke.runs === 1 ? "" : "s"} failed, maxFailures ${smoke.maxFailures}`;
+  const unit = smoke.http === undefined ? "job" : "probe";
+  const ran = `${record.failures} of ${smoke.runs} ${unit}${smoke.runs === 1 ? "" : "s"} failed, maxFailures ${smoke.maxFailures}`;
   return `ServerlessEndpoint ${label}: the smoke test of release ${release(record.version)} failed (${ran})`;
 }
 
 /** The lines saying why, shared by every failed gate. */
-function whyLines(verdict: GateVerdict): string[] {
+function whyLines(verdict: GateVerdict, smoke: SmokeTest): string[] {
   if (verdict.stalled) {
     return [
       `Why release ${release(verdict.record.version)} failed (its rollout):`,
       verdict.why ?? "(no failure text)",
     ];
   }
+  const unit = smoke.http === undefined ? "job" : "probe";
   return [
-    `Why release ${release(verdict.record.version)} failed (the first failing job):`,
+    `Why release ${release(verdict.record.version)} failed (the first failing ${unit}):`,
     verdict.why ?? "(no failure text)",
-    `Smoke-test jobs: ${verdict.record.timeline.join("; ")}`,
+    `Smoke-test ${unit}s: ${verdict.record.timeline.join("; ")}`,
   ];
 }
 
@@ -218,7 +230,7 @@ export function rolledBackMessage(
   return [
     `${failedHead(label, verdict, smoke)}, so it was rolled back.`,
     `Now serving: ${release(servingVersion)}, a new release carrying the previous configuration${image}, on every worker.`,
-    ...whyLines(verdict),
+    ...whyLines(verdict, smoke),
     `The state records what runs (the previous configuration at ${release(servingVersion)}), so the next ` +
       "pulumi up tries the new release again: fix it (the image, env or start command) first, or set " +
       'smokeTest.onFailure: "keep" to leave a failing release serving.',
@@ -244,7 +256,7 @@ export function rollbackFailedMessage(
   return [
     `${failedHead(label, verdict, smoke)}, and rolling it back FAILED: the endpoint is still on the failed release (${failed}).`,
     `Rollback error: ${describeError(rollbackError)}`,
-    ...whyLines(verdict),
+    ...whyLines(verdict, smoke),
     recorded,
   ].join("\n");
 }
@@ -253,7 +265,7 @@ export function rollbackFailedMessage(
 export function keptMessage(label: string, verdict: GateVerdict, smoke: SmokeTest): string {
   return [
     `${failedHead(label, verdict, smoke)}; onFailure is "keep", so the failed release (${release(verdict.record.version)}) still serves.`,
-    ...whyLines(verdict),
+    ...whyLines(verdict, smoke),
     "Fix the release and run pulumi up again: the smoke test runs again.",
   ].join("\n");
 }
@@ -263,7 +275,7 @@ export function createFailedMessage(label: string, verdict: GateVerdict, smoke: 
   return [
     `${failedHead(label, verdict, smoke)}. The endpoint was created, and there is no previous release to roll ` +
       `back to: it serves the failed release (${release(verdict.record.version)}).`,
-    ...whyLines(verdict),
+    ...whyLines(verdict, smoke),
     "The endpoint is recorded in the state: fix the release and run pulumi up again (the smoke test runs again).",
   ].join("\n");
 }
