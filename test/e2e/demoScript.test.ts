@@ -102,7 +102,8 @@ describe("npm run demo", () => {
     ]) {
       expect(created).toMatch(new RegExp(`\\+ +[├└]─ pulumi-nodejs:dynamic/runpod:${kind} +created`));
     }
-    expect(created).not.toContain("dynamic/runpod:JobRun");
+    // The gate runs JobRun's execution, but its lines name the smoke test: no JobRun in sight.
+    expect(stdout).not.toContain("JobRun");
     expect(created).toContain("+ 5 created");
     expect(created).toMatch(/gpuPools +: \[\n +\[0\]: "ADA_24"\n +\[1\]: "AMPERE_24"\n +\]/);
     expect(created).toMatch(/endpointImage +: "ghcr\.io\/acme\/echo-worker:1\.0\.0"/);
@@ -145,7 +146,7 @@ describe("npm run demo", () => {
           `\\s+\\* ServerlessEndpoint "demo-worker" \\(id ${endpointId}\\): the smoke test of release version 3 failed \\(1 of 1 job failed, maxFailures 0\\), so it was rolled back\\.\\n` +
           " {4}Now serving: version 4, a new release carrying the previous configuration \\(image ghcr\\.io/acme/echo-worker:1\\.1\\.0\\), on every worker\\.\\n" +
           " {4}Why release version 3 failed \\(the first failing job\\):\\n" +
-          ` {4}JobRun failed on endpoint ${endpointId}, job [0-9a-f-]+(-u\\d+)?: the job ended FAILED, expected COMPLETED\\n`,
+          " {4}Smoke-test job [0-9a-f-]+(-u\\d+)?: the job ended FAILED, expected COMPLETED\\n",
       ),
     );
     expect(broken).toContain("\n    Worker error: CUDA out of memory (demo: a broken release)\n");

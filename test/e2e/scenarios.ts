@@ -799,7 +799,8 @@ export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: De
     expect(message).toContain(
       `Now serving: version 4, a new release carrying the previous configuration (image ${IMAGE("1.1.0")}), on every worker.`,
     );
-    expect(message).toContain(`JobRun failed on endpoint ${endpointId}, job `);
+    expect(message).toMatch(/^Smoke-test job \S+: the job ended FAILED, expected COMPLETED$/m);
+    expect(message).not.toContain("JobRun");
     expect(message).toContain(`Worker error: ${DEMO_WORKER_ERROR}`);
     expect(message).toMatch(
       new RegExp(`^Release: endpoint version 3 \\(worker ${endpointId}-worker-\\d+\\)$`, "m"),

@@ -100,7 +100,7 @@ describe("ServerlessEndpoint smokeTest.http on a load-balancer endpoint (provide
     );
     expect(message).toContain("Why release version 2 failed (the first failing probe):");
     expect(message).toContain(
-      `JobRun failed on endpoint ${id}, HTTP probe POST /v1/chat/completions: the endpoint answered HTTP 500, expected 200`,
+      `Smoke-test probe POST /v1/chat/completions: the endpoint answered HTTP 500, expected 200`,
     );
     expect(message).toContain(`Answer body: {"error":"${BROKEN}"}`);
     expect(message).toContain("Release: endpoint version 2 (every ready worker runs it)");

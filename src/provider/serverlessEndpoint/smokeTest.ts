@@ -152,9 +152,10 @@ export async function runGate(
   // Fails here, not per job, when the arguments cannot make a job (check already refused them).
   resolveJobRunArgs(news);
   const probe = job.http !== undefined;
+  const gateCtx: LifecycleContext = { ...ctx, log: (line) => ctx.log(inSmokeTestTerms(line)) };
   const one = async (): Promise<GateJob> => {
     try {
-      const { outs } = await runAndRecord(ctx, "smoke-test", news);
+      const { outs } = await runAndRecord(gateCtx, "smoke-test", news);
       const timeline = (outs.timeline ?? []) as TimelineEntry[];
       if (version !== null && outs.endpointVersion !== undefined && outs.endpointVersion !== version) {
         const what = probe ? `the http probe was answered by` : `job ${outs.jobId} ran on`;
@@ -175,7 +176,7 @@ export async function runGate(
         jobId: typeof props?.jobId === "string" ? props.jobId : undefined,
         probe,
         passed: false,
-        failure: describeError(error),
+        failure: inSmokeTestTerms(describeError(error)),
         timeline: Array.isArray(props?.timeline) ? (props.timeline as TimelineEntry[]) : [],
       };
     }
@@ -187,6 +188,27 @@ export async function runGate(
 // ---------------------------------------------------------------------------------------------
 // Messages
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * JobRun's texts (progress lines, failure messages) as the gate's: the gate runs JobRun's own
+ * execution, whose texts name a JobRun the user of a `ServerlessEndpoint` never declared. The
+ * subject becomes the smoke test, and JobRun's `Hint:` line goes (it says `pulumi up` runs the job
+ * again; the gate's message ends with its own next step).
+ */
+export function inSmokeTestTerms(text: string): string {
+  return text
+    .split("\n")
+    .filter((line) => !line.startsWith("Hint: "))
+    .map((line) =>
+      line
+        .replace(/^JobRun failed on endpoint \S+, (job|HTTP probe) /, (_, unit: string) =>
+          unit === "job" ? "Smoke-test job " : "Smoke-test probe ",
+        )
+        .replace(/^JobRun endpoint /, "Smoke test on endpoint ")
+        .replace(/^JobRun /, "The smoke test "),
+    )
+    .join("\n");
+}
 
 /** `version 2`, or `version (unknown)`. */
 const release = (version: number | null | undefined) => `version ${version ?? "(unknown)"}`;
