@@ -22,6 +22,9 @@
  *    stack's state records (the version, the image and `lastSmokeTest`). Then `pulumi destroy`,
  *    and it asserts (and prints) that the emulator holds zero endpoints, templates, network
  *    volumes and registry credentials.
+ *    The stack also holds a load-balancer endpoint (`chat`, an OpenAI-compatible model server) whose
+ *    smoke test is an HTTP probe; after the first `up` the demo sends it one chat request and prints
+ *    the answer.
  * 4. Stops the emulator and removes every temp directory, also on failure or Ctrl-C.
  *
  * With a `pulumi` CLI on PATH it runs the real CLI (local file backend in the temp project,
@@ -191,11 +194,14 @@ function showRecord(record: EndpointRecord | undefined) {
   );
 }
 
-/** The endpoint's outputs in a harness state (decrypted; only non-secret fields are read). */
-function endpointInState(resources: Array<{ type: string; outputs: Record<string, unknown> }>) {
-  return resources.find((r) => r.type === "pulumi-nodejs:dynamic/runpod:ServerlessEndpoint")?.outputs as
-    | EndpointRecord
-    | undefined;
+/**
+ * The queue endpoint's outputs (the resource named `endpoint`; the stack's other endpoint is the
+ * load balancer `chat`) in a harness state (decrypted; only non-secret fields are read).
+ */
+function endpointInState(resources: Array<{ urn: string; type: string; outputs: Record<string, unknown> }>) {
+  return resources.find(
+    (r) => r.type === "pulumi-nodejs:dynamic/runpod:ServerlessEndpoint" && r.urn.endsWith("::endpoint"),
+  )?.outputs as EndpointRecord | undefined;
 }
 
 /**
@@ -210,13 +216,41 @@ function endpointInCheckpoint(backendDir: string): EndpointRecord | undefined {
   ].find(existsSync);
   if (!file) return undefined;
   const checkpoint = JSON.parse(readFileSync(file, "utf8")) as {
-    checkpoint?: { latest?: { resources?: Array<{ type: string; outputs?: Record<string, unknown> }> } };
+    checkpoint?: {
+      latest?: { resources?: Array<{ urn: string; type: string; outputs?: Record<string, unknown> }> };
+    };
   };
   const resources = (checkpoint.checkpoint?.latest?.resources ?? []).map((r) => ({
+    urn: r.urn,
     type: r.type,
     outputs: r.outputs ?? {},
   }));
   return endpointInState(resources);
+}
+
+/**
+ * After the first up: one request to the stack's load-balancer endpoint, as a client of the model
+ * server would send it (the demo's API key as `Authorization: Bearer`, never printed), and its answer.
+ */
+async function showChatAnswer(emu: RunningEmulator) {
+  const client = restClient(emu);
+  for (const ep of await client.serverless.list()) {
+    if (ep.type !== "LOAD_BALANCER") continue;
+    const path = "/v1/chat/completions";
+    const answer = await client.loadBalancer(ep.id).request(
+      {
+        method: "POST",
+        path,
+        body: { model: "emulator-model", messages: [{ role: "user", content: "hello" }] },
+      },
+      { timeoutMs: 30_000 },
+    );
+    const content = (answer.body as { choices?: Array<{ message?: { content?: unknown } }> } | null)
+      ?.choices?.[0]?.message?.content;
+    print(
+      `# on the emulator: POST ${ep.requestUrls?.base}${path} -> ${answer.status} ${JSON.stringify(content ?? answer.body)}`,
+    );
+  }
 }
 
 /**
@@ -321,6 +355,7 @@ async function main(): Promise<number> {
       };
       await run("pulumi up --yes", () => c.up());
       await shown();
+      await showChatAnswer(emu);
       for (const change of CHANGES) {
         await editConfig(c, change);
         await run("pulumi up --yes", () => c.up(), change[3]);
@@ -408,6 +443,7 @@ async function main(): Promise<number> {
       };
       await run("up", "pulumi up --yes", () => h.up());
       await shown();
+      await showChatAnswer(emu);
       for (const change of CHANGES) {
         await editConfig(h, change, LABEL);
         await run("up", "pulumi up --yes", () => h.up(), change[3]);

@@ -8,6 +8,8 @@
 // A release that fails its smoke test is rolled back inside the endpoint's update: the previous
 // configuration serves again (as a new version), and `pulumi up` fails saying which release failed
 // and why. Against the emulator, extraEnv '{"RUNPOD_EMULATOR_FAIL":"..."}' makes such a release.
+// A second endpoint, a load balancer serving an OpenAI-compatible model server, guards its releases
+// with an HTTP smoke test (a POST to its own /v1/chat/completions).
 import * as pulumi from "@pulumi/pulumi";
 import {
   ContainerRegistryAuth,
@@ -84,6 +86,36 @@ const ep = new ServerlessEndpoint("endpoint", {
   },
 });
 
+// 6. A load-balancer endpoint: its workers serve their own HTTP paths (an OpenAI-compatible model
+//    server, health on /ping) at `requestUrls.base`, scaled by requests in flight. Its smoke test is
+//    an HTTP probe: once a release has rolled out, one POST to /v1/chat/completions on it must answer
+//    200 with the expected message (the emulator's built-in server answers "echo: <last message>");
+//    a failed probe rolls the release back as for the queue endpoint. It has its own image (no
+//    template), so the image tag above does not roll it. The model is named in the probe's body, not
+//    in `env`: every `env` value is a secret, redacted from every other output (the recorded
+//    `smokeTest` too), so a probe repeating one would never match its input again.
+const modelName = config.get("chatModel") ?? "emulator-model"; // the emulator's built-in server serves this one
+const chat = new ServerlessEndpoint("chat", {
+  name: config.get("chatName") ?? "demo-chat",
+  type: "LOAD_BALANCER",
+  image: config.get("chatImage") ?? "ghcr.io/acme/chat-server:1.0.0",
+  gpu: { pools },
+  scaling: { type: "REQUEST_COUNT", requestCount: 4 },
+  workers: { min: 1, max: 1 },
+  rollout: "wait",
+  rolloutTimeoutMs: config.getNumber("rolloutTimeoutMs") ?? 10 * 60_000,
+  smokeTest: {
+    http: {
+      method: "POST",
+      path: "/v1/chat/completions",
+      body: { model: modelName, messages: [{ role: "user", content: "ping" }] },
+      expectStatus: 200,
+    },
+    expect: { output: { choices: [{ message: { content: "echo: ping" } }] } },
+    timeoutMs: 2 * 60 * 1000,
+  },
+});
+
 export const registryAuthId = registry.id;
 export const volumeId = volume.id;
 export const volumeSizeGb = volume.size;
@@ -94,3 +126,8 @@ export const endpointImage = ep.image;
 export const endpointVersion = ep.version;
 // The last smoke test: the release it tested, whether it passed, its job ids and timeline.
 export const lastSmokeTest = ep.lastSmokeTest;
+// The load balancer: its base URL (POST <chatUrl>/v1/chat/completions with the API key as
+// `Authorization: Bearer`), its version and its last smoke test (an HTTP probe: `jobIds` is empty).
+export const chatUrl = chat.requestUrls.apply((u) => u.base);
+export const chatVersion = chat.version;
+export const chatSmokeTest = chat.lastSmokeTest;

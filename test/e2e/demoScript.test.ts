@@ -35,8 +35,9 @@ describe("npm run demo", () => {
   // steps are edits of the stack's config (not out-of-band PATCHes of a seeded endpoint).
   // Changed with issue 20: the endpoint smoke-tests its own releases (`smokeTest`, no JobRun); the
   // broken release is rolled back inside the update, a refresh then finds no drift, and the next up
-  // tries the release again.
-  it("without a pulumi CLI: labels every CLI-looking line; creates the whole pipeline; a new image tag is a release rolled out and smoke-tested; a broken release fails its smoke test and is rolled back (the previous configuration serves under a new version, the state records it, a refresh finds no drift); fixed, it passes; destroy leaves zero objects on the emulator", {
+  // tries the release again. The stack also holds a load-balancer endpoint (`chat`) whose smoke test
+  // is an HTTP probe; the demo prints one answer of it after the first up.
+  it("without a pulumi CLI: labels every CLI-looking line; creates the whole pipeline (a load-balancer endpoint among it, its HTTP smoke test passing, one chat answer printed); a new image tag is a release rolled out and smoke-tested; a broken release fails its smoke test and is rolled back (the previous configuration serves under a new version, the state records it, a refresh finds no drift); fixed, it passes; destroy leaves zero objects on the emulator", {
     timeout: 240_000,
   }, async () => {
     const PATH = (process.env.PATH ?? "")
@@ -90,21 +91,22 @@ describe("npm run demo", () => {
       );
 
     // 1. up creates everything: credential, volume, template, endpoint (pools from the catalog),
-    // whose smoke test passes on release 1.
+    // whose smoke test passes on release 1, and the load balancer, whose HTTP probe passes.
     expect(created).toMatch(
-      /^\$ pulumi up --yes +\[deploy harness\]\nPreviewing update \(dev\):[\s\S]*\+ 5 to create\n\nUpdating \(dev\):/m,
+      /^\$ pulumi up --yes +\[deploy harness\]\nPreviewing update \(dev\):[\s\S]*\+ 6 to create\n\nUpdating \(dev\):/m,
     );
     for (const kind of [
       "ContainerRegistryAuth +registry",
       "NetworkVolume +models",
       "Template +worker",
       "ServerlessEndpoint +endpoint",
+      "ServerlessEndpoint +chat",
     ]) {
       expect(created).toMatch(new RegExp(`\\+ +[├└]─ pulumi-nodejs:dynamic/runpod:${kind} +created`));
     }
     // The gate runs JobRun's execution, but its lines name the smoke test: no JobRun in sight.
     expect(stdout).not.toContain("JobRun");
-    expect(created).toContain("+ 5 created");
+    expect(created).toContain("+ 6 created");
     expect(created).toMatch(/gpuPools +: \[\n +\[0\]: "ADA_24"\n +\[1\]: "AMPERE_24"\n +\]/);
     expect(created).toMatch(/endpointImage +: "ghcr\.io\/acme\/echo-worker:1\.0\.0"/);
     expect(created).toMatch(/endpointVersion: 1\n/);
@@ -114,6 +116,33 @@ describe("npm run demo", () => {
     expect(created).toMatch(/volumeSizeGb +: 20\n/);
     expect(created).toMatch(onEmulator(1, "1.0.0"));
     expect(created).toMatch(inState(1, "1.0.0", 1, true));
+    // The load balancer: created at version 1 with its own image, its smoke test one HTTP probe
+    // (no job) that passed; then one chat request to its base URL, and the answer.
+    const chatUrl = created.match(/chatUrl +: "(http:\/\/127\.0\.0\.1:\d+\/lb\/(\w+))"/);
+    expect(chatUrl).not.toBeNull();
+    const [, chatBase, chatId] = chatUrl as unknown as [string, string, string];
+    expect(chatId).not.toBe(endpointId);
+    expect(created).toMatch(/chatVersion +: 1\n/);
+    expect(created).toMatch(
+      /chatSmokeTest +: \{\n +failures: 0\n +jobIds +: \[\]\n +passed +: true\n +timeline: \[\n +\[0\]: "probe 1: REQUEST_SENT [\d.]+ s -> HTTP_200 [\d.]+ s"\n +\]\n +version +: 1\n +\}/,
+    );
+    expect(created).toMatch(
+      new RegExp(
+        `^# on the emulator: endpoint ${chatId} at version 1, image ghcr\\.io/acme/chat-server:1\\.0\\.0, env \\(none\\); ` +
+          `workers: ${chatId}-worker-\\d+ IDLE v1 \\(0 stale\\)$`,
+        "m",
+      ),
+    );
+    // The last line of the step (the next step's "# ..." follows after a blank line).
+    expect(created.split("\n").at(-1)).toBe(
+      `# on the emulator: POST ${chatBase}/v1/chat/completions -> 200 "echo: hello"`,
+    );
+    /** The load balancer after a later up: untouched, still version 1 (no `~` on its outputs). */
+    const chatUnchanged = (step: string) => {
+      expect(step).not.toMatch(/ServerlessEndpoint +chat/);
+      expect(step).toMatch(/^ {4}chatVersion +: 1\n/m);
+      expect(step).toMatch(new RegExp(`^# on the emulator: endpoint ${chatId} at version 1, `, "m"));
+    };
 
     // 2. A new image tag: template and endpoint updated in place, the release rolled out (no stale
     // worker after the up) and its smoke test passed on version 2.
@@ -122,7 +151,8 @@ describe("npm run demo", () => {
       /~ +├─ pulumi-nodejs:dynamic\/runpod:Template +worker +updated +\[diff: ~image\]/,
     );
     expect(released).toMatch(new RegExp(`~ +└─ ${ENDPOINT} +updated +\\[diff: ~image\\]`));
-    expect(released).toMatch(/~ 2 updated\n {4}3 unchanged/);
+    expect(released).toMatch(/~ 2 updated\n {4}4 unchanged/);
+    chatUnchanged(released);
     expect(released).toMatch(new RegExp(`endpointId +: "${endpointId}"`)); // in place: the same endpoint
     expect(released).toContain(
       '~ endpointImage  : "ghcr.io/acme/echo-worker:1.0.0" => "ghcr.io/acme/echo-worker:1.1.0"',
@@ -166,7 +196,8 @@ describe("npm run demo", () => {
     // The engine ends a run whose step failed with `update failed` under the stack, which counts as
     // an errored row (deploymentExecutor.reportExecResult; progress.go printSummary).
     expect(broken).toMatch(/\n {2}pulumi:pulumi:Stack \([^)]+\):\n(?: {4}.*\n)*? {4}error: update failed\n/);
-    expect(broken).toMatch(/~ 1 updated\n {4}2 errored\n {4}3 unchanged/);
+    expect(broken).toMatch(/~ 1 updated\n {4}2 errored\n {4}4 unchanged/);
+    expect(broken).toMatch(new RegExp(`^# on the emulator: endpoint ${chatId} at version 1, `, "m"));
     // What runs after the up: version 4, image 1.1.0 and no RUNPOD_EMULATOR_FAIL on the emulator,
     // the same in the state, with the failed test of release 3.
     expect(broken).toMatch(onEmulator(4, "1.1.0"));
@@ -176,13 +207,14 @@ describe("npm run demo", () => {
     expect(refreshed).toMatch(
       /^\$ pulumi refresh --yes +\[deploy harness\]\nPreviewing refresh \(dev\): +\[deploy harness\]\n[\s\S]*?\nRefreshing \(dev\): +\[deploy harness\]\n/m,
     );
-    expect(refreshed).toMatch(/Resources:\n {4}5 unchanged\n/);
+    expect(refreshed).toMatch(/Resources:\n {4}6 unchanged\n/);
     expect(refreshed).not.toMatch(/^ [~+-] /m);
 
     // 4. The env fixed: the next up tries release 1.2.0 again (version 5), and it passes.
     expect(fixed).toMatch(/^\$ pulumi config rm extraEnv +\[deploy harness\]\n/m);
     expect(fixed).toMatch(new RegExp(`~ +└─ ${ENDPOINT} +updated +\\[diff: ~image\\]`));
-    expect(fixed).toMatch(/~ 1 updated\n {4}4 unchanged/);
+    expect(fixed).toMatch(/~ 1 updated\n {4}5 unchanged/);
+    chatUnchanged(fixed);
     expect(fixed).toContain(
       '~ endpointImage  : "ghcr.io/acme/echo-worker:1.1.0" => "ghcr.io/acme/echo-worker:1.2.0"',
     );
@@ -192,7 +224,8 @@ describe("npm run demo", () => {
     expect(fixed).toMatch(inState(5, "1.2.0", 5, true));
 
     // 5. destroy, and the emulator itself holds nothing.
-    expect(destroyed).toContain("- 5 deleted");
+    expect(destroyed).toContain("- 6 deleted");
+    expect(destroyed).toMatch(/- +[├└]─ pulumi-nodejs:dynamic\/runpod:ServerlessEndpoint +chat +deleted/);
     expect(destroyed).toContain(
       "Left on the emulator after destroy: 0 endpoints, 0 templates, 0 network volumes, 0 registry credentials\n",
     );
@@ -200,6 +233,9 @@ describe("npm run demo", () => {
     // The endpoint's env and the registry password are secrets: their defaults never print.
     expect(stdout).not.toContain("hf_demo_token");
     expect(stdout).not.toContain("demo-password");
+    // Nor does the emulator's API key the demo used for the chat request (`emu_` + 24 random characters).
+    expect(`${stdout}\n${stderr}`).not.toMatch(/emu_[A-Za-z0-9_-]{24}/);
+    expect(`${stdout}\n${stderr}`).not.toMatch(/Bearer/i);
     expect(`${stdout}\n${stderr}`).not.toMatch(/\n\s+at .+:\d+:\d+/); // no stack trace
     const projectDir = stdout.match(/installed into (\S+)/)?.[1];
     expect(projectDir).toBeDefined();
@@ -213,6 +249,7 @@ describe("npm run demo", () => {
       expect(code, stderr).toBe(0);
       expect(stdout).toContain("Pulumi CLI:");
       expect(stdout).toContain("$ pulumi config set imageTag 1.1.0");
+      expect(stdout).toMatch(/^# on the emulator: POST \S+\/v1\/chat\/completions -> 200 "echo: hello"$/m);
       expect(stdout).toContain("the smoke test of release version 3 failed");
       expect(stdout).toContain("Now serving: version 4, a new release carrying the previous configuration");
       expect(stdout).toContain("Worker error: CUDA out of memory (demo: a broken release)");

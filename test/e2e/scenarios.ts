@@ -713,9 +713,10 @@ export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: De
     "runpod-demo:volumeName": name,
     "runpod-demo:templateName": name,
     "runpod-demo:endpointName": name,
+    "runpod-demo:chatName": `${name}-chat`,
     "runpod-demo:hfToken": { secret: secrets.hfToken },
   });
-  const ALL = ["endpoint", "models", "registry", "worker"];
+  const ALL = ["chat", "endpoint", "models", "registry", "worker"];
   const opsAre = (r: StepResult, changed: Record<string, string>, rest: string) =>
     expect(ops(r)).toEqual(ALL.map((n) => `${n}:${changed[n] ?? rest}`));
   const IMAGE = (tag: string) => `ghcr.io/acme/echo-worker:${tag}`;
@@ -753,11 +754,34 @@ export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: De
       registry: registryAuthId,
     });
     expect(await client.networkVolumes.get(volumeId!)).toMatchObject({ name, size: 20 });
+    // The load balancer: created at version 1, its smoke test one HTTP probe (no job) that passed,
+    // and its base URL answers a chat request.
+    expect(first.outputs).toMatchObject({
+      chatVersion: 1,
+      chatSmokeTest: {
+        version: 1,
+        passed: true,
+        failures: 0,
+        jobIds: [],
+        timeline: [expect.stringMatching(/^probe 1: REQUEST_SENT [\d.]+ s -> HTTP_200 [\d.]+ s$/)],
+      },
+    });
+    const chat = (await client.serverless.list()).find((x) => x.name === `${name}-chat`);
+    expect(chat).toMatchObject({ type: "LOAD_BALANCER", image: "ghcr.io/acme/chat-server:1.0.0" });
+    expect(first.outputs.chatUrl).toBe(chat?.requestUrls?.base);
+    const answer = await client.loadBalancer(chat!.id).request({
+      method: "POST",
+      path: "/v1/chat/completions",
+      body: { model: "emulator-model", messages: [{ role: "user", content: "hi" }] },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ choices: [{ message: { content: "echo: hi" } }] });
 
     const again = await record(transcript, d, d.up());
     expect(again.errors).toEqual([]);
     opsAre(again, {}, "same");
     expect(again.outputs.lastSmokeTest).toEqual(first.outputs.lastSmokeTest); // no release, no test
+    expect(again.outputs.chatSmokeTest).toEqual(first.outputs.chatSmokeTest);
 
     // A new image tag: one edit rolls the template and the endpoint (in place), whose smoke test
     // runs on the new release.
@@ -853,6 +877,9 @@ export async function demoScenario(make: MakeDriver, e: E2eEmulator, secrets: De
       endpointImage: IMAGE("1.2.0"),
       endpointVersion: 5,
       lastSmokeTest: { version: 5, passed: true, failures: 0 },
+      // The load balancer was never touched: still release 1 and its first probe.
+      chatVersion: 1,
+      chatSmokeTest: first.outputs.chatSmokeTest,
     });
     expect(await client.serverless.get(endpointId!)).toMatchObject({
       image: IMAGE("1.2.0"),
