@@ -538,6 +538,23 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
     });
   });
 
+  it("records smokeTest as given when it repeats an env value (a probe naming the served model): no diff on the next up", async () => {
+    const name = fresh("model");
+    // MODEL is "small" in env: the job names the model it expects, as a vLLM request does.
+    const smokeTest = {
+      ...SMOKE,
+      input: { ping: 1, model: "small" },
+      expect: { output: { ping: 1, model: "small" } },
+    };
+    const { id, outs, inputs } = await create("model", base(name, { smokeTest }));
+    expect(outs.smokeTest).toEqual(smokeTest);
+    expect(outs.lastSmokeTest).toMatchObject({ version: 1, passed: true });
+    // The engine diffs the stored outputs against the program's inputs (DESIGN fact 4).
+    expect(await host.diff(id, urn("model"), outs, inputs)).toMatchObject({ changes: false });
+    const read = await host.read(id, urn("model"), outs, inputs);
+    expect(await host.diff(id, urn("model"), read.props, inputs)).toMatchObject({ changes: false });
+  });
+
   it("keeps the endpoint's secrets out of the failure, the log tail and lastSmokeTest when the worker prints them", async () => {
     const name = fresh("leaky");
     const { id, outs, inputs } = await create("leaky", base(name));

@@ -447,7 +447,13 @@ function endpointOutputs(
     lastSmokeTest: given.lastSmokeTest,
   };
   for (const key of Object.keys(outs)) if (outs[key] === undefined) delete outs[key];
-  const clean = redactValue(outs, secrets) as Record<string, unknown>;
+  // What the service and the gate answered is cleaned of the secrets; `smokeTest` is the program's
+  // own argument, kept as given (the state's inputs hold it so anyway, and secret when it carries
+  // headers): cleaned, a job naming an env value (the served model) would differ from the program's
+  // input on every diff.
+  const { smokeTest, ...answered } = outs;
+  const clean = redactValue(answered, secrets) as Record<string, unknown>;
+  if (smokeTest !== undefined) clean.smokeTest = smokeTest;
   return env === undefined ? clean : { ...clean, env };
 }
 
