@@ -1,28 +1,13 @@
-/**
- * Conformance (issue 21, items 5 to 7): how the engine deletes and refreshes, each test named by
- * the engine function it follows (pulumi/pulumi at the commit test/support/README.md cites).
- * Every test here failed on the harness before the fix it came with (see each commit message).
- * They use the echo fixture (test/support/fixtures) and read what the provider saw from its log
- * (env ECHO_LOG: one JSON line per check, diff, create, read, update, delete, delete-start).
- */
-import { existsSync, readFileSync } from "node:fs";
-import { rm, writeFile } from "node:fs/promises";
-import * as path from "node:path";
-import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { createDeployHarness, type DeployHarness, type DeployResult } from "../support/deployHarness.mts";
-import { installEchoFixture } from "../support/fixtures/echo.mts";
+import { rm } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import type { DeployResult } from "../support/deployHarness.mts";
+import { type EchoLogLine, echoHarnessKit } from "./echoKit";
 
-const projectDir = inject("installedProjectDir");
-const program = path.join(__dirname, "programs", "echo");
 const ECHO = "pulumi-nodejs:dynamic/runpod:Echo";
 
 const ops = (r: DeployResult) => r.resources.map((x) => `${x.urn.split("::").pop()}:${x.op}`);
 
-interface LogLine {
-  op: string;
-  id: string;
-  value?: string;
-}
+type LogLine = EchoLogLine;
 
 /** The engine's `deleteProtectedError` text (step.go), written out literally, with a POSIX `URN.Quote`. */
 const protectedText = (urn: string) =>
@@ -32,51 +17,9 @@ const protectedText = (urn: string) =>
   `\`pulumi state unprotect '${urn}'\``;
 
 describe("deploy harness: deletes and refreshes as the engine schedules them", { timeout: 300_000 }, () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  let n = 0;
-  const make = async (code: string, opts: { parallel?: number } = {}) => {
-    const log = path.join(projectDir, `echo-deletes-${process.pid}-${n++}.jsonl`);
-    const h = await createDeployHarness({
-      projectDir,
-      program,
-      passphrase: "rules",
-      env: { ...process.env, ECHO_LOG: log },
-      skipPreview: true,
-      ...(opts.parallel ? { parallel: opts.parallel } : {}),
-    });
-    await setProgram(h, code);
-    cleanups.push(async () => {
-      await h.dispose();
-      await rm(log, { force: true });
-    });
-    const lines = (): LogLine[] =>
-      existsSync(log)
-        ? readFileSync(log, "utf8")
-            .trim()
-            .split("\n")
-            .map((l) => JSON.parse(l))
-        : [];
-    const clearLog = () => rm(log, { force: true });
-    return { h, lines, clearLog };
-  };
-  const setProgram = (h: DeployHarness, body: string) =>
-    writeFile(
-      path.join(h.workDir, "index.mjs"),
-      `import * as pulumi from "@pulumi/pulumi";\nimport fixture from "runpod-echo-fixture";\nconst { Echo } = fixture;\n${body}\n`,
-    );
-  const flagFile = async () => {
-    const f = path.join(projectDir, `flag-${process.pid}-${n++}`);
-    await writeFile(f, "x");
-    cleanups.push(() => rm(f, { force: true }));
-    return f;
-  };
-
-  beforeAll(async () => {
-    await installEchoFixture(projectDir);
-  });
-  afterEach(async () => {
-    for (const c of cleanups.splice(0)) await c();
-  });
+  const kit = echoHarnessKit("deletes");
+  const make = (code: string, opts: { parallel?: number } = {}) => kit.make({ ...opts, code });
+  const { flagFile, setProgram } = kit;
 
   describe("protect (item 5)", () => {
     it("deleteProtectedError (step.go DeleteStep.Apply): destroy prints the engine's text and, past it (cancelDueToError continues), deletes the rest", async () => {

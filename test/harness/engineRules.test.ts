@@ -5,77 +5,18 @@
  * provider saw from the fixture's log (env ECHO_LOG: one JSON line per check, diff, create, read,
  * update and delete in the host).
  */
-import { existsSync, readFileSync } from "node:fs";
-import { rm, writeFile } from "node:fs/promises";
-import * as path from "node:path";
-import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { createDeployHarness, type DeployHarness, type DeployResult } from "../support/deployHarness.mts";
+import { existsSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import type { DeployResult } from "../support/deployHarness.mts";
 import { deleteProtectedText, initErrorText } from "../support/deployRunner.mts";
-import { installEchoFixture } from "../support/fixtures/echo.mts";
 import { UNKNOWN } from "../support/providerHost.mts";
-
-const projectDir = inject("installedProjectDir");
-const program = path.join(__dirname, "programs", "echo");
+import { echoHarnessKit } from "./echoKit";
 
 const ops = (r: DeployResult) => r.resources.map((x) => `${x.urn.split("::").pop()}:${x.op}`);
 
-interface LogLine {
-  op: string;
-  id: string;
-  value?: string;
-  olds?: unknown;
-  news?: unknown;
-  greeting?: string;
-}
-
 describe("deploy harness: the engine's rules", { timeout: 300_000 }, () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  let n = 0;
-  /** A harness over the echo program (or `code` as its index.mjs), logging provider calls. */
-  const make = async (opts: { config?: Record<string, string>; code?: string; parallel?: number } = {}) => {
-    const log = path.join(projectDir, `echo-rules-${process.pid}-${n++}.jsonl`);
-    const h = await createDeployHarness({
-      projectDir,
-      program,
-      passphrase: "rules",
-      config: opts.config ?? {},
-      env: { ...process.env, ECHO_LOG: log },
-      skipPreview: true,
-      ...(opts.parallel ? { parallel: opts.parallel } : {}),
-    });
-    if (opts.code !== undefined) await setProgram(h, opts.code);
-    cleanups.push(async () => {
-      await h.dispose();
-      await rm(log, { force: true });
-    });
-    const lines = (): LogLine[] =>
-      existsSync(log)
-        ? readFileSync(log, "utf8")
-            .trim()
-            .split("\n")
-            .map((l) => JSON.parse(l))
-        : [];
-    const clearLog = () => rm(log, { force: true });
-    return { h, lines, clearLog };
-  };
-  const setProgram = (h: DeployHarness, body: string) =>
-    writeFile(
-      path.join(h.workDir, "index.mjs"),
-      `import * as pulumi from "@pulumi/pulumi";\nimport fixture from "runpod-echo-fixture";\nconst { Echo } = fixture;\n${body}\n`,
-    );
-  const failFile = async () => {
-    const f = path.join(projectDir, `fail-${process.pid}-${n++}`);
-    await writeFile(f, "x");
-    cleanups.push(() => rm(f, { force: true }));
-    return f;
-  };
-
-  beforeAll(async () => {
-    await installEchoFixture(projectDir);
-  });
-  afterEach(async () => {
-    for (const c of cleanups.splice(0)) await c();
-  });
+  const { make, setProgram, flagFile: failFile } = echoHarnessKit("rules");
 
   describe("rule 1: init errors come only from reasons", () => {
     it("prints the engine's multierror text for reasons and 'resource init failed' without them", () => {

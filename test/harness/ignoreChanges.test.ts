@@ -1,24 +1,6 @@
-/**
- * Conformance (issue 21 #8), read from pulumi/pulumi (test/support/README.md rules 6 and 7):
- * - `ignoreChanges` entries are property paths (`ParsePropertyPath`, `PropertyPath.Reset` in
- *   sdk/go/common/resource/properties_path.go), applied by `processIgnoreChanges`
- *   (pkg/resource/deploy/step_generator.go) before the first Check;
- * - a replacement's second Check (`continueStepsFromDiff`) runs in the serial step generator, in a
- *   preview too, on the program's raw inputs (the goal's properties: ignoreChanges not applied), and
- *   its inputs are the replacement's.
- * The harness tests failed on the harness before issue 21 (it treated each entry as a top-level key
- * and re-checked in the step executor, after ignoreChanges, and not in a preview).
- */
-import { existsSync, readFileSync } from "node:fs";
-import { rm, writeFile } from "node:fs/promises";
-import * as path from "node:path";
-import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { createDeployHarness, type DeployHarness } from "../support/deployHarness.mts";
-import { installEchoFixture } from "../support/fixtures/echo.mts";
+import { describe, expect, it } from "vitest";
 import { parsePropertyPath, processIgnoreChanges } from "../support/propertyPath.mts";
-
-const projectDir = inject("installedProjectDir");
-const program = path.join(__dirname, "programs", "echo");
+import { echoHarnessKit } from "./echoKit";
 
 describe("property paths (ParsePropertyPath, PropertyPath.Reset, processIgnoreChanges)", () => {
   it("parses the engine's path forms", () => {
@@ -47,53 +29,12 @@ describe("property paths (ParsePropertyPath, PropertyPath.Reset, processIgnoreCh
   });
 });
 
-interface LogLine {
-  op: string;
-  olds?: unknown;
-  value?: unknown;
-  news?: unknown;
-}
-
 describe("deploy harness: ignoreChanges paths and the replacement's second Check (issue 21 #8)", {
   timeout: 300_000,
 }, () => {
-  const cleanups: Array<() => Promise<void>> = [];
-  let n = 0;
-  const setProgram = (h: DeployHarness, body: string) =>
-    writeFile(
-      path.join(h.workDir, "index.mjs"),
-      `import * as pulumi from "@pulumi/pulumi";\nimport fixture from "runpod-echo-fixture";\nconst { Echo } = fixture;\n${body}\n`,
-    );
-  const make = async (code: string) => {
-    const log = path.join(projectDir, `echo-ignore-${process.pid}-${n++}.jsonl`);
-    const h = await createDeployHarness({
-      projectDir,
-      program,
-      passphrase: "ignore",
-      env: { ...process.env, ECHO_LOG: log },
-      skipPreview: true,
-    });
-    await setProgram(h, code);
-    cleanups.push(async () => {
-      await h.dispose();
-      await rm(log, { force: true });
-    });
-    const lines = (): LogLine[] =>
-      existsSync(log)
-        ? readFileSync(log, "utf8")
-            .trim()
-            .split("\n")
-            .map((l) => JSON.parse(l))
-        : [];
-    return { h, lines, clearLog: () => rm(log, { force: true }) };
-  };
-
-  beforeAll(async () => {
-    await installEchoFixture(projectDir);
-  });
-  afterEach(async () => {
-    for (const c of cleanups.splice(0)) await c();
-  });
+  const kit = echoHarnessKit("ignore");
+  const make = (code: string) => kit.make({ code });
+  const { setProgram } = kit;
 
   it("keeps the old value at a nested path and at an array index; the rest of the value changes (processIgnoreChanges)", async () => {
     const code = (timeoutMs: number, retries: number, triggers: string[]) =>
