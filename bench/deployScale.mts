@@ -25,7 +25,7 @@
  * `floor((N - 1) / R) × window + T`, is below the others for these N). A second row puts the steps'
  * span beside the sum of the Check calls the harness made inside the deploy (`checkMs`). The
  * harness runs the program in its own process (`test/support/programHost.mts`), as the engine keeps
- * it in the language host, so those checks share the host only with the steps, not with the program.
+ * it in the language host, so those checks do not share the runner's event loop with the program.
  */
 import { writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";

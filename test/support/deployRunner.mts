@@ -846,7 +846,12 @@ async function main(): Promise<void> {
       void exited.then(() => resolve(undefined));
       child.send({ main: req.main, project: req.project, stack: req.stack, preview } satisfies ProgramStart);
     });
-    await exited;
+    // A program that leaves a timer or socket open would keep its process alive; the language host
+    // exits once the program's work is done, so after `done` it gets a moment and is then stopped.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
+    clearTimeout(timer);
+    if (child.exitCode === null && child.signalCode === null) child.kill();
     await generator;
     if (!done) {
       bailed = true;
