@@ -170,11 +170,15 @@ export const bValue = b.value;`;
     it("schedules no new step after the first failure", async () => {
       const fail = await failFile();
       // The failing resource registers first and its create takes a while; the others register
-      // while it runs and wait for the one slot.
+      // while it runs (the program waits for its create to start: the program is in its own
+      // process, so no fixed delay says when its registration reached the step executor) and
+      // wait for the one slot.
       const { h, lines } = await make({
         parallel: 1,
         code: `new Echo("bad", { value: "vbad", sleepMs: 1500, failWhileExists: ${JSON.stringify(fail)} });
-await new Promise((resolve) => setTimeout(resolve, 300));
+const { existsSync, readFileSync } = await import("node:fs");
+const started = () => existsSync(process.env.ECHO_LOG) && readFileSync(process.env.ECHO_LOG, "utf8").includes('"create-start"');
+while (!started()) await new Promise((resolve) => setTimeout(resolve, 20));
 for (const x of ["a", "b", "c"]) new Echo(x, { value: "v" + x });`,
       });
       const result = await h.up();

@@ -10,13 +10,18 @@
  * Every engine rule it follows is listed, with the engine function it comes from, in
  * `test/support/README.md`; the comments below cite the same functions.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { fork } from "node:child_process";
 import { writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import * as path from "node:path";
-import { pathToFileURL } from "node:url";
-import { inspect } from "node:util";
+import { fileURLToPath } from "node:url";
 import { type HarnessState, loadState, type ResourceState, saveState } from "./harnessState.mts";
+import type {
+  ProgramMessage,
+  ProgramStart,
+  RegisterReply,
+  Registration,
+  RegOptions,
+} from "./programHost.mts";
 import { ignoreChangesInfo, processIgnoreChanges } from "./propertyPath.mts";
 import {
   HostError,
@@ -101,7 +106,8 @@ export function hostOutputLines(stderr: string, stdout: string): string[] {
       .map((l) => l.trimEnd());
   return [...lines(stderr), ...lines(stdout)];
 }
-const ROOT_STACK_TYPE = "pulumi:pulumi:Stack";
+/** The program's process: the language host's part (`programHost.mts`). */
+const PROGRAM_HOST = path.join(path.dirname(fileURLToPath(import.meta.url)), "programHost.mts");
 
 /**
  * What the engine prints for a partial failure: `plugin.InitError.Error()` (provider_plugin.go)
@@ -177,58 +183,6 @@ export function runSummary(preview: boolean, stepErrored: boolean, bailed: boole
   return `${preview ? "preview" : "update"} failed`;
 }
 
-/** The classes of the program's `@pulumi/pulumi` that the SDK's uncaught-error handler tells apart. */
-export interface ProgramSdk {
-  RunError: { isInstance(x: unknown): boolean };
-  ResourceError: { isInstance(x: unknown): boolean };
-}
-
-/**
- * What the Node language host prints for an error the program throws (a failing lookup, a missing
- * config value), read from the uncaught-error handler of `run` in @pulumi/pulumi's cmd/run/run.js
- * (3.270, the version we depend on): a `RunError` (e.g. `pulumi.Config.require`) prints its message
- * alone; a `ResourceError` its message (whole `util.inspect` unless `hideStack`) under its resource;
- * anything else `Running program '<entry>' failed with an unhandled exception:\n` and the error as
- * `defaultErrorMessage` (cmd/run/error.js) prints it: `util.inspect(err)`, the stack included. The
- * SDK asks for colours there; the text is the same without them. `entryPoint` is what the engine
- * passes as the program (`getPwdMain`, pkg/engine/project.go): "." unless Pulumi.yaml names a file.
- */
-export function programErrorText(
-  err: unknown,
-  entryPoint: string,
-  sdk: ProgramSdk,
-): { text: string; resource?: { type: string; name: string } } {
-  const e = err as { name?: string; message?: string; stack?: string; hideStack?: boolean; resource?: any };
-  const defaultErrorMessage = (x: any): string => {
-    if (x?.stack) return inspect(x);
-    if (x?.message) return x.message;
-    return `${x}`;
-  };
-  if (sdk.RunError.isInstance(err)) return { text: String(e.message) };
-  const prefix = `Running program '${entryPoint}' failed with an unhandled exception:\n`;
-  if (e && (e.name === "TSError" || e.name === "SyntaxError")) {
-    const parts = String(e.stack ?? "").split(String(e.message));
-    return { text: prefix + (parts.length === 2 ? parts[0] + e.message : e.message) };
-  }
-  if (sdk.ResourceError.isInstance(err)) {
-    const text = e.hideStack ? String(e.message) : defaultErrorMessage(err);
-    const r = e.resource;
-    return r ? { text, resource: { type: r.__pulumiType, name: r.__name } } : { text };
-  }
-  return { text: prefix + defaultErrorMessage(err) };
-}
-
-/** The program argument the engine gives the language host (`getPwdMain`, pkg/engine/project.go). */
-function entryPointOf(main: string): string {
-  const yaml = path.join(process.cwd(), "Pulumi.yaml");
-  if (!existsSync(yaml)) return path.basename(main);
-  const declared = readFileSync(yaml, "utf8").match(/^main:\s*["']?([^"'\n#]+?)["']?\s*(#.*)?$/m)?.[1];
-  if (!declared) return ".";
-  return statSync(path.resolve(process.cwd(), declared), { throwIfNoEntry: false })?.isDirectory()
-    ? "."
-    : path.basename(declared);
-}
-
 /**
  * `annotateSecrets` (pkg/resource/plugin/provider_plugin.go): the host does not accept secrets, so
  * the engine marks a checked input secret where the program's input under that key held a secret.
@@ -284,15 +238,6 @@ function unwrapSecrets(v: unknown): unknown {
   return v;
 }
 
-/** The SDK's `unknown` (an object) becomes the engine's sentinel string, as on the wire. */
-function toSentinels(v: unknown, unknown: unknown): unknown {
-  if (v === unknown) return UNKNOWN;
-  if (Array.isArray(v)) return v.map((x) => toSentinels(x, unknown));
-  if (typeof v === "object" && v !== null)
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toSentinels(x, unknown)]));
-  return v;
-}
-
 const wrapSecret = (value: unknown) => ({ [SECRET_SIG_KEY]: SECRET_SIG, value });
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -334,19 +279,6 @@ async function readStdin(): Promise<string> {
   let data = "";
   for await (const chunk of process.stdin) data += chunk;
   return data;
-}
-
-/** Options read through the stack transformation, keyed by `type::name`. */
-interface RegOptions {
-  additionalSecretOutputs?: string[];
-  deleteBeforeReplace?: boolean;
-  protect?: boolean;
-  retainOnDelete?: boolean;
-  ignoreChanges?: string[];
-  /** The parent's qualified type (`a$b`), "" under the root stack. */
-  parentType: string;
-  /** URNs this resource may have had before (`aliases`). */
-  aliases: string[];
 }
 
 async function main(): Promise<void> {
@@ -583,12 +515,6 @@ async function main(): Promise<void> {
   }
 
   async function runProgram(): Promise<{ outputs: Record<string, unknown>; secretOutputs: string[] }> {
-    const requireHere = createRequire(path.join(process.cwd(), "package.json"));
-    const pulumi: typeof import("@pulumi/pulumi") = requireHere("@pulumi/pulumi");
-    const settings = requireHere("@pulumi/pulumi/runtime/settings");
-    const sdkUnknown = requireHere("@pulumi/pulumi/output").unknown;
-
-    const options = new Map<string, RegOptions>();
     const seen = new Set<string>();
     /** Old entries claimed by an alias: not deleted at the end. */
     const claimed = new Set<ResourceState>();
@@ -620,15 +546,11 @@ async function main(): Promise<void> {
     const urnOf = (parentType: string, type: string, name: string) =>
       `urn:pulumi:${req.stack}::${req.project}::${parentType ? `${parentType}$` : ""}${type}::${name}`;
 
-    const register = async (args: {
-      type: string;
-      name: string;
-      inputs: Record<string, unknown>;
-      custom?: boolean;
-      id?: string;
-    }): Promise<{ id?: string; state: Record<string, unknown> }> => {
+    const register = async (
+      args: Registration,
+      opts: RegOptions,
+    ): Promise<{ id?: string; state: Record<string, unknown> }> => {
       const { type, name } = args;
-      const opts: RegOptions = options.get(`${type}::${name}`) ?? { parentType: "", aliases: [] };
       const urn = urnOf(opts.parentType, type, name);
       if (!type.startsWith(DYNAMIC_PREFIX)) {
         if (!args.custom) return { id: undefined, state: args.inputs };
@@ -641,9 +563,9 @@ async function main(): Promise<void> {
       if (seen.has(urn)) fail(urn, "", who, `registered twice (duplicate URN ${urn})`, "generator");
       seen.add(urn);
       const secretInputs = Object.keys(args.inputs).filter((k) => containsSecret(args.inputs[k]));
-      // Unknowns first: unwrapSecrets copies objects, which would turn the SDK's `unknown` into {}.
-      // As the program registered them (secrets still marked): what a check failure prints.
-      const programInputs = toSentinels(args.inputs, sdkUnknown) as Record<string, unknown>;
+      // As the program registered them (unknowns as the sentinel, secrets still marked): what a
+      // check failure prints.
+      const programInputs = args.inputs;
       let news = unwrapSecrets(programInputs) as Record<string, unknown>;
       const h = await getHost();
       const toProgram = (entry: ResourceState) => ({
@@ -898,114 +820,53 @@ async function main(): Promise<void> {
       });
     };
 
-    // The SDK reports a failed registration as an uncaught error; the engine would fail the step
-    // and the deployment, not crash: collect them (until this process ends).
-    const unhandled: unknown[] = [];
-    const onUnhandled = (e: unknown) => {
-      if (!(e instanceof Skipped) && !unhandled.includes(e)) unhandled.push(e);
-    };
-    const reported = new Set<unknown>();
-    /** A program error as the language host prints it (`programErrorText`); the run bails. */
-    const entryPoint = entryPointOf(req.main);
-    const programError = (e: unknown) => {
-      bailed = true;
-      const { text, resource } = programErrorText(e, entryPoint, pulumi);
-      errors.push(resource ? `${resource.type} ${resource.name}: ${text}` : text);
-    };
-    process.on("unhandledRejection", onUnhandled);
-    process.on("uncaughtException", onUnhandled);
-
-    await pulumi.runtime.setMocks(
-      {
-        newResource: async (args: any) =>
-          (await register(args)) as { id: string; state: Record<string, unknown> },
-        call: async (args: any) => {
-          throw new Error(
-            `deploy harness: invokes are not supported (${args.token}); lookups run in the program`,
-          );
-        },
-      },
-      req.project,
-      req.stack,
-      preview,
-    );
-
-    /** The qualified type of a resource's parent chain (`resource.NewURN`), "" for the root stack. */
-    const qualifiedType = (r: any): string => {
-      if (!r || r.__pulumiType === ROOT_STACK_TYPE || r.__pulumiType === undefined) return "";
-      const up = qualifiedType(r.__parentResource);
-      return up ? `${up}$${r.__pulumiType}` : r.__pulumiType;
-    };
-    /** An alias as the Node SDK sends it (`resource.ts` `collapseAliasToUrn`), resolved synchronously. */
-    const aliasUrn = (a: any, type: string, name: string, parentType: string): string | undefined => {
-      if (typeof a === "string") return a;
-      if (!a || typeof a !== "object") return undefined;
-      let pType = parentType;
-      // `{ parent: undefined }` (`pulumi.rootStackResource` is undefined) means no parent: the SDK
-      // sends `noParent` for an own `parent` key that is undefined (runtime/resource.ts).
-      if (Object.hasOwn(a, "parent")) pType = a.parent === undefined ? "" : qualifiedType(a.parent);
-      const t = typeof a.type === "string" ? a.type : type;
-      const n = typeof a.name === "string" ? a.name : name;
-      const stack = typeof a.stack === "string" ? a.stack : req.stack;
-      const project = typeof a.project === "string" ? a.project : req.project;
-      return `urn:pulumi:${stack}::${project}::${pType ? `${pType}$` : ""}${t}::${n}`;
-    };
-
-    const registeredDependencies = captureDependencies(settings);
-    let raw: Record<string, unknown> = {};
-    try {
-      await pulumi.runtime.runInPulumiStack(async () => {
-        pulumi.runtime.registerStackTransformation((t) => {
-          const o = t.opts as import("@pulumi/pulumi").CustomResourceOptions;
-          const parentType = qualifiedType(o.parent);
-          options.set(`${t.type}::${t.name}`, {
-            additionalSecretOutputs: o.additionalSecretOutputs,
-            deleteBeforeReplace: o.deleteBeforeReplace,
-            protect: o.protect,
-            retainOnDelete: o.retainOnDelete,
-            ignoreChanges: o.ignoreChanges,
-            parentType,
-            aliases: (o.aliases ?? [])
-              .map((a) => aliasUrn(a, t.type, t.name, parentType))
-              .filter((a): a is string => a !== undefined),
-          });
-          return undefined;
-        });
-        const mod = await import(pathToFileURL(req.main).href);
-        const named = Object.fromEntries(
-          Object.entries(mod).filter(([k]) => k !== "default" && k !== "module.exports"),
+    // The program in its own process (the language host); each registration arrives as a message
+    // (the resource monitor's RegisterResource) and is answered with the id and outputs.
+    const child = fork(PROGRAM_HOST, [], {
+      cwd: process.cwd(),
+      env: process.env,
+      execArgv: process.execArgv,
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const done = await new Promise<Extract<ProgramMessage, { kind: "done" }> | undefined>((resolve) => {
+      child.on("message", (m: ProgramMessage) => {
+        if (m.kind === "done") return resolve(m);
+        register(m.args, m.opts).then(
+          (result) =>
+            child.connected && child.send({ kind: "registered", seq: m.seq, result } satisfies RegisterReply),
+          (e: unknown) => {
+            const message = messageOf(e);
+            const error = { message, step: stepErrors.includes(message), skipped: e instanceof Skipped };
+            if (child.connected)
+              child.send({ kind: "registered", seq: m.seq, error } satisfies RegisterReply);
+          },
         );
-        if (typeof mod.default === "function") raw = (await mod.default()) ?? {};
-        else if (Object.keys(named).length === 0 && mod.default && typeof mod.default === "object")
-          raw = mod.default;
-        else raw = named;
-        return raw;
       });
-    } catch (e) {
-      const msg = messageOf(e);
-      // The SDK reports each error once (`isErrorReported` in cmd/run/run.js).
-      if (!(e instanceof Skipped) && !stepErrors.some((s) => msg.includes(s))) programError(e);
-      reported.add(e);
-    }
-    await settings.waitForRPCs().catch((e: unknown) => onUnhandled(e));
+      void exited.then(() => resolve(undefined));
+      child.send({ main: req.main, project: req.project, stack: req.stack, preview } satisfies ProgramStart);
+    });
+    // A program that leaves a timer or socket open would keep its process alive; the language host
+    // exits once the program's work is done, so after `done` it gets a moment and is then stopped.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
+    clearTimeout(timer);
+    if (child.exitCode === null && child.signalCode === null) child.kill();
     await generator;
-    for (const e of unhandled) {
-      if (reported.has(e)) continue;
-      const msg = messageOf(e);
-      if (/not stepped: the deployment stopped/.test(msg)) continue;
-      if (!stepErrors.some((s) => msg.includes(s)) && !errors.some((s) => s.includes(msg))) programError(e);
+    if (!done) {
+      bailed = true;
+      errors.push(`the program's process exited with code ${child.exitCode} before it finished`);
+    }
+    for (const p of done?.programErrors ?? []) {
+      bailed = true;
+      errors.push(p.resource ? `${p.resource.type} ${p.resource.name}: ${p.text}` : p.text);
     }
 
     const outputs: Record<string, unknown> = {};
     const secretOutputs: string[] = [];
-    if (errors.length === 0 && !preview) {
-      for (const [k, v] of Object.entries(raw ?? {})) {
-        const o = pulumi.output(v as any) as any;
-        const [value, secret] = await Promise.all([o.promise(), o.isSecret]);
-        if (value === undefined) continue;
-        outputs[k] = value;
-        if (secret) secretOutputs.push(k);
-      }
+    if (errors.length === 0 && !preview && done) {
+      Object.assign(outputs, done.outputs);
+      secretOutputs.push(...done.secretOutputs);
       state.outputs = outputs;
       state.secretOutputs = secretOutputs;
     }
@@ -1018,7 +879,7 @@ async function main(): Promise<void> {
           .map((r) => ({ r, list: state.resources })),
       ]);
     }
-    recordDependencies(state.resources, seen, registeredDependencies);
+    recordDependencies(state.resources, seen, new Map(done?.dependencies ?? []));
     if (!preview) {
       // An old entry claimed through an alias is now stored under the new URN (record() replaced it).
       // The default provider's inputs: the whole config, secrets marked (`Target.GetPackageConfig`).
@@ -1032,31 +893,6 @@ async function main(): Promise<void> {
     );
     return { outputs: shown, secretOutputs };
   }
-}
-
-/**
- * Wraps the mock monitor's RegisterResource to keep what the SDK sends the engine as a resource's
- * dependencies: `dependencies` (dependsOn and inputs' resources), `propertyDependencies` and the
- * `parent`, as `type::name` keys (the mock monitor's URNs keep only the last parent type).
- */
-function captureDependencies(settings: any): Map<string, string[]> {
-  const captured = new Map<string, string[]>();
-  const monitor = settings.getMonitor();
-  const register = monitor.registerResource.bind(monitor);
-  const key = (urn: string) => {
-    const parts = urn.split("::");
-    return `${(parts[2] ?? "").split("$").pop()}::${parts.slice(3).join("::")}`;
-  };
-  monitor.registerResource = (req: any, callback: unknown) => {
-    const urns = new Set<string>(req.getDependenciesList());
-    req.getPropertydependenciesMap().forEach((deps: any) => {
-      for (const u of deps.getUrnsList()) urns.add(u);
-    });
-    if (req.getParent()) urns.add(req.getParent());
-    captured.set(`${req.getType()}::${req.getName()}`, [...urns].map(key));
-    return register(req, callback);
-  };
-  return captured;
 }
 
 /** Stores each registered resource's dependencies (`State.Dependencies`) as URNs of the state. */
