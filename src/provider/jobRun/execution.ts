@@ -5,7 +5,7 @@
 import type { Endpoint, Job } from "../../client";
 import { printable } from "../shared";
 import type { ResolvedJobRunArgs } from "./args";
-import type { JobRunResult } from "./result";
+import { type JobRunResult, seconds } from "./result";
 import type { WorkerListReader } from "./rollout";
 import type { CaptureSink, Collector } from "./stream";
 
@@ -57,6 +57,49 @@ export interface Execution {
   /** Where stream capture writes, and the capture in progress (with `collectStream`). */
   sink: CaptureSink;
   collector?: Collector;
+}
+
+/**
+ * Starts an execution: its `timeoutMs` deadline (an abort timer; `stop` clears it), an empty
+ * result, and the timeline's `note`, which logs `JobRun <where>: <status> after <s>`. A job and a
+ * probe start the same way; `where` names what runs (`endpoint E job J`, `endpoint E probe P`).
+ */
+export function startExecution(
+  args: ResolvedJobRunArgs,
+  ctx: Pick<RunContext, "log" | "now" | "wallNow"> & { endpoint: RunContext["endpoint"] },
+  where: (result: JobRunResult) => string,
+): { run: Execution; stop: () => void } {
+  const now = ctx.now ?? (() => performance.now());
+  const started = now();
+  const deadline = started + args.timeoutMs;
+  const elapsed = () => Math.max(0, Math.round(now() - started));
+  const deadlineController = new AbortController();
+  const timer = setTimeout(
+    () => deadlineController.abort(new Error(`timeoutMs (${args.timeoutMs} ms) expired`)),
+    args.timeoutMs,
+  );
+  const result: JobRunResult = { attempts: 0, timeline: [] };
+  const whereNow = () => where(result);
+  const run: Execution = {
+    args,
+    endpoint: ctx.endpoint,
+    result,
+    log: ctx.log,
+    where: whereNow,
+    note: (status) => {
+      const last = result.timeline[result.timeline.length - 1];
+      if (last?.status === status) return;
+      const entry = { status, atMs: elapsed() };
+      result.timeline.push(entry);
+      ctx.log(`JobRun ${whereNow()}: ${status} after ${seconds(entry.atMs)}`);
+    },
+    signal: deadlineController.signal,
+    remaining: () => deadline - now(),
+    wallNow: ctx.wallNow ?? Date.now,
+    retriesUsed: 0,
+    sink: { endpoint: ctx.endpoint, result, log: ctx.log, where: whereNow },
+  };
+  return { run, stop: () => clearTimeout(timer) };
 }
 
 function errorText(error: unknown): string | undefined {

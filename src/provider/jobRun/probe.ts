@@ -18,8 +18,8 @@
 import type { LoadBalancer, LoadBalancerResponse, ServerlessWorkerList } from "../../client";
 import { describeError } from "../shared";
 import type { ResolvedJobRunArgs } from "./args";
-import type { Execution, RunContext } from "./execution";
-import { type JobRunOutcome, type JobRunResult, seconds } from "./result";
+import { type Execution, type RunContext, startExecution } from "./execution";
+import type { JobRunOutcome } from "./result";
 import { isStaleWorker, RELEASE_CHECK_TIMEOUT_MS, STALE_WORKER } from "./rollout";
 import { rolloutReader, waitOutRollout, workerReadHint } from "./rolloutSteps";
 import { JobRunSubmitError } from "./submission";
@@ -80,36 +80,12 @@ export function releaseOfAnswer(
 export async function executeHttpProbe(args: ResolvedJobRunArgs, ctx: ProbeContext): Promise<JobRunOutcome> {
   const http = args.http;
   if (http === undefined) throw new Error("executeHttpProbe needs http arguments");
-  const now = ctx.now ?? (() => performance.now());
-  const started = now();
-  const deadline = started + args.timeoutMs;
-  const elapsed = () => Math.max(0, Math.round(now() - started));
-  const deadlineController = new AbortController();
-  const timer = setTimeout(
-    () => deadlineController.abort(new Error(`timeoutMs (${args.timeoutMs} ms) expired`)),
-    args.timeoutMs,
-  );
-  const result: JobRunResult = { attempts: 0, timeline: [] };
-  const where = () => `endpoint ${args.endpointId} probe ${probeRequest(args)}`;
-  const run: Execution = {
+  const { run, stop } = startExecution(
     args,
-    endpoint: ctx.endpoint,
-    result,
-    log: ctx.log,
-    where,
-    note: (status) => {
-      const last = result.timeline[result.timeline.length - 1];
-      if (last?.status === status) return;
-      const entry = { status, atMs: elapsed() };
-      result.timeline.push(entry);
-      ctx.log(`JobRun ${where()}: ${status} after ${seconds(entry.atMs)}`);
-    },
-    signal: deadlineController.signal,
-    remaining: () => deadline - now(),
-    wallNow: ctx.wallNow ?? Date.now,
-    retriesUsed: 0,
-    sink: { endpoint: ctx.endpoint, result, log: ctx.log, where },
-  };
+    ctx,
+    () => `endpoint ${args.endpointId} probe ${probeRequest(args)}`,
+  );
+  const { result } = run;
   try {
     const lb = await probeTarget(args, ctx, run.signal);
     const workers = rolloutReader(args, ctx);
@@ -142,7 +118,7 @@ export async function executeHttpProbe(args: ResolvedJobRunArgs, ctx: ProbeConte
       }
       run.note(STALE_WORKER);
       run.log(
-        `JobRun ${where()}: the answer may come from an older release (${release.how}); ` +
+        `JobRun ${run.where()}: the answer may come from an older release (${release.how}); ` +
           "waiting for the rollout and sending it again",
       );
       const previous = { ...result };
@@ -157,7 +133,7 @@ export async function executeHttpProbe(args: ResolvedJobRunArgs, ctx: ProbeConte
       }
     }
   } finally {
-    clearTimeout(timer);
+    stop();
   }
 }
 

@@ -17,8 +17,8 @@
  */
 import { isTerminalStatus, type Job } from "../../client";
 import type { ResolvedJobRunArgs } from "./args";
-import { type Execution, type RunContext, recordJob } from "./execution";
-import { type JobRunOutcome, type JobRunResult, seconds } from "./result";
+import { type Execution, type RunContext, recordJob, startExecution } from "./execution";
+import type { JobRunOutcome, JobRunResult } from "./result";
 import { STALE_WORKER } from "./rollout";
 import { checkRelease, releaseFailure, rolloutReader, waitOutRollout } from "./rolloutSteps";
 import { retryOnService, wantsRetry } from "./serviceRetry";
@@ -41,38 +41,12 @@ export { failureMessage, judge } from "./verdict";
  */
 export async function executeJobRun(args: ResolvedJobRunArgs, ctx: RunContext): Promise<JobRunOutcome> {
   const { endpoint } = ctx;
-  const now = ctx.now ?? (() => performance.now());
-  const started = now();
-  const deadline = started + args.timeoutMs;
-  const elapsed = () => Math.max(0, Math.round(now() - started));
-
-  const deadlineController = new AbortController();
-  const timer = setTimeout(
-    () => deadlineController.abort(new Error(`timeoutMs (${args.timeoutMs} ms) expired`)),
-    args.timeoutMs,
-  );
-
-  const result: JobRunResult = { attempts: 0, timeline: [] };
-  const where = () => `endpoint ${endpoint.id}${result.jobId ? ` job ${result.jobId}` : ""}`;
-  const run: Execution = {
+  const { run, stop } = startExecution(
     args,
-    endpoint,
-    result,
-    log: ctx.log,
-    where,
-    note: (status) => {
-      const last = result.timeline[result.timeline.length - 1];
-      if (last?.status === status) return;
-      const entry = { status, atMs: elapsed() };
-      result.timeline.push(entry);
-      ctx.log(`JobRun ${where()}: ${status} after ${seconds(entry.atMs)}`);
-    },
-    signal: deadlineController.signal,
-    remaining: () => deadline - now(),
-    wallNow: ctx.wallNow ?? Date.now,
-    retriesUsed: 0,
-    sink: { endpoint, result, log: ctx.log, where },
-  };
+    ctx,
+    (result) => `endpoint ${endpoint.id}${result.jobId ? ` job ${result.jobId}` : ""}`,
+  );
+  const { result } = run;
 
   try {
     const workers = rolloutReader(args, ctx);
@@ -93,7 +67,7 @@ export async function executeJobRun(args: ResolvedJobRunArgs, ctx: RunContext): 
       // The job ran on an older release (one rolled out while it ran): test the current one.
       run.note(STALE_WORKER);
       run.log(
-        `JobRun ${where()}: the job did not run the endpoint's current release (${release.how}); ` +
+        `JobRun ${run.where()}: the job did not run the endpoint's current release (${release.how}); ` +
           "waiting for the rollout and submitting it again",
       );
       const previous = { ...result };
@@ -106,7 +80,7 @@ export async function executeJobRun(args: ResolvedJobRunArgs, ctx: RunContext): 
       }
     }
   } finally {
-    clearTimeout(timer);
+    stop();
   }
 }
 
