@@ -14,7 +14,7 @@ import { fork } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type HarnessState, loadState, type ResourceState, saveState } from "./harnessState.mts";
+import { CheckpointWriter, loadState, type ResourceState } from "./harnessState.mts";
 import type {
   ProgramMessage,
   ProgramStart,
@@ -300,13 +300,9 @@ async function main(): Promise<void> {
   let bailed = false;
 
   const { state, crypter } = await loadState(req.stateFile, req.passphrase, req.project, req.stack);
-  let saving: Promise<void> = Promise.resolve();
-  const save = () => {
-    if (preview) return saving;
-    const snapshot: HarnessState = structuredClone(state);
-    saving = saving.then(() => saveState(req.stateFile, snapshot, crypter));
-    return saving;
-  };
+  // A step is reported done once a checkpoint holding its change is written (CheckpointWriter).
+  const checkpoints = new CheckpointWriter(req.stateFile, state, crypter);
+  const save = () => (preview ? Promise.resolve() : checkpoints.save());
 
   // Rule 4: `up` and `preview` configure the host from the current config; refresh and destroy
   // from the default provider's inputs stored at the last `up` (the old snapshot's provider state,
@@ -442,7 +438,7 @@ async function main(): Promise<void> {
   } finally {
     const summary = runSummary(preview, stepErrored, bailed);
     if (summary) errors.push(summary);
-    await saving.catch((e) => errors.push(`saving state failed: ${messageOf(e)}`));
+    await checkpoints.written().catch((e) => errors.push(`saving state failed: ${messageOf(e)}`));
     if (host) {
       await host.close();
       for (const line of host.stderr().split("\n")) if (line.trim()) logs.push(`[host] ${line}`);
@@ -827,6 +823,7 @@ async function main(): Promise<void> {
       env: process.env,
       execArgv: process.execArgv,
       stdio: ["ignore", "inherit", "inherit", "ipc"],
+      serialization: "advanced",
     });
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     const done = await new Promise<Extract<ProgramMessage, { kind: "done" }> | undefined>((resolve) => {

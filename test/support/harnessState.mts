@@ -179,8 +179,8 @@ export async function loadState(
   return { state: openAll(crypter, rest) as HarnessState, crypter };
 }
 
-/** Encrypts the secret keys and writes the file atomically (temp file + rename). */
-export async function saveState(file: string, state: HarnessState, crypter: Crypter): Promise<void> {
+/** The state file's text: the secret keys encrypted, the passphrase's verifier in `encryptionSalt`. */
+export function serializeState(state: HarnessState, crypter: Crypter): string {
   const sealed = {
     version: 1,
     project: state.project,
@@ -197,8 +197,66 @@ export async function saveState(file: string, state: HarnessState, crypter: Cryp
         }
       : {}),
   };
+  return `${JSON.stringify(sealed)}\n`;
+}
+
+/** Writes a state file's text atomically (temp file + rename), readable by its owner only. */
+async function writeStateText(file: string, text: string): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
-  await fs.writeFile(tmp, `${JSON.stringify(sealed, null, 2)}\n`, { mode: 0o600 });
+  await fs.writeFile(tmp, text, { mode: 0o600 });
   await fs.rename(tmp, file);
+}
+
+/** Encrypts the secret keys and writes the file atomically (temp file + rename). */
+export async function saveState(file: string, state: HarnessState, crypter: Crypter): Promise<void> {
+  await writeStateText(file, serializeState(state, crypter));
+}
+
+/**
+ * The checkpoints of one run, written one at a time as the engine's `SnapshotManager` serializes
+ * them (`mutate` in pkg/backend/snapshot.go: each mutation goes through one channel and is followed
+ * by `saveSnapshot`, and a step's `End` returns once that write is done). Where the engine writes
+ * once per mutation, this writer coalesces: {@link save} resolves once a write that started after
+ * the call has finished, so a step's change is still on disk before the step is reported done, and
+ * 64 steps ending together cost one or two writes instead of 64 copies of the whole state. The state
+ * is read when its write starts, so the caller's live object is saved, not a copy.
+ */
+export class CheckpointWriter {
+  /** The write in progress (or the last one), settled or not. */
+  private writing: Promise<void> = Promise.resolve();
+  /** The next write, not started yet: every save() until it starts shares it. */
+  private queued: Promise<void> | undefined;
+  /** Writes started so far. */
+  writes = 0;
+
+  private readonly file: string;
+  private readonly state: HarnessState;
+  private readonly crypter: Crypter;
+
+  constructor(file: string, state: HarnessState, crypter: Crypter) {
+    this.file = file;
+    this.state = state;
+    this.crypter = crypter;
+  }
+
+  /** Resolves when the state as it is now (or later) is on disk; rejects if that write failed. */
+  save(): Promise<void> {
+    if (this.queued) return this.queued;
+    const queued = this.writing
+      .catch(() => {})
+      .then(() => {
+        this.queued = undefined;
+        this.writes++;
+        return writeStateText(this.file, serializeState(this.state, this.crypter));
+      });
+    this.queued = queued;
+    this.writing = queued;
+    return queued;
+  }
+
+  /** Settles with the last write: rejects if it failed (the state on disk is then not the latest). */
+  written(): Promise<void> {
+    return this.writing;
+  }
 }
