@@ -74,6 +74,24 @@ describe("CheckpointWriter", () => {
     expect(await names()).toHaveLength(64);
   });
 
+  it("writes an entry again when one of its fields changed, and the entries left as they were", async () => {
+    state.resources.push(entry("a"), entry("b"), entry("c"));
+    await writer.save();
+    const [a, b] = state.resources as [ResourceState, ResourceState];
+    a.dependencies = [b.urn];
+    a.pendingReplacement = true;
+    state.resources[1] = { ...b, id: "id-b2", outputs: { n: "b2" } };
+    state.pendingDeletes.push(b);
+    await writer.save();
+    const saved = (await loadState(file, "pass", "proj", "dev")).state;
+    expect(saved.resources).toEqual([
+      { ...entry("a"), dependencies: [b.urn], pendingReplacement: true },
+      { ...entry("b"), id: "id-b2", outputs: { n: "b2" } },
+      entry("c"),
+    ]);
+    expect(saved.pendingDeletes).toEqual([entry("b")]);
+  });
+
   it("writes the secrets sealed and the file for its owner only", async () => {
     state.resources.push(entry("cred", "hunter2-secret"));
     await writer.save();

@@ -179,15 +179,25 @@ export async function loadState(
   return { state: openAll(crypter, rest) as HarnessState, crypter };
 }
 
-/** The state file's text: the secret keys encrypted, the passphrase's verifier in `encryptionSalt`. */
-export function serializeState(state: HarnessState, crypter: Crypter): string {
+/**
+ * The state file's bytes, in parts: the secret keys encrypted, the passphrase's verifier in
+ * `encryptionSalt`. `entry` gives one resource's sealed JSON (default: serialized anew); the parts
+ * joined are the file, so a writer can keep each entry's bytes between writes.
+ */
+function stateParts(
+  state: HarnessState,
+  crypter: Crypter,
+  entry: (r: ResourceState) => Buffer = (r) => Buffer.from(JSON.stringify(sealResource(crypter, r))),
+): Buffer[] {
+  const RESOURCES = JSON.stringify("\u0000resources");
+  const PENDING = JSON.stringify("\u0000pendingDeletes");
   const sealed = {
     version: 1,
     project: state.project,
     stack: state.stack,
     encryptionSalt: crypter.header(),
-    resources: state.resources.map((r) => sealResource(crypter, r)),
-    pendingDeletes: state.pendingDeletes.map((r) => sealResource(crypter, r)),
+    resources: JSON.parse(RESOURCES),
+    pendingDeletes: JSON.parse(PENDING),
     outputs: sealKeys(crypter, state.outputs, state.secretOutputs),
     secretOutputs: state.secretOutputs,
     ...(state.providerConfig
@@ -197,20 +207,39 @@ export function serializeState(state: HarnessState, crypter: Crypter): string {
         }
       : {}),
   };
-  return `${JSON.stringify(sealed)}\n`;
+  // The placeholders come first in the text: `resources` and `pendingDeletes` precede every
+  // user-supplied value (outputs, provider config) in the object.
+  const text = JSON.stringify(sealed);
+  const r = text.indexOf(RESOURCES);
+  const p = text.indexOf(PENDING, r);
+  const list = (entries: ResourceState[]) => [
+    OPEN,
+    ...entries.flatMap((e, i) => (i === 0 ? [entry(e)] : [COMMA, entry(e)])),
+    CLOSE,
+  ];
+  return [
+    Buffer.from(text.slice(0, r)),
+    ...list(state.resources),
+    Buffer.from(text.slice(r + RESOURCES.length, p)),
+    ...list(state.pendingDeletes),
+    Buffer.from(`${text.slice(p + PENDING.length)}\n`),
+  ];
 }
+const OPEN = Buffer.from("[");
+const COMMA = Buffer.from(",");
+const CLOSE = Buffer.from("]");
 
-/** Writes a state file's text atomically (temp file + rename), readable by its owner only. */
-async function writeStateText(file: string, text: string): Promise<void> {
-  await fs.mkdir(path.dirname(file), { recursive: true });
+/** Writes a state file's bytes atomically (temp file + rename), readable by its owner only. */
+async function writeStateFile(file: string, data: Buffer): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
-  await fs.writeFile(tmp, text, { mode: 0o600 });
+  await fs.writeFile(tmp, data, { mode: 0o600 });
   await fs.rename(tmp, file);
 }
 
 /** Encrypts the secret keys and writes the file atomically (temp file + rename). */
 export async function saveState(file: string, state: HarnessState, crypter: Crypter): Promise<void> {
-  await writeStateText(file, serializeState(state, crypter));
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  await writeStateFile(file, Buffer.concat(stateParts(state, crypter)));
 }
 
 /**
@@ -229,6 +258,14 @@ export class CheckpointWriter {
   private queued: Promise<void> | undefined;
   /** Writes started so far. */
   writes = 0;
+  /**
+   * Each entry's sealed JSON with the values of its fields when it was made: reused while every
+   * field is the same value (the runner replaces an entry's inputs, outputs and lists; it never
+   * edits them in place), so a write serializes only the entries that changed since the last one.
+   */
+  private readonly entryBytes = new WeakMap<ResourceState, { fields: unknown[]; bytes: Buffer }>();
+  /** The state file's folder, made once before the first write. */
+  private folder: Promise<unknown> | undefined;
 
   private readonly file: string;
   private readonly state: HarnessState;
@@ -248,11 +285,23 @@ export class CheckpointWriter {
       .then(() => {
         this.queued = undefined;
         this.writes++;
-        return writeStateText(this.file, serializeState(this.state, this.crypter));
+        const data = Buffer.concat(stateParts(this.state, this.crypter, (r) => this.entry(r)));
+        this.folder ??= fs.mkdir(path.dirname(this.file), { recursive: true });
+        return this.folder.then(() => writeStateFile(this.file, data));
       });
     this.queued = queued;
     this.writing = queued;
     return queued;
+  }
+
+  private entry(r: ResourceState): Buffer {
+    const fields = Object.entries(r).flat();
+    const kept = this.entryBytes.get(r);
+    if (kept && kept.fields.length === fields.length && kept.fields.every((v, i) => v === fields[i]))
+      return kept.bytes;
+    const bytes = Buffer.from(JSON.stringify(sealResource(this.crypter, r)));
+    this.entryBytes.set(r, { fields, bytes });
+    return bytes;
   }
 
   /** Settles with the last write: rejects if it failed (the state on disk is then not the latest). */
