@@ -167,6 +167,52 @@ export const bValue = b.value;`;
       expect(lines().filter((l) => l.op === "create")).toHaveLength(6);
     });
 
+    // deploymentExecutor.handleSingleEvent hands each registration's steps to the executor with
+    // stepExecutor.ExecuteSerial, a send on the unbuffered `incomingChains` that only a free worker
+    // receives; the next registration (and its Check) waits for that (issue 21: the harness ran
+    // every Check ahead of the workers).
+    it("checks a registration only once a worker has taken the one before it", async () => {
+      // One worker: a's step runs, b is checked and waits for the worker (its ExecuteSerial blocks
+      // the event loop), so c's Check comes only after a's step has ended.
+      const { h, lines } = await make({
+        parallel: 1,
+        code: ["a", "b", "c"].map((x) => `new Echo("${x}", { value: "v${x}", sleepMs: 300 });`).join("\n"),
+      });
+      const result = await h.up();
+      expect(result.errors).toEqual([]);
+      // The SDK may register them in any order; the steps run in the order they were checked.
+      const ops = lines().map((l) => `${l.op} ${l.value}`);
+      const [first, second, third] = ops.filter((o) => o.startsWith("check ")).map((o) => o.slice(6));
+      expect([first, second, third].sort()).toEqual(["va", "vb", "vc"]);
+      expect(ops).toEqual([
+        `check ${first}`,
+        `create-start ${first}`,
+        `check ${second}`,
+        `create ${first}`,
+        `create-start ${second}`,
+        `check ${third}`,
+        `create ${second}`,
+        `create-start ${third}`,
+        `create ${third}`,
+      ]);
+    });
+
+    it("checks ahead while a worker is free", async () => {
+      // Two workers: a and b run at once, so c is checked (and waits) before either step ends.
+      const { h, lines } = await make({
+        parallel: 2,
+        code: ["a", "b", "c"].map((x) => `new Echo("${x}", { value: "v${x}", sleepMs: 300 });`).join("\n"),
+      });
+      const result = await h.up();
+      expect(result.errors).toEqual([]);
+      const ops = lines().map((l) => `${l.op} ${l.value}`);
+      const checks = ops.filter((o) => o.startsWith("check ")).map((o) => o.slice(6));
+      const firstEnd = ops.findIndex((o) => o.startsWith("create v"));
+      expect(ops.indexOf(`check ${checks[2]}`)).toBeLessThan(firstEnd);
+      expect(ops.indexOf(`create-start ${checks[2]}`)).toBeGreaterThan(firstEnd);
+      expect(ops.filter((o) => o.startsWith("create v"))).toHaveLength(3);
+    });
+
     it("schedules no new step after the first failure", async () => {
       const fail = await failFile();
       // The failing resource registers first and its create takes a while; the others register

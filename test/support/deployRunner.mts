@@ -254,21 +254,30 @@ class Slots {
   constructor(n: number) {
     this.free = Math.max(1, n);
   }
-  async run<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * Waits for a free worker and holds it: the returned function runs one step in it and frees it
+   * when the step ends. Call it exactly once.
+   */
+  async take(): Promise<<T>(step: () => Promise<T>) => Promise<T>> {
     if (this.free > 0) this.free--;
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.running++;
     this.max = Math.max(this.max, this.running);
     this.firstStart ??= performance.now();
-    try {
-      return await fn();
-    } finally {
-      this.lastEnd = performance.now();
-      this.running--;
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.free++;
-    }
+    return async (step) => {
+      try {
+        return await step();
+      } finally {
+        this.lastEnd = performance.now();
+        this.running--;
+        const next = this.waiting.shift();
+        if (next) next();
+        else this.free++;
+      }
+    };
+  }
+  async run<T>(step: () => Promise<T>): Promise<T> {
+    return (await this.take())(step);
   }
 }
 
@@ -576,9 +585,11 @@ async function main(): Promise<void> {
 
       // Resource.get: a read step (step_generator.go `GenerateReadSteps`); never creates.
       if (args.id) {
-        const read = await slots
-          .run(() => h.read(args.id!, urn, news, {}))
-          .catch((e) => fail(urn, args.id!, who, messageOf(e)));
+        // Handed to the executor from the serial event loop too (see `inSlot` below).
+        const inReadSlot = await serially(() => slots.take());
+        const read = await inReadSlot(() => h.read(args.id!, urn, news, {})).catch((e) =>
+          fail(urn, args.id!, who, messageOf(e)),
+        );
         if (!read.id) fail(urn, args.id, who, `resource '${args.id}' does not exist`);
         const entry: ResourceState = {
           urn,
@@ -627,7 +638,7 @@ async function main(): Promise<void> {
       };
       if (old && opts.ignoreChanges?.length) news = ignoring(news, old.inputs);
 
-      const planned = await serially(async () => {
+      const plan = async () => {
         if (cancelled) throw new Skipped(`${type} ${name}: not stepped: the deployment stopped at a failure`);
         const checkStarted = performance.now();
         const checked = await h
@@ -692,6 +703,15 @@ async function main(): Promise<void> {
         // Unchanged but with init errors: an update step that "continues" initialisation.
         if (changed || hasInitErrors) return { inputs, kind: "update" as const, changed };
         return { inputs, kind: "same" as const };
+      };
+      // The engine's event loop hands a registration's steps to the step executor before it takes the
+      // next registration (`deploymentExecutor.handleSingleEvent` → `stepExecutor.ExecuteSerial`, a
+      // send on the unbuffered `incomingChains` that a free worker receives): with all `parallel`
+      // workers busy the step generator waits, and the next Check with it. A preview's steps apply
+      // at once, so it takes no worker here.
+      const { planned, inSlot } = await serially(async () => {
+        const planned = await plan();
+        return { planned, inSlot: preview ? undefined : await slots.take() };
       });
 
       const record = (
@@ -734,7 +754,7 @@ async function main(): Promise<void> {
         };
       }
 
-      return slots.run(async () => {
+      return inSlot!(async () => {
         if (cancelled) throw new Skipped(`${type} ${name}: not stepped: the deployment stopped at a failure`);
         // A partial failure keeps the resource with its `reasons` as init errors (CreateStep/UpdateStep.Apply).
         const partial = async (e: unknown, inputs: Record<string, unknown>): Promise<never> => {
