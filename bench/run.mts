@@ -21,7 +21,9 @@
  * - `throughput.mts`: client overhead vs raw undici; emulator throughput vs a bare node:http server.
  * - `scale.mts`: 100 and 500 JobRuns at once under the service's limits, vs the bound (client only).
  * - `deployScale.mts`: N JobRuns in one deploy through the deploy harness and the real provider host,
- *   at the default `--parallel` and at 64, vs `ceil(N / min(P, W)) × T`.
+ *   at the default `--parallel` and at 64, vs `max(ceil(N / min(P, W)) × T, N × Check round trip + T)`
+ *   with the round trip the engine floor measures (Checks to a host running up to P creates), and
+ *   beside that floor's own span.
  * - `providerSize.mts`: `__provider` size per resource type from the installed package.
  * - `importCost.mts`: the package's require time beside @pulumi/pulumi alone, and the registration
  *   cost per resource under mocks.

@@ -841,7 +841,8 @@ async function main(): Promise<void> {
     const child = fork(PROGRAM_HOST, [], {
       cwd: process.cwd(),
       env: process.env,
-      execArgv: process.execArgv,
+      // The language host runs with node's defaults: not the runner's young generation.
+      execArgv: process.execArgv.filter((a) => !a.startsWith("--max-semi-space-size")),
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       serialization: "advanced",
     });
