@@ -65,6 +65,36 @@ describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
     expect(state.pendingDeletes).toEqual([]);
   });
 
+  it("registers the given resources instead of running the program (registrations), a step each", async () => {
+    // The echo resources' inputs as the program registered them (`__provider` included).
+    const first = await make({ "echo:names": "a" });
+    expect((await first.up()).errors).toEqual([]);
+    const [a] = (await first.state()).resources;
+    const { secretInput: _secret, ...plain } = a!.inputs;
+    const inputs = { ...plain, value: "from-registrations" };
+    const h = await createDeployHarness({
+      projectDir,
+      program,
+      passphrase: "correct horse",
+      skipPreview: true,
+      registrations: ["r1", "r2", "r3"].map((name) => ({ type: a!.type, name, inputs })),
+    });
+    harnesses.push(h);
+    const result = await h.up();
+    expect(result.errors).toEqual([]);
+    expect(ops(result).sort()).toEqual(["r1:create", "r2:create", "r3:create"]);
+    const state = await h.state();
+    expect(state.resources.map((r) => [r.name, r.outputs.value])).toEqual(
+      expect.arrayContaining([
+        ["r1", "from-registrations"],
+        ["r2", "from-registrations"],
+        ["r3", "from-registrations"],
+      ]),
+    );
+    // A second up with the same registrations changes nothing.
+    expect(ops(await h.up()).sort()).toEqual(["r1:same", "r2:same", "r3:same"]);
+  });
+
   it("deletes the old resource first when the diff asks for deleteBeforeReplace", async () => {
     const log = path.join(projectDir, `echo-log-${Date.now()}.jsonl`);
     const h = await make({ "echo:deleteBeforeReplace": "true" }, { ...process.env, ECHO_LOG: log });

@@ -57,6 +57,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Operation, RunnerRequest, RunnerResult, StepOp } from "./deployRunner.mts";
 import { loadState } from "./harnessState.mts";
+import type { Registration } from "./programHost.mts";
 
 /** A stack config value: plaintext, or `{ secret }` for `pulumi config set --secret`. */
 export type ConfigValue = string | { secret: string };
@@ -85,6 +86,12 @@ export interface HarnessOptions {
   parallel?: number;
   /** `up`, `refresh` and `destroy` without the preview first, as `--skip-preview`. @default false */
   skipPreview?: boolean;
+  /**
+   * Instead of running the program: these dynamic resources, registered at once at the root with
+   * no options, as a program of `new` calls would (a benchmark measures the engine's part without
+   * the language host this way). `program` is still copied for its Pulumi.yaml. @default the program
+   */
+  registrations?: Registration[];
 }
 
 const MAX_INT32 = 2 ** 31 - 1;
@@ -169,6 +176,7 @@ export class DeployHarness {
   parallel: number;
   /** When true, `up`, `refresh` and `destroy` skip their preview (`--skip-preview`). */
   skipPreview: boolean;
+  private readonly registrations: Registration[] | undefined;
 
   private constructor(init: {
     workDir: string;
@@ -182,6 +190,7 @@ export class DeployHarness {
     config: Record<string, ConfigValue>;
     parallel: number;
     skipPreview: boolean;
+    registrations?: Registration[];
   }) {
     this.workDir = init.workDir;
     this.main = init.main;
@@ -194,6 +203,7 @@ export class DeployHarness {
     this.config = { ...init.config };
     this.parallel = init.parallel;
     this.skipPreview = init.skipPreview;
+    this.registrations = init.registrations;
   }
 
   /** Copies the program into `projectDir/programs/<name>-XXXX` and prepares a harness for it. */
@@ -257,6 +267,7 @@ export class DeployHarness {
       // The CLI reads PULUMI_PARALLEL from its own environment, which the program inherits.
       parallel: opts.parallel ?? defaultParallel(opts.env ?? process.env),
       skipPreview: opts.skipPreview ?? false,
+      ...(opts.registrations ? { registrations: opts.registrations } : {}),
     });
   }
 
@@ -361,6 +372,7 @@ export class DeployHarness {
       hostEnv: this.env,
       parallel: this.parallel,
       ...(runOpts.dryRun ? { dryRun: true } : {}),
+      ...(this.registrations ? { registrations: this.registrations } : {}),
     };
     const env: NodeJS.ProcessEnv = {
       ...this.env,

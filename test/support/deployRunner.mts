@@ -56,6 +56,8 @@ export interface RunnerRequest {
    * pkg/backend/apply.go): the same steps with `DryRun`, nothing written to the state.
    */
   dryRun?: boolean;
+  /** Registered at once instead of running the program (`HarnessOptions.registrations`). */
+  registrations?: Registration[];
 }
 
 /** `read` = `Resource.get`; in a preview the ops are the plan. */
@@ -836,44 +838,69 @@ async function main(): Promise<void> {
       });
     };
 
-    // The program in its own process (the language host); each registration arrives as a message
-    // (the resource monitor's RegisterResource) and is answered with the id and outputs.
-    const child = fork(PROGRAM_HOST, [], {
-      cwd: process.cwd(),
-      env: process.env,
-      // The language host runs with node's defaults: not the runner's young generation.
-      execArgv: process.execArgv.filter((a) => !a.startsWith("--max-semi-space-size")),
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-      serialization: "advanced",
-    });
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    const done = await new Promise<Extract<ProgramMessage, { kind: "done" }> | undefined>((resolve) => {
-      child.on("message", (m: ProgramMessage) => {
-        if (m.kind === "done") return resolve(m);
-        register(m.args, m.opts).then(
-          (result) =>
-            child.connected && child.send({ kind: "registered", seq: m.seq, result } satisfies RegisterReply),
-          (e: unknown) => {
-            const message = messageOf(e);
-            const error = { message, step: stepErrors.includes(message), skipped: e instanceof Skipped };
-            if (child.connected)
-              child.send({ kind: "registered", seq: m.seq, error } satisfies RegisterReply);
-          },
-        );
+    type Done = Extract<ProgramMessage, { kind: "done" }>;
+    let exitedEarly = "";
+    /** The program in its own process (the language host); undefined when it exited before its end. */
+    const languageHost = async (): Promise<Done | undefined> => {
+      // Each registration arrives as a message (the resource monitor's RegisterResource) and is
+      // answered with the id and outputs.
+      const child = fork(PROGRAM_HOST, [], {
+        cwd: process.cwd(),
+        env: process.env,
+        // The language host runs with node's defaults: not the runner's young generation.
+        execArgv: process.execArgv.filter((a) => !a.startsWith("--max-semi-space-size")),
+        stdio: ["ignore", "inherit", "inherit", "ipc"],
+        serialization: "advanced",
       });
-      void exited.then(() => resolve(undefined));
-      child.send({ main: req.main, project: req.project, stack: req.stack, preview } satisfies ProgramStart);
-    });
-    // A program that leaves a timer or socket open would keep its process alive; the language host
-    // exits once the program's work is done, so after `done` it gets a moment and is then stopped.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
-    clearTimeout(timer);
-    if (child.exitCode === null && child.signalCode === null) child.kill();
+      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+      const done = await new Promise<Done | undefined>((resolve) => {
+        child.on("message", (m: ProgramMessage) => {
+          if (m.kind === "done") return resolve(m);
+          register(m.args, m.opts).then(
+            (result) =>
+              child.connected &&
+              child.send({ kind: "registered", seq: m.seq, result } satisfies RegisterReply),
+            (e: unknown) => {
+              const message = messageOf(e);
+              const error = { message, step: stepErrors.includes(message), skipped: e instanceof Skipped };
+              if (child.connected)
+                child.send({ kind: "registered", seq: m.seq, error } satisfies RegisterReply);
+            },
+          );
+        });
+        void exited.then(() => resolve(undefined));
+        child.send({
+          main: req.main,
+          project: req.project,
+          stack: req.stack,
+          preview,
+        } satisfies ProgramStart);
+      });
+      // A program that leaves a timer or socket open would keep its process alive; the language host
+      // exits once the program's work is done, so after `done` it gets a moment and is then stopped.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
+      clearTimeout(timer);
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+      if (!done) exitedEarly = `the program's process exited with code ${child.exitCode} before it finished`;
+      return done;
+    };
+    /** `HarnessOptions.registrations`: registered at once, no language host. */
+    const registerAll = async (registrations: Registration[]): Promise<Done> => {
+      await Promise.all(
+        registrations.map((r) =>
+          register({ ...r, custom: true }, { parentType: "", aliases: [] }).catch(() => {
+            // A failed step is reported by `fail`; a skipped one is not a failure.
+          }),
+        ),
+      );
+      return { kind: "done", programErrors: [], outputs: {}, secretOutputs: [], dependencies: [] };
+    };
+    const done = req.registrations ? await registerAll(req.registrations) : await languageHost();
     await generator;
     if (!done) {
       bailed = true;
-      errors.push(`the program's process exited with code ${child.exitCode} before it finished`);
+      errors.push(exitedEarly);
     }
     for (const p of done?.programErrors ?? []) {
       bailed = true;
