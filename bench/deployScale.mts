@@ -71,19 +71,34 @@ export function deployBoundMs(
   );
 }
 
-/**
- * One Check round trip to an idle provider host (from the packed package in `projectDir`), median of
- * {@link CHECK_SAMPLES} sequential calls with a JobRun's inputs as the bench program registers them.
- */
-async function checkRoundTripMs(projectDir: string): Promise<number> {
+/** A fresh emulator with the bench's endpoint and a provider host (the packed package) configured for it. */
+async function hostOnEmulator(projectDir: string) {
   const emu = await startEmulatorProcess(["--endpoint", `scale:${DEPLOY_WORKERS}`]);
   const host = await startProviderHost({ projectDir });
+  const close = async () => {
+    await host.close();
+    await emu.close();
+  };
   try {
     await host.configure({
       "runpod:apiKey": emu.apiKey,
       "runpod:restUrl": `${emu.serverlessUrl}/v1`,
       "runpod:serverlessUrl": emu.serverlessUrl,
     });
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { host, close };
+}
+
+/**
+ * One Check round trip to an idle provider host (from the packed package in `projectDir`), median of
+ * {@link CHECK_SAMPLES} sequential calls with a JobRun's inputs as the bench program registers them.
+ */
+async function checkRoundTripMs(projectDir: string): Promise<number> {
+  const { host, close } = await hostOnEmulator(projectDir);
+  try {
     const times: number[] = [];
     for (let i = 0; i < CHECK_SAMPLES; i++) {
       const started = performance.now();
@@ -93,8 +108,7 @@ async function checkRoundTripMs(projectDir: string): Promise<number> {
     }
     return median(times);
   } finally {
-    await host.close();
-    await emu.close();
+    await close();
   }
 }
 
@@ -104,14 +118,8 @@ async function checkRoundTripMs(projectDir: string): Promise<number> {
  * and no state. Returns the span (first Create sent → last Create answered) and the Checks' sum.
  */
 async function engineFloor(projectDir: string, n: number, parallel: number) {
-  const emu = await startEmulatorProcess(["--endpoint", `scale:${DEPLOY_WORKERS}`]);
-  const host = await startProviderHost({ projectDir });
+  const { host, close } = await hostOnEmulator(projectDir);
   try {
-    await host.configure({
-      "runpod:apiKey": emu.apiKey,
-      "runpod:restUrl": `${emu.serverlessUrl}/v1`,
-      "runpod:serverlessUrl": emu.serverlessUrl,
-    });
     // The host loads the provider's code at its first call; the harness's span starts after its
     // first Check too.
     await host.check(urnFor("JobRun", "warm-up"), {}, JOB_INPUTS);
@@ -142,8 +150,7 @@ async function engineFloor(projectDir: string, n: number, parallel: number) {
     await Promise.all(creates);
     return { spanMs: lastAnswer - (firstCreate ?? lastAnswer), checkMs };
   } finally {
-    await host.close();
-    await emu.close();
+    await close();
   }
 }
 

@@ -384,7 +384,8 @@ export class DeployHarness {
     delete env.PULUMI_CONFIG_PASSPHRASE;
     // The runner stands in for the engine, a Go process: a 32 MB young generation keeps node's
     // scavenger from pausing the serial Checks every few steps while 128 resources' outputs
-    // (`__provider`, 10 KB each) churn through it (--parallel 64: about 7% off the steps' span).
+    // (a 4.5 KB `__provider` in inputs and outputs each) churn through it (--parallel 64: about 7%
+    // off the steps' span).
     const child = spawn(process.execPath, [RUNNER_HEAP, RUNNER], {
       cwd: this.workDir,
       env,
