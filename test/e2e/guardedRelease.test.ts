@@ -5,7 +5,6 @@
  * partially failed update and the provider's record of what runs, so the next up tries the release
  * again, a refresh finds no drift, and the fixed release passes.
  */
-import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
@@ -15,9 +14,10 @@ import {
   expectNoSecrets,
   harnessDriver,
   ops,
+  recorder,
   runpodConfig,
-  type StepResult,
   startE2eEmulator,
+  unique,
 } from "./scenarios";
 
 const projectDir = inject("installedProjectDir");
@@ -36,18 +36,13 @@ describe("guarded-release example through the deploy harness", { timeout: 300_00
 
   it("rolls a failing release back, retries it on the next up, refreshes clean, and passes once fixed", async () => {
     const client = new RunpodClient({ apiKey: e.emu.apiKey, restUrl: e.emu.restUrlV2 });
-    const name = `e2e-guarded-${randomBytes(4).toString("hex")}`;
+    const name = unique("e2e-guarded");
     const d = await make(path.join(EXAMPLES_DIR, "guarded-release"), {
       ...runpodConfig(e.emu),
       "runpod-guarded-release:endpointName": name,
       "runpod-guarded-release:apiToken": { secret: API_TOKEN },
     });
-    const transcript: string[] = [];
-    const step = async (run: Promise<StepResult>) => {
-      const result = await run;
-      transcript.push(JSON.stringify(result), await d.rawState());
-      return result;
-    };
+    const { transcript, step } = recorder(d);
     try {
       const first = await step(d.up());
       expect(first.errors).toEqual([]);

@@ -256,7 +256,20 @@ async function record(
   return result;
 }
 
-const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString("hex")}`;
+/**
+ * A recorder for one driver's runs: `step(run)` awaits a run and records its result and the stored
+ * state in `transcript`, for the secret scan at the end ({@link expectNoSecrets}).
+ */
+export function recorder(driver: Driver): {
+  transcript: Transcript;
+  step: (run: Promise<StepResult>) => Promise<StepResult>;
+} {
+  const transcript: Transcript = [];
+  return { transcript, step: (run) => record(transcript, driver, run) };
+}
+
+/** `<prefix>-<8 hex digits>`: a name no other run uses. */
+export const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString("hex")}`;
 
 /**
  * registry-auth: create, unchanged up, password change → replace (the old credential deleted

@@ -5,7 +5,6 @@
  * release), a release whose workers cannot start failing the deploy with the workers' states and
  * a log tail until the tag is fixed, refresh, and a destroy that leaves no endpoint.
  */
-import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
@@ -15,9 +14,10 @@ import {
   expectNoSecrets,
   harnessDriver,
   ops,
+  recorder,
   runpodConfig,
-  type StepResult,
   startE2eEmulator,
+  unique,
 } from "./scenarios";
 
 const projectDir = inject("installedProjectDir");
@@ -35,18 +35,13 @@ describe("serverless-endpoint example through the deploy harness", { timeout: 30
 
   it("releases a new image tag, waits for its rollout, smoke-tests that release; a stalled release fails until fixed; destroy leaves nothing", async () => {
     const client = new RunpodClient({ apiKey: e.emu.apiKey, restUrl: e.emu.restUrlV2 });
-    const name = `e2e-endpoint-${randomBytes(4).toString("hex")}`;
+    const name = unique("e2e-endpoint");
     const d = await make(path.join(EXAMPLES_DIR, "serverless-endpoint"), {
       ...runpodConfig(e.emu),
       "runpod-serverless-endpoint:endpointName": name,
       "runpod-serverless-endpoint:apiToken": { secret: API_TOKEN },
     });
-    const transcript: string[] = [];
-    const step = async (run: Promise<StepResult>) => {
-      const result = await run;
-      transcript.push(JSON.stringify(result), await d.rawState());
-      return result;
-    };
+    const { transcript, step } = recorder(d);
     try {
       const first = await step(d.up());
       expect(first.errors).toEqual([]);
