@@ -25,7 +25,7 @@
 import { createRequire } from "node:module";
 import type { RunningEmulator } from "../src/emulator/index.ts";
 import type { RunpodClient } from "../src/index.ts";
-import { delay, median, pkg, progress, type ResultRow, rolloutLogic } from "./lib.mts";
+import { delay, median, pkg, progress, type ResultRow, rolloutLogic, stratifiedDelays } from "./lib.mts";
 
 /** The wait a ServerlessEndpoint's create and update run, from `dist/`. */
 const endpointRollout: typeof import("../src/provider/serverlessEndpoint/rollout.ts") = createRequire(
@@ -135,15 +135,6 @@ async function trialOf(
   };
 }
 
-function startDelays(): number[] {
-  const delays = Array.from({ length: TRIALS }, (_, i) => ((i + Math.random()) / TRIALS) * START_JITTER_MS);
-  for (let i = delays.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [delays[i], delays[j]] = [delays[j] as number, delays[i] as number];
-  }
-  return delays;
-}
-
 async function contenderTrials(contender: Contender): Promise<Trial[]> {
   const emu = await pkg.startEmulator({
     apiKeys: [API_KEY],
@@ -158,7 +149,7 @@ async function contenderTrials(contender: Contender): Promise<Trial[]> {
   try {
     await settle(client);
     const trials: Trial[] = [];
-    const delays = startDelays();
+    const delays = stratifiedDelays(TRIALS, START_JITTER_MS);
     for (let i = 0; i < TRIALS; i++)
       trials.push(await trialOf(emu, client, contender, i + 1, delays[i] as number));
     return trials;

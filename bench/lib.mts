@@ -44,6 +44,19 @@ export interface ResultRow {
   meetsTarget?: boolean;
 }
 
+/**
+ * `n` start delays in 0..`spanMs`, stratified: one uniform in each n-th of the span, in a random
+ * order, so that few trials still cover every phase of a periodic poll evenly.
+ */
+export function stratifiedDelays(n: number, spanMs: number): number[] {
+  const delays = Array.from({ length: n }, (_, i) => ((i + Math.random()) / n) * spanMs);
+  for (let i = delays.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [delays[i], delays[j]] = [delays[j] as number, delays[i] as number];
+  }
+  return delays;
+}
+
 /** Median of `values` (NaN when empty). */
 export function median(values: number[]): number {
   return quantile(values, 0.5);

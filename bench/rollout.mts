@@ -60,6 +60,7 @@ import {
   progress,
   type ResultRow,
   rolloutLogic,
+  stratifiedDelays,
   timedWorker,
 } from "./lib.mts";
 
@@ -194,19 +195,6 @@ async function rolloutTrial(
   };
 }
 
-/**
- * The trials' start delays, stratified: one uniform in each TRIALS-th of 0..START_JITTER_MS, in a
- * random order, so that few trials still cover every phase of a 1 s poll evenly.
- */
-function startDelays(): number[] {
-  const delays = Array.from({ length: TRIALS }, (_, i) => ((i + Math.random()) / TRIALS) * START_JITTER_MS);
-  for (let i = delays.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [delays[i], delays[j]] = [delays[j] as number, delays[i] as number];
-  }
-  return delays;
-}
-
 /** Runs every trial of one contender on its own emulator. */
 async function rolloutContender(contender: Contender): Promise<Trial[]> {
   const emu = await pkg.startEmulator({
@@ -222,7 +210,7 @@ async function rolloutContender(contender: Contender): Promise<Trial[]> {
   try {
     await settle(client); // opens the keep-alive connection
     const trials: Trial[] = [];
-    const delays = startDelays();
+    const delays = stratifiedDelays(TRIALS, START_JITTER_MS);
     for (let i = 0; i < TRIALS; i++) {
       trials.push(await rolloutTrial(emu, client, contender, i + 1, delays[i] as number));
     }
