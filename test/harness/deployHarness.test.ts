@@ -95,6 +95,23 @@ describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
     expect(ops(await h.up()).sort()).toEqual(["r1:same", "r2:same", "r3:same"]);
   });
 
+  it("reports a registration the harness cannot deploy as that resource's error (registrations)", async () => {
+    const h = await createDeployHarness({
+      projectDir,
+      program,
+      passphrase: "correct horse",
+      skipPreview: true,
+      registrations: [{ type: "aws:s3/bucket:Bucket", name: "b", inputs: {} }],
+    });
+    harnesses.push(h);
+    const result = await h.up();
+    expect(result.ok).toBe(false);
+    expect(result.errors).toEqual([
+      "aws:s3/bucket:Bucket b: deploy harness: only dynamic resources (pulumi-nodejs:dynamic/...) are deployed; b is a aws:s3/bucket:Bucket",
+    ]);
+    expect((await h.state()).resources).toEqual([]);
+  });
+
   it("deletes the old resource first when the diff asks for deleteBeforeReplace", async () => {
     const log = path.join(projectDir, `echo-log-${Date.now()}.jsonl`);
     const h = await make({ "echo:deleteBeforeReplace": "true" }, { ...process.env, ECHO_LOG: log });

@@ -887,14 +887,19 @@ async function main(): Promise<void> {
     };
     /** `HarnessOptions.registrations`: registered at once, no language host. */
     const registerAll = async (registrations: Registration[]): Promise<Done> => {
+      const programErrors: Done["programErrors"] = [];
       await Promise.all(
         registrations.map((r) =>
-          register({ ...r, custom: true }, { parentType: "", aliases: [] }).catch(() => {
-            // A failed step is reported by `fail`; a skipped one is not a failure.
+          register({ ...r, custom: true }, { parentType: "", aliases: [] }).catch((e: unknown) => {
+            // A failed step is reported by `fail` and a skipped one is no failure; any other refusal
+            // (a type the harness does not deploy) is the registration's error, as the program's.
+            const text = messageOf(e);
+            if (!(e instanceof Skipped) && !stepErrors.includes(text))
+              programErrors.push({ text, resource: { type: r.type, name: r.name } });
           }),
         ),
       );
-      return { kind: "done", programErrors: [], outputs: {}, secretOutputs: [], dependencies: [] };
+      return { kind: "done", programErrors, outputs: {}, secretOutputs: [], dependencies: [] };
     };
     const done = req.registrations ? await registerAll(req.registrations) : await languageHost();
     await generator;
