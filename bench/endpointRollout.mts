@@ -1,5 +1,5 @@
 /**
- * ServerlessEndpoint's rollout wait (issue 19): how soon after an endpoint's rolling update really
+ * ServerlessEndpoint's rollout wait: how soon after an endpoint's rolling update really
  * ends a `ServerlessEndpoint` update notices it, and how many reads of the workers it spends,
  * beside the same wait polling every 5 s.
  *

@@ -1,5 +1,5 @@
 /**
- * Guarded releases (issue 20): what a `ServerlessEndpoint.smokeTest` gate costs over what a user
+ * Guarded releases: what a `ServerlessEndpoint.smokeTest` gate costs over what a user
  * would otherwise run, the same update without a gate followed by a bare JobRun on the new release.
  *
  * Each contender has its own in-process emulator (real timers, `rolloutMs` 1000, one endpoint of 2

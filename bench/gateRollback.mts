@@ -1,5 +1,5 @@
 /**
- * Guarded releases (issue 20): how long after a failed gate's verdict the previous configuration
+ * Guarded releases: how long after a failed gate's verdict the previous configuration
  * is back on every worker, beside how long a plain update's release takes to get there. Target
  * (DESIGN.md, rollouts): the rollback within the rollout time + 1 s.
  *

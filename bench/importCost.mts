@@ -1,5 +1,5 @@
 /**
- * What the package costs a Pulumi program before it does anything (issue 13, "What a program pays
+ * What the package costs a Pulumi program before it does anything ("What a program pays
  * per resource"): every `pulumi preview` and `pulumi up` runs the program, so this is paid on
  * every deploy. Measured from the packed package installed into a temp project
  * (`test/support/packedPackage.mts`), the way users get it, in fresh Node processes (the Node that
@@ -18,7 +18,7 @@
  *   sharing one one-method provider and registering as many properties (what any dynamic resource
  *   of that shape pays: the engine round trip per property and the provider's serialization, which
  *   Pulumi caches per provider object), in alternating processes, medians of
- *   {@link REGISTER_RUNS}. Target: at most 1 ms per resource over that peer. Issue 13 set "at most
+ *   {@link REGISTER_RUNS}. Target: at most 1 ms per resource over that peer. The target is "at most
  *   1 ms per resource"; under mocks a plain dynamic resource of ONE property already costs about
  *   3 ms here (a row shows that floor), and each property adds to it, so the package's own cost is
  *   the difference from a plain resource of the same shape.
@@ -48,7 +48,7 @@ const JOB_RUN_PROPERTIES = 23;
 const SERVERLESS_ENDPOINT_PROPERTIES = 23;
 const TEMPLATE_PROPERTIES = 14;
 const NETWORK_VOLUME_PROPERTIES = 4;
-/** Issue 13's targets. */
+/** The targets (DESIGN.md, Targets). */
 export const IMPORT_TARGET_MS = 40;
 export const PER_RESOURCE_TARGET_MS = 1;
 

@@ -1,5 +1,5 @@
 /**
- * JobRun's rollout wait (`rollout: "wait"`, issue 14): how soon after an endpoint's rolling update
+ * JobRun's rollout wait (`rollout: "wait"`): how soon after an endpoint's rolling update
  * really ends the wait notices, and how many reads of the workers it spends; and what the check
  * adds to one JobRun when nothing is rolling out.
  *

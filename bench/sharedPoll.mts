@@ -1,5 +1,5 @@
 /**
- * One poll per endpoint (issue 20): how many reads of `GET /v2/serverless/{id}/workers` a second
+ * One poll per endpoint: how many reads of `GET /v2/serverless/{id}/workers` a second
  * 64 rollout waits on ONE endpoint cost, in one process (one provider host), while a rolling
  * update is held open.
  *

@@ -378,7 +378,7 @@ async function main(): Promise<number> {
         stack: STACK,
       });
       const h = harness;
-      // Issue 15 item 6: no CLI ran, so every line that looks like the CLI's says who printed it.
+      // No CLI ran, so every line that looks like the CLI's says who printed it.
       const LABEL = "[deploy harness]";
       let previous: Record<string, unknown> | undefined;
       const show = (

@@ -163,17 +163,17 @@ export let V2ProblemSchema: typeof Schemas.V2ProblemSchema;
 /* biome-ignore-end lint/style/useConst: assigned by the getters below, never here */
 
 /**
- * Replaces each named export by a getter that loads `specifier` on first read. The names are
- * checked against the module's type, and `test/package/lazyRoot.test.ts` checks that every
- * runtime export of the client modules is reachable from the root.
- */
-/**
  * Where the lazily loaded modules are: next to this file once built; when the sources run
  * directly (tests), `require` cannot load `.ts` files written with `import` statements, so the
  * built copy is loaded by the package's own name, as the providers do.
  */
 const dir = __filename.endsWith(".ts") ? "pulumi-runpod-dynamic/dist" : ".";
 
+/**
+ * Replaces each of `names` by a getter on the module's exports that calls `load` on first read.
+ * The names are checked against the loaded module's type, and `test/package/root.test.ts` checks
+ * that every runtime export of the client's public modules is reachable from the root.
+ */
 function lazy<M>(load: () => M, names: ReadonlyArray<keyof M & string>): void {
   for (const name of names) {
     Object.defineProperty(module.exports, name, {

@@ -1,6 +1,6 @@
 /**
- * One read loop per endpoint for every rollout wait in a provider host (issue 20, "One poll per
- * endpoint"). JobRun's rollout wait and ServerlessEndpoint's create/update wait read
+ * One read loop per endpoint for every rollout wait in a provider host (one poll per
+ * endpoint). JobRun's rollout wait and ServerlessEndpoint's create/update wait read
  * `GET /v2/serverless/{id}/workers` once a second until the rollout is over; N of them on one
  * endpoint used to read N times a second (64 exceed the service's management quota). Waiters on
  * the same endpoint through the same client settings now share ONE loop: at most one read per

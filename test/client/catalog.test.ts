@@ -1,5 +1,5 @@
 /**
- * `client.catalog` against the emulator (issue 19): GPU types with their pools and stock, CPU
+ * `client.catalog` against the emulator: GPU types with their pools and stock, CPU
  * flavours, data centres with filters, public templates; the query checked before any request
  * (the document's pairing rules, names the parameter); REST v2 only. Both sides parse with the one
  * wire module (src/wire/catalog.ts), so the client reading the emulator's answers is the check that

@@ -157,7 +157,7 @@ describe("the providers' scrubber (src/provider/shared.ts) uses the same forms",
   });
 });
 
-describe("forms a worker or a proxy really writes (issue 22 #3)", () => {
+describe("forms a worker or a proxy really writes", () => {
   const secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCY/EXAMPLE=";
   it("redacts path-quoted forms that keep '/' (Python's quote(), encodeURI) and hex dumps", () => {
     const python = secret.replace(/\+/g, "%2B").replace(/=/g, "%3D");
@@ -172,7 +172,7 @@ describe("forms a worker or a proxy really writes (issue 22 #3)", () => {
   });
 });
 
-describe("no error the client builds keeps an endpoint's env values (issue 22 #2)", () => {
+describe("no error the client builds keeps an endpoint's env values", () => {
   const TOKEN = "hf_FAKEtokenForTests0123456789";
   const endpoint = (extra: Record<string, unknown>) => ({
     id: "ep1",

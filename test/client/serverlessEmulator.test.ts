@@ -1,5 +1,5 @@
 /**
- * The REST v2 serverless client driven end to end against the emulator (issue 14): a template, an
+ * The REST v2 serverless client driven end to end against the emulator: a template, an
  * endpoint made from it, a job through `client.endpoint(id)`, an image change rolled out worker by
  * worker as `releases()` and `workers()` show it, the replaced worker's logs (tail, since), a live
  * worker's logs resumed with Last-Event-ID after a silence, and deletion. Both sides parse with

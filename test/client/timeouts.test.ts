@@ -113,7 +113,7 @@ describe("timeoutMs bounds the whole answer, pauses inside the body included", (
     expect(error).toBeInstanceOf(APITimeoutError);
   });
 
-  it("ends an answer that trickles in, each pause under the timeout, at the timeout (issue 22 #6)", async () => {
+  it("ends an answer that trickles in, each pause under the timeout, at the timeout", async () => {
     stalled.removeAllListeners("request");
     let sent = 0;
     stalled.on("request", (_req, res) => {

@@ -369,7 +369,7 @@ describe("client.serverless.workerLogs", () => {
   });
 });
 
-describe("an error answer's body is bounded (issue 22 #6)", () => {
+describe("an error answer's body is bounded", () => {
   it("reads at most timeoutMs of a 503 whose body never ends, then fails with what arrived", async () => {
     let sent = 0;
     const server = await sseServer((_req, res) => {

@@ -29,11 +29,9 @@ async function demo(env: NodeJS.ProcessEnv) {
 }
 
 describe("npm run demo", () => {
-  // Expectation changed with issue 15 item 6 and issue 11: every CLI-looking line now carries
-  // "[deploy harness]" (it used to be one line saying no CLI ran), and each up shows its preview.
-  // Changed with issue 19: the demo is the whole serverless pipeline in one program, and its change
-  // steps are edits of the stack's config (not out-of-band PATCHes of a seeded endpoint).
-  // Changed with issue 20: the endpoint smoke-tests its own releases (`smokeTest`, no JobRun); the
+  // Every CLI-looking line carries "[deploy harness]", and each up shows its preview. The demo is
+  // the whole serverless pipeline in one program, and its change steps are edits of the stack's
+  // config (not out-of-band PATCHes of a seeded endpoint). The endpoint smoke-tests its own releases (`smokeTest`, no JobRun); the
   // broken release is rolled back inside the update, a refresh then finds no drift, and the next up
   // tries the release again. The stack also holds a load-balancer endpoint (`chat`) whose smoke test
   // is an HTTP probe; the demo prints one answer of it after the first up.

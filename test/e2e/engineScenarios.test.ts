@@ -1,5 +1,5 @@
 /**
- * Scenarios issue 11 adds, through the deploy harness (previewing first, as `pulumi up` does):
+ * Scenarios through the deploy harness (previewing first, as `pulumi up` does):
  * inputs that take another resource's output, a credential moved under a component with and
  * without an alias, and key rotation followed by destroy. pulumiCli.test.ts runs the same ones
  * through the real CLI when it is on PATH.

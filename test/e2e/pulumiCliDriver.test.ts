@@ -103,7 +103,7 @@ describe("pulumi CLI driver against a stand-in CLI", () => {
         "stack init dev",
         "config set --secret",
         "config set runpod:restUrl",
-        // Expectation changed with issue 11: `up` previews first, as a user's `pulumi up` does.
+        // `up` previews first, as a user's `pulumi up` does.
         "up --yes --non-interactive",
         "stack output --json",
         "destroy --yes --skip-preview",

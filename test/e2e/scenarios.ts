@@ -377,8 +377,8 @@ const statuses = (timeline: unknown) => (timeline as Array<{ status: string }>).
  * waiting for the rollout, on a worker of the new release; not on refresh; destroy leaves no job
  * queued or running.
  *
- * (Before issue 14 the trigger was a hand-bumped `endpointRevision` config value; the example now
- * follows the endpoint's own version, so the re-run comes from a redeploy, as it does for users.)
+ * The trigger is the endpoint's own version (not a hand-bumped config value), so the re-run comes
+ * from a redeploy, as it does for users.
  */
 export async function smokeTestScenario(make: MakeDriver, e: E2eEmulator) {
   const transcript: Transcript = [];

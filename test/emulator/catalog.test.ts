@@ -1,5 +1,5 @@
 /**
- * The emulator's REST v2 catalog (issue 19): GPU types with their serverless pools, CPU flavours,
+ * The emulator's REST v2 catalog: GPU types with their serverless pools, CPU flavours,
  * data centres and public templates, with availability and the document's query rules (400 for a
  * broken pairing, 422 for a malformed value), 404s; and endpoint creates and updates that refuse a
  * pool the catalog does not have. Every answer is checked against the document's own schemas

@@ -1,5 +1,5 @@
 /**
- * The emulator checked against the service's REST v2 document (issue 12, items 10-13): every
+ * The emulator checked against the service's REST v2 document: every
  * answer of a dialect satisfies that dialect's own schema, unserved v2 paths answer as v2 does,
  * v2 answers carry the rate-limit headers the document promises, and an oversized body's 413
  * reaches the client.

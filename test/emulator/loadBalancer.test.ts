@@ -1,5 +1,5 @@
 /**
- * Load-balancer endpoints (issue 20, /work/lb-contract.md): `type: "LOAD_BALANCER"` endpoints made
+ * Load-balancer endpoints: `type: "LOAD_BALANCER"` endpoints made
  * over REST v2 serve HTTP at `<origin>/lb/<id>` (their `requestUrls.base`), with health, the
  * built-in model server's routes, cold starts, releases and rollouts, and broken releases as
  * queue endpoints have them. Real HTTP on 127.0.0.1, time on a ManualClock.

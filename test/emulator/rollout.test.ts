@@ -1,5 +1,5 @@
 /**
- * Releases and rolling updates (issue 14, emulator item 2), stepped on a ManualClock: a change of
+ * Releases and rolling updates, stepped on a ManualClock: a change of
  * what workers run makes a release (endpointVersion + 1, with its diff); the old workers keep
  * serving, stale, for rolloutMs (default 3000), then are replaced one at a time, each successor
  * INITIALIZING for WORKER_START_MS (500) on a warm endpoint. `/workers` and `/releases` show it as

@@ -1,5 +1,5 @@
 /**
- * REST v2 serverless endpoints and templates on the emulator (issue 14, emulator item 1): CRUD as
+ * REST v2 serverless endpoints and templates on the emulator: CRUD as
  * the v2 document defines it, validated (422 problem+json), 404s, one store with the job API.
  * Every answer is checked against the document's schemas (fixtures/rest-v2.serverless.schemas.json).
  */

@@ -1,5 +1,5 @@
 /**
- * The v2 document's rules for an endpoint's create, update and delete that issue 19's
+ * The v2 document's rules for an endpoint's create, update and delete that
  * `ServerlessEndpoint` relies on: the compute family and `type` cannot change (a PATCH trying
  * either is refused, so the provider must replace), and a DELETE of an endpoint already gone is
  * a 404 (the provider counts it as done).

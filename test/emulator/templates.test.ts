@@ -1,5 +1,5 @@
 /**
- * `/v2/templates` on the emulator as the `Template` resource relies on it (issue 19): the update
+ * `/v2/templates` on the emulator as the `Template` resource relies on it: the update
  * and delete routes validate per the v2 document (422 naming the field, 404 for an unknown id),
  * a PATCH keeps a persistent mount it does not name (`mounts: {}`), a PATCH replaces `env`
  * whole (`env: {}` clears it), and the snapshot rule that makes "change the image, roll the

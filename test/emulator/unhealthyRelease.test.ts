@@ -1,5 +1,5 @@
 /**
- * A release whose workers never become healthy (issue 19): an image whose reference contains
+ * A release whose workers never become healthy: an image whose reference contains
  * `unpullable`, or an env setting `RUNPOD_EMULATOR_UNHEALTHY`. Stepped on a ManualClock: the first
  * replacement worker goes UNHEALTHY once its start time is over, with the reason in its log; the
  * stale workers keep serving the previous release; the rollout never completes until a new

@@ -1,5 +1,5 @@
 /**
- * Network volumes and the serverless endpoints that attach them (issue 19, emulator): a volume an
+ * Network volumes and the serverless endpoints that attach them: a volume an
  * endpoint lists in `networkVolumes` cannot be deleted (400 naming the endpoints, in both
  * dialects), and an endpoint cannot attach a volume that does not exist (400 naming it).
  */

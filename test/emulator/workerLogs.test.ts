@@ -1,5 +1,5 @@
 /**
- * Worker logs as Server-Sent Events (issue 14, emulator item 3):
+ * Worker logs as Server-Sent Events:
  * `/v2/serverless/{id}/workers/{workerId}/logs` with `tail`, `since`, `source` and `Last-Event-ID`,
  * read with plain undici. A replaced worker's stream ends after its kept log, so the backfill rules
  * can be checked exactly; a live worker's stream stays open and carries new lines as they come.

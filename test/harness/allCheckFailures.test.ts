@@ -1,5 +1,5 @@
 /**
- * Every check failure of every resource, as the CLI prints it (issue 21 #1): each distinct failure
+ * Every check failure of every resource, as the CLI prints it: each distinct failure
  * the providers' `check` can produce (enumerated from each `args.ts` and operation's check), sent
  * through Pulumi's real dynamic-provider host from the packed package, and printed the engine's
  * way (`issueCheckFailures` in pkg/resource/deploy/step_generator.go, diag 2002/2003 in

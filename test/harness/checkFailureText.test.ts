@@ -9,7 +9,7 @@ import { SECRET_SIG, SECRET_SIG_KEY, UNKNOWN } from "../support/providerHost.mts
 
 const T = "pulumi-nodejs:dynamic/runpod:JobRun";
 
-describe("check failures as the engine prints them (issue 21 #1)", () => {
+describe("check failures as the engine prints them", () => {
   it("names the property and prints the program's value under that top-level key whole", () => {
     expect(
       checkFailureText(T, "smoke", { timeoutMs: 0 }, { property: "timeoutMs", reason: "too small" }),

@@ -55,7 +55,7 @@ describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
     h.setConfig("echo:names", "a");
     const fourth = await h.up();
     expect(fourth.errors).toEqual([]);
-    // Expectation changed with issue 21: b and the old a depend on nothing condemned, so they are
+    // b and the old a depend on nothing condemned, so they are
     // one antichain (ScheduleDeletes) deleted in parallel, in no fixed order.
     expect(ops(fourth)[0]).toBe("a:replace");
     expect(ops(fourth).slice(1).sort()).toEqual(["a:delete", "b:delete"]);
@@ -158,9 +158,8 @@ describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
     await expect(other.state()).rejects.toThrow(/incorrect passphrase/);
   });
 
-  // Expectation changed with issue 11: the engine prints only the error's `reasons` and records
-  // init errors only from them (plugin.InitError, CreateStep.Apply); the harness used to show
-  // e.message and always record them.
+  // The engine prints only the error's `reasons` and records init errors only from them
+  // (plugin.InitError, CreateStep.Apply), never e.message.
   it("records a partial failure's reasons as init errors, prints them as the engine does, and re-runs it through update on the next up", async () => {
     const failFile = path.join(projectDir, `fail-${Date.now()}`);
     await writeFile(failFile, "x");
@@ -193,7 +192,7 @@ describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
     await h.up();
     const refreshed = await h.refresh();
     expect(refreshed.errors).toEqual([]);
-    // Expectation changed with issue 11: refresh shows an update only when the provider's Diff
+    // Refresh shows an update only when the provider's Diff
     // (new outputs against the old inputs) reports one (RefreshStep.Apply); `refreshed` is not
     // an input the fixture diffs.
     expect(refreshed.resources.map((r) => r.op)).toEqual(["same", "same"]);

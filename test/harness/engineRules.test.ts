@@ -1,7 +1,7 @@
 /**
  * Conformance: the deploy harness follows Pulumi's engine rule by rule (test/support/README.md
- * lists each rule with the engine function it comes from). Every test here failed on the harness
- * before issue 11. They use the echo fixture (test/support/fixtures), not src/, and read what the
+ * lists each rule with the engine function it comes from). Each test fails on a harness that
+ * breaks its rule. They use the echo fixture (test/support/fixtures), not src/, and read what the
  * provider saw from the fixture's log (env ECHO_LOG: one JSON line per check, diff, create, read,
  * update and delete in the host).
  */
@@ -169,8 +169,8 @@ export const bValue = b.value;`;
 
     // deploymentExecutor.handleSingleEvent hands each registration's steps to the executor with
     // stepExecutor.ExecuteSerial, a send on the unbuffered `incomingChains` that only a free worker
-    // receives; the next registration (and its Check) waits for that (issue 21: the harness ran
-    // every Check ahead of the workers).
+    // receives; the next registration (and its Check) waits for that, rather than every Check
+    // running ahead of the workers.
     it("checks a registration only once a worker has taken the one before it", async () => {
       // One worker: a's step runs, b is checked and waits for the worker (its ExecuteSerial blocks
       // the event loop), so c's Check comes only after a's step has ended.

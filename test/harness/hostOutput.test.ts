@@ -1,5 +1,5 @@
 /**
- * The provider host's output where the CLI shows it (issue 21 #2). The engine does not hide a
+ * The provider host's output where the CLI shows it. The engine does not hide a
  * dynamic provider's output: `newPlugin`'s `runtrace` (pkg/resource/plugin/plugin.go) logs every
  * non-blank line of its stderr as an info diagnostic with no URN, which the display attaches to the
  * stack's row (`processNormalEvent`) and `printDiagnostics` (pkg/backend/display/progress.go)

@@ -29,7 +29,7 @@ describe("property paths (ParsePropertyPath, PropertyPath.Reset, processIgnoreCh
   });
 });
 
-describe("deploy harness: ignoreChanges paths and the replacement's second Check (issue 21 #8)", {
+describe("deploy harness: ignoreChanges paths and the replacement's second Check", {
   timeout: 300_000,
 }, () => {
   const kit = echoHarnessKit("ignore");

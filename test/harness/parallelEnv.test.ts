@@ -1,9 +1,9 @@
 /**
- * Conformance (issue 21 #9): the default of `--parallel` honours `PULUMI_PARALLEL`, as
+ * Conformance: the default of `--parallel` honours `PULUMI_PARALLEL`, as
  * `defaultParallel` (pkg/cmd/pulumi/operations/up.go) reads `env.Parallel` (sdk/go/common/env/env.go;
  * `IntValue.Value` parses with `strconv.ParseInt(v, 10, 64)`, 0 when unset or unparsable), else
- * `GOMAXPROCS × 4`. test/support/README.md rule 5. Failed on the harness before issue 21 (it always
- * used 4 × CPU count).
+ * `GOMAXPROCS × 4`. test/support/README.md rule 5. A harness that always used 4 × CPU count
+ * fails it.
  */
 import { availableParallelism } from "node:os";
 import * as path from "node:path";

@@ -1,5 +1,5 @@
 /**
- * Conformance (issue 21, "the program in its own process"; test/support/README.md, rule 13): the
+ * Conformance, the program in its own process (test/support/README.md, rule 13): the
  * engine keeps the program in the language host (the Node host, sdk/nodejs/cmd/run), apart from the
  * step generator and executor, and each registration crosses to the resource monitor
  * (`resmon.RegisterResource`, pkg/resource/deploy/source_eval.go). Before, the harness ran the

@@ -1,6 +1,6 @@
 /**
- * Conformance (issue 21 #3): the run-level text the engine prints, read from pulumi/pulumi
- * (test/support/README.md, rule 9). Each test failed on the harness before issue 21:
+ * Conformance: the run-level text the engine prints, read from pulumi/pulumi
+ * (test/support/README.md, rule 9). Each test fails on a harness that gets one of these wrong:
  * - a Check or Diff error is the host's message as is (`rpcerror.Error`), reported by
  *   `deploymentExecutor.Execute` (`reportError`): no `check failed:` / `diff failed:` prefix;
  * - a step the executor applied that fails ends the run with `update failed` under the stack
@@ -23,7 +23,7 @@ const projectDir = inject("installedProjectDir");
 const program = path.join(__dirname, "programs", "echo");
 const T = "pulumi-nodejs:dynamic/runpod:Echo";
 
-describe("deploy harness: the run-level text the engine prints (issue 21 #3)", { timeout: 300_000 }, () => {
+describe("deploy harness: the run-level text the engine prints", { timeout: 300_000 }, () => {
   const cleanups: Array<() => Promise<void>> = [];
   const setProgram = (h: DeployHarness, body: string) =>
     writeFile(

@@ -1,5 +1,5 @@
 /**
- * The layout's rules, checked on the sources (issue 13): the providers reach the client only
+ * The layout's rules, checked on the sources: the providers reach the client only
  * through its public surface, and no module of `src/` needs itself through its imports.
  *
  * "Runtime" imports are the ones the compiled CommonJS keeps as `require` calls: `import type`,

@@ -1,4 +1,4 @@
-/** Errors about settings name what the user set: the stack config key or the variable (issue 15, item 8). */
+/** Errors about settings name what the user set: the stack config key or the variable. */
 import { describe, expect, it } from "vitest";
 import { AuthenticationError } from "../../src/client/errors";
 import { clientFromSettings, resolveSettings } from "../../src/provider/config";

@@ -1,5 +1,5 @@
 /**
- * Every code snippet of README.md runs as shown against the emulator (issue 15, item 5). The
+ * Every code snippet of README.md runs as shown against the emulator. The
  * snippets are found when the test starts, so a section added later is checked too:
  *
  * - ```ts blocks with `export` statements are Pulumi programs: run through the deploy harness

@@ -1,5 +1,5 @@
 /**
- * JobRun's `expect.allowErrorOutput`, `expect.maxDelayMs` and `expect.maxExecutionMs` (issue 14):
+ * JobRun's `expect.allowErrorOutput`, `expect.maxDelayMs` and `expect.maxExecutionMs`:
  * the argument checks and verdicts as functions, then each rule through Pulumi's real
  * dynamic-provider host with `__provider` serialized from the INSTALLED package, against the emulator.
  */
@@ -311,7 +311,7 @@ describe("expect rules in the provider host", () => {
   });
 });
 
-describe("expect.outputSchema: formats and patterns (issue 22 #5, #9)", () => {
+describe("expect.outputSchema: formats and patterns", () => {
   it("fails an output whose string breaks its format (email, uri, date-time), which used to pass", async () => {
     const emailBroken = await upFails("format-email", {
       endpointId: "echoed",
@@ -401,7 +401,7 @@ describe("expect.outputSchema patterns as functions", () => {
   });
 });
 
-describe("an output too deep to store (issue 22 #7)", () => {
+describe("an output too deep to store", () => {
   it("records the job (its id, status, passed) with the output left out, whatever the nesting", async () => {
     const { id, outs } = await up("deep-output", { endpointId: "deep", input: { depth: 4000 } });
     expect(id).toBeTruthy();

@@ -1,6 +1,7 @@
 /**
  * JobRun through Pulumi's real dynamic-provider host (gRPC), with `__provider` serialized from the
- * INSTALLED package, against the emulator. Each test is one behaviour of issue 5's "Done when".
+ * INSTALLED package, against the emulator. Each test is one behaviour of a JobRun
+ * as a user's deploy sees it.
  */
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -577,8 +578,7 @@ describe("JobRun secrets scan: everything the provider returns or throws, for ev
     expect(leaks(["raw", "json"])).toEqual([]);
   });
 
-  // Depends on the client engineer's one redaction module (URL-encoded, form-encoded, HTML-escaped
-  // forms; issue 12 item 3): fails on wip/provider until that merges.
+  // The client's one redaction module also covers the URL-encoded, form-encoded and HTML-escaped forms.
   it("finds no secret in URL-encoded, form-encoded or HTML-escaped form anywhere", () => {
     expect(leaks(["url", "form", "html"])).toEqual([]);
   });

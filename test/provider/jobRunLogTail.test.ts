@@ -1,5 +1,5 @@
 /**
- * A failed JobRun explains itself with its worker's log tail (issue 14, JobRun "On failure"):
+ * A failed JobRun explains itself with its worker's log tail (JobRun "On failure"):
  * the bounds as a function, then failed runs through Pulumi's real dynamic-provider host with
  * `__provider` serialized from the INSTALLED package, against the emulator's worker logs (SSE).
  */
@@ -76,7 +76,7 @@ describe("reading the tail of a live worker's log", () => {
     });
   });
 
-  it("keeps the backfill of a service whose clock runs 3 s ahead (issue 22, minor)", async () => {
+  it("keeps the backfill of a service whose clock runs 3 s ahead", async () => {
     const ahead = (s: number) => new Date(Date.now() + 3_000 - s * 1000).toISOString();
     const tail = await readLogTail(
       liveStream([
@@ -253,7 +253,7 @@ describe("a log that cannot be read", () => {
   });
 });
 
-describe("text the worker writes cannot forge the deploy's output (issue 22 #8)", () => {
+describe("text the worker writes cannot forge the deploy's output", () => {
   it("drops ANSI sequences from log lines, escapes carriage returns, and escapes both in the error, keeping its line feeds", async () => {
     const error = await upFails("forger", { endpointId: "forger", input: {} });
     const tail = error.properties.workerLogTail as string[];
@@ -273,7 +273,7 @@ describe("text the worker writes cannot forge the deploy's output (issue 22 #8)"
     expect(tail).toEqual({ lines: ["1970-01-01T00:00:00.000Z container ok\\u000aerror: Release: forged"] });
   });
 
-  it("redacts a secret split across two log lines, or printed in colour (issue 22 #3)", () => {
+  it("redacts a secret split across two log lines, or printed in colour", () => {
     const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
     const at = (n: number) => new Date(n * 1000).toISOString();
     const lines = tailLines(
@@ -304,7 +304,7 @@ describe("text the worker writes cannot forge the deploy's output (issue 22 #8)"
   });
 });
 
-describe("secrets the run did not get as arguments (issue 22 #1, #4)", () => {
+describe("secrets the run did not get as arguments", () => {
   const HF_TOKEN = "hf_LeakyTokenForTests0123456789abcd";
 
   it("redacts the endpoint's env values from the log tail, the error and the reasons", async () => {
@@ -343,7 +343,7 @@ describe("secrets the run did not get as arguments (issue 22 #1, #4)", () => {
   });
 });
 
-describe("redact: secrets the stack knows (issue 22 #1)", () => {
+describe("redact: secrets the stack knows", () => {
   const PASSWORD = "registry-Pa55-for-tests-7e1c";
 
   it("keeps the listed values out of the message, error and log tail; refuses a bad list without printing it", async () => {

@@ -1,5 +1,5 @@
 /**
- * JobRun submission under the client's one retry policy (issue 13; issue 12 item 1): a scripted
+ * JobRun submission under the client's one retry policy: a scripted
  * 127.0.0.1 server refuses every `POST /run` with 429, and the client's `sleep` is a fake clock,
  * so the test counts the requests sent within a fixed span of (fake) time without sleeping.
  *
@@ -85,9 +85,8 @@ describe("JobRun resends a refused submission only under the client's retry poli
       expect(sentAt).toHaveLength(6);
     });
 
-    // With "5, 5" this depends on the client's RFC 9110 Retry-After parsing (issue 12 item 1, on the
-    // client engineer's branch): until that merges, "5, 5" is read by Date.parse as a past date, a
-    // 0 ms wait, and this test fails with 6 sends at fake time 0.
+    // With "5, 5" this relies on the client's RFC 9110 Retry-After parsing: read by Date.parse, "5, 5"
+    // is a past date, a 0 ms wait, and the test would see 6 sends at fake time 0.
     it(`sends at most 4 POST /run within 3 s of fake time (the backoff's pace), with ${label}`, async () => {
       await refusedRun(headers);
       // Backoff lower bounds 250 + 500 + 1000 ms put the 4th send at >= 1750 ms and the 5th at

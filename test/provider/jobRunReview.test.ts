@@ -101,7 +101,7 @@ describe("a failed run is re-run on the next up, also after refresh dropped the 
     let status = "FAILED";
     const endpoint = {
       id: "echo",
-      // A COMPLETED job needs an output: one without fails (expect.allowErrorOutput, issue 14).
+      // A COMPLETED job needs an output: one without fails (expect.allowErrorOutput).
       run: async () => ({ id: "j1", status, output: { ok: true } }),
     } as unknown as Endpoint;
     const ctx: LifecycleContext = { endpoint: () => endpoint, log: () => {} };
@@ -226,7 +226,7 @@ describe("update and the previous run's unfinished job", () => {
       },
       run: async () => {
         calls.push("run");
-        // With an output: a COMPLETED job without one fails (expect.allowErrorOutput, issue 14).
+        // With an output: a COMPLETED job without one fails (expect.allowErrorOutput).
         return { id: "new-job", status: "COMPLETED", output: { ok: true } };
       },
     } as unknown as Endpoint;
@@ -318,7 +318,7 @@ describe("the API key in JobRun errors", () => {
   });
 });
 
-describe("a failed read of the workers says what to do about that failure (issue 22, minor)", () => {
+describe("a failed read of the workers says what to do about that failure", () => {
   const fail = (status: number) => async () => {
     throw APIError.from({
       status,

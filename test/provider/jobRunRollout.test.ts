@@ -1,5 +1,5 @@
 /**
- * A smoke test that knows which release it tested (issue 14, JobRun `rollout`): the rules as
+ * A smoke test that knows which release it tested (JobRun `rollout`): the rules as
  * functions first, then JobRuns through Pulumi's real dynamic-provider host with `__provider`
  * serialized from the INSTALLED package, against the emulator's rolling updates (REST v2).
  */
@@ -33,7 +33,7 @@ const list = (endpointVersion: number, ...workers: ReturnType<typeof worker>[]):
 });
 
 describe("which release ran a job", () => {
-  it("counts a worker on a newer version than the endpoint reports as stale, never recording the worker's (issue 22, minor)", () => {
+  it("counts a worker on a newer version than the endpoint reports as stale, never recording the worker's", () => {
     // The endpoint's versions went backwards (3 now, the worker still on 5): the worker does not
     // run the endpoint's configuration, whatever its isStale says.
     expect(releaseOfJob(list(3, worker("a", 5, false)), "a", 3)).toMatchObject({

@@ -90,7 +90,7 @@ describe("getServerlessEndpoint", () => {
     const error = await getServerlessEndpoint({ id: "" }, { client: offline }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "validation_error", path: ["id"] });
     expect((error as Error).message).toContain("getServerlessEndpoint: id must be");
-    // Ids with a slash or whitespace are refused locally too, as the other lookups do (issue 22, minor):
+    // Ids with a slash or whitespace are refused locally too, as the other lookups do:
     // the offline client would fail with a connection error if they reached the network.
     for (const id of ["ep/../other", "my endpoint", ".."]) {
       const refused = await getServerlessEndpoint({ id }, { client: offline }).catch((e: unknown) => e);

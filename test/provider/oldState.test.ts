@@ -1,6 +1,6 @@
 /**
- * States written by pulumi-runpod-dynamic 0.1.0 keep working with the current package (issue 13,
- * "Old states keep working").
+ * States written by pulumi-runpod-dynamic 0.1.0 keep working with the current package: create,
+ * read, diff, update and delete of every resource kind from a stored state.
  *
  * `test/fixtures/state-0.1.0/state.json` holds what a 0.1.0 state stores (see the README there):
  * the `__provider` text of each resource kind, which names module paths and operation names of

@@ -209,7 +209,7 @@ describe.each([
     expect(read.props).not.toHaveProperty("password");
   });
 
-  it("fails ContainerRegistryAuth.get with a wrong id clearly, instead of adopting an empty resource (issue 21 #4)", async () => {
+  it("fails ContainerRegistryAuth.get with a wrong id clearly, instead of adopting an empty resource", async () => {
     const error = await host
       .read("no-such-credential", urnFor("ContainerRegistryAuth", "get-wrong"), {})
       .catch((e: unknown) => e);
@@ -556,8 +556,7 @@ describe("ContainerRegistryAuth secrets scan: everything the provider returns or
     expect(leaks(["raw", "json", "base64"])).toEqual([]);
   });
 
-  // Depends on the client engineer's one redaction module (URL-encoded, form-encoded, HTML-escaped
-  // forms; issue 12 item 3): fails on wip/provider until that merges.
+  // The client's one redaction module also covers the URL-encoded, form-encoded and HTML-escaped forms.
   it("finds no secret in URL-encoded, form-encoded or HTML-escaped form anywhere", () => {
     expect(leaks(["url", "form", "html"])).toEqual([]);
   });

@@ -1,5 +1,5 @@
 /**
- * Guarded releases (issue 20): `ServerlessEndpoint.smokeTest` through Pulumi's own
+ * Guarded releases: `ServerlessEndpoint.smokeTest` through Pulumi's own
  * dynamic-provider host over gRPC, with `__provider` serialized from the INSTALLED package, against
  * the emulator (REST v2) on a ManualClock: a rollout moves only when a test advances the clock,
  * once the host is seen waiting for it. Broken releases are the emulator's own:

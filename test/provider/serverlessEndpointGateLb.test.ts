@@ -1,5 +1,5 @@
 /**
- * Guarded releases of load-balancer endpoints (issue 20): `ServerlessEndpoint.smokeTest.http`
+ * Guarded releases of load-balancer endpoints: `ServerlessEndpoint.smokeTest.http`
  * through Pulumi's own dynamic-provider host, with `__provider` serialized from the INSTALLED
  * package, against the emulator's load-balancer endpoints on a ManualClock. The gate sends HTTP
  * probes instead of jobs; a release whose server answers 500 (`RUNPOD_EMULATOR_FAIL`) is rolled

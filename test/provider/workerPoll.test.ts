@@ -1,5 +1,5 @@
 /**
- * The shared worker poll (issue 20, "One poll per endpoint"): many waiters on one endpoint, one
+ * The shared worker poll, one per endpoint: many waiters on one endpoint, one
  * read per interval; a waiter's first answer is read after it joined; abort of one; a failed read
  * reaches every waiter; the loop stops when the last waiter leaves. Driven by a fake clock whose
  * timers run only when the test advances it, and a reader the test answers by hand.

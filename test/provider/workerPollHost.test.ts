@@ -1,5 +1,5 @@
 /**
- * One poll per endpoint (issue 20) through Pulumi's real dynamic-provider host, from the packed
+ * One poll per endpoint through Pulumi's real dynamic-provider host, from the packed
  * package: 16 JobRuns on one endpoint wait for the same held rollout in one host, and the
  * emulator counts the management requests they make while they wait: the shared loop reads the
  * workers about once a second in all, where each JobRun used to read once a second on its own

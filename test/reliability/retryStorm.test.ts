@@ -1,5 +1,5 @@
 /**
- * The retry-storm attack of issue 12: a server (or a proxy) answering every POST /run with 429
+ * The retry storm: a server (or a proxy) answering every POST /run with 429
  * and a Retry-After the old parser read as "0 ms" ("5, 5", "+5", "-1", "1,5", a past date, "0").
  * A caller that keeps resending through the client's one policy (`maxRetries: Infinity` bounded
  * by a `waitSignal`, as JobRun's submission does) must never resend faster than the backoff

@@ -1,5 +1,5 @@
 /**
- * Property paths as the engine reads `ignoreChanges` (issue 21 #8), ported from pulumi/pulumi
+ * Property paths as the engine reads `ignoreChanges`, ported from pulumi/pulumi
  * sdk/go/common/resource/properties_path.go (`parsePropertyPath`, `PropertyPath.reset`/`Reset`) and
  * `processIgnoreChanges` (pkg/resource/deploy/step_generator.go). Values are plain JSON-like data:
  * the harness hands the host unwrapped secrets, so the secret re-marking of `reset` has no part here.

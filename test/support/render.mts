@@ -25,7 +25,7 @@ export interface StepView {
   previewOf?: "update" | "destroy" | "refresh";
   /**
    * Appended to the headline and the Duration line, e.g. "[deploy harness]": says that no CLI
-   * printed this (issue 15 item 6).
+   * printed this.
    */
   label?: string;
   project: string;

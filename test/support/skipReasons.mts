@@ -1,6 +1,6 @@
 /**
  * A vitest reporter (beside "default" in vitest.config.mts) that ends the run with one line per
- * skipped test and why (issue 15 item 10): the real-CLI scenarios skip without a `pulumi` on PATH,
+ * skipped test and why: the real-CLI scenarios skip without a `pulumi` on PATH,
  * and the default reporter alone only counts them. The reason is the test's note
  * (`ctx.skip(note)`) or, for `skipIf`, the "(requires ...)" part of its name.
  */

@@ -436,7 +436,7 @@ function checkFields(args: Record<string, unknown>): CheckFailure[] {
     if (issue.code === "unrecognized_keys" && issue.path.length === 0) {
       for (const key of issue.keys) {
         const property = formatPath([...issue.path, key]);
-        // No property: the engine would print the value whole, and it may be a secret (issue 21 #1).
+        // No property: the engine would print the value whole, and it may be a secret.
         failures.push({
           property: "",
           reason: `${property} is not a JobRun argument (allowed: ${JOB_RUN_ARG_NAMES.join(", ")})`,

@@ -3,8 +3,9 @@
  * {workerId}/logs`, REST v2 only), for the failure message and the `workerLogTail` output.
  *
  * A live worker's log stream never ends, so the read is bounded three ways: it stops at the first
- * line written after the read began (the backfill is over; 2 s of clock skew allowed), after `LOG_TAIL_IDLE_MS` without a
- * line once some arrived (the backfill came as one burst), and at its deadline (at most
+ * line written more than `CLOCK_SKEW_MS` (30 s of clock skew) after the read began (the backfill
+ * is over), after `LOG_TAIL_IDLE_MS` without a line once some arrived (the backfill came as one
+ * burst), and at its deadline (at most
  * `LOG_TAIL_TIMEOUT_MS`, and never past the JobRun's own `timeoutMs`). What it keeps is bounded
  * too: the newest `MAX_LOG_TAIL_LINES` lines within `MAX_LOG_TAIL_BYTES`, each redacted of the
  * run's secrets before it is measured. A log that cannot be read never hides the job's failure:

@@ -94,7 +94,7 @@ export function checkNetworkVolumeArgs(
   for (const issue of result.error?.issues ?? []) {
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
-        // No property: the engine would print the value whole, and it may be a secret (issue 21 #1).
+        // No property: the engine would print the value whole, and it may be a secret.
         failures.push({ property: "", reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
       }
       continue;

@@ -64,7 +64,7 @@ export function checkRegistryAuthArgs(news: Record<string, unknown>): pulumi.dyn
   for (const issue of result.error.issues) {
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
-        // No property: the engine would print the value whole, and it may be a secret (issue 21 #1).
+        // No property: the engine would print the value whole, and it may be a secret.
         failures.push({ property: "", reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
       }
       continue;

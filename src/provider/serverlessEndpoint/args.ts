@@ -123,7 +123,7 @@ export function checkEndpointArgs(
       continue;
     }
     if (issue.code === "unrecognized_keys" && issue.path.length === 0) {
-      // No property: the engine would print the value whole, and it may be a secret (issue 21 #1).
+      // No property: the engine would print the value whole, and it may be a secret.
       for (const key of issue.keys) {
         failures.push({ property: "", reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
       }

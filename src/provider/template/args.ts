@@ -109,7 +109,7 @@ export function checkTemplateArgs(
   for (const issue of result.success ? [] : result.error.issues) {
     if (issue.code === "unrecognized_keys" && issue.path.length === 0) {
       for (const key of issue.keys) {
-        // No property: the engine would print the value whole, and it may be a secret (issue 21 #1).
+        // No property: the engine would print the value whole, and it may be a secret.
         unknownKeys.push({
           property: "",
           reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}`,
