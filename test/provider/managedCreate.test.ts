@@ -10,7 +10,7 @@ import {
   BadRequestError,
   NotFoundError,
 } from "../../src/client";
-import { createReconciled, deleteIfPresent, readOrGone } from "../../src/provider/managedCreate";
+import { createReconciled, deleteIfPresent, readOrGone } from "../../src/provider/common/managedCreate";
 
 interface Obj {
   id: string;

@@ -35,9 +35,11 @@ import {
   RunpodError,
   resolveRestUrl,
 } from "../../client";
+import { forEngine, withProviderErrors } from "../common/engineText";
+import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { redact } from "../common/redaction";
+import { isUnknown } from "../common/unknown";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
-import { forEngine, isUnknown, redact, withProviderErrors } from "../shared";
 import {
   checkNetworkVolumeArgs,
   type NetworkVolumeOutputs,

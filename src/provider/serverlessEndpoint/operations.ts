@@ -34,11 +34,13 @@ import {
   type ServerlessReleaseList,
   secretEnvValues,
 } from "../../client";
+import { forEngine, withProviderErrors } from "../common/engineText";
+import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { redact, redactValue } from "../common/redaction";
+import { describeError } from "../common/wording";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { contextFromSettings, restDialectOf } from "../jobRun/context";
-import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
-import { describeError, forEngine, redact, redactValue, withProviderErrors } from "../shared";
-import { clientPollKey } from "../workerPoll";
+import { contextFromSettings, restDialectOf } from "../release/context";
+import { clientPollKey } from "../release/workerPoll";
 import {
   BODY_NAMES,
   bodyOf,

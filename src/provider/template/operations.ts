@@ -31,9 +31,11 @@ import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient, Template, TemplateUpdateInput } from "../../client";
 import { BadRequestError, ConflictError, describeBody, RunpodError, secretEnvValues } from "../../client";
+import { forEngine, withProviderErrors } from "../common/engineText";
+import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { redact, redactValue } from "../common/redaction";
+import { containsUnknown } from "../common/unknown";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
-import { containsUnknown, forEngine, redact, redactValue, withProviderErrors } from "../shared";
 import { ARG_NAMES, checkTemplateArgs, MOUNT_REMOVAL, OMITTED_MEANS, plainInputs } from "./args";
 
 export type { TemplateInputs } from "./args";

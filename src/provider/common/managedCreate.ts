@@ -15,8 +15,8 @@
  * Names need not be unique on the service: objects that already existed under the same name are
  * left alone (they are not this create's), unlike `ContainerRegistryAuth`, whose names are unique.
  */
-import { APITimeoutError, APIUserAbortError, mayHaveActed, NotFoundError, RunpodError } from "../client";
-import { describeError } from "./shared";
+import { APITimeoutError, APIUserAbortError, mayHaveActed, NotFoundError, RunpodError } from "../../client";
+import { describeError } from "./wording";
 
 /** What {@link createReconciled} needs: the object's kind and name, and the two calls. */
 export interface ReconciledCreateOptions<T extends { id: string; name?: string | null }> {
