@@ -78,7 +78,7 @@ export interface TransportConfig {
 
 /** One request as the resources describe it. */
 export interface TransportRequest<S extends z.ZodType | undefined> {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Absolute base URL without a trailing slash, e.g. `https://api.runpod.ai`. */
   baseUrl: string;
   /** Path built with the `path` tag, starting with "/". */

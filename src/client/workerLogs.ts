@@ -1,5 +1,6 @@
 /**
- * A serverless worker's log stream (`GET /v2/serverless/{id}/workers/{workerId}/logs`, Server-Sent
+ * A log stream of the REST v2 document (a serverless worker's
+ * `GET /v2/serverless/{id}/workers/{workerId}/logs`, a pod's `GET /v2/pods/{id}/logs`; Server-Sent
  * Events) as an async iterator of `{ source, line, ts }`.
  *
  * The SSE framing is parsed by `eventsource-parser` fed from undici's response body; this module
@@ -25,7 +26,12 @@
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { type Dispatcher, request } from "undici";
-import { type LogSource, type WorkerLogEvent, WorkerLogEventSchema } from "../wire/serverless";
+import {
+  type LogSource,
+  type WorkerLogEvent,
+  WorkerLogEventSchema,
+  WorkerLogsQueryInputSchema,
+} from "../wire/serverless";
 import {
   APIConnectionError,
   APIError,
@@ -35,11 +41,12 @@ import {
   RunpodError,
   redactHeaders,
   redactSecrets,
+  ValidationError,
 } from "./errors";
 import { MB } from "./limits";
 import { backoffMs, isRetryableStatus, MAX_RETRY_AFTER_MS, serverDelayMs } from "./retry";
 import { errorCodes, NOT_SENT_CODES, sharedAgent, TIMEOUT_CODES, type Transport } from "./transport";
-import { parseResponse } from "./validate";
+import { parseInput, parseResponse } from "./validate";
 
 /** Options of `client.serverless.workerLogs(id, workerId, options)`. */
 export interface WorkerLogsOptions {
@@ -109,6 +116,42 @@ export interface WorkerLogStreamTarget {
   path: string;
   query: { tail?: number; since?: string; source?: LogSource };
   options: WorkerLogsOptions;
+}
+
+/** Rejects a number option that is not a whole number >= min, naming it. */
+function checkCount(value: number | undefined, option: string, min: number): void {
+  if (value === undefined || (Number.isInteger(value) && value >= min)) return;
+  throw new ValidationError(`${option} must be an integer >= ${min}, got ${value}`, [option]);
+}
+
+/**
+ * Checks `options` (the query strictly, the counts), then opens the log stream at `logsPath`
+ * below `restUrl`. Everything is checked here, when called, before any request; `what` names
+ * the call in messages (`workerLogs options`).
+ */
+export function openLogStream(
+  target: { transport: Transport; restUrl: string },
+  open: SseOpener,
+  logsPath: string,
+  options: WorkerLogsOptions,
+  what: string,
+): AsyncGenerator<WorkerLogEvent, void, undefined> {
+  const { signal, maxReconnects, idleTimeoutMs, ...query } = options;
+  const parsed = parseInput(WorkerLogsQueryInputSchema, query, what);
+  checkCount(maxReconnects, "maxReconnects", 0);
+  checkCount(idleTimeoutMs, "idleTimeoutMs", 1);
+  return streamWorkerLogs({
+    transport: target.transport,
+    open,
+    url: target.restUrl + logsPath,
+    path: new URL(target.restUrl).pathname.replace(/\/+$/, "") + logsPath,
+    query: {
+      tail: parsed.tail,
+      since: parsed.since instanceof Date ? parsed.since.toISOString() : parsed.since,
+      source: parsed.source,
+    },
+    options,
+  });
 }
 
 /** Event types that carry log lines; others (keep-alives, notices) are skipped. */
