@@ -45,48 +45,35 @@ interface Destroyable {
   destroy(error?: Error): unknown;
 }
 
-/** A body being read on the coarse path; `body` is cleared when its attempt ends. */
-interface WatchedBody {
-  body: Destroyable | undefined;
-  /** Epoch ms the attempt must end by. */
-  due: number;
-}
-
 /**
- * Bodies being read on the coarse path. One shared timer sweeps them every
- * {@link BODY_DEADLINE_SWEEP_MS}, destroying a body past its deadline, so a long timeout bounds
- * the whole answer at no per-request timer cost (within the sweep's step, as coarse as undici's
- * own timers). An attempt that ends only clears its entry (no map to hash a body into); the sweep
- * drops cleared entries, and stops itself when nothing is left.
+ * Bodies being read on the coarse path, with the time (epoch ms) their attempt must end by. One
+ * shared timer sweeps them every {@link BODY_DEADLINE_SWEEP_MS}, destroying a body past its
+ * deadline, so a long timeout bounds the whole answer at no per-request timer cost (within the
+ * sweep's step, as coarse as undici's own timers). The timer stops itself when nothing is left.
+ * (A Map costs about 0.2 µs a request more than a list of cleared entries, but holds nothing
+ * after an attempt ends: a list would keep up to a sweep's worth of entries alive into the old
+ * generation at high request rates.)
  */
-const watched: WatchedBody[] = [];
+const watched = new Map<Destroyable, number>();
 let sweep: NodeJS.Timeout | undefined;
 
-function watchBody(body: Destroyable, due: number): WatchedBody {
-  const entry: WatchedBody = { body, due };
-  watched.push(entry);
+function watchBody(body: Destroyable, due: number): void {
+  watched.set(body, due);
   if (sweep === undefined) {
     sweep = setInterval(sweepBodies, BODY_DEADLINE_SWEEP_MS);
     sweep.unref();
   }
-  return entry;
 }
 
 function sweepBodies(): void {
   const now = Date.now();
-  let kept = 0;
-  for (const entry of watched) {
-    const body = entry.body;
-    if (body === undefined) continue;
-    if (entry.due <= now) {
-      entry.body = undefined;
+  for (const [body, due] of watched) {
+    if (due <= now) {
+      watched.delete(body);
       body.destroy(BODY_DEADLINE_PASSED);
-    } else {
-      watched[kept++] = entry;
     }
   }
-  watched.length = kept;
-  if (kept === 0) {
+  if (watched.size === 0) {
     clearInterval(sweep);
     sweep = undefined;
   }
@@ -104,7 +91,7 @@ export class AttemptDeadline {
   readonly bodyTimeout: number;
   readonly #due: number;
   #timer: NodeJS.Timeout | undefined;
-  #watch: WatchedBody | undefined;
+  #watched: Destroyable | undefined;
   #passed = false;
 
   constructor(timeoutMs: number, userSignal: AbortSignal | undefined) {
@@ -126,7 +113,10 @@ export class AttemptDeadline {
 
   /** Reads `body` to the end as text within the deadline; a failed read destroys the body. */
   async readText(body: Destroyable & { text(): Promise<string> }): Promise<string> {
-    if (this.#timer === undefined) this.#watch = watchBody(body, this.#due);
+    if (this.#timer === undefined) {
+      watchBody(body, this.#due);
+      this.#watched = body;
+    }
     try {
       return await body.text();
     } catch (error) {
@@ -146,9 +136,9 @@ export class AttemptDeadline {
   /** Stops the timer and the body's watch; safe to call more than once. */
   end(): void {
     clearTimeout(this.#timer);
-    if (this.#watch !== undefined) {
-      this.#watch.body = undefined;
-      this.#watch = undefined;
+    if (this.#watched !== undefined) {
+      watched.delete(this.#watched);
+      this.#watched = undefined;
     }
   }
 }
