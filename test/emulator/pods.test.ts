@@ -211,6 +211,39 @@ describe("emulator /v2/pods", () => {
     expect(other.body.detail).toContain("fixed at create");
   });
 
+  it("creates a pod from a pod template, body fields winning and env merged per key", async () => {
+    const template = await h.call("POST", "/v2/templates", {
+      name: "pod-tpl",
+      image: "acme/dev:1",
+      ports: ["8888/http"],
+      env: { A: "template", B: "template" },
+      serverless: false,
+    });
+    expect(template.status).toBe(201);
+    const created = await h.call("POST", "/v2/pods", {
+      name: "from-tpl",
+      templateId: template.body.id,
+      gpu: { id: GPU },
+      env: { B: "body" },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      image: "acme/dev:1",
+      ports: ["8888/http"],
+      env: { A: "template", B: "body" },
+      template: null,
+    });
+    const serverlessTpl = await h.call("POST", "/v2/templates", { name: "sl", image: "x", serverless: true });
+    const refusedSl = await h.call("POST", "/v2/pods", {
+      name: "p",
+      templateId: serverlessTpl.body.id,
+      gpu: { id: GPU },
+    });
+    expect(refusedSl.status).toBe(422);
+    const unknownTpl = await h.call("POST", "/v2/pods", { name: "p", templateId: "nope", gpu: { id: GPU } });
+    expect(unknownTpl.status).toBe(404);
+  });
+
   it("runs a CPU pod at the flavour's price per vCPU", async () => {
     const created = await h.call("POST", "/v2/pods", {
       name: "c",

@@ -26,6 +26,7 @@ import { randomBytes } from "node:crypto";
 import type { z } from "zod";
 import type { AvailabilityLevel } from "../../wire/catalog";
 import type { Pod, PodAction, PodCreateInputSchema, PodStatus, PodUpdateInputSchema } from "../../wire/pods";
+import type { Template } from "../../wire/serverless";
 import {
   compareCuda,
   type PodStockView,
@@ -91,6 +92,7 @@ export class PodStore implements PodStockView {
   readonly #clock: Clock;
   readonly #startMs: number;
   readonly #volumes: ManagementStore;
+  readonly #templates: (id: string) => Template | undefined;
   readonly #pods = new Map<string, StoredPod>();
   /** Free GPUs by `gpuId|dataCenterId|cloud`. */
   readonly #stock = new Map<string, number>();
@@ -98,8 +100,15 @@ export class PodStore implements PodStockView {
   /** Pod logs (one log per pod). */
   readonly logs = new WorkerLogs();
 
-  constructor(options: { clock: Clock; podStartMs: number; store: ManagementStore }) {
+  /** `templates`: the account's and the public templates by id (a pod may be created from one). */
+  constructor(options: {
+    clock: Clock;
+    podStartMs: number;
+    store: ManagementStore;
+    templates: (id: string) => Template | undefined;
+  }) {
     this.#clock = options.clock;
+    this.#templates = options.templates;
     this.#startMs = options.podStartMs;
     this.#volumes = options.store;
     for (const s of podStockSeed()) this.#stock.set(key(s.gpuId, s.dataCenterId, s.cloud), s.free);
@@ -156,7 +165,8 @@ export class PodStore implements PodStockView {
   }
 
   /** Creates a pod (PROVISIONING) or throws `PodError` (400 for a rule or no capacity, 404 for an unknown volume). */
-  create(body: CreateBody): Pod {
+  create(request: CreateBody): Pod {
+    const body = request.templateId ? this.#fromTemplate(request, request.templateId) : request;
     const cloud = body.cloud ?? "SECURE";
     let dataCenters = body.dataCenterIds && body.dataCenterIds.length > 0 ? body.dataCenterIds : undefined;
     const network = body.mounts?.network?.[0];
@@ -327,6 +337,51 @@ export class PodStore implements PodStockView {
   }
 
   // Internals -----------------------------------------------------------------------------------
+
+  /** A pod template by id: 404 when unknown, 422 when it is a serverless template. */
+  #template(id: string): Template {
+    const t = this.#templates(id);
+    if (!t) throw new PodError(404, `templateId: template ${id} not found`);
+    if (t.serverless) {
+      throw new PodError(
+        422,
+        `templateId: template ${id} is a serverless template; a pod needs a pod template`,
+      );
+    }
+    return t;
+  }
+
+  /**
+   * The create body with the template's settings under it: body fields win, `env` merges per
+   * key (body wins), a CUDA field in the body replaces the template's constraint, and CPU pods
+   * take no persistent mount from it.
+   */
+  #fromTemplate(body: CreateBody, id: string): CreateBody {
+    const t = this.#template(id);
+    const out: CreateBody = {
+      ...body,
+      image: body.image ?? t.image,
+      args: body.args ?? t.args,
+      disk: body.disk ?? t.disk,
+      ports: body.ports ?? t.ports,
+      registry: body.registry !== undefined ? body.registry : t.registry,
+      env: { ...(t.env ?? {}), ...(body.env ?? {}) },
+      startSsh: body.startSsh ?? t.startSsh,
+      startJupyter: body.startJupyter ?? t.startJupyter,
+    };
+    if (!body.mounts && body.gpu && t.mounts?.persistent) {
+      out.mounts = { persistent: { size: t.mounts.persistent.size, path: t.mounts.persistent.path } };
+    }
+    if (
+      body.gpu &&
+      body.gpu.allowedCudaVersions === undefined &&
+      body.gpu.minCudaVersion === undefined &&
+      t.allowedCudaVersions?.length
+    ) {
+      out.gpu = { ...body.gpu, allowedCudaVersions: [...t.allowedCudaVersions] };
+    }
+    return out;
+  }
 
   #allow(stored: StoredPod, action: PodAction): void {
     const { pod } = stored;
