@@ -23,9 +23,17 @@
  *   a network mount's `volumeId` are fixed (400).
  */
 import { randomBytes } from "node:crypto";
-import type { z } from "zod";
+import { z } from "zod";
 import type { AvailabilityLevel } from "../../wire/catalog";
-import type { Pod, PodAction, PodCreateInputSchema, PodStatus, PodUpdateInputSchema } from "../../wire/pods";
+import {
+  POD_STATUSES,
+  type Pod,
+  type PodAction,
+  type PodCreateInputSchema,
+  PodSchema,
+  type PodStatus,
+  type PodUpdateInputSchema,
+} from "../../wire/pods";
 import type { Template } from "../../wire/serverless";
 import {
   compareCuda,
@@ -85,6 +93,18 @@ interface StoredPod {
   run: number;
 }
 
+/** The state file's `pods` section: the account's SSH keys and each pod with what it holds. */
+const PodsSectionSchema = z.object({
+  sshKeys: z.array(z.string()),
+  pods: z.array(
+    z.object({
+      pod: PodSchema.extend({ status: z.enum(POD_STATUSES) }),
+      sshKeys: z.array(z.string()),
+      holds: z.boolean(),
+    }),
+  ),
+});
+
 const CONTAINER_FIELDS = ["image", "args", "disk", "ports", "env", "registry"] as const;
 
 /** Pods, their stock and the account's SSH keys. */
@@ -112,6 +132,61 @@ export class PodStore implements PodStockView {
     this.#startMs = options.podStartMs;
     this.#volumes = options.store;
     for (const s of podStockSeed()) this.#stock.set(key(s.gpuId, s.dataCenterId, s.cloud), s.free);
+    this.#load(options.store);
+    options.store.attachPods(() => this.#snapshot());
+  }
+
+  /**
+   * Takes back the pods and keys of the state file: a pod that held compute takes it again, and
+   * one that was on its way to RUNNING (or there) starts its container again (listeners are new).
+   */
+  #load(store: ManagementStore): void {
+    const saved = store.savedPods();
+    if (saved === undefined) return;
+    const parsed = PodsSectionSchema.safeParse(saved);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new Error(
+        `stateFile ${store.stateFile}: the pods section is not valid (${issue?.path.join(".")}: ${issue?.message})`,
+      );
+    }
+    this.#sshKeys = parsed.data.sshKeys;
+    for (const entry of parsed.data.pods) {
+      const pod = entry.pod as StoredPod["pod"];
+      const stored: StoredPod = {
+        pod,
+        sshKeys: entry.sshKeys,
+        holds: entry.holds,
+        timers: [],
+        listeners: [],
+        run: 0,
+      };
+      this.#pods.set(pod.id, stored);
+      this.logs.open(LOG_GROUP, pod.id);
+      if (stored.holds && pod.dataCenterId) this.#take(pod, pod.dataCenterId);
+      pod.ssh = { proxy: null, direct: null };
+      pod.runtime = null;
+      if (pod.status === "RUNNING" || pod.status === "STARTING" || pod.status === "PROVISIONING") {
+        this.#log(stored, "system", "emulator restarted: starting the container again");
+        this.#boot(stored, "STARTING");
+      }
+    }
+  }
+
+  #snapshot(): z.input<typeof PodsSectionSchema> {
+    return {
+      sshKeys: [...this.#sshKeys],
+      pods: [...this.#pods.values()].map((p) => ({
+        pod: { ...p.pod, ssh: { proxy: null, direct: null }, runtime: null },
+        sshKeys: [...p.sshKeys],
+        holds: p.holds,
+      })),
+    };
+  }
+
+  /** Writes the state file (when there is one); routes await it before answering a change. */
+  persist(): Promise<void> {
+    return this.#volumes.persist();
   }
 
   // Stock ---------------------------------------------------------------------------------------
@@ -594,6 +669,8 @@ export class PodStore implements PodStockView {
   #set(stored: StoredPod, status: PodStatus): void {
     stored.pod.status = status;
     this.#log(stored, "system", `status ${status}`);
+    // Timer-driven transitions are written too; a failed write surfaces on the next change.
+    this.persist().catch(() => undefined);
   }
 
   #log(stored: StoredPod, source: "system" | "container", line: string): void {
