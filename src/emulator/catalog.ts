@@ -550,6 +550,13 @@ export function getDataCenter(id: string, query: DataCenterQuery): DataCenter | 
   return entry ? renderDataCenter(entry, query.include) : undefined;
 }
 
+/** A public template of any source by id (pods may be created from one), or undefined. */
+export function findPublicTemplate(id: string): Template | undefined {
+  const all = [...PUBLIC_TEMPLATES.official, ...PUBLIC_TEMPLATES.verified, ...PUBLIC_TEMPLATES.community];
+  const found = all.find((t) => t.id === id);
+  return found && structuredClone(found);
+}
+
 /** `GET /v2/catalog/templates`: one slice of the public catalog (`official` by default). */
 export function listPublicTemplates(query: z.output<typeof PublicTemplatesQueryInputSchema>): Template[] {
   return structuredClone([...PUBLIC_TEMPLATES[query.source ?? "official"]]);

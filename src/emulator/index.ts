@@ -10,6 +10,7 @@
  */
 import type { AddressInfo } from "node:net";
 import { KeyChecker } from "./auth";
+import { findPublicTemplate } from "./catalog";
 import type { Clock } from "./clock";
 import { FaultInjector } from "./faults";
 import { loadFastify } from "./http/loadFastify";
@@ -105,7 +106,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     webhooks.close();
     throw err;
   }
-  const pods = new PodStore({ clock: resolved.clock, podStartMs: resolved.podStartMs, store });
+  const pods = new PodStore({
+    clock: resolved.clock,
+    podStartMs: resolved.podStartMs,
+    store,
+    templates: (id) => serverless.getTemplate(id) ?? findPublicTemplate(id),
+  });
   const faults = resolved.faults ? new FaultInjector(resolved.faults, resolved.faultSeed) : undefined;
   let requests = 0;
   const requestsByInterface = { jobs: 0, management: 0 };

@@ -2,7 +2,7 @@
  * Management data (registry auths and network volumes), shared by the v1 and v2 dialects, and the
  * state file, which also keeps the serverless section that `serverless.ts` owns (endpoints made
  * over REST v2, their releases, and templates: an optional field, so older emulators still read
- * the file).
+ * the file), and the `pods` section that `pods/podStore.ts` owns (pods and the account's SSH keys).
  *
  * Passwords are never stored: only a salted scrypt hash is kept (enough to prove a credential was
  * given, useless to recover it). With a `stateFile`, every change is written before it is
@@ -44,6 +44,8 @@ interface StateFileV1 {
   networkVolumes: StoredVolume[];
   /** Written and checked by `ServerlessStore`. */
   serverless?: unknown;
+  /** Written and checked by `PodStore` (pods and the account's SSH keys). */
+  pods?: unknown;
 }
 
 /**
@@ -102,6 +104,9 @@ export class ManagementStore {
   /** The serverless section as loaded, until a snapshot function is attached. */
   #serverlessSaved: unknown;
   #serverlessSnapshot?: () => unknown;
+  /** The pods section as loaded, until a snapshot function is attached. */
+  #podsSaved: unknown;
+  #podsSnapshot?: () => unknown;
 
   private constructor(stateFile?: string) {
     this.#stateFile = stateFile;
@@ -135,6 +140,7 @@ export class ManagementStore {
           throw new Error(`stateFile ${options.stateFile} is not an emulator state file (version 1)`);
         }
         store.#serverlessSaved = state.serverless;
+        store.#podsSaved = state.pods;
         for (const r of state.registryAuths) store.#registryAuths.set(r.id, r);
         for (const [i, v] of state.networkVolumes.entries()) {
           const problem = volumeSizeProblem(v?.size, `networkVolumes[${i}].size`);
@@ -161,11 +167,13 @@ export class ManagementStore {
     const file = this.#stateFile;
     if (!file) return Promise.resolve();
     const serverless = this.#serverlessSnapshot ? this.#serverlessSnapshot() : this.#serverlessSaved;
+    const pods = this.#podsSnapshot ? this.#podsSnapshot() : this.#podsSaved;
     const state: StateFileV1 = {
       version: 1,
       registryAuths: [...this.#registryAuths.values()],
       networkVolumes: [...this.#volumes.values()],
       ...(serverless !== undefined ? { serverless } : {}),
+      ...(pods !== undefined ? { pods } : {}),
     };
     const text = `${JSON.stringify(state, null, 2)}\n`;
     const tmp = `${file}.${process.pid}.${++this.#writeSeq}.tmp`;
@@ -191,6 +199,16 @@ export class ManagementStore {
   /** Makes every later write take the serverless section from `snapshot`. */
   attachServerless(snapshot: () => unknown): void {
     this.#serverlessSnapshot = snapshot;
+  }
+
+  /** The pods section the state file held when opened (unchecked), or undefined. */
+  savedPods(): unknown {
+    return this.#podsSaved;
+  }
+
+  /** Makes every later write take the pods section from `snapshot`. */
+  attachPods(snapshot: () => unknown): void {
+    this.#podsSnapshot = snapshot;
   }
 
   /** Writes the state file now (after a serverless change). */

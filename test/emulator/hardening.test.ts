@@ -85,7 +85,7 @@ describe("v2 paths the emulator does not serve (item 11)", () => {
   it("answers 501 to a documented operation it does not implement", async () => {
     h = await harness();
     for (const [method, p] of [
-      ["GET", "/v2/pods"],
+      ["GET", "/v2/clusters"],
       ["POST", "/v2/clusters"],
       ["GET", "/v2/billing/pods"],
       ["GET", "/v2/registries/delegations"],
@@ -165,7 +165,7 @@ describe("RateLimit headers on v2 answers (item 12)", () => {
       await h.call("POST", "/v2/network-volumes", { name: "n", size: 10, dataCenter: "EU" }),
       await h.call("GET", "/v2/network-volumes/nope"),
       await h.call("POST", "/v2/network-volumes", { name: "n", size: 1, dataCenter: "EU" }),
-      await h.call("GET", "/v2/pods"),
+      await h.call("GET", "/v2/clusters"),
     ];
     expect(answers.map((a) => a.status)).toEqual([200, 201, 404, 422, 501]);
     for (const answer of answers) {

@@ -4,7 +4,10 @@
  * document's schemas, stock taken and given back as the catalog shows it, capacity errors, the
  * ERROR pod with its pull error in the log, the SSH banner and the HTTP port of a running pod.
  */
+import { mkdtempSync } from "node:fs";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SSH_BANNER } from "../../src/emulator/pods/listeners";
@@ -211,6 +214,39 @@ describe("emulator /v2/pods", () => {
     expect(other.body.detail).toContain("fixed at create");
   });
 
+  it("creates a pod from a pod template, body fields winning and env merged per key", async () => {
+    const template = await h.call("POST", "/v2/templates", {
+      name: "pod-tpl",
+      image: "acme/dev:1",
+      ports: ["8888/http"],
+      env: { A: "template", B: "template" },
+      serverless: false,
+    });
+    expect(template.status).toBe(201);
+    const created = await h.call("POST", "/v2/pods", {
+      name: "from-tpl",
+      templateId: template.body.id,
+      gpu: { id: GPU },
+      env: { B: "body" },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      image: "acme/dev:1",
+      ports: ["8888/http"],
+      env: { A: "template", B: "body" },
+      template: null,
+    });
+    const serverlessTpl = await h.call("POST", "/v2/templates", { name: "sl", image: "x", serverless: true });
+    const refusedSl = await h.call("POST", "/v2/pods", {
+      name: "p",
+      templateId: serverlessTpl.body.id,
+      gpu: { id: GPU },
+    });
+    expect(refusedSl.status).toBe(422);
+    const unknownTpl = await h.call("POST", "/v2/pods", { name: "p", templateId: "nope", gpu: { id: GPU } });
+    expect(unknownTpl.status).toBe(404);
+  });
+
   it("runs a CPU pod at the flavour's price per vCPU", async () => {
     const created = await h.call("POST", "/v2/pods", {
       name: "c",
@@ -344,5 +380,31 @@ describe("emulator pod runtime", () => {
     expect(lines).toEqual(
       expect.arrayContaining(["status PROVISIONING", "status STARTING", "status RUNNING"]),
     );
+  });
+});
+
+describe("emulator pods in the state file", () => {
+  it("keep pods, their stock and the SSH keys across a restart, starting the container again", async () => {
+    await h.close();
+    const stateFile = path.join(mkdtempSync(path.join(tmpdir(), "pods-state-")), "state.json");
+    h = await harness({ podStartMs: START_MS, stateFile });
+    await h.call("PUT", "/v2/account/ssh-keys", { keys: [KEY_LINE] });
+    const created = await create({
+      gpu: { id: "NVIDIA L4", count: 2 },
+      dataCenterIds: ["US-KS-2"],
+      env: { A: "1" },
+    });
+    await h.clock.advance(START_MS);
+    await untilPod(created.body.id, "RUNNING");
+    await h.close();
+
+    h = await harness({ podStartMs: START_MS, stateFile });
+    expect((await h.call("GET", "/v2/account/ssh-keys")).body).toEqual({ keys: [KEY_LINE] });
+    const again = await h.call("GET", `/v2/pods/${created.body.id}`);
+    expect(again.body).toMatchObject({ status: "STARTING", env: { A: "1" }, dataCenterId: "US-KS-2" });
+    expect(check("Pod", again.body)).toEqual([]);
+    expect(await podLevel("NVIDIA L4", "US-KS-2")).toBe("NONE");
+    await h.clock.advance(START_MS);
+    await untilPod(created.body.id, "RUNNING");
   });
 });

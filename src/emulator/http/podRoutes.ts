@@ -34,7 +34,9 @@ export function registerPodRoutes(app: FastifyInstance, pods: PodStore): void {
 
   app.post("/v2/pods", options, async (request, reply) => {
     const body = validateV2Body(PodCreateInputSchema, request);
-    return reply.code(201).send(call(() => pods.create(body)));
+    const pod = call(() => pods.create(body));
+    await pods.persist();
+    return reply.code(201).send(pod);
   });
 
   app.get("/v2/pods/:id", options, async (request) => {
@@ -46,7 +48,9 @@ export function registerPodRoutes(app: FastifyInstance, pods: PodStore): void {
   app.patch("/v2/pods/:id", options, async (request) => {
     if (!pods.has(idOf(request))) throw notFound(idOf(request));
     const patch = validateV2Body(PodUpdateInputSchema, request);
-    return call(() => pods.update(idOf(request), patch));
+    const pod = call(() => pods.update(idOf(request), patch));
+    await pods.persist();
+    return pod;
   });
 
   app.delete("/v2/pods/:id", options, async (request, reply) => {
@@ -54,6 +58,7 @@ export function registerPodRoutes(app: FastifyInstance, pods: PodStore): void {
       throw err instanceof PodError ? new HttpError(err.status, err.message) : err;
     });
     if (!deleted) throw notFound(idOf(request));
+    await pods.persist();
     return reply.code(204).send();
   });
 
@@ -64,9 +69,12 @@ export function registerPodRoutes(app: FastifyInstance, pods: PodStore): void {
       await call(() => pods.delete(idOf(request))).catch((err: unknown) => {
         throw err instanceof PodError ? new HttpError(err.status, err.message) : err;
       });
+      await pods.persist();
       return reply.code(204).send();
     }
-    return call(() => pods.action(idOf(request), action));
+    const pod = call(() => pods.action(idOf(request), action));
+    await pods.persist();
+    return pod;
   });
 
   app.get("/v2/pods/:id/logs", options, async (request, reply) => {
@@ -78,6 +86,8 @@ export function registerPodRoutes(app: FastifyInstance, pods: PodStore): void {
 
   app.put("/v2/account/ssh-keys", options, async (request) => {
     const { keys } = validateV2Body(SshKeysInputSchema, request);
-    return { keys: pods.setSshKeys(keys) };
+    const stored = pods.setSshKeys(keys);
+    await pods.persist();
+    return { keys: stored };
   });
 }

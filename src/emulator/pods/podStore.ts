@@ -23,9 +23,18 @@
  *   a network mount's `volumeId` are fixed (400).
  */
 import { randomBytes } from "node:crypto";
-import type { z } from "zod";
+import { z } from "zod";
 import type { AvailabilityLevel } from "../../wire/catalog";
-import type { Pod, PodAction, PodCreateInputSchema, PodStatus, PodUpdateInputSchema } from "../../wire/pods";
+import {
+  POD_STATUSES,
+  type Pod,
+  type PodAction,
+  type PodCreateInputSchema,
+  PodSchema,
+  type PodStatus,
+  type PodUpdateInputSchema,
+} from "../../wire/pods";
+import type { Template } from "../../wire/serverless";
 import {
   compareCuda,
   type PodStockView,
@@ -84,6 +93,18 @@ interface StoredPod {
   run: number;
 }
 
+/** The state file's `pods` section: the account's SSH keys and each pod with what it holds. */
+const PodsSectionSchema = z.object({
+  sshKeys: z.array(z.string()),
+  pods: z.array(
+    z.object({
+      pod: PodSchema.extend({ status: z.enum(POD_STATUSES) }),
+      sshKeys: z.array(z.string()),
+      holds: z.boolean(),
+    }),
+  ),
+});
+
 const CONTAINER_FIELDS = ["image", "args", "disk", "ports", "env", "registry"] as const;
 
 /** Pods, their stock and the account's SSH keys. */
@@ -91,6 +112,7 @@ export class PodStore implements PodStockView {
   readonly #clock: Clock;
   readonly #startMs: number;
   readonly #volumes: ManagementStore;
+  readonly #templates: (id: string) => Template | undefined;
   readonly #pods = new Map<string, StoredPod>();
   /** Free GPUs by `gpuId|dataCenterId|cloud`. */
   readonly #stock = new Map<string, number>();
@@ -98,11 +120,73 @@ export class PodStore implements PodStockView {
   /** Pod logs (one log per pod). */
   readonly logs = new WorkerLogs();
 
-  constructor(options: { clock: Clock; podStartMs: number; store: ManagementStore }) {
+  /** `templates`: the account's and the public templates by id (a pod may be created from one). */
+  constructor(options: {
+    clock: Clock;
+    podStartMs: number;
+    store: ManagementStore;
+    templates: (id: string) => Template | undefined;
+  }) {
     this.#clock = options.clock;
+    this.#templates = options.templates;
     this.#startMs = options.podStartMs;
     this.#volumes = options.store;
     for (const s of podStockSeed()) this.#stock.set(key(s.gpuId, s.dataCenterId, s.cloud), s.free);
+    this.#load(options.store);
+    options.store.attachPods(() => this.#snapshot());
+  }
+
+  /**
+   * Takes back the pods and keys of the state file: a pod that held compute takes it again, and
+   * one that was on its way to RUNNING (or there) starts its container again (listeners are new).
+   */
+  #load(store: ManagementStore): void {
+    const saved = store.savedPods();
+    if (saved === undefined) return;
+    const parsed = PodsSectionSchema.safeParse(saved);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new Error(
+        `stateFile ${store.stateFile}: the pods section is not valid (${issue?.path.join(".")}: ${issue?.message})`,
+      );
+    }
+    this.#sshKeys = parsed.data.sshKeys;
+    for (const entry of parsed.data.pods) {
+      const pod = entry.pod as StoredPod["pod"];
+      const stored: StoredPod = {
+        pod,
+        sshKeys: entry.sshKeys,
+        holds: entry.holds,
+        timers: [],
+        listeners: [],
+        run: 0,
+      };
+      this.#pods.set(pod.id, stored);
+      this.logs.open(LOG_GROUP, pod.id);
+      if (stored.holds && pod.dataCenterId) this.#take(pod, pod.dataCenterId);
+      pod.ssh = { proxy: null, direct: null };
+      pod.runtime = null;
+      if (pod.status === "RUNNING" || pod.status === "STARTING" || pod.status === "PROVISIONING") {
+        this.#log(stored, "system", "emulator restarted: starting the container again");
+        this.#boot(stored, "STARTING");
+      }
+    }
+  }
+
+  #snapshot(): z.input<typeof PodsSectionSchema> {
+    return {
+      sshKeys: [...this.#sshKeys],
+      pods: [...this.#pods.values()].map((p) => ({
+        pod: { ...p.pod, ssh: { proxy: null, direct: null }, runtime: null },
+        sshKeys: [...p.sshKeys],
+        holds: p.holds,
+      })),
+    };
+  }
+
+  /** Writes the state file (when there is one); routes await it before answering a change. */
+  persist(): Promise<void> {
+    return this.#volumes.persist();
   }
 
   // Stock ---------------------------------------------------------------------------------------
@@ -156,7 +240,8 @@ export class PodStore implements PodStockView {
   }
 
   /** Creates a pod (PROVISIONING) or throws `PodError` (400 for a rule or no capacity, 404 for an unknown volume). */
-  create(body: CreateBody): Pod {
+  create(request: CreateBody): Pod {
+    const body = request.templateId ? this.#fromTemplate(request, request.templateId) : request;
     const cloud = body.cloud ?? "SECURE";
     let dataCenters = body.dataCenterIds && body.dataCenterIds.length > 0 ? body.dataCenterIds : undefined;
     const network = body.mounts?.network?.[0];
@@ -327,6 +412,51 @@ export class PodStore implements PodStockView {
   }
 
   // Internals -----------------------------------------------------------------------------------
+
+  /** A pod template by id: 404 when unknown, 422 when it is a serverless template. */
+  #template(id: string): Template {
+    const t = this.#templates(id);
+    if (!t) throw new PodError(404, `templateId: template ${id} not found`);
+    if (t.serverless) {
+      throw new PodError(
+        422,
+        `templateId: template ${id} is a serverless template; a pod needs a pod template`,
+      );
+    }
+    return t;
+  }
+
+  /**
+   * The create body with the template's settings under it: body fields win, `env` merges per
+   * key (body wins), a CUDA field in the body replaces the template's constraint, and CPU pods
+   * take no persistent mount from it.
+   */
+  #fromTemplate(body: CreateBody, id: string): CreateBody {
+    const t = this.#template(id);
+    const out: CreateBody = {
+      ...body,
+      image: body.image ?? t.image,
+      args: body.args ?? t.args,
+      disk: body.disk ?? t.disk,
+      ports: body.ports ?? t.ports,
+      registry: body.registry !== undefined ? body.registry : t.registry,
+      env: { ...(t.env ?? {}), ...(body.env ?? {}) },
+      startSsh: body.startSsh ?? t.startSsh,
+      startJupyter: body.startJupyter ?? t.startJupyter,
+    };
+    if (!body.mounts && body.gpu && t.mounts?.persistent) {
+      out.mounts = { persistent: { size: t.mounts.persistent.size, path: t.mounts.persistent.path } };
+    }
+    if (
+      body.gpu &&
+      body.gpu.allowedCudaVersions === undefined &&
+      body.gpu.minCudaVersion === undefined &&
+      t.allowedCudaVersions?.length
+    ) {
+      out.gpu = { ...body.gpu, allowedCudaVersions: [...t.allowedCudaVersions] };
+    }
+    return out;
+  }
 
   #allow(stored: StoredPod, action: PodAction): void {
     const { pod } = stored;
@@ -539,6 +669,8 @@ export class PodStore implements PodStockView {
   #set(stored: StoredPod, status: PodStatus): void {
     stored.pod.status = status;
     this.#log(stored, "system", `status ${status}`);
+    // Timer-driven transitions are written too; a failed write surfaces on the next change.
+    this.persist().catch(() => undefined);
   }
 
   #log(stored: StoredPod, source: "system" | "container", line: string): void {
