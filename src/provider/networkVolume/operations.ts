@@ -36,10 +36,11 @@ import {
   resolveRestUrl,
 } from "../../client";
 import { forEngine, withProviderErrors } from "../common/engineText";
+import { hostClient, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
 import { redact } from "../common/redaction";
 import { isUnknown } from "../common/unknown";
-import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import { type RunpodSettings, resolveSettings } from "../config";
 import {
   checkNetworkVolumeArgs,
   type NetworkVolumeOutputs,
@@ -48,12 +49,8 @@ import {
   shrinkMessage,
 } from "./args";
 
+export { settingsFromConfigure } from "../common/host";
 export type { NetworkVolumeInputs, NetworkVolumeOutputs } from "./args";
-
-/** Settings for the host process: the configure request's config, then the environment. */
-export function settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings {
-  return resolveSettings(config);
-}
 
 /**
  * `check`: field-level validation (`args.ts`) against the dialect `runpod:restUrl` speaks (size
@@ -252,10 +249,6 @@ export async function deleteNetworkVolume(
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-function hostClient(settings: RunpodSettings | undefined) {
-  return clientFromSettings(settings ?? resolveSettings(undefined));
-}
-
 /** The REST dialect of the settings' `restUrl` (the default's when unset); undefined when malformed. */
 function dialectOf(settings: RunpodSettings | undefined): "v1" | "v2" | undefined {
   try {
@@ -268,11 +261,6 @@ function dialectOf(settings: RunpodSettings | undefined): "v1" | "v2" | undefine
 /** The only secret an operation may meet: the API key. */
 function secretsOf(settings: RunpodSettings | undefined): string[] {
   return typeof settings?.apiKey === "string" && settings.apiKey !== "" ? [settings.apiKey] : [];
-}
-
-function withoutProvider(props: Record<string, unknown>): Record<string, unknown> {
-  const { __provider: _ignored, ...rest } = props;
-  return rest;
 }
 
 /** The outputs: the volume as the service holds it (no `id`: that is the resource's id). */

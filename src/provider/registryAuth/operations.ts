@@ -28,22 +28,18 @@
  * which no stored text calls.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { RunpodClient } from "../../client";
 import { BadRequestError, ConflictError, describeBody, NotFoundError, RunpodError } from "../../client";
 import { forEngine, withProviderErrors } from "../common/engineText";
+import { hostClient, withoutProvider } from "../common/host";
 import { redact, redactValue, type Secret } from "../common/redaction";
 import { isUnknown } from "../common/unknown";
-import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import type { RunpodSettings } from "../config";
 import { checkRegistryAuthArgs, plainInputs, REPLACING_FIELDS, type RegistryAuthOutputs } from "./args";
 import { createWithClient } from "./create";
 
+export { settingsFromConfigure } from "../common/host";
 export type { RegistryAuthInputs, RegistryAuthOutputs } from "./args";
 export { createWithClient } from "./create";
-
-/** Settings for the host process: the configure request's config, then the environment. */
-export function settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings {
-  return resolveSettings(config);
-}
 
 /** `check`: field-level validation (`args.ts`); unknown values (preview) pass through untouched. */
 export async function checkRegistryAuth(
@@ -175,15 +171,6 @@ export async function deleteRegistryAuth(
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-function hostClient(settings: RunpodSettings | undefined): RunpodClient {
-  return clientFromSettings(settings ?? resolveSettings(undefined));
-}
-
-function withoutProvider(props: Record<string, unknown>): Record<string, unknown> {
-  const { __provider: _ignored, ...rest } = props;
-  return rest;
-}
 
 /**
  * Values never to return or throw: the password, Docker's `base64(username:password)` form of

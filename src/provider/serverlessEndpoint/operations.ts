@@ -35,10 +35,11 @@ import {
   secretEnvValues,
 } from "../../client";
 import { forEngine, withProviderErrors } from "../common/engineText";
+import { hostClient, labelOf, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
 import { redact, redactValue } from "../common/redaction";
 import { describeError } from "../common/wording";
-import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import { type RunpodSettings, resolveSettings } from "../config";
 import { contextFromSettings, restDialectOf } from "../release/context";
 import { clientPollKey } from "../release/workerPoll";
 import {
@@ -63,14 +64,10 @@ import {
   SmokeTestSchema,
 } from "./smokeTest";
 
+export { settingsFromConfigure } from "../common/host";
 export { ROLLOUT_TIMEOUT_DEFAULT_MS } from "./args";
 
 const PROVIDER_KEY = "__provider";
-
-/** Settings for the host process: the configure request's config, then the environment. */
-export function settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings {
-  return resolveSettings(config);
-}
 
 /**
  * `check`: field-level validation (`args.ts`), no network; unknown values (preview) pass. With the
@@ -488,20 +485,6 @@ function inputsOf(live: ServerlessEndpoint, given: ServerlessEndpointInputs): Re
     if (inputs[key] === undefined && given[key] !== undefined) inputs[key] = given[key];
   }
   return inputs;
-}
-
-function hostClient(settings: RunpodSettings | undefined): RunpodClient {
-  return clientFromSettings(settings ?? resolveSettings(undefined));
-}
-
-function withoutProvider(props: Record<string, unknown>): Record<string, unknown> {
-  const { [PROVIDER_KEY]: _ignored, ...rest } = props;
-  return rest;
-}
-
-/** `"name" (id X)`, or `id X`. */
-function labelOf(name: string | undefined, id: string): string {
-  return name ? `"${name}" (id ${id})` : `id ${id}`;
 }
 
 /** Values never to return or throw outside `env`: the env values and the API key. */

@@ -29,21 +29,18 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
-import type { RunpodClient, Template, TemplateUpdateInput } from "../../client";
+import type { Template, TemplateUpdateInput } from "../../client";
 import { BadRequestError, ConflictError, describeBody, RunpodError, secretEnvValues } from "../../client";
 import { forEngine, withProviderErrors } from "../common/engineText";
+import { hostClient, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
 import { redact, redactValue } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
-import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import type { RunpodSettings } from "../config";
 import { ARG_NAMES, checkTemplateArgs, MOUNT_REMOVAL, OMITTED_MEANS, plainInputs } from "./args";
 
+export { settingsFromConfigure } from "../common/host";
 export type { TemplateInputs } from "./args";
-
-/** Settings for the host process: the configure request's config, then the environment. */
-export function settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings {
-  return resolveSettings(config);
-}
 
 /**
  * `check`: field-level validation (`args.ts`) and a v1 `runpod:restUrl` (templates are REST v2
@@ -312,13 +309,4 @@ function templateSecrets(
   });
   const secret = [...values].filter((value) => !plain.some((text) => text.includes(value)));
   return settings?.apiKey ? [...secret, settings.apiKey] : secret;
-}
-
-function hostClient(settings: RunpodSettings | undefined): RunpodClient {
-  return clientFromSettings(settings ?? resolveSettings(undefined));
-}
-
-function withoutProvider(props: Record<string, unknown>): Record<string, unknown> {
-  const { __provider: _ignored, ...rest } = props;
-  return rest;
 }
