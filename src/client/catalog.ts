@@ -9,12 +9,17 @@
  * await client.serverless.create({ name: "ep", type: "QUEUE", image: "me/worker:1", gpu: { pools },
  *   scaling: { type: "QUEUE_DELAY", queueDelay: 4 } });
  * ```
+ *
+ * Pod stock: `gpus({ include: ["AVAILABILITY"], product: ["POD"], cloud })` gives each GPU type's
+ * `availability` and its `dataCenters` with stock now (a create may still find none: order the
+ * candidates by it, it is no reservation).
  */
 
 import type { z } from "zod";
 import {
   type CpuType,
   CpuTypeListSchema,
+  CpuTypeSchema,
   type CpuTypesQuery,
   CpuTypesQueryInputSchema,
   catalogQueryToWire,
@@ -68,6 +73,12 @@ export class Catalog extends RestV2Resource {
   async cpus(query: CpuTypesQuery = {}, options?: RequestOptions): Promise<CpuType[]> {
     const wire = this.#query(CpuTypesQueryInputSchema, query, "catalog.cpus query");
     return (await this.#get("/catalog/cpus", wire, CpuTypeListSchema, options)).cpus;
+  }
+
+  /** One CPU flavour by id (e.g. `cpu3c`), same query as `cpus`; `NotFoundError` when none. */
+  async cpu(id: string, query: CpuTypesQuery = {}, options?: RequestOptions): Promise<CpuType> {
+    const wire = this.#query(CpuTypesQueryInputSchema, query, "catalog.cpu query");
+    return this.#get(path`/catalog/cpus/${id}`, wire, CpuTypeSchema, options);
   }
 
   /**

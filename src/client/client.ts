@@ -10,6 +10,7 @@ import { ValidationError } from "./errors";
 import { type RateLimitTable, SERVICE_RATE_LIMITS } from "./limits";
 import { type HttpSender, httpSender, LoadBalancer } from "./loadBalancer";
 import { NetworkVolumes, RegistryAuths, type RestDialect } from "./management";
+import { Account, Pods } from "./pods";
 import { ServerlessEndpoints } from "./serverless";
 import { nonBlank } from "./settingText";
 import { Templates } from "./templates";
@@ -137,6 +138,10 @@ export class RunpodClient {
    * and public templates.
    */
   readonly catalog: Catalog;
+  /** Pods (REST v2 only): list, get, create, update, delete, action, logs. */
+  readonly pods: Pods;
+  /** The account (REST v2 only): its SSH public keys. */
+  readonly account: Account;
   readonly #transport: Transport;
   readonly #http: HttpSender;
   readonly #rateLimits: RateLimitTable | false;
@@ -176,7 +181,10 @@ export class RunpodClient {
     const target = { transport: this.#transport, restUrl: this.restUrl, dialect: this.restDialect };
     this.registryAuths = new RegistryAuths(target);
     this.networkVolumes = new NetworkVolumes(target);
-    this.serverless = new ServerlessEndpoints(target, sseOpener(apiKey));
+    const sse = sseOpener(apiKey);
+    this.serverless = new ServerlessEndpoints(target, sse);
+    this.pods = new Pods(target, sse);
+    this.account = new Account(target);
     this.#http = httpSender(apiKey);
     this.templates = new Templates(target);
     this.catalog = new Catalog(target);

@@ -184,11 +184,18 @@ export class Endpoint {
 
   /** Reads a job (`GET /status/{id}`); `ttl` shortens how long its result stays readable. */
   async status(jobId: string, options: StatusOptions = {}): Promise<Job> {
-    const { ttl, ...rest } = options;
+    // The options go to the transport as they are (it reads only the request options): the
+    // busiest call skips copying them without `ttl`.
+    const ttl = options.ttl;
     if (ttl !== undefined) parseInput(StatusTtlSchema, ttl, "status options", ["ttl"]);
-    return (await this.send("GET", "status", path`/status/${jobId}`, JobSchema, rest, {
-      query: { ttl },
-    })) as Job;
+    return (await this.send(
+      "GET",
+      "status",
+      path`/status/${jobId}`,
+      JobSchema,
+      options,
+      ttl === undefined ? undefined : { query: { ttl } },
+    )) as Job;
   }
 
   /** Long-polls a job (`GET /status-sync/{id}?wait=`): answers when it is terminal or `wait` ends. */

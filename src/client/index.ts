@@ -4,6 +4,7 @@
  */
 
 export * from "../wire/catalog";
+export * from "../wire/pods";
 export * from "../wire/serverless";
 export { Catalog } from "./catalog";
 export {
@@ -43,6 +44,7 @@ export {
 } from "./loadBalancer";
 export { NetworkVolumes, RegistryAuths, type RestDialect, volumeFromV2 } from "./management";
 export { encodeSegment, path } from "./path";
+export { Account, Pods } from "./pods";
 export { type LimiterClock, RateLimiter, sharedLimiter } from "./rateLimiter";
 export {
   type RegistryLogin,

@@ -74,7 +74,7 @@ export abstract class ManagementResource {
 
   /** Sends one call to `{restUrl}{path}`; resolves to the parsed answer (nothing without a schema). */
   protected async send<S extends z.ZodType>(
-    method: "GET" | "POST" | "PATCH" | "DELETE",
+    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
     path: string,
     schema: S | undefined,
     options: RequestOptions | undefined,

@@ -1,7 +1,7 @@
 /**
  * The one redaction module of the package: the client scrubs error answers with it before an
  * error is built, and the providers scrub every error, log line and output they hand to the
- * Pulumi provider host with it (`provider/shared.ts` builds on it).
+ * Pulumi provider host with it (`provider/common/redaction.ts` and `engineText.ts` build on it).
  *
  * A service (or a proxy in front of it) that echoes a request does not always echo a secret as
  * it was sent: it may quote it in JSON, percent-encode it (a query string or form body), HTML-

@@ -1,7 +1,7 @@
 /**
  * The client's one retry policy (DESIGN.md, "Contract details"):
  *
- * - GET and DELETE (idempotent): retry 408, 429, 5xx and connection errors.
+ * - GET, DELETE and PUT (idempotent; PUT replaces a whole set): retry 408, 429, 5xx and connection errors.
  * - POST and PATCH (may create or change something): retry only when the service provably did
  *   not act: a 429 or 503 answer, or a connection that was refused / never opened. A 500, a
  *   timeout or a reset after sending is NOT retried: the service may have acted on it.
@@ -22,9 +22,12 @@ export const INITIAL_BACKOFF_MS = 500;
 /** Longest backoff step, in ms. */
 export const MAX_BACKOFF_MS = 8_000;
 
-/** True for methods the service treats as idempotent. */
+/**
+ * True for methods the service treats as idempotent. PUT replaces a whole resource
+ * (`PUT /v2/account/ssh-keys` sets the whole key set), so sending it twice is the same as once.
+ */
 export function isIdempotent(method: string): boolean {
-  return method === "GET" || method === "DELETE" || method === "HEAD";
+  return method === "GET" || method === "DELETE" || method === "HEAD" || method === "PUT";
 }
 
 /** Whether an HTTP answer with this status may be retried for this method. */

@@ -25,15 +25,13 @@ import {
   type ServerlessWorkerList,
   ServerlessWorkerListSchema,
   type WorkerLogEvent,
-  WorkerLogsQueryInputSchema,
 } from "../wire/serverless";
-import { ValidationError } from "./errors";
 import type { RestTarget } from "./management";
 import { path } from "./path";
 import { envSecrets, RestV2Resource } from "./restV2";
 import type { RequestOptions } from "./transport";
 import { parseInput } from "./validate";
-import { type SseOpener, streamWorkerLogs, type WorkerLogsOptions } from "./workerLogs";
+import { openLogStream, type SseOpener, type WorkerLogsOptions } from "./workerLogs";
 
 /** Serverless endpoints of the account (REST v2 only). */
 export class ServerlessEndpoints extends RestV2Resource {
@@ -126,28 +124,12 @@ export class ServerlessEndpoints extends RestV2Resource {
     options: WorkerLogsOptions = {},
   ): AsyncGenerator<WorkerLogEvent, void, undefined> {
     this.requireV2();
-    const { signal, maxReconnects, idleTimeoutMs, ...query } = options;
-    const parsed = parseInput(WorkerLogsQueryInputSchema, query, "workerLogs options");
-    checkCount(maxReconnects, "maxReconnects", 0);
-    checkCount(idleTimeoutMs, "idleTimeoutMs", 1);
-    const logsPath = path`/serverless/${id}/workers/${workerId}/logs`;
-    return streamWorkerLogs({
-      transport: this.target.transport,
-      open: this.#sse,
-      url: this.target.restUrl + logsPath,
-      path: new URL(this.target.restUrl).pathname.replace(/\/+$/, "") + logsPath,
-      query: {
-        tail: parsed.tail,
-        since: parsed.since instanceof Date ? parsed.since.toISOString() : parsed.since,
-        source: parsed.source,
-      },
+    return openLogStream(
+      this.target,
+      this.#sse,
+      path`/serverless/${id}/workers/${workerId}/logs`,
       options,
-    });
+      "workerLogs options",
+    );
   }
-}
-
-/** Rejects a number option that is not a whole number >= min, naming it. */
-function checkCount(value: number | undefined, option: string, min: number): void {
-  if (value === undefined || (Number.isInteger(value) && value >= min)) return;
-  throw new ValidationError(`${option} must be an integer >= ${min}, got ${value}`, [option]);
 }

@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import { Agent, request } from "undici";
 import type { z } from "zod";
+import { AttemptDeadline } from "./attemptDeadline";
 import {
   APIConnectionError,
   APIError,
@@ -22,6 +23,13 @@ import type { RateLimiter } from "./rateLimiter";
 import { redactEnvMaps, redactHeaders, redactValue, type Secret } from "./redact";
 import { exhaustedWindowMs, isRetryableError, isRetryableStatus, retryDelayMs } from "./retry";
 import { parseResponse } from "./validate";
+
+export {
+  type AttemptTimers,
+  attemptTimers,
+  BODY_DEADLINE_SWEEP_MS,
+  COARSE_TIMEOUT_MIN_MS,
+} from "./attemptDeadline";
 
 /** Per-call options every client method accepts. */
 export interface RequestOptions {
@@ -70,7 +78,7 @@ export interface TransportConfig {
 
 /** One request as the resources describe it. */
 export interface TransportRequest<S extends z.ZodType | undefined> {
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Absolute base URL without a trailing slash, e.g. `https://api.runpod.ai`. */
   baseUrl: string;
   /** Path built with the `path` tag, starting with "/". */
@@ -160,70 +168,6 @@ function basePathOf(baseUrl: string): string {
   return base;
 }
 
-/**
- * Timeouts from this length up run on undici's own `headersTimeout` / `bodyTimeout`, which cost
- * nothing per request but are coarse: undici runs them on its "fast timers"
- * (`undici/lib/util/timers.js`: one native timer ticks every 499 ms and advances a coarse clock,
- * and a timer is checked on ticks only, from the tick before it was registered), so they fire up
- * to ~0.5 s early and ~1 s late. That is within the promised 10% + 50 ms only from about 9.5 s.
- * Shorter timeouts get a native timer of their own (an AbortController and a `setTimeout` per
- * attempt: the per-request cost the fast timers avoid, paid only where precision needs it; the
- * default of 60 s stays on the fast path).
- */
-export const COARSE_TIMEOUT_MIN_MS = 10_000;
-
-/** Which timer bounds an attempt of `timeoutMs`, and the timeouts passed to undici for it. */
-export interface AttemptTimers {
-  /** True: a native timer of the attempt's own; undici's timers are off (0). */
-  precise: boolean;
-  headersTimeout: number;
-  bodyTimeout: number;
-}
-
-/** The timers of an attempt: undici's for long timeouts, a native one below {@link COARSE_TIMEOUT_MIN_MS}. */
-export function attemptTimers(timeoutMs: number): AttemptTimers {
-  if (timeoutMs >= COARSE_TIMEOUT_MIN_MS) {
-    return { precise: false, headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
-  }
-  return { precise: true, headersTimeout: 0, bodyTimeout: 0 };
-}
-
-/** What a body past its attempt's deadline is destroyed with (the attempt maps it to a timeout). */
-const BODY_DEADLINE_PASSED = new Error("the attempt's deadline passed while its body was read");
-
-/**
- * Bodies being read on the coarse path, with the time their attempt must end by (epoch ms). One
- * shared timer sweeps them every {@link BODY_DEADLINE_SWEEP_MS}, destroying a body past its
- * deadline, so a long timeout bounds the whole answer at no per-request timer cost (within the
- * sweep's step, as coarse as undici's own timers). The timer stops itself when nothing is left.
- */
-const bodyDeadlines = new (class extends Map<{ destroy(error?: Error): unknown }, number> {
-  #sweep: NodeJS.Timeout | undefined;
-  override set(body: { destroy(error?: Error): unknown }, deadline: number): this {
-    super.set(body, deadline);
-    if (this.#sweep === undefined) {
-      this.#sweep = setInterval(() => {
-        const now = Date.now();
-        for (const [pending, due] of this) {
-          if (due <= now) {
-            this.delete(pending);
-            pending.destroy(BODY_DEADLINE_PASSED);
-          }
-        }
-        if (this.size === 0) {
-          clearInterval(this.#sweep);
-          this.#sweep = undefined;
-        }
-      }, BODY_DEADLINE_SWEEP_MS);
-      this.#sweep.unref();
-    }
-    return this;
-  }
-})();
-
-/** Step of the coarse path's body deadline sweep, in ms (undici's fast timers tick at 499 ms). */
-export const BODY_DEADLINE_SWEEP_MS = 500;
-
 /** undici's codes for a response whose headers, or a pause in whose body, outlasted `timeoutMs`. */
 export const TIMEOUT_CODES: ReadonlySet<string> = new Set([
   "UND_ERR_HEADERS_TIMEOUT",
@@ -262,17 +206,110 @@ function checkRequestOptions(options: RequestOptions | undefined): void {
   }
 }
 
+/** An answer as read off the wire, before it is mapped. */
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/** The most of a text answer kept in a value or an error, in characters. */
+const TEXT_KEPT_CHARS = 4096;
+
+function cut(text: string): string {
+  return text.length > TEXT_KEPT_CHARS ? `${text.slice(0, TEXT_KEPT_CHARS)}...` : text;
+}
+
+/**
+ * The URL of a request, built as a string (no URL object per request): the base was validated at
+ * construction and `path` comes from the encoding `path` tag. Query values left undefined are
+ * omitted; with none defined there is no `?`.
+ */
+function requestUrl(baseUrl: string, path: string, query: TransportRequest<undefined>["query"]): string {
+  const url = baseUrl + path;
+  if (!query) return url;
+  let search: URLSearchParams | undefined;
+  for (const key in query) {
+    const value = query[key];
+    if (value === undefined) continue;
+    search ??= new URLSearchParams();
+    search.set(key, String(value));
+  }
+  return search === undefined ? url : `${url}?${search}`;
+}
+
+/** `GET /v2/ep/status/abc`: the request as messages and errors name it (never the query). */
+function describeRequest(req: TransportRequest<z.ZodType | undefined>): { method: string; path: string } {
+  return { method: req.method, path: basePathOf(req.baseUrl) + req.path };
+}
+
+/**
+ * The body of an answer as a value: JSON when it says so or looks like it, else the text (cut to
+ * 4 KB); `parseFailed` when a body labelled JSON is not.
+ */
+function decodeBody(text: string, contentType: unknown): { parsed: unknown; parseFailed: boolean } {
+  if (text === "") return { parsed: undefined, parseFailed: false };
+  const isJson = /json/i.test(String(contentType ?? ""));
+  if (!isJson && !/^\s*[[{]/.test(text)) return { parsed: cut(text), parseFailed: false };
+  try {
+    return { parsed: JSON.parse(text), parseFailed: false };
+  } catch {
+    return { parsed: cut(text), parseFailed: isJson };
+  }
+}
+
+/**
+ * Maps a failed exchange to this package's errors: the attempt's deadline (or undici's timeouts)
+ * to `APITimeoutError`, the caller's signal to `APIUserAbortError`, the rest to
+ * `APIConnectionError` (with `notSent` when the request never left this machine).
+ */
+function exchangeFailure(
+  error: unknown,
+  req: TransportRequest<z.ZodType | undefined>,
+  timeoutMs: number,
+  deadlinePassed: boolean,
+): RunpodError {
+  const where = describeRequest(req);
+  const codes = errorCodes(error);
+  if (deadlinePassed || codes.some((c) => TIMEOUT_CODES.has(c))) {
+    return new APITimeoutError(
+      `${where.method} ${where.path} timed out after ${timeoutMs} ms ` +
+        "(raise timeoutMs for slow calls; a timed-out POST may still have been acted on)",
+    );
+  }
+  const userSignal = req.options?.signal;
+  if (userSignal?.aborted) return userAbort(userSignal, `${where.method} ${where.path}`, true);
+  const notSent = codes.some((c) => NOT_SENT_CODES.has(c));
+  const origin = new URL(req.baseUrl).origin;
+  const code = codes[0] ?? (error instanceof Error ? error.name : "unknown");
+  return new APIConnectionError(
+    `${where.method} ${where.path} failed: ${
+      notSent ? `could not connect to ${origin}` : `connection to ${origin} failed mid-request`
+    } (${code})`,
+    { cause: error, notSent },
+  );
+}
+
 /** The core: holds the key privately (never enumerable, never in an error). */
 export class Transport {
   readonly #apiKey: string;
   /** A digest of the key, so quota pauses are per account without keeping the key as a map key. */
   readonly #account: string;
+  /** Request headers without and with a JSON body: built once, read (never changed) by undici. */
+  readonly #headers: Readonly<Record<string, string>>;
+  readonly #jsonHeaders: Readonly<Record<string, string>>;
   readonly config: Omit<TransportConfig, "apiKey">;
 
   constructor(config: TransportConfig) {
     const { apiKey, ...rest } = config;
     this.#apiKey = apiKey;
     this.#account = createHash("sha256").update(apiKey).digest("base64url").slice(0, 16);
+    this.#headers = Object.freeze({
+      authorization: `Bearer ${apiKey}`,
+      accept: "application/json",
+      "user-agent": rest.userAgent,
+    });
+    this.#jsonHeaders = Object.freeze({ ...this.#headers, "content-type": "application/json" });
     this.config = rest;
   }
 
@@ -286,53 +323,72 @@ export class Transport {
     const waitSignal = req.options?.waitSignal;
     // What may stop the waits before each send: the caller's signal and the wait-only signal.
     const beforeSend = signal && waitSignal ? AbortSignal.any([signal, waitSignal]) : (signal ?? waitSignal);
-    const quota = `${this.#account} ${req.baseUrl}`;
-    const resumeAt = pausedUntil.get(quota);
-    if (resumeAt !== undefined) {
-      const wait = resumeAt - Date.now();
-      if (wait > 0) {
-        this.config.logger?.debug?.(`runpod: ${req.baseUrl} quota used up; waiting ${wait} ms for its reset`);
-        await this.config.sleep(wait, beforeSend);
-      }
-      if (pausedUntil.get(quota) === resumeAt) pausedUntil.delete(quota);
-    }
+    if (pausedUntil.size > 0) await this.waitForQuotaReset(req.baseUrl, beforeSend);
     for (let attempt = 0; ; attempt++) {
       if (beforeSend?.aborted) throw userAbort(beforeSend);
       const release = req.limiter ? await req.limiter.acquire(beforeSend) : undefined;
       let error: unknown;
       try {
         const response = await this.attempt(req);
-        const pause = exhaustedWindowMs(response.headers);
-        if (pause !== undefined && pause > 0) pausedUntil.set(quota, Date.now() + pause);
+        this.noteQuota(req.baseUrl, response.headers);
         return response;
       } catch (e) {
         error = e;
       } finally {
         release?.();
       }
-      // A draining read is retried under the rules of a non-idempotent request.
-      const policyMethod = req.drains ? "POST" : req.method;
-      const retryable =
-        error instanceof APIError
-          ? isRetryableStatus(policyMethod, error.status)
-          : isRetryableError(policyMethod, error);
-      if (!retryable || attempt >= maxRetries) throw error;
-      const delay = retryDelayMs(error, attempt);
-      const why = error instanceof APIError ? String(error.status) : (error as RunpodError).code;
-      this.config.logger?.debug?.(
-        `runpod: retrying ${req.method} ${req.path} after ${why} in ${Math.round(delay)} ms ` +
-          `(retry ${attempt + 1} of ${maxRetries})`,
+      if (!isRetryable(req, error) || attempt >= maxRetries) throw error;
+      await this.pauseBeforeRetry(req, error, attempt, maxRetries, beforeSend);
+    }
+  }
+
+  #quotaKey(baseUrl: string): string {
+    return `${this.#account} ${baseUrl}`;
+  }
+
+  /** Waits out a quota window an earlier answer of this account and base said is used up. */
+  private async waitForQuotaReset(baseUrl: string, beforeSend: AbortSignal | undefined): Promise<void> {
+    const quota = this.#quotaKey(baseUrl);
+    const resumeAt = pausedUntil.get(quota);
+    if (resumeAt === undefined) return;
+    const wait = resumeAt - Date.now();
+    if (wait > 0) {
+      this.config.logger?.debug?.(`runpod: ${baseUrl} quota used up; waiting ${wait} ms for its reset`);
+      await this.config.sleep(wait, beforeSend);
+    }
+    if (pausedUntil.get(quota) === resumeAt) pausedUntil.delete(quota);
+  }
+
+  /** Records the pause a success answer's `RateLimit` header asks for (a used-up window). */
+  private noteQuota(baseUrl: string, headers: Record<string, string>): void {
+    if (headers.ratelimit === undefined) return;
+    const pause = exhaustedWindowMs(headers);
+    if (pause !== undefined && pause > 0) pausedUntil.set(this.#quotaKey(baseUrl), Date.now() + pause);
+  }
+
+  /** The pause before retry `attempt + 1`, logged; an abort in it says what it was waiting after. */
+  private async pauseBeforeRetry(
+    req: TransportRequest<z.ZodType | undefined>,
+    error: unknown,
+    attempt: number,
+    maxRetries: number,
+    beforeSend: AbortSignal | undefined,
+  ): Promise<void> {
+    const delay = retryDelayMs(error, attempt);
+    const why = error instanceof APIError ? String(error.status) : (error as RunpodError).code;
+    this.config.logger?.debug?.(
+      `runpod: retrying ${req.method} ${req.path} after ${why} in ${Math.round(delay)} ms ` +
+        `(retry ${attempt + 1} of ${maxRetries})`,
+    );
+    try {
+      await this.config.sleep(delay, beforeSend);
+    } catch (abort) {
+      if (!beforeSend?.aborted) throw abort;
+      // Aborted in the pause: nothing was sent since the last refusal, which is the cause.
+      throw new APIUserAbortError(
+        `${req.method} ${req.path} aborted by the caller's signal while waiting to retry after ${why}`,
+        { cause: error, sent: false },
       );
-      try {
-        await this.config.sleep(delay, beforeSend);
-      } catch (abort) {
-        if (!beforeSend?.aborted) throw abort;
-        // Aborted in the pause: nothing was sent since the last refusal, which is the cause.
-        throw new APIUserAbortError(
-          `${req.method} ${req.path} aborted by the caller's signal while waiting to retry after ${why}`,
-          { cause: error, sent: false },
-        );
-      }
     }
   }
 
@@ -340,121 +396,15 @@ export class Transport {
   private async attempt<S extends z.ZodType | undefined>(
     req: TransportRequest<S>,
   ): Promise<TransportResponse<S extends z.ZodType ? z.output<S> : undefined>> {
-    // Built as a string (no URL object per request): the base was validated at construction
-    // and `req.path` comes from the encoding `path` tag.
-    let url = req.baseUrl + req.path;
-    if (req.query) {
-      const query = new URLSearchParams();
-      for (const [key, value] of Object.entries(req.query)) {
-        if (value !== undefined) query.set(key, String(value));
-      }
-      const search = query.toString();
-      if (search !== "") url += `?${search}`;
-    }
-    const where = { method: req.method, path: basePathOf(req.baseUrl) + req.path };
-    const timeoutMs = Math.max(req.options?.timeoutMs ?? this.config.timeoutMs, req.minTimeoutMs ?? 0);
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${this.#apiKey}`,
-      accept: "application/json",
-      "user-agent": this.config.userAgent,
-    };
-    let body: string | undefined;
-    if (req.body !== undefined) {
-      body = req.serialized ? (req.body as string) : JSON.stringify(req.body);
-      headers["content-type"] = "application/json";
-    }
-
-    const userSignal = req.options?.signal;
-    const timers = attemptTimers(timeoutMs);
-    // A short timeout gets its own native timer (see `attemptTimers`) for the whole attempt; a
-    // long one runs on undici's timers for the headers and each pause, and on the shared
-    // deadline sweep (`bodyDeadlines`) for the body as a whole.
-    const deadline = Date.now() + timeoutMs;
-    let timer: NodeJS.Timeout | undefined;
-    let timedOut = false;
-    let signal = userSignal;
-    if (timers.precise) {
-      const controller = new AbortController();
-      timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, timeoutMs);
-      signal = userSignal ? AbortSignal.any([userSignal, controller.signal]) : controller.signal;
-    }
-
-    let status: number;
-    let rawHeaders: Record<string, string | string[] | undefined>;
-    let text: string;
-    try {
-      const res = await request(url, {
-        method: req.method,
-        headers,
-        body,
-        signal,
-        headersTimeout: timers.headersTimeout,
-        bodyTimeout: timers.bodyTimeout,
-        dispatcher: sharedAgent(),
-      });
-      status = res.statusCode;
-      rawHeaders = res.headers;
-      if (!timer) bodyDeadlines.set(res.body, deadline);
-      try {
-        text = await res.body.text();
-      } catch (error) {
-        res.body.destroy();
-        if (error === BODY_DEADLINE_PASSED) timedOut = true;
-        throw error;
-      } finally {
-        clearTimeout(timer);
-        bodyDeadlines.delete(res.body);
-      }
-    } catch (error) {
-      clearTimeout(timer);
-      const codes = errorCodes(error);
-      if (timedOut || codes.some((c) => TIMEOUT_CODES.has(c))) {
-        throw new APITimeoutError(
-          `${where.method} ${where.path} timed out after ${timeoutMs} ms ` +
-            "(raise timeoutMs for slow calls; a timed-out POST may still have been acted on)",
-        );
-      }
-      if (userSignal?.aborted) throw userAbort(userSignal, `${where.method} ${where.path}`, true);
-      const notSent = codes.some((c) => NOT_SENT_CODES.has(c));
-      const origin = new URL(req.baseUrl).origin;
-      const code = codes[0] ?? (error instanceof Error ? error.name : "unknown");
-      throw new APIConnectionError(
-        `${where.method} ${where.path} failed: ${
-          notSent ? `could not connect to ${origin}` : `connection to ${origin} failed mid-request`
-        } (${code})`,
-        { cause: error, notSent },
-      );
-    }
-
-    const contentType = String(rawHeaders["content-type"] ?? "");
-    const isJson = /json/i.test(contentType);
-    let parsed: unknown = text;
-    let parseFailed = false;
-    if (text === "") parsed = undefined;
-    else if (isJson || /^\s*[[{]/.test(text)) {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parseFailed = isJson;
-        parsed = text.length > 4096 ? `${text.slice(0, 4096)}...` : text;
-      }
-    } else if (text.length > 4096) parsed = `${text.slice(0, 4096)}...`;
-
-    if (status < 200 || status >= 300) {
-      const secrets = [this.#apiKey, ...(req.secrets ?? [])];
-      // A text body is redacted whole, then cut: cutting first could split a secret at 4 KB.
-      const whole = typeof parsed === "string" && text.length > 4096 ? text : parsed;
-      let body = redactEnvMaps(redactValue(whole, secrets));
-      if (typeof body === "string" && body.length > 4096) body = `${body.slice(0, 4096)}...`;
-      throw APIError.from({ status, body, headers: redactHeaders(rawHeaders, secrets), ...where });
-    }
+    const answer = await this.exchange(req);
+    const { parsed, parseFailed } = decodeBody(answer.text, answer.headers["content-type"]);
+    if (answer.status < 200 || answer.status >= 300) throw this.errorAnswer(req, answer, parsed);
     // Success answers keep undici's header object as is: redaction matters only for what
     // errors carry, and copying the headers of every answer costs throughput.
-    const responseHeaders = rawHeaders as Record<string, string>;
-    if (!req.schema) return { status, headers: responseHeaders, data: undefined as never };
+    const headers = answer.headers as Record<string, string>;
+    const status = answer.status;
+    if (!req.schema) return { status, headers, data: undefined as never };
+    const where = describeRequest(req);
     if (parseFailed) {
       throw new ResponseValidationError(
         `${where.method} ${where.path} answered ${status} with malformed JSON`,
@@ -463,7 +413,62 @@ export class Transport {
         },
       );
     }
-    const data = parseResponse(req.schema, parsed, where);
-    return { status, headers: responseHeaders, data: data as never };
+    return { status, headers, data: parseResponse(req.schema, parsed, where) as never };
   }
+
+  /**
+   * Sends the request and reads its whole body within the attempt's deadline (see
+   * `attemptDeadline.ts`); a failure on the way becomes a timeout, abort or connection error.
+   */
+  private async exchange(req: TransportRequest<z.ZodType | undefined>): Promise<RawAnswer> {
+    const timeoutMs = Math.max(req.options?.timeoutMs ?? this.config.timeoutMs, req.minTimeoutMs ?? 0);
+    const deadline = new AttemptDeadline(timeoutMs, req.options?.signal);
+    const hasBody = req.body !== undefined;
+    try {
+      const res = await request(requestUrl(req.baseUrl, req.path, req.query), {
+        method: req.method,
+        headers: hasBody ? this.#jsonHeaders : this.#headers,
+        body: hasBody ? (req.serialized ? (req.body as string) : JSON.stringify(req.body)) : undefined,
+        signal: deadline.signal,
+        headersTimeout: deadline.headersTimeout,
+        bodyTimeout: deadline.bodyTimeout,
+        dispatcher: sharedAgent(),
+      });
+      return { status: res.statusCode, headers: res.headers, text: await deadline.readText(res.body) };
+    } catch (error) {
+      throw exchangeFailure(error, req, timeoutMs, deadline.passed);
+    } finally {
+      deadline.end();
+    }
+  }
+
+  /**
+   * The typed `APIError` of a non-2xx answer, with the API key and the request's secrets redacted
+   * from its body and headers.
+   */
+  private errorAnswer(
+    req: TransportRequest<z.ZodType | undefined>,
+    answer: RawAnswer,
+    parsed: unknown,
+  ): APIError {
+    const secrets = [this.#apiKey, ...(req.secrets ?? [])];
+    // A text body is redacted whole, then cut: cutting first could split a secret at 4 KB.
+    const whole = typeof parsed === "string" ? answer.text : parsed;
+    let body = redactEnvMaps(redactValue(whole, secrets));
+    if (typeof body === "string") body = cut(body);
+    return APIError.from({
+      status: answer.status,
+      body,
+      headers: redactHeaders(answer.headers, secrets),
+      ...describeRequest(req),
+    });
+  }
+}
+
+/** Whether the retry policy resends after `error`; a draining read follows a POST's rules. */
+function isRetryable(req: TransportRequest<z.ZodType | undefined>, error: unknown): boolean {
+  const policyMethod = req.drains ? "POST" : req.method;
+  return error instanceof APIError
+    ? isRetryableStatus(policyMethod, error.status)
+    : isRetryableError(policyMethod, error);
 }

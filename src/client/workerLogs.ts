@@ -1,5 +1,6 @@
 /**
- * A serverless worker's log stream (`GET /v2/serverless/{id}/workers/{workerId}/logs`, Server-Sent
+ * A log stream of the REST v2 document (a serverless worker's
+ * `GET /v2/serverless/{id}/workers/{workerId}/logs`, a pod's `GET /v2/pods/{id}/logs`; Server-Sent
  * Events) as an async iterator of `{ source, line, ts }`.
  *
  * The SSE framing is parsed by `eventsource-parser` fed from undici's response body; this module
@@ -25,7 +26,12 @@
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { type Dispatcher, request } from "undici";
-import { type LogSource, type WorkerLogEvent, WorkerLogEventSchema } from "../wire/serverless";
+import {
+  type LogSource,
+  type WorkerLogEvent,
+  WorkerLogEventSchema,
+  WorkerLogsQueryInputSchema,
+} from "../wire/serverless";
 import {
   APIConnectionError,
   APIError,
@@ -35,11 +41,12 @@ import {
   RunpodError,
   redactHeaders,
   redactSecrets,
+  ValidationError,
 } from "./errors";
 import { MB } from "./limits";
 import { backoffMs, isRetryableStatus, MAX_RETRY_AFTER_MS, serverDelayMs } from "./retry";
 import { errorCodes, NOT_SENT_CODES, sharedAgent, TIMEOUT_CODES, type Transport } from "./transport";
-import { parseResponse } from "./validate";
+import { parseInput, parseResponse } from "./validate";
 
 /** Options of `client.serverless.workerLogs(id, workerId, options)`. */
 export interface WorkerLogsOptions {
@@ -111,6 +118,42 @@ export interface WorkerLogStreamTarget {
   options: WorkerLogsOptions;
 }
 
+/** Rejects a number option that is not a whole number >= min, naming it. */
+function checkCount(value: number | undefined, option: string, min: number): void {
+  if (value === undefined || (Number.isInteger(value) && value >= min)) return;
+  throw new ValidationError(`${option} must be an integer >= ${min}, got ${value}`, [option]);
+}
+
+/**
+ * Checks `options` (the query strictly, the counts), then opens the log stream at `logsPath`
+ * below `restUrl`. Everything is checked here, when called, before any request; `what` names
+ * the call in messages (`workerLogs options`).
+ */
+export function openLogStream(
+  target: { transport: Transport; restUrl: string },
+  open: SseOpener,
+  logsPath: string,
+  options: WorkerLogsOptions,
+  what: string,
+): AsyncGenerator<WorkerLogEvent, void, undefined> {
+  const { signal, maxReconnects, idleTimeoutMs, ...query } = options;
+  const parsed = parseInput(WorkerLogsQueryInputSchema, query, what);
+  checkCount(maxReconnects, "maxReconnects", 0);
+  checkCount(idleTimeoutMs, "idleTimeoutMs", 1);
+  return streamWorkerLogs({
+    transport: target.transport,
+    open,
+    url: target.restUrl + logsPath,
+    path: new URL(target.restUrl).pathname.replace(/\/+$/, "") + logsPath,
+    query: {
+      tail: parsed.tail,
+      since: parsed.since instanceof Date ? parsed.since.toISOString() : parsed.since,
+      source: parsed.source,
+    },
+    options,
+  });
+}
+
 /** Event types that carry log lines; others (keep-alives, notices) are skipped. */
 const LOG_EVENT_TYPES = new Set([undefined, "", "message", "log"]);
 
@@ -173,148 +216,233 @@ async function errorBody(body: Dispatcher.ResponseData["body"], timeoutMs: numbe
   }
 }
 
+/** Where a stream stands across its connections. */
+interface StreamCursor {
+  /** Id of the last event yielded (the SSE "last event ID"), sent as `Last-Event-ID` on a reconnect. */
+  lastEventId: string | undefined;
+  /** The stream's own `retry:` field, capped at {@link MAX_RETRY_AFTER_MS}. */
+  serverRetryMs: number | undefined;
+  /** Reconnect attempts in a row with no event received. */
+  failures: number;
+}
+
+/** How a connection ended when the stream goes on: the failure, and the server's `Retry-After`. */
+interface Dropped {
+  failure: RunpodError;
+  hinted?: number;
+}
+
 /** The stream itself; see the module comment for the rules. */
 export async function* streamWorkerLogs(
   target: WorkerLogStreamTarget,
 ): AsyncGenerator<WorkerLogEvent, void, undefined> {
-  const { transport, options } = target;
-  const where = `GET ${target.path}`;
-  const { signal } = options;
-  const maxReconnects = options.maxReconnects ?? transport.config.maxRetries;
+  const { signal } = target.options;
+  const url = logStreamUrl(target);
+  const cursor: StreamCursor = { lastEventId: undefined, serverRetryMs: undefined, failures: 0 };
+  for (;;) {
+    if (signal?.aborted) throw userAbort(signal, `GET ${target.path}`);
+    const dropped = yield* followConnection(target, url, cursor);
+    if (dropped === undefined) return;
+    await pauseBeforeReconnect(target, dropped, cursor);
+  }
+}
+
+/** The stream's URL: the target's, with its query values that are set. */
+function logStreamUrl(target: WorkerLogStreamTarget): string {
   const search = new URLSearchParams();
   for (const [key, value] of Object.entries(target.query))
     if (value !== undefined) search.set(key, String(value));
-  const url = search.size > 0 ? `${target.url}?${search}` : target.url;
+  return search.size > 0 ? `${target.url}?${search}` : target.url;
+}
 
-  let lastEventId: string | undefined;
-  let serverRetryMs: number | undefined;
-  let failures = 0;
-  for (;;) {
+/** Request headers of one connection; a resume names the last event seen. */
+function streamHeaders(userAgent: string, lastEventId: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {
+    accept: "text/event-stream",
+    "cache-control": "no-cache",
+    "user-agent": userAgent,
+  };
+  // An empty id resets the cursor (SSE): then no header is sent, as EventSource does.
+  if (lastEventId) headers["last-event-id"] = lastEventId;
+  return headers;
+}
+
+/**
+ * One connection: open it, judge the answer, yield its events. Returns `undefined` when the
+ * stream is over (a clean end, a 204), or how it dropped when it should be reopened; throws what
+ * must not be retried.
+ */
+async function* followConnection(
+  target: WorkerLogStreamTarget,
+  url: string,
+  cursor: StreamCursor,
+): AsyncGenerator<WorkerLogEvent, Dropped | undefined, undefined> {
+  const { transport, options } = target;
+  const where = `GET ${target.path}`;
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await target.open.open(url, {
+      headers: streamHeaders(transport.config.userAgent, cursor.lastEventId),
+      signal: options.signal,
+      headersTimeout: transport.config.timeoutMs,
+      bodyTimeout: options.idleTimeoutMs ?? 0,
+    });
+  } catch (error) {
+    if (options.signal?.aborted) throw userAbort(options.signal, where);
+    return { failure: connectionError(error, where, "open") };
+  }
+  if (res.statusCode === 204) {
+    await res.body.dump();
+    return undefined;
+  }
+  if (res.statusCode !== 200) return await refusal(target, res);
+  await expectEventStream(res, where);
+  return yield* readEvents(target, res.body, cursor);
+}
+
+/** A non-200 answer as the typed `APIError`: thrown unless the GET policy retries its status. */
+async function refusal(target: WorkerLogStreamTarget, res: Dispatcher.ResponseData): Promise<Dropped> {
+  const status = res.statusCode;
+  const body = target.open.redact(await errorBody(res.body, target.transport.config.timeoutMs));
+  const failure = APIError.from({
+    status,
+    body,
+    headers: redactHeaders(res.headers),
+    method: "GET",
+    path: target.path,
+  });
+  if (!isRetryableStatus("GET", status)) throw failure;
+  return { failure, hinted: serverDelayMs(res.headers) };
+}
+
+/** Throws `ResponseValidationError` (after dropping the body) when a 200 is not an event stream. */
+async function expectEventStream(res: Dispatcher.ResponseData, where: string): Promise<void> {
+  const contentType = String(res.headers["content-type"] ?? "");
+  if (/^text\/event-stream/i.test(contentType)) return;
+  await res.body.dump().catch(() => {});
+  throw new ResponseValidationError(
+    `${where} answered 200 with content-type ${JSON.stringify(contentType)}, not text/event-stream`,
+  );
+}
+
+/**
+ * Yields the log events of an open stream as they arrive. Returns `undefined` at a clean end of
+ * the body, or the drop when the connection fails; a malformed event is thrown. The body is
+ * destroyed however this ends, also when the caller stops iterating.
+ */
+async function* readEvents(
+  target: WorkerLogStreamTarget,
+  body: Dispatcher.ResponseData["body"],
+  cursor: StreamCursor,
+): AsyncGenerator<WorkerLogEvent, Dropped | undefined, undefined> {
+  const where = `GET ${target.path}`;
+  const events = logEventDecoder(target.path, cursor);
+  body.setEncoding("utf8");
+  try {
+    for await (const chunk of body) {
+      events.feed(chunk as string);
+      for (const { id, event } of events.ready.splice(0)) {
+        // The SSE "last event ID" persists across events that carry none.
+        if (id !== undefined) cursor.lastEventId = id;
+        cursor.failures = 0;
+        yield event;
+      }
+      if (events.bad) throw events.bad;
+    }
+    return undefined; // a clean end: the service has no more lines for us
+  } catch (error) {
+    if (error instanceof RunpodError) throw error;
+    const { signal } = target.options;
     if (signal?.aborted) throw userAbort(signal, where);
-    const headers: Record<string, string> = {
-      accept: "text/event-stream",
-      "cache-control": "no-cache",
-      "user-agent": transport.config.userAgent,
-    };
-    // An empty id resets the cursor (SSE): then no header is sent, as EventSource does.
-    if (lastEventId) headers["last-event-id"] = lastEventId;
+    return { failure: connectionError(error, where, "read") };
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+}
 
-    let failure: RunpodError | undefined;
-    let hinted: number | undefined;
-    let res: Dispatcher.ResponseData | undefined;
-    try {
-      res = await target.open.open(url, {
-        headers,
-        signal,
-        headersTimeout: transport.config.timeoutMs,
-        bodyTimeout: options.idleTimeoutMs ?? 0,
-      });
-    } catch (error) {
-      if (signal?.aborted) throw userAbort(signal, where);
-      failure = connectionError(error, where, "open");
-    }
+/** SSE text in, log events out: decoded events wait in `ready`; the first bad one sets `bad`. */
+interface LogEventDecoder {
+  feed(chunk: string): void;
+  readonly ready: { id: string | undefined; event: WorkerLogEvent }[];
+  readonly bad: RunpodError | undefined;
+}
 
-    if (res !== undefined) {
-      const status = res.statusCode;
-      if (status === 204) {
-        await res.body.dump();
-        return;
+/** A decoder of one connection's events; the stream's `retry:` field lands in `cursor`. */
+function logEventDecoder(path: string, cursor: StreamCursor): LogEventDecoder {
+  const where = `GET ${path}`;
+  const ready: LogEventDecoder["ready"] = [];
+  let bad: RunpodError | undefined;
+  const parser = createParser({
+    maxBufferSize: MB,
+    onEvent(message: EventSourceMessage) {
+      if (bad || !LOG_EVENT_TYPES.has(message.event)) return;
+      try {
+        ready.push({ id: message.id, event: decodeLogEvent(message.data, path) });
+      } catch (error) {
+        bad = error as RunpodError;
       }
-      if (status !== 200) {
-        const body = target.open.redact(await errorBody(res.body, transport.config.timeoutMs));
-        failure = APIError.from({
-          status,
-          body,
-          headers: redactHeaders(res.headers),
-          method: "GET",
-          path: target.path,
-        });
-        if (!isRetryableStatus("GET", status)) throw failure;
-        hinted = serverDelayMs(res.headers);
-      } else {
-        const contentType = String(res.headers["content-type"] ?? "");
-        if (!/^text\/event-stream/i.test(contentType)) {
-          await res.body.dump().catch(() => {});
-          throw new ResponseValidationError(
-            `${where} answered 200 with content-type ${JSON.stringify(contentType)}, not text/event-stream`,
-          );
-        }
-        const body = res.body;
-        const ready: { id: string | undefined; event: WorkerLogEvent }[] = [];
-        let bad: RunpodError | undefined;
-        const parser = createParser({
-          maxBufferSize: MB,
-          onEvent(message: EventSourceMessage) {
-            if (bad || !LOG_EVENT_TYPES.has(message.event)) return;
-            let data: unknown;
-            try {
-              data = JSON.parse(message.data);
-            } catch {
-              bad = new ResponseValidationError(`${where} sent an event whose data is not JSON`, {
-                body: message.data.slice(0, 4096),
-              });
-              return;
-            }
-            try {
-              ready.push({
-                id: message.id,
-                event: parseResponse(WorkerLogEventSchema, data, { method: "GET", path: target.path }),
-              });
-            } catch (error) {
-              bad = error as RunpodError;
-            }
-          },
-          onRetry(ms: number) {
-            serverRetryMs = Math.min(ms, MAX_RETRY_AFTER_MS);
-          },
-          onError(error) {
-            if (error.type === "max-buffer-size-exceeded") {
-              bad ??= new ResponseValidationError(`${where} sent an event larger than ${MB} characters`);
-            }
-            // Unknown fields and a malformed `retry:` are ignored, as the SSE standard says.
-          },
-        });
-        body.setEncoding("utf8");
-        try {
-          for await (const chunk of body) {
-            parser.feed(chunk as string);
-            for (const { id, event } of ready.splice(0)) {
-              // The SSE "last event ID" persists across events that carry none.
-              if (id !== undefined) lastEventId = id;
-              failures = 0;
-              yield event;
-            }
-            if (bad) throw bad;
-          }
-          return; // a clean end: the service has no more lines for us
-        } catch (error) {
-          if (error instanceof RunpodError) throw error;
-          if (signal?.aborted) throw userAbort(signal, where);
-          failure = connectionError(error, where, "read");
-        } finally {
-          if (!body.destroyed) body.destroy();
-        }
+    },
+    onRetry(ms: number) {
+      cursor.serverRetryMs = Math.min(ms, MAX_RETRY_AFTER_MS);
+    },
+    onError(error) {
+      if (error.type === "max-buffer-size-exceeded") {
+        bad ??= new ResponseValidationError(`${where} sent an event larger than ${MB} characters`);
       }
-    }
+      // Unknown fields and a malformed `retry:` are ignored, as the SSE standard says.
+    },
+  });
+  return {
+    feed: (chunk) => parser.feed(chunk),
+    ready,
+    get bad() {
+      return bad;
+    },
+  };
+}
 
-    // Every path that reaches here has set `failure`; the fallback only satisfies the compiler.
-    failure ??= new APIConnectionError(`${where} failed`);
-    if (failures >= maxReconnects) {
-      failure.message += ` (gave up after ${failures} reconnect attempt${failures === 1 ? "" : "s"} with no event received)`;
-      throw failure;
-    }
-    const delay = hinted ?? serverRetryMs ?? backoffMs(failures);
-    failures++;
-    transport.config.logger?.debug?.(
-      `runpod: ${where} ${failure instanceof APIError ? `answered ${failure.status}` : failure.code}; ` +
-        `reconnecting in ${Math.round(delay)} ms (attempt ${failures} of ${maxReconnects}` +
-        `${lastEventId ? ", resuming after the last event" : ""})`,
-    );
-    try {
-      await transport.config.sleep(delay, signal);
-    } catch (error) {
-      if (signal?.aborted) throw userAbort(signal, where);
-      throw error;
-    }
+/** One event's data as `{ source, line, ts }`, or `ResponseValidationError`. */
+function decodeLogEvent(data: string, path: string): WorkerLogEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new ResponseValidationError(`GET ${path} sent an event whose data is not JSON`, {
+      body: data.slice(0, 4096),
+    });
+  }
+  return parseResponse(WorkerLogEventSchema, value, { method: "GET", path });
+}
+
+/**
+ * Waits before reopening a dropped stream: the server's `Retry-After`, else the stream's `retry:`,
+ * else the client's backoff. After `maxReconnects` attempts in a row with no event, throws the
+ * drop's failure instead, saying so.
+ */
+async function pauseBeforeReconnect(
+  target: WorkerLogStreamTarget,
+  { failure, hinted }: Dropped,
+  cursor: StreamCursor,
+): Promise<void> {
+  const { transport, options } = target;
+  const where = `GET ${target.path}`;
+  const maxReconnects = options.maxReconnects ?? transport.config.maxRetries;
+  const { failures } = cursor;
+  if (failures >= maxReconnects) {
+    failure.message += ` (gave up after ${failures} reconnect attempt${failures === 1 ? "" : "s"} with no event received)`;
+    throw failure;
+  }
+  const delay = hinted ?? cursor.serverRetryMs ?? backoffMs(failures);
+  cursor.failures++;
+  transport.config.logger?.debug?.(
+    `runpod: ${where} ${failure instanceof APIError ? `answered ${failure.status}` : failure.code}; ` +
+      `reconnecting in ${Math.round(delay)} ms (attempt ${cursor.failures} of ${maxReconnects}` +
+      `${cursor.lastEventId ? ", resuming after the last event" : ""})`,
+  );
+  try {
+    await transport.config.sleep(delay, options.signal);
+  } catch (error) {
+    if (options.signal?.aborted) throw userAbort(options.signal, where);
+    throw error;
   }
 }

@@ -18,6 +18,11 @@
  * A data centre's `gpuAvailability` / `cpuAvailability` gives each resource it offers at the best
  * level over all products.
  *
+ * Pod stock is live: the emulator's pods (`pods/podStore.ts`) take GPUs from a count per GPU type,
+ * data centre and cloud seeded from the `POD` levels below ({@link podStockSeed}), and the `POD`
+ * level the catalog answers is worked out from what is left ({@link PodStockView}). `NVIDIA H200`
+ * has no pod stock anywhere.
+ *
  * Pools: an endpoint's `gpu.pools` must name pools of this catalog, or {@link EMULATOR_POOL}, the
  * pool of the endpoints given with `--endpoint` (it has no GPU type: the built-in worker runs in
  * the emulator's process).
@@ -264,7 +269,8 @@ const GPU_TYPES: readonly GpuEntry[] = [
     { secure: 3.59, community: 0, serverless: 5.58 },
     { secure: 8, community: 0 },
     {
-      "US-GA-1": { POD: "LOW", CLUSTER: "LOW", SERVERLESS: "LOW" },
+      // No pod stock anywhere: the type a pod's fallback skips.
+      "US-GA-1": { POD: "NONE", CLUSTER: "LOW", SERVERLESS: "LOW" },
       "EU-SE-1": { POD: "NONE", SERVERLESS: "NONE" },
     },
     [
@@ -401,12 +407,17 @@ function levels(
   stock: Stock,
   products: readonly string[],
   countries: readonly string[] | undefined,
+  podLevel?: (dataCenterId: string) => AvailabilityLevel | undefined,
 ): { id: string; name: string; availability: AvailabilityLevel }[] {
   const out: { id: string; name: string; availability: AvailabilityLevel }[] = [];
   for (const { record, country } of DATA_CENTERS) {
     const entry = stock[record.id];
     if (!entry || (countries && !countries.includes(country))) continue;
-    const offered = products.map((p) => entry[p as Product]).filter((l) => l !== undefined);
+    const level = (p: string) =>
+      p === "POD" && entry.POD !== undefined && podLevel
+        ? (podLevel(record.id) ?? entry.POD)
+        : entry[p as Product];
+    const offered = products.map(level).filter((l) => l !== undefined);
     if (offered.length > 0) out.push({ id: record.id, name: record.name, availability: best(offered) });
   }
   return out;
@@ -416,10 +427,19 @@ function levels(
  * The availability fields of a GPU type under `query`, and whether `countryCodes` left it no data
  * centre (the list then drops it).
  */
-function gpuAvailability(entry: GpuEntry, query: GpuQuery): { fields: Partial<GpuType>; outside: boolean } {
+function gpuAvailability(
+  entry: GpuEntry,
+  query: GpuQuery,
+  live: PodStockView | undefined,
+): { fields: Partial<GpuType>; outside: boolean } {
   const countries = query.countryCodes;
-  let dataCenters = levels(entry.stock, query.product ?? [], countries);
   const cloud = query.cloud ?? "SECURE";
+  let dataCenters = levels(
+    entry.stock,
+    query.product ?? [],
+    countries,
+    live && ((dc) => live.gpuLevel(entry.record.id, dc, cloud)),
+  );
   const max = cloud === "SECURE" ? entry.record.maxCount?.secure : entry.record.maxCount?.community;
   let cuda = entry.cuda.map(([version, available]) => ({ version, available }));
   const { cudaVersions, minCudaVersion } = query;
@@ -458,11 +478,11 @@ const wantsAvailability = (include: readonly string[] | undefined) =>
 // ---------------------------------------------------------------------------------------------
 
 /** `GET /v2/catalog/gpus`. */
-export function listGpuTypes(query: GpuQuery): GpuType[] {
+export function listGpuTypes(query: GpuQuery, live?: PodStockView): GpuType[] {
   if (!wantsAvailability(query.include)) return GPU_TYPES.map((g) => structuredClone(g.record));
   const out: GpuType[] = [];
   for (const entry of GPU_TYPES) {
-    const { fields, outside } = gpuAvailability(entry, query);
+    const { fields, outside } = gpuAvailability(entry, query, live);
     if (!outside) out.push({ ...structuredClone(entry.record), ...fields });
   }
   return out;
@@ -472,11 +492,11 @@ export function listGpuTypes(query: GpuQuery): GpuType[] {
  * `GET /v2/catalog/gpus/{id}`; undefined when there is no such type. A type with no data centre in
  * `countryCodes` is answered with `availability: "NONE"` and no `dataCenters`.
  */
-export function getGpuType(id: string, query: GpuQuery): GpuType | undefined {
+export function getGpuType(id: string, query: GpuQuery, live?: PodStockView): GpuType | undefined {
   const entry = GPU_TYPES.find((g) => g.record.id === id);
   if (!entry) return undefined;
   if (!wantsAvailability(query.include)) return structuredClone(entry.record);
-  return { ...structuredClone(entry.record), ...gpuAvailability(entry, query).fields };
+  return { ...structuredClone(entry.record), ...gpuAvailability(entry, query, live).fields };
 }
 
 /** `GET /v2/catalog/cpus`. */
@@ -534,6 +554,77 @@ export function getDataCenter(id: string, query: DataCenterQuery): DataCenter | 
 export function listPublicTemplates(query: z.output<typeof PublicTemplatesQueryInputSchema>): Template[] {
   return structuredClone([...PUBLIC_TEMPLATES[query.source ?? "official"]]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Pod stock
+// ---------------------------------------------------------------------------------------------
+
+/** The live `POD` level of a GPU type in a data centre and cloud; undefined keeps the fixed level. */
+export interface PodStockView {
+  gpuLevel(gpuId: string, dataCenterId: string, cloud: string): AvailabilityLevel | undefined;
+}
+
+/** GPUs free per data centre and cloud at a fixed level, before any pod takes one. */
+export const POD_STOCK_PER_LEVEL: Readonly<Record<AvailabilityLevel, number>> = {
+  NONE: 0,
+  LOW: 2,
+  MEDIUM: 8,
+  HIGH: 16,
+};
+
+/** The level a count of free GPUs shows as (the inverse of {@link POD_STOCK_PER_LEVEL}). */
+export function podStockLevel(free: number): AvailabilityLevel {
+  if (free <= 0) return "NONE";
+  if (free <= POD_STOCK_PER_LEVEL.LOW) return "LOW";
+  if (free <= POD_STOCK_PER_LEVEL.MEDIUM) return "MEDIUM";
+  return "HIGH";
+}
+
+/**
+ * Free GPUs per (GPU type, data centre, cloud) at start, from the fixed `POD` levels; a type
+ * offered only in `SECURE` has no `COMMUNITY` stock.
+ */
+export function podStockSeed(): {
+  gpuId: string;
+  dataCenterId: string;
+  cloud: "SECURE" | "COMMUNITY";
+  free: number;
+}[] {
+  const out: { gpuId: string; dataCenterId: string; cloud: "SECURE" | "COMMUNITY"; free: number }[] = [];
+  for (const { record, stock } of GPU_TYPES) {
+    for (const [dataCenterId, products] of Object.entries(stock)) {
+      if (products.POD === undefined) continue;
+      const free = POD_STOCK_PER_LEVEL[products.POD];
+      if (record.secure) out.push({ gpuId: record.id, dataCenterId, cloud: "SECURE", free });
+      if (record.community) out.push({ gpuId: record.id, dataCenterId, cloud: "COMMUNITY", free });
+    }
+  }
+  return out;
+}
+
+/** A GPU type of the catalog and its machines' CUDA versions (with capacity or not), for pods. */
+export function podGpuType(
+  id: string,
+): { record: GpuType; cuda: readonly (readonly [string, boolean])[] } | undefined {
+  const entry = GPU_TYPES.find((g) => g.record.id === id);
+  return entry && { record: structuredClone(entry.record), cuda: entry.cuda };
+}
+
+/** A CPU flavour of the catalog and the data centres offering it for pods (not at `NONE`). */
+export function podCpuType(id: string): { record: CpuType; dataCenterIds: string[] } | undefined {
+  const entry = CPU_TYPES.find((c) => c.record.id === id);
+  if (!entry) return undefined;
+  const dataCenterIds = Object.entries(entry.stock)
+    .filter(([, products]) => products.POD !== undefined && products.POD !== "NONE")
+    .map(([dc]) => dc);
+  return { record: structuredClone(entry.record), dataCenterIds };
+}
+
+/** Every GPU type id of the catalog, in catalog order. */
+export const GPU_TYPE_IDS: readonly string[] = GPU_TYPES.map((g) => g.record.id);
+
+/** CUDA version `a` compared with `b` numerically (12.11 > 12.2). */
+export { compareCuda };
 
 // ---------------------------------------------------------------------------------------------
 // Pools of endpoints

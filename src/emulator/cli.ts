@@ -97,6 +97,8 @@ Flags:
                               older workers keep serving, isStale, for MS, then are replaced one
                               at a time, each new worker initializing for the cold start or
                               500 ms (default 3000)
+  --pod-start-ms MS           pods: time from create (or start) to RUNNING, half PROVISIONING and
+                              half STARTING, on the emulator clock (default 2000)
   --no-parent-watch           keep serving when the parent process exits (see below)
   --version                   print the version
   --help                      print this help
@@ -227,6 +229,7 @@ export function parseCommand(argv: string[]): Command {
         "cold-start-ms": { type: "string" },
         "rollout-ms": { type: "string" },
         "load-balancer-request-wait-ms": { type: "string" },
+        "pod-start-ms": { type: "string" },
         "no-parent-watch": { type: "boolean" },
         version: { type: "boolean", short: "v" },
         help: { type: "boolean", short: "h" },
@@ -283,6 +286,7 @@ export function parseCommand(argv: string[]): Command {
     "load-balancer-request-wait-ms",
     s("load-balancer-request-wait-ms"),
   );
+  options.podStartMs = int("pod-start-ms", s("pod-start-ms"));
   for (const key of Object.keys(options) as (keyof EmulatorOptions)[]) {
     if (options[key] === undefined) delete options[key];
   }

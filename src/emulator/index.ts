@@ -16,6 +16,7 @@ import { loadFastify } from "./http/loadFastify";
 import { type EndpointCounters, JobEngine } from "./jobs/engine";
 import { checkHandlerSpec, type HandlerSpec, loadHandlerModule } from "./jobs/handlers";
 import { type EmulatorOptions, resolveOptions } from "./options";
+import { PodStore } from "./pods/podStore";
 import { RateLimitEnforcer } from "./rateLimit";
 import { buildServer } from "./server";
 import { ServerlessStore } from "./serverless";
@@ -104,6 +105,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     webhooks.close();
     throw err;
   }
+  const pods = new PodStore({ clock: resolved.clock, podStartMs: resolved.podStartMs, store });
   const faults = resolved.faults ? new FaultInjector(resolved.faults, resolved.faultSeed) : undefined;
   let requests = 0;
   const requestsByInterface = { jobs: 0, management: 0 };
@@ -111,6 +113,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     engine,
     store,
     serverless,
+    pods,
     keys: new KeyChecker(resolved.apiKeys),
     faults,
     limiter: resolved.rateLimits ? new RateLimitEnforcer(resolved.clock) : undefined,
@@ -158,6 +161,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       closing ??= (async () => {
         engine.close();
         webhooks.close();
+        await pods.close();
         await app.close();
         await store.flush();
       })();

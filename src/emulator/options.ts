@@ -10,6 +10,7 @@ import { type FaultConfig, parseFaults, validateFaults } from "./faults";
 import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
 import { type EndpointConfig, type Retention, ROLLOUT_DEFAULT_MS } from "./jobs/engine";
 import type { HandlerSpec } from "./jobs/handlers";
+import { POD_START_DEFAULT_MS } from "./pods/podStore";
 import {
   EMULATOR_MANAGEMENT_RATE_LIMIT,
   LOAD_BALANCER_REQUEST_WAIT_DEFAULT_MS,
@@ -86,6 +87,11 @@ export interface EmulatorOptions {
    * answers 503 `{"error": "no worker became ready within ..."}`. @default 60000
    */
   loadBalancerRequestWaitMs?: number;
+  /**
+   * How long a pod takes from create (or start) to `RUNNING`, ms of the emulator clock: half in
+   * `PROVISIONING`, half in `STARTING`. @default 2000
+   */
+  podStartMs?: number;
 }
 
 /** Options after resolution. */
@@ -107,6 +113,7 @@ export interface ResolvedOptions {
   /** The emulator-wide cold start (`coldStartMs`), when given. */
   coldStartMs?: number;
   loadBalancerRequestWaitMs: number;
+  podStartMs: number;
 }
 
 function nonNegativeInt(name: string, value: unknown, fallback: number): number {
@@ -265,5 +272,6 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
       options.loadBalancerRequestWaitMs,
       LOAD_BALANCER_REQUEST_WAIT_DEFAULT_MS,
     ),
+    podStartMs: nonNegativeInt("podStartMs", options.podStartMs, POD_START_DEFAULT_MS),
   };
 }

@@ -3,7 +3,7 @@
  * - `/v1/...`: REST v1 management, errors `{"message": "..."}`.
  * - `/v2/registries`, `/v2/network-volumes`, `/v2/serverless` (with releases, workers and worker
  *   logs), `/v2/templates`, `/v2/catalog/...` (a fixed catalog, `catalog.ts`): REST v2 management, errors `application/problem+json`,
- *   wrapped lists, `dataCenter`, 201 on create. Every first segment of the v2 document (`pods`,
+ *   wrapped lists, `dataCenter`, 201 on create; `/v2/pods` and `/v2/account/ssh-keys` (`http/podRoutes.ts`). Every first segment of the v2 document (`pods`,
  *   `serverless`, ...) is reserved: no endpoint may use it.
  * - `/v2/{endpointId}/...`: the job interface, errors `{"message": "..."}`.
  * - `/lb/{endpointId}/...`: load-balancer endpoints (`http/loadBalancerRoutes.ts`), errors `{"error": "..."}`.
@@ -19,7 +19,9 @@ import { registerJobRoutes } from "./http/jobRoutes";
 import { registerLoadBalancerRoutes } from "./http/loadBalancerRoutes";
 import { registerManagementRoutes } from "./http/management";
 import { createApp, type PipelineDeps } from "./http/pipeline";
+import { registerPodRoutes } from "./http/podRoutes";
 import { registerServerlessRoutes } from "./http/serverlessRoutes";
+import type { PodStore } from "./pods/podStore";
 import type { ServerlessStore } from "./serverless";
 import type { ManagementStore } from "./store";
 
@@ -30,6 +32,8 @@ export { MANAGEMENT_RATE_LIMIT_ROW } from "./http/pipeline";
 export interface ServerDeps extends PipelineDeps {
   store: ManagementStore;
   serverless: ServerlessStore;
+  /** Pods, their stock and the account's SSH keys. */
+  pods: PodStore;
   /** The emulator's clock (load-balancer request waits and latency). */
   clock: Clock;
   /** How long a load-balancer request waits for a ready worker, ms. */
@@ -42,7 +46,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   registerJobRoutes(app, deps.engine);
   registerManagementRoutes(app, { store: deps.store, serverless: deps.serverless });
   registerServerlessRoutes(app, deps.serverless);
-  registerCatalogRoutes(app);
+  registerCatalogRoutes(app, deps.pods);
+  registerPodRoutes(app, deps.pods);
   registerLoadBalancerRoutes(app, {
     engine: deps.engine,
     serverless: deps.serverless,

@@ -222,7 +222,7 @@ export class ServerlessStore {
           flashboot: "OFF",
           createdAt: this.#iso(),
         },
-        releases: [this.#release(1, [])],
+        releases: [this.#releaseRecord(1, [])],
       });
     }
     if (store) {
@@ -271,7 +271,7 @@ export class ServerlessStore {
     return new Date(at).toISOString();
   }
 
-  #release(version: number, diff: ReleaseDiffEntry[]): Release {
+  #releaseRecord(version: number, diff: ReleaseDiffEntry[]): Release {
     return {
       id: randomId(8),
       version,
@@ -405,7 +405,7 @@ export class ServerlessStore {
       ...this.#engineShape(record),
       release: { version: 1, image: record.image, env: { ...record.env } },
     });
-    const stored: StoredEndpoint = { record, releases: [this.#release(1, [])] };
+    const stored: StoredEndpoint = { record, releases: [this.#releaseRecord(1, [])] };
     this.#endpoints.set(id, stored);
     await this.#save();
     return stored;
@@ -474,8 +474,8 @@ export class ServerlessStore {
     }
     if (diff.length > 0) {
       const version = this.#engine.version(id) + 1;
-      stored.releases.push(this.#release(version, diff));
-      this.#engine.release(id, { version, image: next.image, env: { ...next.env } });
+      stored.releases.push(this.#releaseRecord(version, diff));
+      this.#engine.publishRelease(id, { version, image: next.image, env: { ...next.env } });
     }
     await this.#save();
     return stored;

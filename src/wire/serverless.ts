@@ -38,7 +38,7 @@ const cudaVersion = (field: string) =>
 // ---------------------------------------------------------------------------------------------
 
 /** `ContainerConfig` of the v2 document: what templates, pods and endpoints share. */
-const containerConfigShape = {
+export const containerConfigShape = {
   /** Arguments passed to the container entrypoint. */
   args: str("args").optional(),
   /** Container disk in GB (ephemeral). */
@@ -54,7 +54,7 @@ const containerConfigShape = {
 };
 
 /** `ContainerConfig` as the service answers it: every field optional, parsed loosely. */
-const containerConfigAnswerShape = {
+export const containerConfigAnswerShape = {
   image: z.string().optional(),
   args: z.string().optional(),
   disk: z.number().optional(),
@@ -123,7 +123,7 @@ const gpuShape = {
 };
 
 /** A non-empty `allowedCudaVersions` and a `minCudaVersion` together: the service's 400. */
-function cudaExclusive(
+export function cudaExclusive(
   gpu: { allowedCudaVersions?: string[] | undefined; minCudaVersion?: string | undefined },
   ctx: z.core.$RefinementCtx,
 ): void {

@@ -6,7 +6,8 @@
 import { inspect } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { APIError, MIN_REDACTED_LENGTH, REDACTED, redactText, secretForms } from "../../src/client";
-import { redact, redactError } from "../../src/provider/shared";
+import { redactError } from "../../src/provider/common/engineText";
+import { redact } from "../../src/provider/common/redaction";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 import { API_KEY, clientFor } from "./helpers";
 

@@ -117,6 +117,7 @@ describe("runpod-emulator CLI", () => {
       "--cold-start-ms",
       "--rollout-ms",
       "--load-balancer-request-wait-ms",
+      "--pod-start-ms",
       "--no-parent-watch",
       "--version",
       "--help",

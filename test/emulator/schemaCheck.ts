@@ -1,5 +1,5 @@
 /**
- * Checks values against the REST v2 document's serverless and template schemas
+ * Checks values against the REST v2 document's serverless, template and pod schemas
  * (fixtures/rest-v2.serverless.schemas.json, copied unchanged from rest-v2.openapi.json), and
  * against the project's zod shape of the same name (src/wire/serverless.ts, the one the client parses with), so that the
  * emulator, the document and the zod shapes agree on every value a test checks.
@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import type { z } from "zod";
+import { PodCreateInputSchema, PodListSchema, PodSchema, SshKeysSchema } from "../../src/wire/pods";
 import { V2ProblemSchema } from "../../src/wire/schemas";
 import {
   ServerlessEndpointCreateInputSchema,
@@ -31,6 +32,10 @@ const ZOD: Record<string, z.ZodType> = {
   ListEndpointWorkersResponse: ServerlessWorkerListSchema,
   ListEndpointReleasesResponse: ServerlessReleaseListSchema,
   ErrorResponse: V2ProblemSchema,
+  Pod: PodSchema,
+  ListPodsResponse: PodListSchema,
+  CreatePodRequest: PodCreateInputSchema,
+  SshKeys: SshKeysSchema,
 };
 
 const schemas = JSON.parse(

@@ -1,8 +1,8 @@
 /** Errors about settings name what the user set: the stack config key or the variable. */
 import { describe, expect, it } from "vitest";
 import { AuthenticationError } from "../../src/client/errors";
+import { redactError } from "../../src/provider/common/engineText";
 import { clientFromSettings, resolveSettings } from "../../src/provider/config";
-import { redactError } from "../../src/provider/shared";
 
 const config = (values: Record<string, string>) => ({ get: (key: string) => values[key] });
 

@@ -7,10 +7,10 @@ import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/jobRun/args";
 import { recordedRunPassed } from "../../src/provider/jobRun/diff";
-import { outputSchemaViolations } from "../../src/provider/jobRun/outputSchema";
-import { judge } from "../../src/provider/jobRun/verdict";
+import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/release/jobArgs";
+import { outputSchemaViolations } from "../../src/provider/release/outputSchema";
+import { judge } from "../../src/provider/release/verdict";
 import { type ProviderHost, urnFor } from "../support/providerHost.mts";
 import { createFailing, createPassing, startJobRunHost } from "./jobRunHostKit";
 
@@ -142,7 +142,7 @@ describe("expect.outputSchema as functions", () => {
 
   it("loads ajv only for a JobRun that has an outputSchema (the built lifecycle module, in a fresh node)", () => {
     const script = [
-      'const l = require("./dist/provider/jobRun/lifecycle.js");',
+      'const l = require("./dist/provider/compat/jobRun/lifecycle.js");',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the source of a script run in a child process
       "const ajv = () => Object.keys(require.cache).some((k) => k.includes(`${require('path').sep}ajv${require('path').sep}`));",
       'l.checkJobRunArgs({ endpointId: "echo", input: {}, expect: { output: {} } });',

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Job, RunpodClient } from "../../src/client";
 import { NotFoundError, ResponseValidationError } from "../../src/client/errors";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { recordJob } from "../../src/provider/jobRun/execution";
+import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/operations";
+import { recordJob } from "../../src/provider/release/execution";
 import {
   boundLogTail,
   MAX_LOG_TAIL_BYTES,
@@ -15,9 +16,8 @@ import {
   readLogTail,
   tailLines,
   type WorkerLogReader,
-} from "../../src/provider/jobRun/logTail";
-import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/operations";
-import type { JobRunResult } from "../../src/provider/jobRun/result";
+} from "../../src/provider/release/logTail";
+import type { JobRunResult } from "../../src/provider/release/result";
 import { type ProviderHost, urnFor } from "../support/providerHost.mts";
 import { createFailing, startJobRunHost } from "./jobRunHostKit";
 

@@ -9,7 +9,6 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { APIConnectionError, APIError, JobWaitTimeoutError } from "../../src/client/errors";
-import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/jobRun/args";
 import { recordedRunPassed } from "../../src/provider/jobRun/diff";
 import {
   contextFromSettings,
@@ -18,8 +17,9 @@ import {
   type LifecycleContext,
   updateJobRun,
 } from "../../src/provider/jobRun/operations";
-import { buildOutputs } from "../../src/provider/jobRun/outputs";
-import { CANCEL_NOT_CONFIRMED, executeJobRun, MIN_RUNSYNC_TIMEOUT_MS } from "../../src/provider/jobRun/run";
+import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/release/jobArgs";
+import { buildOutputs } from "../../src/provider/release/outputs";
+import { CANCEL_NOT_CONFIRMED, executeJobRun, MIN_RUNSYNC_TIMEOUT_MS } from "../../src/provider/release/run";
 
 type Endpoint = Parameters<typeof executeJobRun>[1]["endpoint"];
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void;

@@ -14,7 +14,7 @@ import {
   rolloutState,
   type WorkerListReader,
   waitForRollout,
-} from "../../src/provider/jobRun/rollout";
+} from "../../src/provider/release/rollout";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { createFailing, createPassing, startJobRunHost } from "./jobRunHostKit";
 

@@ -10,10 +10,11 @@ import {
   ResponseValidationError,
   ValidationError,
 } from "../../src/client/errors";
-import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/jobRun/args";
+import { UNKNOWN } from "../../src/provider/common/unknown";
 import { changedArgs, diffJobRun } from "../../src/provider/jobRun/diff";
-import { findMismatches, formatMismatches, matchesSubset } from "../../src/provider/jobRun/match";
-import { buildOutputs } from "../../src/provider/jobRun/outputs";
+import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/release/jobArgs";
+import { findMismatches, formatMismatches, matchesSubset } from "../../src/provider/release/match";
+import { buildOutputs } from "../../src/provider/release/outputs";
 import {
   executeJobRun,
   failureMessage,
@@ -21,9 +22,8 @@ import {
   JobRunSubmitError,
   judge,
   resendable,
-} from "../../src/provider/jobRun/run";
-import { canonicalJson, digestS3Config, s3ConfigMatches } from "../../src/provider/jobRun/s3Digest";
-import { UNKNOWN } from "../../src/provider/shared";
+} from "../../src/provider/release/run";
+import { canonicalJson, digestS3Config, s3ConfigMatches } from "../../src/provider/release/s3Digest";
 
 const s3 = {
   accessId: "AKID",

@@ -9,22 +9,45 @@ import {
   APITimeoutError,
   BadRequestError,
   NotFoundError,
+  RunpodError,
+  type Template,
 } from "../../src/client";
-import { createReconciled, deleteIfPresent, readOrGone } from "../../src/provider/managedCreate";
+import {
+  createReconciled,
+  deleteIfPresent,
+  RELIST_WINDOW_MS,
+  readOrGone,
+} from "../../src/provider/common/managedCreate";
+import { volumeDifferences } from "../../src/provider/networkVolume/operations";
+import { OMITTED_MEANS } from "../../src/provider/template/args";
+import { templateDifferences } from "../../src/provider/template/operations";
 
 interface Obj {
   id: string;
   name: string;
+  /** What the create sends is size 10 (when a listed object has a size, it must be 10). */
+  size?: number;
 }
 
-/** A service whose list answers `lists` in turn and whose POST does `post`. */
+/**
+ * A service whose list answers `lists` in turn (then refuses the connection) and whose POST does
+ * `post`. Its clock only moves when the create waits between re-lists, so no test sleeps.
+ */
 function service(lists: Obj[][], post: () => Promise<Obj>) {
   const calls: string[] = [];
+  let clock = 0;
   return {
     calls,
+    elapsed: () => clock,
     options: {
       kind: "serverless endpoint",
       name: "api",
+      differences: (listed: Obj) => (listed.size === undefined || listed.size === 10 ? [] : ["size"]),
+      now: () => clock,
+      sleep: async (ms: number) => {
+        calls.push(`sleep ${ms}`);
+        clock += ms;
+      },
       list: async () => {
         calls.push("list");
         const next = lists.shift();
@@ -69,20 +92,80 @@ describe("createReconciled", () => {
     expect(s.calls).toEqual(["list", "create", "list"]);
   });
 
-  it("says nothing was created when the list after a reset shows no new object", async () => {
-    const s = service([[], []], async () => {
+  it("never claims nothing was created when the lists after a reset stay empty: it names what to look for", async () => {
+    const s = service([[], [], [], [], [], [], [], [], [], []], async () => {
       throw new APIConnectionError("socket hang up");
     });
-    await expect(createReconciled(s.options)).rejects.toThrow(
-      /the service did not create it, so nothing was created/,
+    const error = await createReconciled(s.options).then(
+      () => undefined,
+      (e: Error) => e,
     );
+    expect(error?.message).toMatch(/may or may not have created it/);
+    expect(error?.message).toMatch(/look in the RunPod console for a serverless endpoint named "api"/);
+    expect(error?.message).not.toMatch(/nothing was created|did not create it/);
+    // Re-listed, backing off, and gave up within the fixed bound.
+    expect(s.calls.filter((c) => c === "list").length).toBeGreaterThan(2);
+    expect(s.elapsed()).toBeLessThanOrEqual(RELIST_WINDOW_MS);
   });
 
-  it("warns that the object may still appear after a timeout with nothing listed yet", async () => {
-    const s = service([[], []], async () => {
-      throw new APITimeoutError("timed out");
+  it("finds the object a lagging list shows only on a later re-list, and records it", async () => {
+    const s = service([[], [], [], [{ id: "made", name: "api", size: 10 }]], async () => {
+      throw serverError();
     });
-    await expect(createReconciled(s.options)).rejects.toThrow(/may still complete on the service/);
+    const result = await createReconciled(s.options);
+    expect(result.record.id).toBe("made");
+    expect(s.calls).toEqual(["list", "create", "list", "sleep 500", "list", "sleep 1000", "list"]);
+  });
+
+  it("keeps re-listing no longer than the bound the resource sets", async () => {
+    const s = service(
+      Array.from({ length: 50 }, () => []),
+      async () => {
+        throw new APITimeoutError("timed out");
+      },
+    );
+    await expect(createReconciled({ ...s.options, relistWindowMs: 2000 })).rejects.toThrow(
+      /may still exist or appear/,
+    );
+    expect(s.elapsed()).toBeLessThanOrEqual(2000);
+    expect(s.calls.filter((c) => c === "list").length).toBe(4); // one before the POST, three after
+  });
+
+  it("does not record another client's new object of the same name that differs from what was sent", async () => {
+    const s = service(
+      [[], ...Array.from({ length: 10 }, () => [{ id: "theirs", name: "api", size: 20 }])],
+      async () => {
+        throw serverError();
+      },
+    );
+    const error = await createReconciled(s.options).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error).toBeInstanceOf(RunpodError);
+    expect(error?.message).toMatch(/id theirs \(differs in size\)/);
+    expect(error?.message).toMatch(/another client's and was neither recorded nor changed/);
+    expect(error?.message).toMatch(/serverless endpoint named "api"/);
+  });
+
+  it("records the new object that matches what was sent, beside another client's namesake that does not", async () => {
+    const s = service(
+      [
+        [],
+        [
+          { id: "theirs", name: "api", size: 20 },
+          { id: "mine", name: "api", size: 10 },
+        ],
+      ],
+      async () => {
+        throw serverError();
+      },
+    );
+    const result = await createReconciled(s.options);
+    expect(result.record.id).toBe("mine");
+    expect(result.recoveredAfter).toMatch(
+      /id theirs \(differs in size\), is not this create's and was left alone/,
+    );
   });
 
   it("refuses to guess between two new objects of that name", async () => {
@@ -103,7 +186,7 @@ describe("createReconciled", () => {
     );
   });
 
-  it("says to look in the console when the list after the failure fails too", async () => {
+  it("says to look in the console when every list after the failure fails too", async () => {
     const s = service([[]], async () => {
       throw serverError();
     });
@@ -141,5 +224,36 @@ describe("readOrGone and deleteIfPresent", () => {
       }),
     ).rejects.toBeInstanceOf(APIError);
     expect(notFound()).toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe("each resource's match for a listed namesake", () => {
+  it("a network volume matches in any letter case of its data centre and type, and not at another size", () => {
+    const sent = { name: "data", size: 50, dataCenterId: "EU-RO-1", type: "STANDARD" };
+    expect(
+      volumeDifferences({ id: "v", name: "data", size: 50, dataCenterId: "eu-ro-1", type: "standard" }, sent),
+    ).toEqual([]);
+    expect(
+      volumeDifferences(
+        { id: "v", name: "data", size: 100, dataCenterId: "US-KS-2", type: "STANDARD" },
+        sent,
+      ),
+    ).toEqual(["size", "dataCenterId"]);
+    // type omitted: the service chose it, any type holds it.
+    const { type: _type, ...untyped } = sent;
+    expect(
+      volumeDifferences(
+        { id: "v", name: "data", size: 50, dataCenterId: "EU-RO-1", type: "HIGH_PERFORMANCE" },
+        untyped,
+      ),
+    ).toEqual([]);
+  });
+
+  it("a template matches only with the image and fields sent", () => {
+    // As the service answers a template created with only name and image: its defaults filled in.
+    const listed = { id: "t", name: "web", image: "nginx:1", ...OMITTED_MEANS } as unknown as Template;
+    expect(templateDifferences(listed, { name: "web", image: "nginx:1" })).toEqual([]);
+    expect(templateDifferences(listed, { name: "web", image: "nginx:2" })).toEqual(["image"]);
+    expect(templateDifferences(listed, { name: "web", image: "nginx:1", env: { A: "1" } })).toEqual(["env"]);
   });
 });

@@ -9,7 +9,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { APIError, APITimeoutError } from "../../src/client/errors";
 import type { ContainerRegistryAuth } from "../../src/client/schemas";
-import { findMismatches } from "../../src/provider/jobRun/match";
+import { UNKNOWN } from "../../src/provider/common/unknown";
 import {
   checkRegistryAuth,
   createRegistryAuth,
@@ -17,7 +17,7 @@ import {
   type RegistryAuthInputs,
 } from "../../src/provider/registryAuth/operations";
 import type { ContainerRegistryAuthArgs } from "../../src/provider/registryAuth/resource";
-import { UNKNOWN } from "../../src/provider/shared";
+import { findMismatches } from "../../src/provider/release/match";
 
 describe("registry auth check", () => {
   it("describes a wrong type with the same words as JobRun's output diff", async () => {

@@ -1,7 +1,7 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { APIError } from "../../src/client/errors";
-import { redactError } from "../../src/provider/shared";
+import { redactError } from "../../src/provider/common/engineText";
 
 describe("redactError", () => {
   const secret = "hunter2-very-secret";

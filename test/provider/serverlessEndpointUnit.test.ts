@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ServerlessWorkerList } from "../../src/client";
+import { UNKNOWN } from "../../src/provider/common/unknown";
 import { planEndpointChange } from "../../src/provider/serverlessEndpoint/changes";
 import {
   EndpointRolloutError,
@@ -12,7 +13,6 @@ import {
   waitForEndpointRollout,
   workersByStatus,
 } from "../../src/provider/serverlessEndpoint/rollout";
-import { UNKNOWN } from "../../src/provider/shared";
 
 /** Outputs as the emulator reads a fresh GPU endpoint back. */
 const OLDS = {

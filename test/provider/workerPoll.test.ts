@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ServerlessWorkerList } from "../../src/client";
-import { waitForRollout } from "../../src/provider/jobRun/rollout";
+import { waitForRollout } from "../../src/provider/release/rollout";
+import { clientPollKey, type PollClock, WorkerPolls } from "../../src/provider/release/workerPoll";
 import { waitForEndpointRollout } from "../../src/provider/serverlessEndpoint/rollout";
-import { clientPollKey, type PollClock, WorkerPolls } from "../../src/provider/workerPoll";
 
 /** A clock whose timers fire only in `advance`. */
 class FakeClock implements PollClock {

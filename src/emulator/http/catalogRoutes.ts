@@ -27,6 +27,7 @@ import {
   listDataCenters,
   listGpuTypes,
   listPublicTemplates,
+  type PodStockView,
 } from "../catalog";
 import { HttpError, parse } from "./errors";
 import type { RouteMeta } from "./pipeline";
@@ -47,7 +48,8 @@ function query<S extends z.ZodType>(schema: S, request: FastifyRequest): z.outpu
   }
 }
 
-export function registerCatalogRoutes(app: FastifyInstance): void {
+/** `podStock`: the pods' live stock, which the `POD` availability shows. */
+export function registerCatalogRoutes(app: FastifyInstance, podStock?: PodStockView): void {
   const options = { config: { dialect: "v2" } satisfies RouteMeta };
   const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 
@@ -80,8 +82,8 @@ export function registerCatalogRoutes(app: FastifyInstance): void {
     "gpus",
     "gpus",
     "GPU type",
-    { ...gpuQuery, read: listGpuTypes },
-    { ...gpuQuery, read: getGpuType },
+    { ...gpuQuery, read: (q) => listGpuTypes(q, podStock) },
+    { ...gpuQuery, read: (id, q) => getGpuType(id, q, podStock) },
   );
   collection(
     "cpus",

@@ -114,6 +114,11 @@ const v2: DialectAdapter = {
   list: (listKey, items) => ({ [listKey]: items }),
 };
 
+/** A REST v2 request body checked against `schema`: 400 for the document's cross-field rules, else 422. */
+export function validateV2Body<S extends z.ZodType>(schema: S, request: FastifyRequest): z.output<S> {
+  return v2.validate(schema, v2.body(request));
+}
+
 /** A resource as one dialect shows it. `Create`/`Update` are the store's inputs. */
 interface ResourceWire<Rec, Create, Update> {
   /** Path below the dialect's base: `/networkvolumes`, `/network-volumes`. */

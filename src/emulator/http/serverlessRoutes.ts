@@ -13,10 +13,10 @@
  *   in a rollout, removed, or the emulator stops), so reading a replaced worker's log returns its
  *   whole kept log and ends.
  */
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { LOG_SOURCES, WORKER_LOG_TAIL_MAX, type WorkerLogEvent } from "../../wire/serverless";
-import { eventId, type LogLine, parseCursor } from "../jobs/workerLogs";
+import { eventId, type LogLine, parseCursor, type WorkerLogs } from "../jobs/workerLogs";
 import type { ServerlessStore } from "../serverless";
 import { HttpError, parse } from "./errors";
 import type { RouteMeta } from "./pipeline";
@@ -68,57 +68,70 @@ export function registerServerlessRoutes(app: FastifyInstance, serverless: Serve
     if (!serverless.hasWorkerLog(id, workerId)) {
       throw new HttpError(404, `worker ${workerId} of serverless endpoint ${id} not found`);
     }
-    const query = validateQuery(request);
-    const logs = serverless.logs;
-    const wanted = (line: LogLine) => query.source === undefined || line.source === query.source;
-    let backfill = logs.lines(workerId).filter(wanted);
-    const lastEventId = request.headers["last-event-id"];
-    const cursor =
-      typeof lastEventId === "string" && lastEventId !== ""
-        ? parseCursor(lastEventId)
-        : query.since !== undefined
-          ? { fromAt: Date.parse(query.since), inclusive: true }
-          : undefined;
-    if (typeof lastEventId === "string" && lastEventId !== "" && cursor === undefined) {
-      throw new HttpError(400, "Last-Event-ID: expected an event id of this stream or an RFC 3339 time");
-    }
-    if (cursor && "afterSeq" in cursor) backfill = backfill.filter((l) => l.seq > cursor.afterSeq);
-    else if (cursor && "inclusive" in cursor) backfill = backfill.filter((l) => l.at >= cursor.fromAt);
-    else if (cursor) backfill = backfill.filter((l) => l.at > cursor.fromAt);
-    else {
-      const tail = query.tail ?? WORKER_LOG_TAIL_DEFAULT;
-      backfill = tail === 0 ? [] : backfill.slice(-tail);
-    }
-
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
-      ...(reply.getHeaders() as Record<string, string>),
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    });
-    // Send the headers now: a reader with no backfill must see the stream open before any line.
-    raw.flushHeaders();
-    const send = (line: LogLine) => {
-      const data: WorkerLogEvent = {
-        ts: new Date(line.at).toISOString(),
-        source: line.source,
-        line: line.line,
-      };
-      raw.write(`id: ${eventId(line)}\ndata: ${JSON.stringify(data)}\n\n`);
-    };
-    for (const line of backfill) send(line);
-    const unsubscribe = logs.subscribe(
-      workerId,
-      (line) => {
-        if (wanted(line)) send(line);
-      },
-      () => raw.end(),
-    );
-    raw.once("close", unsubscribe);
+    sendLogStream(request, reply, serverless.logs, workerId);
   });
+}
+
+/**
+ * Answers `request` with the log `logId` of `logs` as Server-Sent Events: the backfill chosen by
+ * `Last-Event-ID`, `since` or `tail`, then live lines until the log closes. Shared by worker
+ * logs and pod logs (the document gives both streams the same query and event shape).
+ */
+export function sendLogStream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  logs: WorkerLogs,
+  logId: string,
+): void {
+  const query = validateQuery(request);
+  const wanted = (line: LogLine) => query.source === undefined || line.source === query.source;
+  let backfill = logs.lines(logId).filter(wanted);
+  const lastEventId = request.headers["last-event-id"];
+  const cursor =
+    typeof lastEventId === "string" && lastEventId !== ""
+      ? parseCursor(lastEventId)
+      : query.since !== undefined
+        ? { fromAt: Date.parse(query.since), inclusive: true }
+        : undefined;
+  if (typeof lastEventId === "string" && lastEventId !== "" && cursor === undefined) {
+    throw new HttpError(400, "Last-Event-ID: expected an event id of this stream or an RFC 3339 time");
+  }
+  if (cursor && "afterSeq" in cursor) backfill = backfill.filter((l) => l.seq > cursor.afterSeq);
+  else if (cursor && "inclusive" in cursor) backfill = backfill.filter((l) => l.at >= cursor.fromAt);
+  else if (cursor) backfill = backfill.filter((l) => l.at > cursor.fromAt);
+  else {
+    const tail = query.tail ?? WORKER_LOG_TAIL_DEFAULT;
+    backfill = tail === 0 ? [] : backfill.slice(-tail);
+  }
+
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+  });
+  // Send the headers now: a reader with no backfill must see the stream open before any line.
+  raw.flushHeaders();
+  const send = (line: LogLine) => {
+    const data: WorkerLogEvent = {
+      ts: new Date(line.at).toISOString(),
+      source: line.source,
+      line: line.line,
+    };
+    raw.write(`id: ${eventId(line)}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+  for (const line of backfill) send(line);
+  const unsubscribe = logs.subscribe(
+    logId,
+    (line) => {
+      if (wanted(line)) send(line);
+    },
+    () => raw.end(),
+  );
+  raw.once("close", unsubscribe);
 }
 
 function validateQuery(request: FastifyRequest) {

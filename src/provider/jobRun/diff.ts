@@ -6,10 +6,10 @@
  * (`passed`). No network; values still unknown (a preview) count as changed.
  */
 import { isTerminalStatus } from "../../client";
-import { containsUnknown } from "../shared";
-import { JOB_RUN_ARG_NAMES, resolveJobRunArgs } from "./args";
-import { canonicalJson, s3ConfigMatches } from "./s3Digest";
-import { judge } from "./verdict";
+import { containsUnknown } from "../common/unknown";
+import { JOB_RUN_ARG_NAMES, resolveJobRunArgs } from "../release/jobArgs";
+import { canonicalJson, s3ConfigMatches } from "../release/s3Digest";
+import { judge } from "../release/verdict";
 
 /**
  * Names of the arguments whose new value differs from the recorded one (`__provider` and the

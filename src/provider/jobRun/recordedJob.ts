@@ -5,11 +5,11 @@
  * runsync jobs) needs nothing and keeps its recorded result.
  */
 import { isTerminalStatus, NotFoundError } from "../../client";
-import { describeError } from "../shared";
-import { CANCEL_TIMEOUT_MS } from "./bounds";
-import type { LifecycleContext } from "./context";
-import { storedResult } from "./outputs";
-import type { JobRunResult } from "./result";
+import { describeError } from "../common/wording";
+import { CANCEL_TIMEOUT_MS } from "../release/bounds";
+import type { LifecycleContext } from "../release/context";
+import { storedResult } from "../release/outputs";
+import type { JobRunResult } from "../release/result";
 
 /** The job a state records, when it names one. */
 function recordedJob(props: Record<string, unknown>): { jobId: string; endpointId: string } | undefined {

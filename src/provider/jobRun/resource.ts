@@ -37,10 +37,11 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { RunpodSettings } from "../config";
-import type { InputsOf } from "../inputsOf";
-import type { JobRunInputs } from "./args";
+import { type JobRunArgs, secretWhenHeaders } from "../release/jobInputs";
+import type { TimelineEntry } from "../release/result";
 import type * as Operations from "./operations";
-import type { TimelineEntry } from "./result";
+
+export type { JobRunArgs };
 
 /**
  * Module the serialized provider loads in the provider host, by package name: a relative
@@ -48,20 +49,6 @@ import type { TimelineEntry } from "./result";
  * JobRun's `__provider`: it must keep existing (see `operations.ts`).
  */
 const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js";
-
-/**
- * Arguments of a `JobRun`: every field of the provider's argument schema (`args.ts`, where each
- * one is documented), each accepting a value or an output, except `secretOutput`, which is fixed
- * when the resource is constructed.
- */
-export type JobRunArgs = InputsOf<Omit<JobRunInputs, "secretOutput">> & {
-  /**
-   * Mark `output` and `stream` as secrets (fixed at construction; a plain boolean). Failure
-   * messages then show the differing paths of `expect.output` without their values.
-   * @default false
-   */
-  secretOutput?: boolean;
-};
 
 /** One status the JobRun saw, with the milliseconds since the run started. */
 export type JobRunTimelineEntry = TimelineEntry;
@@ -191,20 +178,6 @@ export class JobRun extends pulumi.dynamic.Resource {
     JobRun.#provider ??= new JobRunProvider();
     return JobRun.#provider;
   }
-}
-
-/**
- * `value` as a secret when it holds an http probe's `headers` (`http` itself, or a `smokeTest`
- * holding `http`), else as given: header values are credentials, and the engine keeps an output
- * secret when the input of the same name is. Judged once the value is known, so an `http` given
- * as an output is handled alike.
- */
-export function secretWhenHeaders<T>(value: pulumi.Input<T>): pulumi.Output<T> {
-  return pulumi.output(value).apply((known) => {
-    const plain = known as { headers?: unknown; http?: { headers?: unknown } } | undefined;
-    const headers = plain?.headers ?? plain?.http?.headers;
-    return (headers === undefined || headers === null ? known : pulumi.secret(known)) as T;
-  }) as pulumi.Output<T>;
 }
 
 /**

@@ -13,7 +13,8 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { NetworkVolumeCreateInputSchema, V1_VOLUME_SIZE, V2_VOLUME_SIZE } from "../../client";
-import { describeType, isUnknown } from "../shared";
+import { isUnknown } from "../common/unknown";
+import { describeType } from "../common/wording";
 
 const body = NetworkVolumeCreateInputSchema.shape;
 

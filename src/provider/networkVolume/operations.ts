@@ -35,9 +35,11 @@ import {
   RunpodError,
   resolveRestUrl,
 } from "../../client";
+import { forEngine, withProviderErrors } from "../common/engineText";
+import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { redact } from "../common/redaction";
+import { isUnknown } from "../common/unknown";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
-import { forEngine, isUnknown, redact, withProviderErrors } from "../shared";
 import {
   checkNetworkVolumeArgs,
   type NetworkVolumeOutputs,
@@ -120,12 +122,32 @@ export async function createNetworkVolume(
       name: inputs.name,
       list: () => client.networkVolumes.list(),
       create: () => client.networkVolumes.create(inputs),
+      differences: (listed) => volumeDifferences(listed, inputs),
     });
     // The CLI shows the host's stderr to the user (under the stack): redacted like every message.
     if (recoveredAfter !== undefined)
       process.stderr.write(`warning: ${redact(recoveredAfter, secretsOf(settings))}\n`);
     return { id: record.id, outs: outputsOf(record) };
   });
+}
+
+/**
+ * The arguments of a create that the volume `listed` does not hold: `size` as a number, the data
+ * centre and `type` in any letter case (ids the service normalises); `type` omitted is the
+ * service's choice, so any type holds it.
+ */
+export function volumeDifferences(
+  listed: WireVolume,
+  sent: { name: string; size: number; dataCenterId: string; type?: string },
+): string[] {
+  const same = (a: unknown, b: unknown) =>
+    typeof a === "string" && typeof b === "string" && a.toUpperCase() === b.toUpperCase();
+  const fields: string[] = [];
+  if (listed.name !== sent.name) fields.push("name");
+  if (listed.size !== sent.size) fields.push("size");
+  if (!same(listed.dataCenterId, sent.dataCenterId)) fields.push("dataCenterId");
+  if (sent.type !== undefined && !same(listed.type, sent.type)) fields.push("type");
+  return fields;
 }
 
 /**

@@ -11,7 +11,8 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ContainerRegistryAuthCreateInputSchema } from "../../client";
-import { describeType, isUnknown } from "../shared";
+import { isUnknown } from "../common/unknown";
+import { describeType } from "../common/wording";
 
 const body = ContainerRegistryAuthCreateInputSchema.shape;
 type BodyField = keyof typeof body;

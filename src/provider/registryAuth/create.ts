@@ -14,7 +14,7 @@ import {
   mayHaveActed,
   RunpodError,
 } from "../../client";
-import { describeError } from "../shared";
+import { describeError } from "../common/wording";
 import type { RegistryAuthInputs, RegistryAuthOutputs } from "./args";
 
 /**

@@ -30,8 +30,10 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient } from "../../client";
 import { BadRequestError, ConflictError, describeBody, NotFoundError, RunpodError } from "../../client";
+import { forEngine, withProviderErrors } from "../common/engineText";
+import { redact, redactValue, type Secret } from "../common/redaction";
+import { isUnknown } from "../common/unknown";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { forEngine, isUnknown, redact, redactValue, type Secret, withProviderErrors } from "../shared";
 import { checkRegistryAuthArgs, plainInputs, REPLACING_FIELDS, type RegistryAuthOutputs } from "./args";
 import { createWithClient } from "./create";
 

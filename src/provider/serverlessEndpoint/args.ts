@@ -12,8 +12,9 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { type ServerlessEndpointCreateInput, ServerlessEndpointCreateInputSchema } from "../../client";
-import { outputSchemaFailure } from "../jobRun/args";
-import { containsUnknown, describeType } from "../shared";
+import { containsUnknown } from "../common/unknown";
+import { describeType } from "../common/wording";
+import { outputSchemaFailure } from "../release/jobArgs";
 import { SMOKE_TEST_FIELDS, type SmokeTestInputs, SmokeTestSchema } from "./smokeTest";
 
 /** Default of `rolloutTimeoutMs`: 10 minutes, in ms. */

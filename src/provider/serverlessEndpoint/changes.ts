@@ -21,7 +21,7 @@
  * Replaced, never patched: `type` (not a field of the update) and the compute family (`gpu`
  * for `cpu` or back: the service answers 400).
  */
-import { containsUnknown } from "../shared";
+import { containsUnknown } from "../common/unknown";
 import type { ServerlessEndpointInputs } from "./args";
 
 type Values = Record<string, unknown>;

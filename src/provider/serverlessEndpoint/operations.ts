@@ -34,11 +34,13 @@ import {
   type ServerlessReleaseList,
   secretEnvValues,
 } from "../../client";
+import { forEngine, withProviderErrors } from "../common/engineText";
+import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { redact, redactValue } from "../common/redaction";
+import { describeError } from "../common/wording";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { contextFromSettings, restDialectOf } from "../jobRun/context";
-import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
-import { describeError, forEngine, redact, redactValue, withProviderErrors } from "../shared";
-import { clientPollKey } from "../workerPoll";
+import { contextFromSettings, restDialectOf } from "../release/context";
+import { clientPollKey } from "../release/workerPoll";
 import {
   BODY_NAMES,
   bodyOf,
@@ -117,6 +119,7 @@ export async function createServerlessEndpoint(
       name: body.name,
       list: () => client.serverless.list(),
       create: () => client.serverless.create(body),
+      differences: (listed) => differencesFrom(listed, inputs),
     });
     if (recoveredAfter !== undefined) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
     const outs = await settle(client, settings, record, inputs, secrets, raw[PROVIDER_KEY]);
@@ -455,6 +458,15 @@ function endpointOutputs(
   const clean = redactValue(answered, secrets) as Record<string, unknown>;
   if (smokeTest !== undefined) clean.smokeTest = smokeTest;
   return env === undefined ? clean : { ...clean, env };
+}
+
+/**
+ * The arguments of a create that the endpoint `listed` does not hold, compared as refresh and diff
+ * compare them (the service's defaults and normal forms): empty when it is what the create sent.
+ */
+export function differencesFrom(listed: ServerlessEndpoint, sent: ServerlessEndpointInputs): string[] {
+  const plan = planEndpointChange(inputsOf(listed, sent), sent);
+  return [...new Set([...plan.replaces, ...Object.keys(plan.patch)])];
 }
 
 /** The arguments the endpoint as read back amounts to (refresh returns them as the inputs). */

@@ -12,7 +12,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { EndpointScaling, ServerlessEndpointCreateInput } from "../../wire/serverless";
 import type { RunpodSettings } from "../config";
 import type { InputOf } from "../inputsOf";
-import { type JobRunArgs, secretWhenHeaders } from "../jobRun/resource";
+import { type JobRunArgs, secretWhenHeaders } from "../release/jobInputs";
 import type * as Operations from "./operations";
 
 /**

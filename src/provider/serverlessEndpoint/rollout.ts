@@ -3,7 +3,7 @@
  * the endpoint's workers (`GET /v2/serverless/{id}/workers`) once a second until no worker is
  * stale (none runs an older version than the endpoint's) and none of the current version is
  * UNHEALTHY, bounded by `rolloutTimeoutMs`. The staleness rule is JobRun's
- * (`jobRun/rollout.ts`: {@link rolloutState}, {@link isStaleWorker}), and so is the poll.
+ * (`release/rollout.ts`: {@link rolloutState}, {@link isStaleWorker}), and so is the poll.
  *
  * A stall is called early when the service's state makes it certain: a worker of the current
  * version found UNHEALTHY (failing its health checks: an image that cannot be pulled, a container
@@ -15,10 +15,10 @@
  * JobRuns) judges the answers of ONE read loop (`../workerPoll.ts`), a read a second at most.
  */
 import type { ServerlessWorker, ServerlessWorkerList, WorkerLogEvent } from "../../client";
-import { logTailSection, readLogTail } from "../jobRun/logTail";
-import { isStaleWorker, ROLLOUT_POLL_MS, rolloutState } from "../jobRun/rollout";
-import { describeError } from "../shared";
-import { joinWorkerPoll, type WorkerPolls } from "../workerPoll";
+import { describeError } from "../common/wording";
+import { logTailSection, readLogTail } from "../release/logTail";
+import { isStaleWorker, ROLLOUT_POLL_MS, rolloutState } from "../release/rollout";
+import { joinWorkerPoll, type WorkerPolls } from "../release/workerPoll";
 
 /** How the wait reads the service: the endpoint's workers and one worker's log. */
 export interface RolloutReaders {

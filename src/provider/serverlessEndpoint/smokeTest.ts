@@ -15,11 +15,11 @@
  * JobRun would.
  */
 import { z } from "zod";
-import { JobRunArgsObject, jobRunCrossChecks, resolveJobRunArgs } from "../jobRun/args";
-import type { LifecycleContext } from "../jobRun/context";
-import { runAndRecord } from "../jobRun/operations";
-import { formatTimeline, type TimelineEntry } from "../jobRun/result";
-import { describeError } from "../shared";
+import { describeError } from "../common/wording";
+import type { LifecycleContext } from "../release/context";
+import { JobRunArgsObject, jobRunCrossChecks, resolveJobRunArgs } from "../release/jobArgs";
+import { formatTimeline, type TimelineEntry } from "../release/result";
+import { runAndRecord } from "../release/runAndRecord";
 
 /** Most jobs one gate runs. */
 export const MAX_SMOKE_RUNS = 100;

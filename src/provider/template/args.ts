@@ -16,8 +16,10 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import { resolveRestUrl, secretEnvValues, TemplateCreateInputSchema } from "../../client";
+import { redact } from "../common/redaction";
+import { containsUnknown } from "../common/unknown";
+import { describeType } from "../common/wording";
 import type { RunpodSettings } from "../config";
-import { containsUnknown, describeType, redact } from "../shared";
 
 const body = TemplateCreateInputSchema.shape;
 

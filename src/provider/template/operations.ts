@@ -31,9 +31,11 @@ import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient, Template, TemplateUpdateInput } from "../../client";
 import { BadRequestError, ConflictError, describeBody, RunpodError, secretEnvValues } from "../../client";
+import { forEngine, withProviderErrors } from "../common/engineText";
+import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { redact, redactValue } from "../common/redaction";
+import { containsUnknown } from "../common/unknown";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { createReconciled, deleteIfPresent, readOrGone } from "../managedCreate";
-import { containsUnknown, forEngine, redact, redactValue, withProviderErrors } from "../shared";
 import { ARG_NAMES, checkTemplateArgs, MOUNT_REMOVAL, OMITTED_MEANS, plainInputs } from "./args";
 
 export type { TemplateInputs } from "./args";
@@ -90,6 +92,7 @@ export async function createTemplate(
       name: inputs.name,
       list: () => client.templates.list(),
       create: () => client.templates.create(inputs),
+      differences: (listed) => templateDifferences(listed, inputs),
     });
     if (recoveredAfter) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
     return { id: record.id, outs: outputsOf(record, secrets) };
@@ -235,6 +238,15 @@ export async function deleteTemplate(
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * The arguments of a create that the template `listed` does not hold, compared as diff compares
+ * them (an omitted argument as the service's value for it): empty when it is what was sent.
+ */
+export function templateDifferences(listed: Template, sent: Record<string, unknown>): string[] {
+  const { patch, replaces, unknown } = plannedChanges(listed as Record<string, unknown>, sent);
+  return [...new Set([...replaces, ...Object.keys(patch), ...unknown])];
+}
 
 /** What an update of `olds` (outputs) to `news` (inputs) sends, what replaces, and what is not known yet. */
 function plannedChanges(

@@ -14,8 +14,8 @@
  * fresh read of its own.
  */
 import type { ServerlessWorker, ServerlessWorkerList } from "../../client";
-import { describeError } from "../shared";
-import { joinWorkerPoll, type WorkerPolls } from "../workerPoll";
+import { describeError } from "../common/wording";
+import { joinWorkerPoll, type WorkerPolls } from "./workerPoll";
 
 /** Reads an endpoint's workers: `client.serverless.workers`, bound to a REST v2 client. */
 export type WorkerListReader = (

@@ -3,8 +3,8 @@
  * stream capture): what it found so far (`result`), how it reports progress, and its deadline.
  */
 import type { Endpoint, Job } from "../../client";
-import { printable } from "../shared";
-import type { ResolvedJobRunArgs } from "./args";
+import { printable } from "../common/wording";
+import type { ResolvedJobRunArgs } from "./jobArgs";
 import { type JobRunResult, seconds } from "./result";
 import type { WorkerListReader } from "./rollout";
 import type { CaptureSink, Collector } from "./stream";

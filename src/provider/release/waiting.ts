@@ -6,7 +6,7 @@
 
 import type { Job } from "../../client";
 import { JobWaitTimeoutError } from "../../client";
-import { describeError } from "../shared";
+import { describeError } from "../common/wording";
 import { CANCEL_NOT_CONFIRMED, CANCEL_TIMEOUT_MS } from "./bounds";
 import type { Execution } from "./execution";
 import type { JobRunOutcome } from "./result";

@@ -6,7 +6,7 @@
  * running unrecorded.
  */
 import { isTerminalStatus, type Job, mayHaveActed } from "../../client";
-import { describeError } from "../shared";
+import { describeError } from "../common/wording";
 import { CANCEL_TIMEOUT_MS, STATUS_UNKNOWN } from "./bounds";
 import { type Execution, recordJob } from "./execution";
 import type { JobRunOutcome } from "./result";

@@ -2,7 +2,7 @@
  * The verdict of a finished JobRun: does the job meet `expect`, and if not, the deploy failure
  * text (what happened, to which job, the worker's error, the timeline and a hint).
  */
-import type { ResolvedJobRunArgs } from "./args";
+import type { ResolvedJobRunArgs } from "./jobArgs";
 import { findMismatches, formatMismatches, shortJson } from "./match";
 import { formatViolations, outputSchemaViolations } from "./outputSchema";
 import { formatTimeline, type JobRunResult } from "./result";

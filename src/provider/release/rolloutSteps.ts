@@ -11,9 +11,9 @@ import {
   PermissionDeniedError,
   RateLimitError,
 } from "../../client";
-import { describeError } from "../shared";
-import type { ResolvedJobRunArgs } from "./args";
+import { describeError } from "../common/wording";
 import type { Execution, RunContext } from "./execution";
+import type { ResolvedJobRunArgs } from "./jobArgs";
 import {
   RELEASE_CHECK_TIMEOUT_MS,
   type ReleaseCheck,

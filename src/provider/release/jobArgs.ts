@@ -2,7 +2,7 @@
  * The JobRun arguments, described once: {@link JobRunArgsSchema} is their only shape. It gives the
  * plain arguments the provider receives ({@link JobRunInputs}), the arguments with every default
  * applied ({@link ResolvedJobRunArgs}), the names `diff` compares ({@link JOB_RUN_ARG_NAMES}) and,
- * through `resource.ts`, the documented `JobRunArgs` a program passes (the doc comments below are
+ * through `jobInputs.ts`, the documented `JobRunArgs` a program passes (the doc comments below are
  * what users read).
  *
  * Checking is the provider's `check`: no network, the job-request fields checked by the client's
@@ -26,7 +26,7 @@ import {
   type TerminalJobStatus,
   TTL_MAX_MS,
 } from "../../client";
-import { containsUnknown, UNKNOWN } from "../shared";
+import { containsUnknown, UNKNOWN } from "../common/unknown";
 import { MIN_RUNSYNC_TIMEOUT_MS } from "./bounds";
 import { outputSchemaProblem } from "./outputSchema";
 

@@ -20,9 +20,9 @@ import {
   SYNC_WAIT_MAX_MS,
   SYNC_WAIT_MIN_MS,
 } from "../../client";
-import { describeError } from "../shared";
-import type { ResolvedJobRunArgs } from "./args";
+import { describeError } from "../common/wording";
 import { RUNSYNC_ANSWER_GRACE_MS, RUNSYNC_MARGIN_MS } from "./bounds";
+import type { ResolvedJobRunArgs } from "./jobArgs";
 
 /** The execution's deadline as submission sees it. */
 export interface Deadline {

@@ -10,8 +10,8 @@
  * (a 4000-deep output overflowed the stack serializing the answer, and nothing was recorded).
  */
 import { MB, nestingDepth } from "../../client";
-import { redactValue } from "../shared";
-import { JOB_RUN_ARG_NAMES, type JobRunInputs } from "./args";
+import { redactValue } from "../common/redaction";
+import { JOB_RUN_ARG_NAMES, type JobRunInputs } from "./jobArgs";
 import type { JobRunResult } from "./result";
 import { digestS3Config } from "./s3Digest";
 

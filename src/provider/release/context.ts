@@ -15,12 +15,12 @@ import {
   secretEnvValues,
 } from "../../client";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { clientPollKey } from "../workerPoll";
-import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./args";
 import type { RunContext } from "./execution";
+import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./jobArgs";
 import type { WorkerLogReader } from "./logTail";
 import type { ProbeTarget } from "./probe";
 import type { WorkerListReader } from "./rollout";
+import { clientPollKey } from "./workerPoll";
 
 /** How the provider reaches the service and reports progress; replaceable in tests. */
 export interface LifecycleContext {

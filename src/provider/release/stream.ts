@@ -5,7 +5,7 @@
  * last chunks.
  */
 import type { Endpoint, StreamChunk } from "../../client";
-import { describeError } from "../shared";
+import { describeError } from "../common/wording";
 import { MAX_STREAM_BYTES, MAX_STREAM_CHUNKS, STREAM_DRAIN_MS } from "./bounds";
 import { type JobRunResult, seconds } from "./result";
 

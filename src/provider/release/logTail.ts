@@ -12,7 +12,8 @@
  * the caller gets a short reason instead.
  */
 import { secretForms, type WorkerLogEvent } from "../../client";
-import { describeError, printable, redact } from "../shared";
+import { redact } from "../common/redaction";
+import { describeError, printable } from "../common/wording";
 
 /** Most log lines kept: the newest 50. */
 export const MAX_LOG_TAIL_LINES = 50;

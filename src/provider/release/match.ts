@@ -9,7 +9,7 @@
  * - any other expected value (string, number, boolean, null) must be equal (`===`).
  */
 
-import { describeType } from "../shared";
+import { describeType } from "../common/wording";
 
 /** One place where the output does not contain what was expected. */
 export interface Mismatch {

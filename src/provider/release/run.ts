@@ -16,8 +16,8 @@
  * `RUNSYNC_ANSWER_GRACE_MS` more (see `submission.ts`).
  */
 import { isTerminalStatus, type Job } from "../../client";
-import type { ResolvedJobRunArgs } from "./args";
 import { type Execution, type RunContext, recordJob, startExecution } from "./execution";
+import type { ResolvedJobRunArgs } from "./jobArgs";
 import type { JobRunOutcome, JobRunResult } from "./result";
 import { STALE_WORKER } from "./rollout";
 import { checkRelease, releaseFailure, rolloutReader, waitOutRollout } from "./rolloutSteps";

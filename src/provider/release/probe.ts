@@ -16,9 +16,9 @@
  * until a flaky release passes.
  */
 import type { LoadBalancer, LoadBalancerResponse, ServerlessWorkerList } from "../../client";
-import { describeError } from "../shared";
-import type { ResolvedJobRunArgs } from "./args";
+import { describeError } from "../common/wording";
 import { type Execution, type RunContext, startExecution } from "./execution";
+import type { ResolvedJobRunArgs } from "./jobArgs";
 import type { JobRunOutcome } from "./result";
 import { isStaleWorker, RELEASE_CHECK_TIMEOUT_MS, STALE_WORKER } from "./rollout";
 import { rolloutReader, waitOutRollout, workerReadHint } from "./rolloutSteps";

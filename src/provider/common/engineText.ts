@@ -1,81 +1,16 @@
 /**
- * What the providers share, in one module: Pulumi's unknown sentinel, the wording of values and
- * errors in messages, and the passage every provider operation's result and error take before the
- * provider host sees them (secrets redacted, `reasons` on partial failures).
+ * Text as the engine and the provider host show it: check failures made to read well where the
+ * engine prints them, and the passage every provider operation's error takes before the provider
+ * host sees it (secrets redacted, `reasons` on partial failures).
  *
  * Keeping secrets out: the host prints a failed operation's error as `${e}: ${e.stack}` on stderr
  * (which the CLI shows under the stack: an expected failure prints as `error: <message>`, with no
  * stack dump; see `printsAsOneLine`) and sends `e.message` over gRPC to the engine, so every error a provider operation throws goes
- * through {@link redactError}: every form of the given secrets (a registry login, an s3Config
- * accessSecret, the API key; see the client's `redact.ts` for the forms) becomes `[redacted]`,
+ * through {@link redactError}: every form of the given secrets becomes `[redacted]` (`redaction.ts`),
  * and the error is rebuilt as a plain `Error` without `cause` or the service's response `body`,
- * where a service echoing the request would otherwise leave a copy. The redaction itself is the
- * client's, so the client's errors and the providers' agree on what counts as a leak.
+ * where a service echoing the request would otherwise leave a copy.
  */
-import { REDACTED, redactText, redactValue, type Secret } from "../client";
-
-export { REDACTED, redactValue, type Secret };
-
-// ---------------------------------------------------------------------------------------------
-// Values not known yet
-// ---------------------------------------------------------------------------------------------
-
-/**
- * What Pulumi passes for a value not known yet (a preview, or an output of a resource not yet
- * created). Check and diff skip such values instead of judging them.
- */
-export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
-
-/** True when `value` is Pulumi's unknown sentinel. */
-export const isUnknown = (value: unknown): boolean => value === UNKNOWN;
-
-/** True when `value` holds Pulumi's unknown sentinel anywhere. */
-export function containsUnknown(value: unknown): boolean {
-  if (value === UNKNOWN) return true;
-  if (Array.isArray(value)) return value.some(containsUnknown);
-  if (value !== null && typeof value === "object") return Object.values(value).some(containsUnknown);
-  return false;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Wording
-// ---------------------------------------------------------------------------------------------
-
-/** A value's JSON type in words, for messages: `missing`, `null`, `an array of 2 items`, `a string`. */
-export function describeType(value: unknown): string {
-  if (value === undefined) return "missing";
-  if (value === null) return "null";
-  if (Array.isArray(value)) return `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
-  if (typeof value === "object") return "an object";
-  return `a ${typeof value}`;
-}
-
-/** Control characters: C0 (NUL..US), DEL and C1, which terminals act on (ESC starts ANSI sequences). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
-/** As {@link CONTROL}, sparing line feed and tab (a worker's error text may be a multi-line trace). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const CONTROL_BUT_LF_TAB = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-
-/**
- * Text the service or a worker wrote, made safe to print inside a message and to store: every
- * control character shown as its escape (`\u001b`), so an ANSI sequence cannot recolour or erase
- * the terminal and a `\n` cannot forge a line of the `pulumi up` output; then cut to `maxChars`
- * (saying how much was cut). `multiline` keeps line feeds and tabs.
- */
-export function printable(text: string, maxChars: number, multiline = false): string {
-  const escaped = text.replace(
-    multiline ? CONTROL_BUT_LF_TAB : CONTROL,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-  if (escaped.length <= maxChars) return escaped;
-  return `${escaped.slice(0, maxChars)}... [${escaped.length - maxChars} more characters]`;
-}
-
-/** An error's message (or the thrown value as text), for quoting inside another message. */
-export function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+import { redact } from "./redaction";
 
 // ---------------------------------------------------------------------------------------------
 // Check failures as the engine prints them
@@ -120,11 +55,6 @@ export function forEngine<F extends { property: string; reason: string }>(
 // ---------------------------------------------------------------------------------------------
 // What the host sees
 // ---------------------------------------------------------------------------------------------
-
-/** `text` with every form of each secret replaced by `[redacted]`. */
-export function redact(text: string, secrets: readonly unknown[]): string {
-  return redactText(text, secrets);
-}
 
 /**
  * A fresh plain `Error` safe to hand to the provider host: the same `name`, `message` and stack

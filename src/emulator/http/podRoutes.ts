@@ -1,0 +1,83 @@
+/**
+ * REST v2 pod routes over `../pods/podStore.ts`: `/v2/pods` (list, create), `/v2/pods/{id}` (get,
+ * PATCH, DELETE), `/v2/pods/{id}/action`, `/v2/pods/{id}/logs` (Server-Sent Events, the same
+ * stream as a worker's log) and `/v2/account/ssh-keys` (GET, PUT). Bodies are parsed with the wire
+ * module's schemas: a cross-field rule of the document is a 400, any other malformed body a 422.
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import {
+  PodActionInputSchema,
+  PodCreateInputSchema,
+  PodUpdateInputSchema,
+  SshKeysInputSchema,
+} from "../../wire/pods";
+import { PodError, type PodStore } from "../pods/podStore";
+import { HttpError } from "./errors";
+import { validateV2Body } from "./management";
+import type { RouteMeta } from "./pipeline";
+import { sendLogStream } from "./serverlessRoutes";
+
+export function registerPodRoutes(app: FastifyInstance, pods: PodStore): void {
+  const options = { config: { dialect: "v2" } satisfies RouteMeta };
+  const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+  const notFound = (id: string) => new HttpError(404, `pod ${id} not found`);
+  const call = <T>(fn: () => T): T => {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof PodError) throw new HttpError(err.status, err.message);
+      throw err;
+    }
+  };
+
+  app.get("/v2/pods", options, async () => ({ pods: pods.list() }));
+
+  app.post("/v2/pods", options, async (request, reply) => {
+    const body = validateV2Body(PodCreateInputSchema, request);
+    return reply.code(201).send(call(() => pods.create(body)));
+  });
+
+  app.get("/v2/pods/:id", options, async (request) => {
+    const pod = pods.get(idOf(request));
+    if (!pod) throw notFound(idOf(request));
+    return pod;
+  });
+
+  app.patch("/v2/pods/:id", options, async (request) => {
+    if (!pods.has(idOf(request))) throw notFound(idOf(request));
+    const patch = validateV2Body(PodUpdateInputSchema, request);
+    return call(() => pods.update(idOf(request), patch));
+  });
+
+  app.delete("/v2/pods/:id", options, async (request, reply) => {
+    const deleted = await call(() => pods.delete(idOf(request))).catch((err: unknown) => {
+      throw err instanceof PodError ? new HttpError(err.status, err.message) : err;
+    });
+    if (!deleted) throw notFound(idOf(request));
+    return reply.code(204).send();
+  });
+
+  app.post("/v2/pods/:id/action", options, async (request, reply) => {
+    if (!pods.has(idOf(request))) throw notFound(idOf(request));
+    const { action } = validateV2Body(PodActionInputSchema, request);
+    if (action === "terminate") {
+      await call(() => pods.delete(idOf(request))).catch((err: unknown) => {
+        throw err instanceof PodError ? new HttpError(err.status, err.message) : err;
+      });
+      return reply.code(204).send();
+    }
+    return call(() => pods.action(idOf(request), action));
+  });
+
+  app.get("/v2/pods/:id/logs", options, async (request, reply) => {
+    if (!pods.has(idOf(request))) throw notFound(idOf(request));
+    sendLogStream(request, reply, pods.logs, idOf(request));
+  });
+
+  app.get("/v2/account/ssh-keys", options, async () => ({ keys: pods.sshKeys() }));
+
+  app.put("/v2/account/ssh-keys", options, async (request) => {
+    const { keys } = validateV2Body(SshKeysInputSchema, request);
+    return { keys: pods.setSshKeys(keys) };
+  });
+}

@@ -1,0 +1,198 @@
+/**
+ * Creating, reading and deleting a managed object (an endpoint, a template, a network volume, a
+ * pod) on a service whose creates are not idempotent: no idempotency key, and a lost answer leaves
+ * the caller not knowing whether the object exists. Endpoints and volumes cost money, so a create
+ * never leaves a duplicate behind, and never takes another client's object for its own:
+ *
+ * 1. list the objects before the POST (their ids);
+ * 2. POST once; the client never retries a POST the service may have acted on;
+ * 3. after a failure the service may have acted on (`mayHaveActed`: a 500, a reset or timeout
+ *    after sending, a malformed answer), list again. A candidate is an object with the name given
+ *    that was not there before; it is this create's only if it also holds every field the create
+ *    set, compared as the service normalises them (`differences`, supplied by each resource):
+ *    another stack creating an object of the same name at the same moment must not have it
+ *    recorded, then PATCHed and deleted, by this one. Exactly one matching candidate is recorded;
+ *    several mean this deploy cannot tell which is its own, and none is recorded;
+ * 4. with no matching candidate yet, the list may lag behind the create: list again, backing off,
+ *    for at most `relistWindowMs` ({@link RELIST_WINDOW_MS} unless the resource passes another
+ *    bound). If the object still has not appeared, the error never says that nothing was created
+ *    (the service cannot tell us): it says it may exist and names what to look for, so that
+ *    following its advice never makes a second object.
+ *
+ * Names need not be unique on the service: objects that already existed under the same name are
+ * left alone (they are not this create's), unlike `ContainerRegistryAuth`, whose names are unique.
+ */
+import { mayHaveActed, NotFoundError, RunpodError } from "../../client";
+import { describeError } from "./wording";
+
+/**
+ * How long a create keeps re-listing after an ambiguous failure before saying the object may
+ * exist: 10 s, a fixed short bound (a list that lags behind a create catches up in about a second
+ * on the service; the bound keeps a failed `up` from hanging). A resource may pass its own bound.
+ */
+export const RELIST_WINDOW_MS = 10_000;
+/** The first pause between re-lists; each next pause doubles, within {@link RELIST_WINDOW_MS}. */
+const RELIST_FIRST_PAUSE_MS = 500;
+/** Candidates named in a message at most (a list from the service may be long). */
+const NAMED_AT_MOST = 5;
+
+/** What {@link createReconciled} needs: the object's kind and name, the two calls and the match. */
+export interface ReconciledCreateOptions<T extends { id: string; name?: string | null }> {
+  /** The kind, for messages: `serverless endpoint`, `template`, `network volume`. */
+  kind: string;
+  /** The name the POST gives the object; the list after a failure is searched for it. */
+  name: string;
+  /** Lists every object of the kind (the account's). */
+  list: () => Promise<T[]>;
+  /** The POST. Called once. */
+  create: () => Promise<T>;
+  /**
+   * The fields the create set that `listed` (a new object of the same name) does not hold,
+   * compared as the service normalises them; empty when it holds everything sent. Only field
+   * names: values may be secrets (`env`).
+   */
+  differences: (listed: T) => string[];
+  /** How long to keep re-listing for a lagging list, in ms. @default {@link RELIST_WINDOW_MS} */
+  relistWindowMs?: number;
+  /** Waits between re-lists (tests pass one that advances a fake clock). @default setTimeout */
+  sleep?: (ms: number) => Promise<void>;
+  /** The clock the re-list window is measured on, in ms. @default Date.now */
+  now?: () => number;
+}
+
+/** The object created, and when it was found by listing after a failed POST, what happened. */
+export interface ReconciledCreate<T> {
+  record: T;
+  /** Set when the POST failed ambiguously and the object was found by name right after. */
+  recoveredAfter?: string;
+}
+
+/**
+ * POSTs once and, after a failure the service may have acted on, lists to learn whether the
+ * object was made (see the module comment). Errors say what exists and what to do.
+ */
+export async function createReconciled<T extends { id: string; name?: string | null }>(
+  options: ReconciledCreateOptions<T>,
+): Promise<ReconciledCreate<T>> {
+  const before = new Set((await options.list()).map((o) => o.id));
+  try {
+    return { record: await options.create() };
+  } catch (error) {
+    if (!mayHaveActed(error)) throw error;
+    return await reconcile(options, before, error);
+  }
+}
+
+/** Steps 3 and 4 of the module comment, after the POST failed with `error`. */
+async function reconcile<T extends { id: string; name?: string | null }>(
+  options: ReconciledCreateOptions<T>,
+  before: ReadonlySet<string>,
+  error: unknown,
+): Promise<ReconciledCreate<T>> {
+  const { kind, name } = options;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const now = options.now ?? Date.now;
+  const windowMs = options.relistWindowMs ?? RELIST_WINDOW_MS;
+  const what = `Creating ${kind} "${name}" failed (${describeError(error)})`;
+  const lookFor =
+    `Before running pulumi up again, look in the RunPod console for a ${kind} named "${name}" made just ` +
+    "now: if it is there, delete it, or the next up creates a second one.";
+  const started = now();
+  let pause = RELIST_FIRST_PAUSE_MS;
+  let lists = 0;
+  let listError: unknown;
+  let others: { object: T; fields: string[] }[] = [];
+  for (;;) {
+    let after: T[] | undefined;
+    try {
+      after = await options.list();
+      lists++;
+    } catch (caught) {
+      listError = caught;
+      if (lists === 0 && now() - started + pause > windowMs) break;
+    }
+    if (after !== undefined) {
+      const fresh = after.filter((o) => !before.has(o.id) && o.name === name);
+      const judged = fresh.map((object) => ({ object, fields: options.differences(object) }));
+      const matching = judged.filter((c) => c.fields.length === 0).map((c) => c.object);
+      others = judged.filter((c) => c.fields.length > 0);
+      if (matching.length === 1) {
+        const left =
+          others.length === 0
+            ? ""
+            : ` Another new ${kind} of that name, ${describeOthers(others)}, is not this create's and was left alone.`;
+        return {
+          record: matching[0],
+          recoveredAfter: `${what}; the service had created it anyway (id ${matching[0].id}, the one ${kind} named "${name}" that appeared), so it was recorded.${left}`,
+        };
+      }
+      if (matching.length > 1) {
+        throw new RunpodError(
+          `${what} and ${matching.length} new ${kind}s named "${name}" exist now (id ${idsOf(matching)}): ` +
+            `another client created one at the same moment, and this deploy cannot tell which is its own, so it ` +
+            "recorded none. Delete the ones you do not want in the RunPod console, then run pulumi up again.",
+          { cause: error },
+        );
+      }
+    }
+    if (now() - started + pause > windowMs) break;
+    await sleep(pause);
+    pause *= 2;
+  }
+  if (lists === 0) {
+    throw new RunpodError(
+      `${what} and the service may have created it anyway; listing to check also failed ` +
+        `(${describeError(listError)}). Nothing was recorded. ${lookFor}`,
+      { cause: error },
+    );
+  }
+  const seconds = Math.round((now() - started) / 100) / 10;
+  const foreign =
+    others.length === 0
+      ? ""
+      : ` A new ${kind} of that name did appear, ${describeOthers(others)}: it does not hold what this ` +
+        "create sent, so it is another client's and was neither recorded nor changed.";
+  throw new RunpodError(
+    `${what}. The service may or may not have created it: no new ${kind} named "${name}" holding what was ` +
+      `sent has appeared in ${lists} list${lists === 1 ? "" : "s"} over ${seconds} s, but a list may lag behind ` +
+      `a create, so it may still exist or appear.${foreign} Nothing was recorded. ${lookFor}`,
+    { cause: error },
+  );
+}
+
+/** `id a, b, c and 4 more`. */
+function idsOf(objects: readonly { id: string }[]): string {
+  const shown = objects.slice(0, NAMED_AT_MOST).map((o) => o.id);
+  const more = objects.length - shown.length;
+  return shown.join(", ") + (more > 0 ? ` and ${more} more` : "");
+}
+
+/** The new namesakes that differ from what was sent: `id x (differs in size), id y (...)`. */
+function describeOthers(others: readonly { object: { id: string }; fields: string[] }[]): string {
+  const shown = others
+    .slice(0, NAMED_AT_MOST)
+    .map((o) => `id ${o.object.id} (differs in ${o.fields.slice(0, 10).join(", ")})`);
+  const more = others.length - shown.length;
+  return shown.join(", ") + (more > 0 ? ` and ${more} more` : "");
+}
+
+/** GET that answers `undefined` when the object is gone (a 404): refresh then drops it from state. */
+export async function readOrGone<T>(get: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await get();
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+}
+
+/** DELETE that counts an object already gone (a 404) as deleted. True when this call deleted it. */
+export async function deleteIfPresent(remove: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await remove();
+    return true;
+  } catch (error) {
+    if (error instanceof NotFoundError) return false;
+    throw error;
+  }
+}

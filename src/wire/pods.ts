@@ -1,0 +1,272 @@
+/**
+ * REST v2 wire schemas of pods and the account's SSH keys, derived from `rest-v2.openapi.json`
+ * (`/v2/pods...`, `/v2/account/ssh-keys`; `Pod`, `CreatePodRequest`, `UpdatePodRequest`,
+ * `PodActionRequest`, `SshKeys`, `UpdateSshKeysRequest`).
+ *
+ * As in `serverless.ts`: request bodies are parsed strictly (an unknown field is an error naming
+ * it) with the document's bounds, and the cross-field rules the document answers with 400 carry
+ * {@link BAD_REQUEST_RULE} (exactly one of `gpu` or `cpu`; `mounts.persistent` not with `cpu`;
+ * one mount kind; the CUDA set against the floor). Answers are parsed loosely: only `id`, `name`
+ * and `status` are required. One source for the client and the emulator.
+ */
+import { z } from "zod";
+import {
+  BAD_REQUEST_RULE,
+  containerConfigAnswerShape,
+  containerConfigShape,
+  cudaExclusive,
+  WorkerLogEventSchema,
+  WorkerLogsQueryInputSchema,
+} from "./serverless";
+
+const str = (field: string) => z.string({ error: `${field} must be a string` });
+const nonEmpty = (field: string) => str(field).min(1, { error: `${field} must not be empty` });
+const int = (field: string) => z.int({ error: `${field} must be an integer` });
+const bool = (field: string) => z.boolean({ error: `${field} must be true or false` });
+const cudaVersion = (field: string) =>
+  str(field).regex(/^\d+\.\d+$/, { error: `${field} must be a CUDA version as major.minor, e.g. "12.4"` });
+
+/** Lifecycle states of a pod (`PodStatus`). */
+export const POD_STATUSES = ["PROVISIONING", "STARTING", "RUNNING", "EXITED", "ERROR", "TERMINATED"] as const;
+export type PodStatus = (typeof POD_STATUSES)[number];
+
+/** State transitions of `POST /v2/pods/{id}/action` (`PodAction`). */
+export const POD_ACTIONS = ["start", "stop", "restart", "terminate"] as const;
+export type PodAction = (typeof POD_ACTIONS)[number];
+
+/** Cloud tiers (`Cloud`). */
+export const CLOUDS = ["SECURE", "COMMUNITY"] as const;
+export type Cloud = (typeof CLOUDS)[number];
+
+/** A port as the container exposes it: `8888/http` or `22/tcp`. */
+export const POD_PORT = /^([1-9]\d{0,4})\/(http|tcp)$/;
+
+const ports = z.array(
+  str("ports").regex(POD_PORT, {
+    error: 'ports entries must be "<port>/http" or "<port>/tcp", e.g. "8888/http"',
+  }),
+  { error: "ports must be an array of strings" },
+);
+
+/** Host-local persistent storage (GPU pods only), at least 10 GB. */
+const PersistentMountInputSchema = z.strictObject({
+  size: int("size").min(10, { error: "size must be at least 10 GB" }),
+  path: nonEmpty("path"),
+});
+
+/** A network volume mounted at `path`. */
+const NetworkMountInputSchema = z.strictObject({
+  volumeId: nonEmpty("volumeId"),
+  path: nonEmpty("path"),
+});
+
+/** `Mounts`: at most one of `persistent` or `network` (one entry). */
+export const PodMountsInputSchema = z
+  .strictObject({
+    persistent: PersistentMountInputSchema.optional(),
+    network: z
+      .array(NetworkMountInputSchema, { error: "network must be an array of { volumeId, path }" })
+      .max(1, { error: "network takes at most one volume" })
+      .optional(),
+  })
+  .superRefine((mounts, ctx) => {
+    if (mounts.persistent !== undefined && mounts.network !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["network"],
+        params: BAD_REQUEST_RULE,
+        message: "persistent and network mounts are mutually exclusive; give one of them",
+      });
+    }
+  });
+export type PodMountsInput = z.input<typeof PodMountsInputSchema>;
+
+/** `CreateGpuConfig`: one GPU type, its count and the host's CUDA constraint. */
+export const PodGpuInputSchema = z
+  .strictObject({
+    /** GPU type id (`GET /v2/catalog/gpus`), e.g. `NVIDIA GeForce RTX 4090`. */
+    id: nonEmpty("id"),
+    /** GPUs. @default 1 */
+    count: int("count").min(1, { error: "count must be at least 1" }).optional(),
+    /** Acceptable CUDA versions (`major.minor`); empty means any. */
+    allowedCudaVersions: z.array(cudaVersion("allowedCudaVersions")).optional(),
+    /** Lowest acceptable CUDA version (`major.minor`). */
+    minCudaVersion: cudaVersion("minCudaVersion").optional(),
+  })
+  .superRefine(cudaExclusive);
+
+/** `CreateCpuConfig`: a CPU flavour and its vCPUs (a power of two, at least 2). */
+export const PodCpuInputSchema = z.strictObject({
+  id: nonEmpty("id"),
+  vcpuCount: int("vcpuCount")
+    .min(2, { error: "vcpuCount must be at least 2" })
+    .refine((n) => (n & (n - 1)) === 0, { error: "vcpuCount must be a power of two" }),
+});
+
+/** Body of `POST /v2/pods` (`CreatePodRequest`). */
+export const PodCreateInputSchema = z
+  .strictObject({
+    ...containerConfigShape,
+    ports: ports.optional(),
+    name: nonEmpty("name"),
+    /** @default "SECURE" */
+    cloud: z.enum(CLOUDS, { error: "cloud must be SECURE or COMMUNITY" }).optional(),
+    cpu: PodCpuInputSchema.optional(),
+    /** Preferred data centres; empty lets the scheduler choose. */
+    dataCenterIds: z
+      .array(str("dataCenterIds"), { error: "dataCenterIds must be an array of strings" })
+      .optional(),
+    /** @default false */
+    globalNetworking: bool("globalNetworking").optional(),
+    gpu: PodGpuInputSchema.optional(),
+    mounts: PodMountsInputSchema.optional(),
+    /** Create-only: inject a generated `JUPYTER_PASSWORD`. Never read back. @default false */
+    startJupyter: bool("startJupyter").optional(),
+    /** Create-only: inject the account's SSH keys as `PUBLIC_KEY`. Never read back. @default false */
+    startSsh: bool("startSsh").optional(),
+    templateId: nonEmpty("templateId").optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.gpu !== undefined && body.cpu !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["cpu"],
+        params: BAD_REQUEST_RULE,
+        message: "cpu cannot be combined with gpu; a pod runs on exactly one of them",
+      });
+    } else if (body.gpu === undefined && body.cpu === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["gpu"],
+        params: BAD_REQUEST_RULE,
+        message: "gpu is required unless cpu is given: a pod runs on exactly one of gpu or cpu",
+      });
+    }
+    if (body.cpu !== undefined && body.mounts?.persistent !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["mounts", "persistent"],
+        params: BAD_REQUEST_RULE,
+        message: "mounts.persistent is not allowed on a CPU pod; use a network volume (mounts.network)",
+      });
+    }
+    if (body.image === undefined && body.templateId === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["image"],
+        message: "image is required unless templateId is given",
+      });
+    }
+  });
+export type PodCreateInput = z.input<typeof PodCreateInputSchema>;
+
+/** Body of `PATCH /v2/pods/{id}` (`UpdatePodRequest`): only the fields given change; `env` is replaced whole. */
+export const PodUpdateInputSchema = z
+  .strictObject({
+    ...containerConfigShape,
+    ports: ports.optional(),
+    globalNetworking: bool("globalNetworking").optional(),
+    locked: bool("locked").optional(),
+    mounts: PodMountsInputSchema.optional(),
+    name: nonEmpty("name").optional(),
+    templateId: str("templateId").optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, { error: "give at least one field to update" });
+export type PodUpdateInput = z.input<typeof PodUpdateInputSchema>;
+
+/** Body of `POST /v2/pods/{id}/action` (`PodActionRequest`). */
+export const PodActionInputSchema = z.strictObject({
+  action: z.enum(POD_ACTIONS, { error: "action must be start, stop, restart or terminate" }),
+});
+
+/** Query of the pod-log stream: the worker-log query (`tail`, `since`, `source`). */
+export const PodLogsQueryInputSchema = WorkerLogsQueryInputSchema;
+/** One pod log event: `{ source, line, ts }`. */
+export const PodLogEventSchema = WorkerLogEventSchema;
+export type PodLogEvent = z.infer<typeof PodLogEventSchema>;
+
+/** One authorized_keys line: `<type> <base64-key> [comment]` (the document's pattern). */
+export const SSH_PUBLIC_KEY = /^(ssh|ecdsa|sk)-[^\s]+ [^\s]+([ \t][^\n\r]*)?$/;
+
+/** Body of `PUT /v2/account/ssh-keys` (`UpdateSshKeysRequest`): the whole set. */
+export const SshKeysInputSchema = z.strictObject({
+  keys: z.array(
+    str("keys").regex(SSH_PUBLIC_KEY, {
+      error:
+        'keys entries must be authorized_keys lines "<type> <base64-key> [comment]", e.g. "ssh-ed25519 AAAA... me@host"',
+    }),
+    { error: "keys must be an array of strings" },
+  ),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Answers
+// ---------------------------------------------------------------------------------------------
+
+/** `PodSshEndpoint`. */
+export const PodSshEndpointSchema = z.looseObject({
+  host: z.string(),
+  port: z.number().int(),
+  username: z.string(),
+  command: z.string().optional(),
+});
+export type PodSshEndpoint = z.infer<typeof PodSshEndpointSchema>;
+
+/** `PodRuntimePort`: a live port mapping. */
+export const PodRuntimePortSchema = z.looseObject({
+  private: z.number().int().optional(),
+  public: z.number().int().nullable().optional(),
+  type: z.string().optional(),
+  ip: z.string().nullable().optional(),
+});
+
+/** A pod as `GET /v2/pods/{id}` answers (`Pod`). */
+export const PodSchema = z.looseObject({
+  id: z.string().min(1),
+  name: z.string(),
+  status: z.string().min(1),
+  /** Actions valid in the current status. */
+  actions: z.array(z.string()).optional(),
+  ...containerConfigAnswerShape,
+  mounts: z
+    .looseObject({
+      persistent: z.looseObject({ size: z.number().int(), path: z.string() }).optional(),
+      network: z.array(z.looseObject({ volumeId: z.string(), path: z.string() })).optional(),
+    })
+    .optional(),
+  /** The GPU type the pod landed on and its count (GPU pods). */
+  gpu: z.looseObject({ id: z.string(), count: z.number().int().optional() }).optional(),
+  cpu: z
+    .looseObject({ id: z.string(), vcpuCount: z.number().int().optional(), memory: z.number().optional() })
+    .optional(),
+  cloud: z.string().optional(),
+  dataCenterId: z.string().nullable().optional(),
+  cudaVersion: z.string().nullable().optional(),
+  ssh: z
+    .looseObject({
+      proxy: PodSshEndpointSchema.nullable().optional(),
+      direct: PodSshEndpointSchema.nullable().optional(),
+    })
+    .optional(),
+  template: z.string().nullable().optional(),
+  /** USD per hour now (0 when EXITED or TERMINATED). */
+  cost: z.number().optional(),
+  locked: z.boolean().optional(),
+  globalNetworking: z
+    .looseObject({ enabled: z.boolean(), ip: z.string().optional(), internalDns: z.string().optional() })
+    .optional(),
+  runtime: z
+    .looseObject({ uptime: z.number().optional(), ports: z.array(PodRuntimePortSchema).optional() })
+    .nullable()
+    .optional(),
+  createdAt: z.string().optional(),
+  startedAt: z.string().nullable().optional(),
+});
+export type Pod = z.infer<typeof PodSchema>;
+
+/** `GET /v2/pods`: `{ pods: [...] }`. */
+export const PodListSchema = z.looseObject({ pods: z.array(PodSchema) });
+
+/** `GET`/`PUT /v2/account/ssh-keys` answer (`SshKeys`). */
+export const SshKeysSchema = z.looseObject({ keys: z.array(z.string()) });
+export type SshKeys = z.infer<typeof SshKeysSchema>;
