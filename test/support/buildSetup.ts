@@ -1,0 +1,10 @@
+/**
+ * vitest globalSetup of the fast tier (vitest.fast.config.mts): builds `dist/` when it is missing
+ * or older than `src/`, as the full run's globalSetup does, since the sources load the built client
+ * lazily and the emulator CLI tests run `dist/emulator/cli.js`. It packs and installs nothing.
+ */
+import { ensureBuilt } from "./packedPackage.mts";
+
+export default async function setup(): Promise<void> {
+  await ensureBuilt();
+}
