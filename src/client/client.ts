@@ -210,6 +210,7 @@ export class RunpodClient {
         transport: this.#transport,
         send: this.#http,
         lookup: (id, requestOptions) => this.serverless.get(id, requestOptions),
+        serviceUrls: [this.serverlessUrl, this.restUrl],
       },
       endpointId,
       options.baseUrl,

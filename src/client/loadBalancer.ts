@@ -109,6 +109,11 @@ export interface LoadBalancerContext {
     id: string,
     options?: RequestOptions,
   ) => Promise<{ type?: string | null; requestUrls?: Record<string, string> | null }>;
+  /**
+   * The service's own URLs (the client's `serverlessUrl` and `restUrl`): the API key goes only to
+   * their hosts and subdomains (see {@link checkCredentialScope}). Omitted: no base URL is trusted.
+   */
+  serviceUrls?: readonly string[];
 }
 
 /** One HTTP exchange with the client's key: undici's `request`, authorization added. */
@@ -198,7 +203,9 @@ export class LoadBalancer {
   constructor(ctx: LoadBalancerContext, endpointId: string, baseUrl?: string) {
     this.id = checkEndpointId(endpointId);
     this.#ctx = ctx;
-    if (baseUrl !== undefined) this.#base = checkBaseUrl(baseUrl, "baseUrl");
+    if (baseUrl !== undefined) {
+      this.#base = checkCredentialScope(checkBaseUrl(baseUrl, "baseUrl"), ctx.serviceUrls ?? [], "baseUrl");
+    }
   }
 
   /**
@@ -216,7 +223,11 @@ export class LoadBalancer {
         ["type"],
       );
     }
-    this.#base = checkBaseUrl(base, "requestUrls.base");
+    this.#base = checkCredentialScope(
+      checkBaseUrl(base, "requestUrls.base"),
+      this.#ctx.serviceUrls ?? [],
+      `endpoint ${this.id}'s requestUrls.base`,
+    );
     const health = endpoint.requestUrls?.health;
     if (typeof health === "string") this.#health = health;
     return this.#base;
@@ -390,6 +401,73 @@ export class LoadBalancer {
 
 function abortError(signal: AbortSignal, where: string, sent: boolean): APIUserAbortError {
   return new APIUserAbortError(`${where} aborted by the caller's signal`, { cause: signal.reason, sent });
+}
+
+/**
+ * Returns `base` when the API key may be sent there, else throws `ValidationError` saying why:
+ *
+ * - its host is the host of one of the service's URLs (`serverlessUrl`, `restUrl`) or a subdomain
+ *   of it: `https://api.runpod.ai` trusts `api.runpod.ai` and `<id>.api.runpod.ai`, where the
+ *   service puts a load-balancer endpoint's `requestUrls.base`. Not the whole registrable domain
+ *   (`*.runpod.ai`): the key needs no host beyond the API's own, and every extra host is one more
+ *   place a hostile or mistaken answer could point it to;
+ * - or it is loopback (127.0.0.0/8, ::1, localhost) and so is a service URL (the emulator);
+ * - and it is https, unless loopback: plain http elsewhere would carry the key in clear.
+ *
+ * A redirect is never followed (undici's `request` returns the 3xx as the answer), so the key is
+ * never sent to where a redirect points.
+ */
+export function checkCredentialScope(base: string, serviceUrls: readonly string[], what: string): string {
+  const url = new URL(base);
+  const host = hostOf(url);
+  const services = serviceUrls.flatMap((raw) => {
+    try {
+      return [hostOf(new URL(raw))];
+    } catch {
+      return [];
+    }
+  });
+  const loopback = isLoopbackHost(host);
+  const trusted = loopback
+    ? services.some(isLoopbackHost)
+    : services.some((service) => host === service || host.endsWith(`.${service}`));
+  const where = `${url.protocol}//${url.host}`;
+  if (!trusted) {
+    throw new ValidationError(
+      `${what} is on ${where}, which is not one of the service's hosts (${[...new Set(services)].join(", ") || "none known"}, ` +
+        "their subdomains, or loopback for a loopback service): the client sends its API key only there, so " +
+        "it sent nothing. Check serverlessUrl (runpod:serverlessUrl) and the endpoint's requestUrls.",
+      [what],
+    );
+  }
+  if (!loopback && url.protocol !== "https:") {
+    throw new ValidationError(
+      `${what} is ${where}, plain http: the client sends its API key only over https (or to loopback), so it ` +
+        "sent nothing. Use an https URL.",
+      [what],
+    );
+  }
+  return base;
+}
+
+/** The host name, lower case, without the brackets of an IPv6 address or a trailing dot. */
+function hostOf(url: URL): string {
+  return url.hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "");
+}
+
+/** 127.0.0.0/8, ::1 (also as an IPv4-mapped address), `localhost` and its subdomains. */
+function isLoopbackHost(host: string): boolean {
+  return (
+    /^127(\.\d{1,3}){3}$/.test(host) ||
+    host === "::1" ||
+    /^::ffff:127(\.\d{1,3}){3}$/.test(host) ||
+    /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(host) ||
+    host === "localhost" ||
+    host.endsWith(".localhost")
+  );
 }
 
 /** A base URL without its trailing slash; `ValidationError` when it is not http(s). */

@@ -12,6 +12,7 @@ import {
   RunpodClient,
   ValidationError,
 } from "../../src/client";
+import { checkCredentialScope } from "../../src/client/loadBalancer";
 import { startEmulator } from "../../src/emulator";
 import { API_KEY } from "./helpers";
 
@@ -29,10 +30,13 @@ let origin: string;
 let seen: Seen[];
 let handler: Handler;
 let endpointType: string;
+/** The endpoint's `requestUrls.base` the lookup answers; undefined: this server's `/lb/lb1`. */
+let answeredBase: string | undefined;
 
 beforeEach(async () => {
   seen = [];
   endpointType = "LOAD_BALANCER";
+  answeredBase = undefined;
   handler = (_req, res) => {
     res.setHeader("content-type", "application/json");
     res.end(JSON.stringify({ ok: true }));
@@ -51,7 +55,7 @@ beforeEach(async () => {
             id: "lb1",
             name: "lb",
             type: endpointType,
-            requestUrls: { base: `${origin}/lb/lb1`, health: `${origin}/lb/lb1/ping` },
+            requestUrls: { base: answeredBase ?? `${origin}/lb/lb1`, health: `${origin}/lb/lb1/ping` },
           }),
         );
         return;
@@ -309,5 +313,83 @@ describe("client.loadBalancer against the emulator's load-balancer endpoints", (
     } finally {
       await emu.close();
     }
+  });
+});
+
+describe("the API key goes only to the service's own hosts", () => {
+  it("refuses a requestUrls.base on another host before connecting, saying why, without the key", async () => {
+    // The service lives at api.runpod.ai; the lookup (REST, here on loopback) names another host.
+    answeredBase = "https://api.runpod.ai.attacker.invalid/lb/lb1";
+    const lb = client({ serverlessUrl: "https://api.runpod.ai" }).loadBalancer("lb1");
+    const error = await lb.request({ path: "/ping" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toMatch(
+      /requestUrls\.base is on https:\/\/api\.runpod\.ai\.attacker\.invalid, which is not one of the service's hosts/,
+    );
+    expect((error as Error).message).toMatch(/it sent nothing/);
+    expect((error as Error).message).not.toContain(API_KEY);
+    expect(seen).toEqual([]);
+  });
+
+  it("refuses a requestUrls.base over plain http on the service's own domain", async () => {
+    answeredBase = "http://lb1.api.runpod.ai";
+    const lb = client({ serverlessUrl: "https://api.runpod.ai" }).loadBalancer("lb1");
+    await expect(lb.request({ path: "/ping" })).rejects.toThrow(
+      /plain http: the client sends its API key only over https/,
+    );
+  });
+
+  it("refuses a loopback base when the service is not on loopback, and a baseUrl given on another host", () => {
+    expect(() =>
+      client({ serverlessUrl: "https://api.runpod.ai", restUrl: "https://rest.runpod.io/v2" }).loadBalancer(
+        "lb1",
+        { baseUrl: `${origin}/lb/lb1` },
+      ),
+    ).toThrow(/not one of the service's hosts/);
+    expect(() => client().loadBalancer("lb1", { baseUrl: "https://example.com/lb/lb1" })).toThrow(
+      /not one of the service's hosts/,
+    );
+  });
+
+  it("does not follow a redirect: the 3xx is the answer, and its target never sees a request", async () => {
+    const elsewhere: IncomingMessage["headers"][] = [];
+    const other = createServer((req, res) => {
+      elsewhere.push(req.headers);
+      res.end("{}");
+    });
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    try {
+      handler = (_req, res) => {
+        res.statusCode = 302;
+        res.setHeader("location", `http://127.0.0.1:${(other.address() as AddressInfo).port}/steal`);
+        res.end();
+      };
+      const answer = await client().loadBalancer("lb1").request({ path: "/ping" });
+      expect(answer.status).toBe(302);
+      expect(seen).toHaveLength(1);
+      expect(elsewhere).toEqual([]);
+    } finally {
+      other.closeAllConnections();
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
+  });
+
+  it.each([
+    ["https://lb1.api.runpod.ai", "https://api.runpod.ai", true],
+    ["https://API.runpod.ai./x", "https://api.runpod.ai", true],
+    ["https://api.runpod.ai", "https://api.runpod.ai", true],
+    ["https://runpod.ai", "https://api.runpod.ai", false],
+    ["https://other.runpod.ai", "https://api.runpod.ai", false],
+    ["https://xapi.runpod.ai", "https://api.runpod.ai", false],
+    ["https://api.runpod.ai.evil.com", "https://api.runpod.ai", false],
+    ["http://lb1.api.runpod.ai", "https://api.runpod.ai", false],
+    ["http://127.0.0.1:9/lb/x", "http://127.0.0.1:8", true],
+    ["http://[::1]:9/lb/x", "http://localhost:8", true],
+    ["http://127.0.0.1:9/lb/x", "https://api.runpod.ai", false],
+    ["https://api.runpod.ai", "http://127.0.0.1:8", false],
+  ])("base %s with the service at %s: key sent %s", (base, service, allowed) => {
+    const judge = () => checkCredentialScope(base, [service], "requestUrls.base");
+    if (allowed) expect(judge()).toBe(base);
+    else expect(judge).toThrow(ValidationError);
   });
 });

@@ -31,7 +31,8 @@ describe("renderStep", () => {
     expect(lines).toContainEqual(expect.stringMatching(/^ - +└─ .*:ContainerRegistryAuth +b +deleted$/));
     expect(text).not.toMatch(/ c /);
     expect(text).toContain(
-      "Resources:\n    ~ 1 updated\n    +- 1 replaced\n    - 1 deleted\n    2 unchanged",
+      // Two kinds of change or more: `N changes` and `N unchanged` on one line (renderSummaryEvent).
+      "Resources:\n    ~ 1 updated\n    +- 1 replaced\n    - 1 deleted\n    3 changes. 2 unchanged\n\nDuration",
     );
     expect(text.endsWith("Duration: 2s")).toBe(true);
   });
@@ -68,11 +69,30 @@ describe("renderStep", () => {
     });
     // The stack's row counts its own errors; `N errored` counts every row with one (progress.go).
     expect(text).toMatch(/pulumi:pulumi:Stack +p-dev +\*\*failed\*\* +1 error\n/);
-    expect(text).toContain("Resources:\n    2 errored");
+    expect(text).toContain("Resources:\n    1 unchanged\n    2 errored");
     expect(text).toContain(
       "Diagnostics:\n  pulumi-nodejs:dynamic/runpod:JobRun (smoke):\n    error: job ended FAILED\n    Worker error: boom",
     );
     expect(text).toContain("  pulumi:pulumi:Stack (p-dev):\n    error: update failed");
+  });
+});
+
+describe("the Resources summary, in display/diff.go renderSummaryEvent's order", () => {
+  it("prints the kinds of change, then unchanged, then errored last", () => {
+    const text = renderStep({
+      kind: "up",
+      project: "p",
+      stack: "dev",
+      resources: [
+        { urn: urn("JobRun", "smoke"), op: "update", diffKeys: ["triggers"] },
+        { urn: urn("JobRun", "broken"), op: "failed", error: "job ended FAILED" },
+        { urn: urn("ContainerRegistryAuth", "c"), op: "same" },
+      ],
+      outputs: {},
+      errors: ["update failed"],
+      durationMs: 10,
+    });
+    expect(text).toContain("Resources:\n    ~ 1 updated\n    2 unchanged\n    2 errored\n");
   });
 });
 

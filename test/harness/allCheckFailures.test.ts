@@ -289,7 +289,7 @@ const ROWS: Record<Kind, Row[]> = {
       ': property rollout value {later} has a problem: rollout must be "wait" or "ignore"',
     ]),
     row("rolloutTimeoutMs above 24 h", { rolloutTimeoutMs: 86_400_001 }, [
-      ": property rolloutTimeoutMs value {86400001} has a problem: rolloutTimeoutMs must be at most 86400000 ms (24 h)",
+      ": property rolloutTimeoutMs value {8.6400001e+07} has a problem: rolloutTimeoutMs must be at most 86400000 ms (24 h)",
     ]),
     row("smokeTest with an unknown key", { smokeTest: { input: { a: 1 }, inptu: 1 } }, [
       " has a problem: smokeTest.inptu is not a smokeTest argument (allowed: input, http, webhook, policy, mode, timeoutMs, cancelOnTimeout, expect, retries, secretOutput, runs, maxFailures, onFailure)",
@@ -403,7 +403,7 @@ const ROWS: Record<Kind, Row[]> = {
       ": property timeoutMs value {0} has a problem: timeoutMs must be at least 1 ms",
     ]),
     row("timeoutMs over a week", { timeoutMs: 604_800_001 }, [
-      ": property timeoutMs value {604800001} has a problem: timeoutMs must be at most 604800000 ms (1 week)",
+      ": property timeoutMs value {6.04800001e+08} has a problem: timeoutMs must be at most 604800000 ms (1 week)",
     ]),
     row("runsync with timeoutMs under 3000", { mode: "runsync", timeoutMs: 1000 }, [
       ': property timeoutMs value {1000} has a problem: timeoutMs must be at least 3000 ms with mode "runsync" (got 1000): the shortest runsync wait is 1000 ms and the service must answer with the job id before the deadline; raise timeoutMs or use mode "run"',

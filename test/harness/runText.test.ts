@@ -82,7 +82,7 @@ describe("deploy harness: the run-level text the engine prints", { timeout: 300_
     expect(shown).toMatch(/pulumi:pulumi:Stack +p-dev +\*\*failed\*\* +1 error\n/);
     expect(shown).toContain(`Diagnostics:\n  ${T} (a):\n    error: ${text}\n`);
     expect(shown).toContain("  pulumi:pulumi:Stack (p-dev):\n    error: update failed\n");
-    expect(shown).toContain("Resources:\n    2 errored");
+    expect(shown).toContain("Resources:\n    1 unchanged\n    2 errored");
   });
 
   it("a step that fails in a preview reads `Preview failed: <text>`, and the run `preview failed` (previewActions.OnResourceStepPost)", async () => {

@@ -4,6 +4,8 @@
  * release check after the answer, the failing worker's log tail, and no header value anywhere but
  * the `http` argument itself.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import type {
   Endpoint,
@@ -12,7 +14,7 @@ import type {
   ServerlessWorkerList,
   WorkerLogEvent,
 } from "../../src/client";
-import { ValidationError } from "../../src/client";
+import { RunpodClient, ValidationError } from "../../src/client";
 import { checkJobRunArgs, createJobRun, type LifecycleContext } from "../../src/provider/jobRun/operations";
 
 const TOKEN = "tok_PROBE_SECRET_8812";
@@ -433,6 +435,42 @@ describe("JobRun http: the probe", () => {
     );
     expect((error as { id?: string }).id).toBeUndefined();
     expect(h.sent).toHaveLength(0);
+  });
+
+  it("fails before sending anything when requestUrls.base is not on the service's hosts, without the key", async () => {
+    // A real client: the REST lookup (on loopback) names a base on another host than serverlessUrl's.
+    const lookup = createServer((_req, res) => {
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({
+          id: "lb1",
+          name: "lb",
+          type: "LOAD_BALANCER",
+          requestUrls: { base: "https://lb1.attacker.invalid" },
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => lookup.listen(0, "127.0.0.1", resolve));
+    try {
+      const client = new RunpodClient({
+        apiKey: KEY,
+        restUrl: `http://127.0.0.1:${(lookup.address() as AddressInfo).port}/v2`,
+        serverlessUrl: "https://api.runpod.ai",
+        rateLimits: false,
+        env: {},
+      });
+      const h = harness({ answers: [], lists: [workers(1, [])] });
+      const ctx = { ...h.ctx, loadBalancer: (id: string) => client.loadBalancer(id) };
+      const error = await createJobRun(ctx, chat).catch((e: unknown) => e);
+      expect((error as Error).message).toMatch(
+        /^JobRun cannot probe endpoint lb1 over HTTP: endpoint lb1's requestUrls\.base is on https:\/\/lb1\.attacker\.invalid, which is not one of the service's hosts \(api\.runpod\.ai, 127\.0\.0\.1/,
+      );
+      expect(leaked(error)).not.toContain(KEY);
+      expect((error as { id?: string }).id).toBeUndefined();
+    } finally {
+      lookup.closeAllConnections();
+      await new Promise<void>((resolve) => lookup.close(() => resolve()));
+    }
   });
 
   it("gives up at timeoutMs when no answer comes, recording the run as failed", async () => {

@@ -163,13 +163,29 @@ export function goPropertyValue(v: unknown): string {
   return `{${String(v)}}`;
 }
 
-/** A float64 as Go's `%v` writes it: shortest digits, an exponent below 1e-4 and from 1e21. */
-function goFloat(n: number): string {
-  const abs = Math.abs(n);
-  if (n === 0 || (abs >= 1e-4 && abs < 1e21)) return String(n);
-  const [mantissa, exponent] = n.toExponential().split("e") as [string, string];
-  const sign = exponent.startsWith("-") ? "-" : "+";
-  return `${mantissa}e${sign}${exponent.replace(/^[+-]/, "").padStart(2, "0")}`;
+/**
+ * A float64 as Go's `%v` writes it. fmt/print.go `(*pp).fmtFloat` sends `%v` to
+ * `fmt.fmtFloat(v, size, 'g', -1)`, and strconv/ftoa.go `formatDigits` decides `%e` against `%f`
+ * for 'g': "%e is used if the exponent from the conversion is less than -4 or greater than or equal
+ * to the precision. if precision was the shortest possible, use precision 6 for this decision"
+ * (`if shortest { eprec = 6 }`). So: the shortest digits that read back exactly (as JavaScript's
+ * own), in exponent form when the decimal exponent is below -4 or 6 and above (`1e+06`,
+ * `8.6400001e+07`, `1e-05`), with at least two exponent digits; else plain (`123456`, `0.0001`).
+ * fmt/format.go's 21 applies only under `%#v` (the sharp flag); `{%v}` has none. JavaScript's
+ * `String(n)` switches at 1e21, which is not what the engine prints.
+ */
+export function goFloat(n: number): string {
+  if (Number.isNaN(n)) return "NaN";
+  if (!Number.isFinite(n)) return n > 0 ? "+Inf" : "-Inf";
+  if (n === 0) return Object.is(n, -0) ? "-0" : "0";
+  const [mantissa, exponentText] = n.toExponential().split("e") as [string, string];
+  const exponent = Number(exponentText);
+  if (exponent < -4 || exponent >= 6) {
+    const sign = exponent < 0 ? "-" : "+";
+    return `${mantissa}e${sign}${String(Math.abs(exponent)).padStart(2, "0")}`;
+  }
+  // -4 <= exponent < 6: JavaScript writes these plainly with the same shortest digits.
+  return String(n);
 }
 
 /**

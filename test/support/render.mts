@@ -206,14 +206,26 @@ export function renderStep(view: StepView): string {
   const counts = new Map<StepOp, number>();
   counts.set(stackOp, 1);
   for (const r of view.resources) counts.set(r.op, (counts.get(r.op) ?? 0) + 1);
+  // The order and wording of display/diff.go `renderSummaryEvent`: one line per kind of change;
+  // then, on one line joined by ". ", `N changes` (only with two kinds or more) and `N unchanged`;
+  // then, last, `N errored`.
+  let kinds = 0;
+  let changes = 0;
   for (const [op, sym, label] of SUMMARY) {
     const n = counts.get(op);
-    if (n) out.push(`    ${sym} ${n} ${isPreview ? `to ${PLAN[op]}` : label}`);
+    if (!n) continue;
+    kinds += 1;
+    changes += n;
+    out.push(`    ${sym} ${n} ${isPreview ? `to ${PLAN[op]}` : label}`);
   }
-  // `N errored`: the rows with an error, the stack's included (progress.go `printSummary`).
+  const pieces: string[] = [];
+  if (kinds >= 2) pieces.push(`${changes} ${changes === 1 ? "change" : "changes"}`);
+  if (counts.get("same")) pieces.push(`${counts.get("same")} unchanged`);
+  if (pieces.length > 0) out.push(`    ${pieces.join(". ")}`);
+  // `N errored`: the rows with an error, the stack's included (progress.go `printSummary` passes
+  // them to `renderSummaryEvent` as resourcesErrored).
   const errored = (counts.get("failed") ?? 0) + (stackErrors > 0 ? 1 : 0);
   if (errored) out.push(`    ${errored} errored`);
-  if (counts.get("same")) out.push(`    ${counts.get("same")} unchanged`);
   if (!isPreview) out.push("", `Duration: ${formatDuration(view.durationMs)}${tag}`);
   return out.join("\n");
 }

@@ -15,7 +15,12 @@
  * method (only a 429, a 503 or a refused connection is resent), so a 500 is judged, not retried
  * until a flaky release passes.
  */
-import type { LoadBalancer, LoadBalancerResponse, ServerlessWorkerList } from "../../client";
+import {
+  type LoadBalancer,
+  type LoadBalancerResponse,
+  type ServerlessWorkerList,
+  ValidationError,
+} from "../../client";
 import { describeError } from "../common/wording";
 import { type Execution, type RunContext, startExecution } from "./execution";
 import type { ResolvedJobRunArgs } from "./jobArgs";
@@ -156,6 +161,10 @@ async function probeTarget(
     await lb.baseUrl({ signal });
   } catch (error) {
     const queue = (error as { path?: unknown[] }).path?.[0] === "type";
+    if (error instanceof ValidationError && !queue) {
+      // The base URL is not a host the API key may go to (checkCredentialScope): say why, send nothing.
+      throw new JobRunSubmitError(`${prefix}: ${error.message}`, false, error);
+    }
     const hint = queue
       ? "http probes LOAD_BALANCER endpoints; for a QUEUE endpoint give input (a queue job) instead of http."
       : `${workerReadHint(error)}.`;
