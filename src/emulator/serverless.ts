@@ -47,7 +47,12 @@ import { requireKnownPools } from "./catalog";
 import type { Clock } from "./clock";
 import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
 import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine, WORKER_START_MS } from "./jobs/engine";
-import { MAX_WORKERS_PER_ENDPOINT } from "./serviceFacts";
+import {
+  MAX_ENDPOINTS_PER_ACCOUNT,
+  MAX_ENV_BYTES,
+  MAX_TEMPLATES_PER_ACCOUNT,
+  MAX_WORKERS_PER_ENDPOINT,
+} from "./serviceFacts";
 import { type ManagementStore, randomId } from "./store";
 
 /** A request the store refuses for a reason the schema cannot see (the server answers 400). */
@@ -67,6 +72,28 @@ const RELEASE_FIELDS = [
   "dataCenterIds",
   "networkVolumes",
 ] as const;
+
+/** Refuses an env larger than {@link MAX_ENV_BYTES} in all (400): every endpoint keeps it in memory. */
+function requireEnvWithinCap(env: Record<string, string> | undefined): void {
+  if (env === undefined) return;
+  let bytes = 0;
+  for (const [key, value] of Object.entries(env))
+    bytes += Buffer.byteLength(key, "utf8") + Buffer.byteLength(String(value), "utf8");
+  if (bytes > MAX_ENV_BYTES) {
+    throw new ServerlessConflictError(
+      `env: at most ${MAX_ENV_BYTES} bytes of names and values in all, got ${bytes}`,
+    );
+  }
+}
+
+/** Refuses one more object past the account's bound (400), naming what to delete. */
+function requireRoom(kind: "endpoints" | "templates", held: number, max: number): void {
+  if (held >= max) {
+    throw new ServerlessConflictError(
+      `the account holds ${held} ${kind}, the most it may hold (${max}); delete one before creating another`,
+    );
+  }
+}
 
 /**
  * Refuses a `workers.max` past {@link MAX_WORKERS_PER_ENDPOINT} (400): the document sets no upper
@@ -365,6 +392,8 @@ export class ServerlessStore {
   async createEndpoint(body: CreateEndpointRequest): Promise<StoredEndpoint> {
     requireKnownPools(body.gpu?.pools, ServerlessConflictError);
     requireWorkersWithinCap(body.workers?.max);
+    requireEnvWithinCap(body.env);
+    requireRoom("endpoints", this.listEndpoints().length, MAX_ENDPOINTS_PER_ACCOUNT);
     // Exactly one of gpu or cpu, and no CUDA set beside a floor: the wire schema's 400 rules.
     const tpl = body.templateId === undefined ? undefined : this.#template(body.templateId);
     let id = randomId(8);
@@ -418,6 +447,7 @@ export class ServerlessStore {
     const current = stored.record;
     requireKnownPools(patch.gpu?.pools, ServerlessConflictError);
     requireWorkersWithinCap(patch.workers?.max);
+    requireEnvWithinCap(patch.env);
     if (patch.gpu !== undefined && current.cpu !== undefined) {
       throw new ServerlessConflictError("gpu: this is a CPU endpoint; the compute family cannot change");
     }
@@ -572,6 +602,8 @@ export class ServerlessStore {
   }
 
   async createTemplate(body: CreateTemplateRequest): Promise<Template> {
+    requireEnvWithinCap(body.env);
+    requireRoom("templates", this.#templates.size, MAX_TEMPLATES_PER_ACCOUNT);
     let id = randomId(10);
     while (this.#templates.has(id)) id = randomId(10);
     const template: Template = {
@@ -599,6 +631,7 @@ export class ServerlessStore {
   async updateTemplate(id: string, patch: UpdateTemplateRequest): Promise<Template | undefined> {
     const current = this.#templates.get(id);
     if (!current) return undefined;
+    requireEnvWithinCap(patch.env);
     const next = { ...current };
     for (const [key, value] of Object.entries(patch)) {
       if (value !== undefined) (next as Record<string, unknown>)[key] = structuredClone(value);

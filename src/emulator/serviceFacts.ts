@@ -36,6 +36,17 @@ export const MAX_RETAINED_RESULT_BYTES = 256 * 1_000_000;
 export const MAX_WORKERS_PER_ENDPOINT = 10_000;
 
 /**
+ * Bounds of what one object and one account hold (the documents publish none; the emulator keeps
+ * everything in memory, and 300 endpoints with a 200 KB env each took it from 98 MB to 630 MB and
+ * its lists past their timeouts): an env's total size on an endpoint or a template (keys and values
+ * as UTF-8 bytes), and the most endpoints and templates the emulator's one account holds. Past one,
+ * the create or update is refused with 400 naming the field and the bound, and nothing changes.
+ */
+export const MAX_ENV_BYTES = 64 * 1000;
+export const MAX_ENDPOINTS_PER_ACCOUNT = 200;
+export const MAX_TEMPLATES_PER_ACCOUNT = 200;
+
+/**
  * Load-balancer endpoints (`type: "LOAD_BALANCER"`), as the service documents them: requests go
  * straight to a worker's own HTTP server at `https://<id>.api.runpod.ai/<path>`, only to healthy
  * workers; a worker's `/ping` answers 200 (healthy), 204 (initializing) or anything else

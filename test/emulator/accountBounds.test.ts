@@ -1,0 +1,110 @@
+/**
+ * The emulator bounds what one object and one account hold, so that a client cannot run it out of
+ * memory: an env over MAX_ENV_BYTES on an endpoint or a template, or one endpoint or template past
+ * the account's most, is refused with 400 naming the field and the bound, and nothing changes.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  MAX_ENDPOINTS_PER_ACCOUNT,
+  MAX_ENV_BYTES,
+  MAX_TEMPLATES_PER_ACCOUNT,
+} from "../../src/emulator/serviceFacts";
+import { type Harness, harness } from "./helpers";
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const ENDPOINT = {
+  name: "bounded",
+  type: "QUEUE",
+  image: "acme/model:1",
+  scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+  workers: { max: 1 },
+  gpu: { pools: ["ADA_24"] },
+};
+const TEMPLATE = { name: "bounded", image: "acme/model:1" };
+
+/** Makes `count` calls, 20 at a time. */
+async function inBatches<T>(count: number, call: (i: number) => Promise<T>): Promise<T[]> {
+  const answers: T[] = [];
+  for (let start = 0; start < count; start += 20) {
+    const batch = Array.from({ length: Math.min(20, count - start) }, (_, i) => call(start + i));
+    answers.push(...(await Promise.all(batch)));
+  }
+  return answers;
+}
+
+/** An env whose names and values take exactly `bytes` bytes. */
+function envOf(bytes: number): Record<string, string> {
+  return { BIG: "x".repeat(bytes - "BIG".length) };
+}
+
+describe("an env", () => {
+  it("of exactly MAX_ENV_BYTES is accepted on an endpoint, one byte more is a 400 naming env", async () => {
+    h = await harness({ endpoints: [] });
+    const ok = await h.call("POST", "/v2/serverless", { ...ENDPOINT, env: envOf(MAX_ENV_BYTES) });
+    expect(ok.status).toBe(201);
+    const over = await h.call("POST", "/v2/serverless", { ...ENDPOINT, env: envOf(MAX_ENV_BYTES + 1) });
+    expect(over.status).toBe(400);
+    expect(over.body.detail).toMatch(new RegExp(`^env: at most ${MAX_ENV_BYTES} bytes`));
+    expect(
+      (await h.call("GET", "/v2/serverless")).body.endpoints.map((e: { env: object }) => e.env),
+    ).not.toContainEqual(envOf(MAX_ENV_BYTES + 1));
+  });
+
+  it("over the bound in an endpoint PATCH is refused and the endpoint keeps its env and version", async () => {
+    h = await harness({ endpoints: [] });
+    const created = (await h.call("POST", "/v2/serverless", { ...ENDPOINT, env: { A: "1" } })).body;
+    const answer = await h.call("PATCH", `/v2/serverless/${created.id}`, { env: envOf(MAX_ENV_BYTES + 1) });
+    expect(answer.status).toBe(400);
+    expect(answer.body.detail).toMatch(/^env: /);
+    const after = (await h.call("GET", `/v2/serverless/${created.id}`)).body;
+    expect(after.env).toEqual({ A: "1" });
+    expect((await h.call("GET", `/v2/serverless/${created.id}/releases`)).body.endpointVersion).toBe(1);
+  });
+
+  it("over the bound on a template create or PATCH is refused", async () => {
+    h = await harness({ endpoints: [] });
+    const over = await h.call("POST", "/v2/templates", { ...TEMPLATE, env: envOf(MAX_ENV_BYTES + 1) });
+    expect(over.status).toBe(400);
+    expect(over.body.detail).toMatch(/^env: /);
+    const created = (await h.call("POST", "/v2/templates", TEMPLATE)).body;
+    const patched = await h.call("PATCH", `/v2/templates/${created.id}`, { env: envOf(MAX_ENV_BYTES + 1) });
+    expect(patched.status).toBe(400);
+    expect((await h.call("GET", `/v2/templates/${created.id}`)).body.env).toEqual({});
+  });
+});
+
+describe("the account", () => {
+  it("holds at most MAX_ENDPOINTS_PER_ACCOUNT endpoints, lists them all, and has room again after a delete", async () => {
+    h = await harness({ endpoints: [] });
+    const harnessed = h;
+    const created = await Promise.all(
+      Array.from({ length: MAX_ENDPOINTS_PER_ACCOUNT }, () =>
+        harnessed.call("POST", "/v2/serverless", ENDPOINT),
+      ),
+    );
+    const over = await h.call("POST", "/v2/serverless", ENDPOINT);
+    expect(over.status).toBe(400);
+    expect(over.body.detail).toMatch(`holds ${MAX_ENDPOINTS_PER_ACCOUNT} endpoints`);
+    expect((await h.call("GET", "/v2/serverless")).body.endpoints.length).toBe(MAX_ENDPOINTS_PER_ACCOUNT);
+    // Deleting one makes room again.
+    const mine = created.find((a) => a.status === 201)?.body.id;
+    expect((await h.call("DELETE", `/v2/serverless/${mine}`)).status).toBe(204);
+    expect((await h.call("POST", "/v2/serverless", ENDPOINT)).status).toBe(201);
+  });
+
+  it("holds at most MAX_TEMPLATES_PER_ACCOUNT templates", async () => {
+    h = await harness({ endpoints: [] });
+    const created = await inBatches(MAX_TEMPLATES_PER_ACCOUNT, (i) =>
+      (h as Harness).call("POST", "/v2/templates", { ...TEMPLATE, name: `t${i}` }),
+    );
+    expect(created.filter((a) => a.status !== 201).map((a) => a.body)).toEqual([]);
+    const over = await h.call("POST", "/v2/templates", TEMPLATE);
+    expect(over.status).toBe(400);
+    expect(over.body.detail).toMatch(`holds ${MAX_TEMPLATES_PER_ACCOUNT} templates`);
+  });
+});
