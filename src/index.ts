@@ -70,6 +70,14 @@ export {
   type LookupOptions,
 } from "./provider/networkVolume/lookups";
 export { NetworkVolume, type NetworkVolumeArgs } from "./provider/networkVolume/resource";
+export {
+  Pod,
+  type PodArgs,
+  type PodCpu,
+  type PodGpu,
+  type PodMounts,
+  type PodWaitFor,
+} from "./provider/pod/resource";
 export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/registryAuth/resource";
 export {
   type GetServerlessEndpointArgs,

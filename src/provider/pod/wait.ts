@@ -1,0 +1,144 @@
+/**
+ * Waiting for a pod to be usable, as `waitFor` asks: `running` (status RUNNING), `ssh` (its SSH
+ * endpoint accepts a TCP connection and answers an `SSH-` banner) or `{ port, path?,
+ * expectStatus? }` (its proxied HTTP port answers that status). One read of the pod a second at
+ * most, through the client; bounded by `waitTimeoutMs`. The clock and the pause are arguments
+ * so a test can drive them.
+ */
+import * as net from "node:net";
+import type { Pod, RunpodClient } from "../../client";
+import type { PodWaitFor } from "./args";
+
+/** Least time between two reads of the pod, in ms. */
+export const POLL_INTERVAL_MS = 1000;
+/** Longest one SSH or HTTP probe may take, in ms. */
+const PROBE_TIMEOUT_MS = 5000;
+
+/** How a wait ended when the pod did not become usable. */
+export interface WaitFailure {
+  kind: "failure";
+  pod: Pod;
+  /** Statuses seen in order (no repeats). */
+  history: string[];
+  /** What went wrong, one sentence. */
+  why: string;
+}
+
+export interface WaitOptions {
+  client: RunpodClient;
+  pod: Pod;
+  /** `RUNNING` waits per `waitFor`; `EXITED` until the pod is stopped. */
+  wanted: "RUNNING" | "EXITED";
+  waitFor: PodWaitFor;
+  timeoutMs: number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Waits as {@link WaitOptions} says: the pod when it is usable, else why not. */
+export async function waitForPod(options: WaitOptions): Promise<{ kind: "ready"; pod: Pod } | WaitFailure> {
+  const { client, wanted, waitFor, timeoutMs } = options;
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  let pod = options.pod;
+  const history: string[] = [];
+  const started = now();
+  let lastProbe = "";
+  if (wanted === "RUNNING" && waitFor === "none") return { kind: "ready", pod };
+  for (;;) {
+    if (history[history.length - 1] !== pod.status) history.push(pod.status);
+    if (wanted === "EXITED") {
+      if (pod.status === "EXITED") return { kind: "ready", pod };
+      if (pod.status === "ERROR" || pod.status === "TERMINATED") {
+        return { kind: "failure", pod, history, why: `it went to ${pod.status} instead of EXITED` };
+      }
+    } else if (pod.status === "RUNNING") {
+      const probe = await probeUsable(
+        pod,
+        waitFor,
+        Math.min(PROBE_TIMEOUT_MS, timeoutMs - (now() - started)),
+      );
+      if (probe === true) return { kind: "ready", pod };
+      lastProbe = probe;
+    } else if (pod.status === "ERROR" || pod.status === "EXITED" || pod.status === "TERMINATED") {
+      return { kind: "failure", pod, history, why: `it went to ${pod.status} instead of RUNNING` };
+    }
+    const left = timeoutMs - (now() - started);
+    if (left <= 0) {
+      const what = wanted === "EXITED" ? "EXITED" : describeWait(waitFor);
+      return {
+        kind: "failure",
+        pod,
+        history,
+        why:
+          `it was not ${what} within waitTimeoutMs (${timeoutMs} ms); its status is ${pod.status}` +
+          (lastProbe ? ` (${lastProbe})` : ""),
+      };
+    }
+    await sleep(Math.min(POLL_INTERVAL_MS, left));
+    pod = await client.pods.get(pod.id);
+  }
+}
+
+/** `RUNNING`, `RUNNING with SSH answering`, `RUNNING with port 8888 answering 200`. */
+function describeWait(waitFor: PodWaitFor): string {
+  if (waitFor === "ssh") return "RUNNING with its SSH endpoint answering";
+  if (typeof waitFor === "object")
+    return `RUNNING with port ${waitFor.port} answering ${waitFor.expectStatus ?? 200}`;
+  return "RUNNING";
+}
+
+/** True when the running pod is usable as `waitFor` says, else what the probe found. */
+async function probeUsable(pod: Pod, waitFor: PodWaitFor, timeoutMs: number): Promise<true | string> {
+  if (waitFor === "running" || waitFor === "none") return true;
+  const budget = Math.max(100, timeoutMs);
+  if (waitFor === "ssh") {
+    const endpoint = pod.ssh?.direct ?? pod.ssh?.proxy;
+    if (!endpoint) return "the pod has no SSH endpoint yet";
+    return sshBanner(endpoint.host, endpoint.port, budget);
+  }
+  const url = proxiedUrl(pod, waitFor.port, waitFor.path ?? "/");
+  const expect = waitFor.expectStatus ?? 200;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(budget), redirect: "manual" });
+    await response.body?.cancel();
+    return response.status === expect
+      ? true
+      : `port ${waitFor.port} answered ${response.status}, not ${expect}`;
+  } catch (error) {
+    return `port ${waitFor.port} did not answer (${(error as Error).message})`;
+  }
+}
+
+/** The pod's HTTP port as reachable: its runtime mapping when it has one, else RunPod's proxy URL. */
+export function proxiedUrl(pod: Pod, port: number, path: string): string {
+  const mapped = pod.runtime?.ports?.find((p) => p.private === port && p.type === "http" && p.ip && p.public);
+  if (mapped) return `http://${mapped.ip}:${mapped.public}${path}`;
+  return `https://${pod.id}-${port}.proxy.runpod.net${path}`;
+}
+
+/** Connects and reads until an `SSH-` banner line: true, else what happened. */
+export function sshBanner(host: string, port: number, timeoutMs: number): Promise<true | string> {
+  return new Promise((resolve) => {
+    let text = "";
+    const socket = net.connect({ host, port });
+    const done = (result: true | string) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(
+      () => done(`no SSH banner from ${host}:${port} within ${timeoutMs} ms`),
+      timeoutMs,
+    );
+    socket.on("data", (chunk: Buffer) => {
+      text += chunk.toString("latin1");
+      if (text.startsWith("SSH-")) done(true);
+      else if (text.length >= 4 && !"SSH-".startsWith(text.slice(0, 4))) {
+        done(`${host}:${port} answered something other than an SSH banner`);
+      }
+    });
+    socket.on("error", (error) => done(`SSH endpoint ${host}:${port} refused (${error.message})`));
+    socket.on("end", () => done(`SSH endpoint ${host}:${port} closed without a banner`));
+  });
+}
