@@ -16,6 +16,7 @@ const OPERATIONS: Record<ProviderKind, string> = {
   NetworkVolume: "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js",
   ServerlessEndpoint: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/operations.js",
   Template: "pulumi-runpod-dynamic/dist/provider/template/operations.js",
+  Pod: "pulumi-runpod-dynamic/dist/provider/pod/operations.js",
 };
 
 describe.each([
@@ -24,6 +25,7 @@ describe.each([
   "NetworkVolume",
   "ServerlessEndpoint",
   "Template",
+  "Pod",
 ] as const)("the %s provider as stored in state", (kind) => {
   it("is at most 8 KB, holds no secret, and loads its operations module from the package by name", async () => {
     const { module, exportName } = PROVIDER_MODULES[kind];

@@ -136,6 +136,7 @@ const KINDS: Record<string, ProviderKind> = {
   "pulumi-nodejs:dynamic/runpod:NetworkVolume": "NetworkVolume",
   "pulumi-nodejs:dynamic/runpod:ServerlessEndpoint": "ServerlessEndpoint",
   "pulumi-nodejs:dynamic/runpod:Template": "Template",
+  "pulumi-nodejs:dynamic/runpod:Pod": "Pod",
 };
 
 /** Parses `urn:pulumi:<stack>::<project>::<type>::<name>`; throws naming the field on bad input. */

@@ -28,7 +28,8 @@ export type ProviderKind =
   | "JobRun"
   | "NetworkVolume"
   | "ServerlessEndpoint"
-  | "Template";
+  | "Template"
+  | "Pod";
 
 /** Where each kind's provider class lives in the installed package. */
 export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName: string }> = {
@@ -49,6 +50,7 @@ export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName
     module: "pulumi-runpod-dynamic/dist/provider/template/resource.js",
     exportName: "TemplateProvider",
   },
+  Pod: { module: "pulumi-runpod-dynamic/dist/provider/pod/resource.js", exportName: "PodProvider" },
 };
 
 /** A serialized provider: the `__provider` text and whether the closure captured a secret. */

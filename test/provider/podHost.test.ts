@@ -1,0 +1,252 @@
+/**
+ * Pod through Pulumi's own dynamic-provider host over gRPC, with `__provider` serialized from the
+ * INSTALLED package, against the emulator (REST v2, pods starting in 50 ms of its clock) reached
+ * through a pass-through proxy a test can arm to lose an answer. Every env value is a secret: the
+ * afterAll scans every output but `env`, every error and the host's stderr for each.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { NotFoundError, RunpodClient } from "../../src/client";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { FaultProxy } from "../support/faultProxy.mts";
+import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
+import { serializeProviderFrom } from "../support/serializedProvider.mts";
+
+const API_KEY = "pod-host-key-3b7d1f";
+const ENV_SECRET = "hf_Pod-Env-Secret-4c2a9e";
+const ENV_SECRET_2 = "rotated-Pod-Secret-8d1b";
+const SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPodHostTestKey me@host";
+const NO_STOCK = "NVIDIA H200";
+
+const projectDir = inject("installedProjectDir");
+const urn = (name: string) => urnFor("Pod", name);
+const seenTexts: [string, string][] = [];
+
+function leakForms(secret: string): string[] {
+  return [secret, JSON.stringify(secret).slice(1, -1), Buffer.from(secret).toString("base64")];
+}
+
+function expectNoSecret(where: string, text: string, secrets: readonly string[]): void {
+  for (const secret of secrets) {
+    for (const form of leakForms(secret)) expect(text, `${where} holds a secret`).not.toContain(form);
+  }
+}
+
+async function hostFailure(fn: () => Promise<unknown>): Promise<HostError> {
+  const error = await fn().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(HostError);
+  const e = error as HostError;
+  seenTexts.push([
+    "error",
+    `${e.message} ${JSON.stringify(e.reasons ?? [])} ${JSON.stringify(e.properties ?? {})}`,
+  ]);
+  return e;
+}
+
+describe("Pod in the provider host (REST v2)", () => {
+  let emu: RunningEmulator;
+  let proxy: FaultProxy;
+  let host: ProviderHost;
+  let client: RunpodClient;
+  let __provider: string;
+  let stocked: string;
+  let n = 0;
+  const fresh = (base: string) => `${base}-${++n}`;
+  /** JUPYTER_PASSWORD values the service injected: secrets like the env given. */
+  const injected: string[] = [];
+
+  beforeAll(async () => {
+    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false, podStartMs: 50 });
+    proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
+    client = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrlV2, maxRetries: 0 });
+    await client.account.setSshKeys([SSH_KEY]);
+    const gpus = await client.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
+    stocked = gpus.find((g) => g.availability === "HIGH")?.id ?? "";
+    expect(stocked).not.toBe("");
+    expect(gpus.find((g) => g.id === NO_STOCK)?.availability).toBe("NONE");
+    __provider = (
+      await serializeProviderFrom(
+        projectDir,
+        "pulumi-runpod-dynamic/dist/provider/pod/resource.js",
+        "PodProvider",
+      )
+    ).text;
+    host = await startProviderHost({ projectDir });
+    await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": `${proxy.url}/v2` });
+  });
+
+  afterAll(async () => {
+    const stderr = host?.stderr() ?? "";
+    await host?.close();
+    await proxy?.close();
+    await emu?.close();
+    const secrets = [ENV_SECRET, ENV_SECRET_2, API_KEY, ...injected];
+    expectNoSecret("host stderr", stderr, secrets);
+    for (const [where, text] of seenTexts) expectNoSecret(where, text, secrets);
+  });
+
+  const withProvider = (props: Record<string, unknown>) => ({ ...props, __provider });
+
+  async function create(resource: string, props: Record<string, unknown>) {
+    const { inputs, failures } = await host.check(urn(resource), {}, withProvider(props));
+    expect(failures).toEqual([]);
+    const result = await host.create(urn(resource), inputs);
+    const { env, ...rest } = result.outs;
+    if (env?.JUPYTER_PASSWORD) injected.push(env.JUPYTER_PASSWORD);
+    seenTexts.push([`create ${resource}`, JSON.stringify(rest)]);
+    return { ...result, inputs };
+  }
+
+  const named = async (name: string) => (await client.pods.list()).filter((p) => p.name === name);
+  const gpuPod = (name: string) => ({
+    name,
+    image: "acme/dev:1",
+    gpu: { id: NO_STOCK },
+    fallbackGpuIds: [stocked],
+    env: { HF_TOKEN: ENV_SECRET },
+  });
+
+  it("lands on the first fallback with stock when gpu.id has none, and outputs the type it landed on", async () => {
+    const name = fresh("fallback");
+    const posts = () => proxy.seen.filter((r) => r.method === "POST" && r.path === "/v2/pods").length;
+    const before = posts();
+    const { id, outs } = await create(name, gpuPod(name));
+    expect(posts() - before).toBe(2);
+    expect(outs).toMatchObject({
+      id,
+      status: "RUNNING",
+      gpu: { id: stocked, count: 1 },
+      requestedGpu: { id: NO_STOCK },
+      desiredStatus: "RUNNING",
+      env: { HF_TOKEN: ENV_SECRET },
+    });
+    expect(outs.cost).toBeGreaterThan(0);
+    expect(typeof outs.dataCenterId).toBe("string");
+    expect((await named(name)).map((p) => p.id)).toEqual([id]);
+  });
+
+  it("fails naming every candidate and the stock now when no candidate has capacity, leaving no pod", async () => {
+    const name = fresh("nostock");
+    const { inputs } = await host.check(urn(name), {}, withProvider({ ...gpuPod(name), fallbackGpuIds: [] }));
+    const error = await hostFailure(() => host.create(urn(name), inputs));
+    expect(error.message).toContain(`${NO_STOCK}: 400`);
+    expect(error.message).toMatch(/no longer any instances available/);
+    expect(error.message).toMatch(/The catalog shows pod stock now for: .*\(HIGH/);
+    expect(error.message).toContain(stocked);
+    expect(error.id).toBeUndefined();
+    expect(await named(name)).toEqual([]);
+  });
+
+  it("updates env in place with one PATCH sending env whole, keeping the injected PUBLIC_KEY, and waits for SSH", async () => {
+    const name = fresh("ssh");
+    const props = { ...gpuPod(name), startSsh: true, ports: ["22/tcp"], waitFor: "ssh" };
+    const { id, outs, inputs } = await create(name, props);
+    expect(outs.env.PUBLIC_KEY).toBe(SSH_KEY);
+    expect(outs.ssh.direct).toMatchObject({ host: "127.0.0.1" });
+    const news = { ...inputs, env: { HF_TOKEN: ENV_SECRET_2 } };
+    const diff = await host.diff(id, urn(name), outs, withProvider(news));
+    expect(diff).toMatchObject({ changes: true, replaces: [] });
+    const before = proxy.seen.length;
+    const updated = await host.update(id, urn(name), outs, withProvider(news));
+    const patches = proxy.seen.slice(before).filter((r) => r.method === "PATCH");
+    expect(patches).toHaveLength(1);
+    expect(JSON.parse(patches[0]?.body ?? "{}").env).toEqual({ HF_TOKEN: ENV_SECRET_2, PUBLIC_KEY: SSH_KEY });
+    expect(updated.outs).toMatchObject({
+      status: "RUNNING",
+      env: { HF_TOKEN: ENV_SECRET_2, PUBLIC_KEY: SSH_KEY },
+    });
+    expect((await client.pods.get(id)).env).toEqual({ HF_TOKEN: ENV_SECRET_2, PUBLIC_KEY: SSH_KEY });
+  });
+
+  it("replaces on a GPU count, cloud or startJupyter change and says which field forces it", async () => {
+    const name = fresh("replace");
+    const { id, outs, inputs } = await create(name, gpuPod(name));
+    const diffOf = async (change: Record<string, unknown>) =>
+      (await host.diff(id, urn(name), outs, withProvider({ ...inputs, ...change }))).replaces;
+    expect(await diffOf({ gpu: { id: NO_STOCK, count: 2 } })).toEqual(["gpu"]);
+    expect(await diffOf({ cloud: "COMMUNITY" })).toEqual(["cloud"]);
+    expect(await diffOf({ startJupyter: true })).toEqual(["startJupyter"]);
+    expect(await diffOf({ gpu: { id: stocked } })).toEqual([]);
+  });
+
+  it("stops and starts on desiredStatus, with the cost following", async () => {
+    const name = fresh("stopstart");
+    const { id, outs, inputs } = await create(name, gpuPod(name));
+    const stoppedNews = { ...inputs, desiredStatus: "EXITED" };
+    const stopped = await host.update(id, urn(name), outs, withProvider(stoppedNews));
+    expect(stopped.outs).toMatchObject({ id, status: "EXITED", cost: 0, desiredStatus: "EXITED" });
+    const started = await host.update(
+      id,
+      urn(name),
+      stopped.outs,
+      withProvider({ ...inputs, desiredStatus: "RUNNING" }),
+    );
+    expect(started.outs).toMatchObject({ id, status: "RUNNING", desiredStatus: "RUNNING" });
+    expect(started.outs.cost).toBeGreaterThan(0);
+  });
+
+  it("shows a pod stopped outside Pulumi and env changed outside as drift on refresh", async () => {
+    const name = fresh("drift");
+    const { id, outs, inputs } = await create(name, gpuPod(name));
+    await client.pods.action(id, "stop");
+    await client.pods.update(id, { env: { HF_TOKEN: ENV_SECRET, EXTRA: "added-outside" } });
+    const read = await host.read(id, urn(name), outs, inputs);
+    expect(read.id).toBe(id);
+    expect(read.props).toMatchObject({ status: "EXITED", desiredStatus: "EXITED" });
+    expect(read.props.env).toEqual({ HF_TOKEN: ENV_SECRET, EXTRA: "added-outside" });
+    const diff = await host.diff(id, urn(name), read.props, withProvider(inputs));
+    expect(diff).toMatchObject({ changes: true, replaces: [] });
+    const fixed = await host.update(id, urn(name), read.props, withProvider(inputs));
+    expect(fixed.outs).toMatchObject({ status: "RUNNING", env: { HF_TOKEN: ENV_SECRET } });
+  });
+
+  it("deletes by terminating, counts a pod already gone as deleted, and refresh then finds it gone", async () => {
+    const name = fresh("delete");
+    const { id, outs } = await create(name, gpuPod(name));
+    await host.delete(id, urn(name), outs);
+    await expect(client.pods.get(id)).rejects.toBeInstanceOf(NotFoundError);
+    await host.delete(id, urn(name), outs);
+    expect((await host.read(id, urn(name), outs)).id).toBe("");
+  });
+
+  it("refuses to delete a locked pod, saying to set locked: false", async () => {
+    const name = fresh("locked");
+    const { id, outs } = await create(name, { ...gpuPod(name), locked: true });
+    expect(outs.locked).toBe(true);
+    const error = await hostFailure(() => host.delete(id, urn(name), outs));
+    expect(error.message).toMatch(/locked.*Set locked: false/);
+    await client.pods.update(id, { locked: false });
+    await host.delete(id, urn(name), outs);
+  });
+
+  it("records the one pod the service made when the create answer is lost, never a second", async () => {
+    const name = fresh("lost");
+    proxy.arm("POST", /\/v2\/pods$/, { kind: "lose-after" });
+    const posts = () => proxy.seen.filter((r) => r.method === "POST" && r.path === "/v2/pods").length;
+    const before = posts();
+    const { id, outs } = await create(name, { ...gpuPod(name), gpu: { id: stocked }, fallbackGpuIds: [] });
+    expect(posts() - before).toBe(1);
+    expect((await named(name)).map((p) => p.id)).toEqual([id]);
+    expect(outs.status).toBe("RUNNING");
+  });
+
+  it("fails partially on a pod that goes to ERROR, naming the status history and quoting its log", async () => {
+    const name = fresh("error");
+    const { inputs } = await host.check(
+      urn(name),
+      {},
+      withProvider({ ...gpuPod(name), image: "acme/unpullable:1" }),
+    );
+    const error = await hostFailure(() => host.create(urn(name), inputs));
+    expect(error.id).toBeTruthy();
+    const reason = (error.reasons ?? []).join("\n");
+    expect(reason).toMatch(/went to ERROR instead of RUNNING/);
+    expect(reason).toMatch(/Status history: PROVISIONING -> .*ERROR/);
+    expect(reason).toMatch(/pull access denied for acme\/unpullable:1/);
+    expect(error.properties).toMatchObject({ id: error.id, status: "ERROR" });
+    expect(error.properties.env).toBeUndefined();
+    expect((await named(name)).map((p) => p.id)).toEqual([error.id]);
+  });
+});
