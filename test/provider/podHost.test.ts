@@ -232,6 +232,48 @@ describe("Pod in the provider host (REST v2)", () => {
     expect(outs.status).toBe("RUNNING");
   });
 
+  it("waits for the proxied HTTP port, and keeps the injected JUPYTER_PASSWORD in env only", async () => {
+    const name = fresh("http");
+    const props = {
+      ...gpuPod(name),
+      ports: ["8888/http"],
+      startJupyter: true,
+      waitFor: { port: 8888, path: "/lab" },
+    };
+    const before = proxy.seen.length;
+    const { outs } = await create(name, props);
+    expect(outs.status).toBe("RUNNING");
+    expect(outs.runtime.ports).toEqual([expect.objectContaining({ private: 8888, type: "http" })]);
+    expect(typeof outs.env.JUPYTER_PASSWORD).toBe("string");
+    // At most one read of the pod a second while waiting: the pod starts in 50 ms, so one read.
+    expect(
+      proxy.seen.slice(before).filter((r) => r.method === "GET" && /\/v2\/pods\/[^/]+$/.test(r.path)),
+    ).toHaveLength(1);
+  });
+
+  it("fails partially when the wait times out, naming what it waited for and the last status", async () => {
+    const name = fresh("timeout");
+    const props = {
+      ...gpuPod(name),
+      ports: ["8888/http"],
+      waitFor: { port: 8888, expectStatus: 204 },
+      waitTimeoutMs: 1000,
+    };
+    const { inputs } = await host.check(urn(name), {}, withProvider(props));
+    const error = await hostFailure(() => host.create(urn(name), inputs));
+    expect(error.id).toBeTruthy();
+    const reason = (error.reasons ?? []).join("\n");
+    expect(reason).toMatch(/not RUNNING with port 8888 answering 204 within waitTimeoutMs \(1000 ms\)/);
+    expect(reason).toMatch(/port 8888 answered 200, not 204/);
+    expect(error.properties).toMatchObject({ status: "RUNNING", desiredStatus: "RUNNING" });
+  });
+
+  it("creates a pod stopped when desiredStatus is EXITED", async () => {
+    const name = fresh("exited");
+    const { outs } = await create(name, { ...gpuPod(name), desiredStatus: "EXITED" });
+    expect(outs).toMatchObject({ status: "EXITED", desiredStatus: "EXITED", cost: 0 });
+  });
+
   it("fails partially on a pod that goes to ERROR, naming the status history and quoting its log", async () => {
     const name = fresh("error");
     const { inputs } = await host.check(
