@@ -274,6 +274,53 @@ describe("Pod in the provider host (REST v2)", () => {
     expect(outs).toMatchObject({ status: "EXITED", desiredStatus: "EXITED", cost: 0 });
   });
 
+  it("changes waitFor, waitTimeoutMs and fallbackGpuIds with no service call", async () => {
+    const name = fresh("own-args");
+    const { id, outs, inputs } = await create(name, gpuPod(name));
+    const news = {
+      ...inputs,
+      waitFor: "none",
+      waitTimeoutMs: 5000,
+      fallbackGpuIds: [stocked, "NVIDIA L40S"],
+    };
+    expect(await host.diff(id, urn(name), outs, withProvider(news))).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    const before = proxy.seen.length;
+    const updated = await host.update(id, urn(name), outs, withProvider(news));
+    expect(proxy.seen.length).toBe(before);
+    expect(updated.outs).toMatchObject({ id, waitFor: "none", waitTimeoutMs: 5000, gpu: { id: stocked } });
+    expect(updated.outs.env).toEqual({ HF_TOKEN: ENV_SECRET });
+  });
+
+  it("skips a candidate the account cannot use (403) and lands on the next", async () => {
+    const name = fresh("forbidden");
+    proxy.arm("POST", /\/v2\/pods$/, {
+      kind: "reply",
+      status: 403,
+      body: { title: "Forbidden", status: 403, detail: "your account cannot access this pool" },
+    });
+    const { outs } = await create(name, { ...gpuPod(name), gpu: { id: "NVIDIA L40S" } });
+    expect(outs.gpu.id).toBe(stocked);
+  });
+
+  it("stops at a short balance (402) without trying the other candidates", async () => {
+    const name = fresh("balance");
+    proxy.arm("POST", /\/v2\/pods$/, {
+      kind: "reply",
+      status: 402,
+      body: { title: "Payment Required", status: 402, detail: "insufficient balance" },
+    });
+    const { inputs } = await host.check(urn(name), {}, withProvider(gpuPod(name)));
+    const posts = () => proxy.seen.filter((r) => r.method === "POST" && r.path === "/v2/pods").length;
+    const before = posts();
+    const error = await hostFailure(() => host.create(urn(name), inputs));
+    expect(posts() - before).toBe(1);
+    expect(error.message).toMatch(/balance is too low \(402.*No other GPU type was tried/);
+    expect(await named(name)).toEqual([]);
+  });
+
   it("fails partially on a pod that goes to ERROR, naming the status history and quoting its log", async () => {
     const name = fresh("error");
     const { inputs } = await host.check(

@@ -167,6 +167,13 @@ export async function updatePod(
   const secrets = podSecrets([inputs, olds], settings);
   return withProviderErrors(secrets, async () => {
     const plan = plannedChanges(olds, inputs);
+    if (plan.patchKeys.length === 0 && plan.action === undefined) {
+      // Only the provider's own arguments changed (fallbackGpuIds, waitFor, ...): no service call.
+      const { __provider: _provider, env, ...kept } = olds;
+      const outs: Record<string, unknown> = { ...redactValue(kept, secrets), ...echoOf(inputs) };
+      outs.desiredStatus = wantedOf(inputs);
+      return { outs: env === undefined ? outs : { ...outs, env } };
+    }
     const client = hostClient(settings);
     const label = labelOf(inputs.name, id);
     let pod: Pod | undefined;
@@ -449,6 +456,7 @@ function plannedChanges(olds: Record<string, unknown>, news: PodInputs): Plan {
     if (key === "desiredStatus") continue;
     if (!isDeepStrictEqual(news[key], olds[key])) other.push(key);
   }
+  if (containsUnknown(news.desiredStatus)) other.push("desiredStatus");
   const wanted = wantedOf(news);
   const had = olds.desiredStatus ?? "RUNNING";
   const action = wanted !== had ? (wanted === "EXITED" ? "stop" : "start") : undefined;
