@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { checkPod, diffPod } from "../../src/provider/pod/operations";
+import { waitForPod } from "../../src/provider/pod/wait";
 
 const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 const ENV_SECRET = "hf_pod-unit-secret-77aa";
@@ -194,5 +195,67 @@ describe("Pod diff", () => {
     for (const change of [{ fallbackGpuIds: [] }, { waitFor: "none" }, { waitTimeoutMs: 5000 }]) {
       expect(await diff({ ...program, ...change })).toMatchObject({ changes: true, replaces: [] });
     }
+  });
+});
+
+describe("waiting for a pod", () => {
+  /** A replay of the statuses a pod goes through, one per read, on a fake clock. */
+  function replay(statuses: string[]) {
+    let clock = 0;
+    const reads: number[] = [];
+    const pods = statuses.map((status) => ({ id: "p1", name: "dev", status }));
+    const client = {
+      pods: {
+        get: async () => {
+          reads.push(clock);
+          return pods[Math.min(reads.length, pods.length - 1)];
+        },
+      },
+    };
+    return {
+      reads,
+      options: {
+        client: client as never,
+        pod: pods[0] as never,
+        now: () => clock,
+        sleep: async (ms: number) => {
+          clock += ms;
+        },
+      },
+    };
+  }
+
+  it("reads the pod at most once a second until RUNNING, recording the status history", async () => {
+    const { reads, options } = replay(["PROVISIONING", "PROVISIONING", "STARTING", "RUNNING"]);
+    const result = await waitForPod({ ...options, wanted: "RUNNING", waitFor: "running", timeoutMs: 60_000 });
+    expect(result.kind).toBe("ready");
+    expect(reads).toEqual([1000, 2000, 3000]);
+  });
+
+  it("ends at ERROR with the statuses seen in order", async () => {
+    const { options } = replay(["PROVISIONING", "STARTING", "STARTING", "ERROR"]);
+    const result = await waitForPod({ ...options, wanted: "RUNNING", waitFor: "running", timeoutMs: 60_000 });
+    expect(result).toMatchObject({
+      kind: "failure",
+      history: ["PROVISIONING", "STARTING", "ERROR"],
+      why: "it went to ERROR instead of RUNNING",
+    });
+  });
+
+  it("gives up at waitTimeoutMs, saying the status it was left in", async () => {
+    const { reads, options } = replay(["STARTING"]);
+    const result = await waitForPod({ ...options, wanted: "RUNNING", waitFor: "running", timeoutMs: 2500 });
+    expect(result).toMatchObject({
+      kind: "failure",
+      why: expect.stringMatching(/within waitTimeoutMs \(2500 ms\); its status is STARTING/),
+    });
+    expect(reads).toEqual([1000, 2000, 2500]);
+  });
+
+  it('returns at once for waitFor "none", reading nothing', async () => {
+    const { reads, options } = replay(["PROVISIONING"]);
+    const result = await waitForPod({ ...options, wanted: "RUNNING", waitFor: "none", timeoutMs: 60_000 });
+    expect(result.kind).toBe("ready");
+    expect(reads).toEqual([]);
   });
 });
