@@ -263,8 +263,9 @@ async function placePod(client: RunpodClient, inputs: PodInputs, secrets: readon
         });
         if (recoveredAfter) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
         if (said.length > 0) {
+          const tried = said.map((s) => `${s.candidate}: ${s.answer}`).join("; ");
           process.stderr.write(
-            `pod "${inputs.name}" placed on ${candidate} after ${said.map((s) => `${s.candidate}: ${s.answer}`).join("; ")}\n`,
+            `${redact(`pod "${inputs.name}" placed on ${candidate} after ${tried}`, secrets)}\n`,
           );
         }
         return record;
