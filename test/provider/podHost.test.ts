@@ -211,6 +211,15 @@ describe("Pod in the provider host (REST v2)", () => {
     expect((await host.read(id, urn(name), outs)).id).toBe("");
   });
 
+  it("reads an existing pod by id for Pod.get, and fails naming an id that does not exist", async () => {
+    const name = fresh("get");
+    const { id } = await create(name, gpuPod(name));
+    const read = await host.read(id, urn(`${name}-read`), {});
+    expect(read).toMatchObject({ id, props: { name, status: "RUNNING", gpu: { id: stocked } } });
+    const error = await hostFailure(() => host.read("nosuchpod123", urn(`${name}-missing`), {}));
+    expect(error.message).toMatch(/No pod with id nosuchpod123/);
+  });
+
   it("refuses to delete a locked pod, saying to set locked: false", async () => {
     const name = fresh("locked");
     const { id, outs } = await create(name, { ...gpuPod(name), locked: true });
