@@ -38,7 +38,7 @@ interface Fixture {
 const fixture = JSON.parse(readFileSync(FIXTURE_PATH, "utf8")) as Fixture;
 const KINDS = ["ContainerRegistryAuth", "NetworkVolume", "Template", "ServerlessEndpoint", "JobRun"] as const;
 /** Each kind's operations module, the one path its stored text requires. */
-const OPERATIONS: Record<ProviderKind, string> = {
+const OPERATIONS: Record<(typeof KINDS)[number], string> = {
   ContainerRegistryAuth: "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js",
   JobRun: "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js",
   NetworkVolume: "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js",

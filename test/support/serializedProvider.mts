@@ -53,7 +53,7 @@ export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName
     module: "pulumi-runpod-dynamic/dist/provider/template/resource.js",
     exportName: "Template",
   },
-  Pod: { module: "pulumi-runpod-dynamic/dist/provider/pod/resource.js", exportName: "PodProvider" },
+  Pod: { module: "pulumi-runpod-dynamic/dist/provider/pod/resource.js", exportName: "Pod" },
 };
 
 /** A serialized provider: the `__provider` text and whether the closure captured a secret. */
