@@ -70,6 +70,13 @@ export {
   type LookupOptions,
 } from "./provider/networkVolume/lookups";
 export { NetworkVolume, type NetworkVolumeArgs } from "./provider/networkVolume/resource";
+export {
+  type GetPodArgs,
+  type GetPodOptions,
+  type GetPodResult,
+  getPod,
+  getPodOutput,
+} from "./provider/pod/lookup";
 export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/registryAuth/resource";
 export {
   type GetServerlessEndpointArgs,
@@ -83,6 +90,13 @@ export {
   type ServerlessEndpointArgs,
   type SmokeTestArgs,
 } from "./provider/serverlessEndpoint/resource";
+export {
+  type GetSshKeysOptions,
+  type GetSshKeysResultKey,
+  getSshKeys,
+  getSshKeysOutput,
+} from "./provider/sshKey/lookup";
+export { SshKey, type SshKeyArgs } from "./provider/sshKey/resource";
 export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
 export type * from "./wire/catalog";
 export type * from "./wire/serverless";
