@@ -28,6 +28,7 @@ export type ProviderKind =
   | "JobRun"
   | "NetworkVolume"
   | "ServerlessEndpoint"
+  | "SshKey"
   | "Template";
 
 /** Where each kind's provider class lives in the installed package. */
@@ -45,6 +46,7 @@ export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName
     module: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/resource.js",
     exportName: "ServerlessEndpointProvider",
   },
+  SshKey: { module: "pulumi-runpod-dynamic/dist/provider/sshKey/resource.js", exportName: "SshKeyProvider" },
   Template: {
     module: "pulumi-runpod-dynamic/dist/provider/template/resource.js",
     exportName: "TemplateProvider",
