@@ -187,6 +187,17 @@ describe("SshKey in the provider host (REST v2)", () => {
     expect((await host.read(id, urn("refreshed"), outs)).id).toBe("");
   });
 
+  it("SshKey.get reads a registered key by fingerprint, and names a fingerprint the account lacks", async () => {
+    await other.account.setSshKeys([KEYS.rsa.line]);
+    const read = await host.read(KEYS.rsa.fingerprint, urn("got"), {});
+    expect(read.props).toMatchObject({ publicKey: KEYS.rsa.line, type: "ssh-rsa", comment: "me@rsab2048" });
+    const error = await host.read(KEYS.ed25519.fingerprint, urn("got"), {}).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((error as Error).message).toContain(`No SSH key with fingerprint ${KEYS.ed25519.fingerprint}`);
+  });
+
   it("a malformed key fails check naming publicKey, and nothing reaches the service", async () => {
     const cut = KEYS.rsa.line.slice(0, 120);
     const { failures } = await host.check(urn("bad"), {}, { publicKey: cut });
