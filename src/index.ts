@@ -71,6 +71,13 @@ export {
 } from "./provider/networkVolume/lookups";
 export { NetworkVolume, type NetworkVolumeArgs } from "./provider/networkVolume/resource";
 export {
+  type GetPodArgs,
+  type GetPodOptions,
+  type GetPodResult,
+  getPod,
+  getPodOutput,
+} from "./provider/pod/lookup";
+export {
   Pod,
   type PodArgs,
   type PodCpu,
@@ -91,6 +98,13 @@ export {
   type ServerlessEndpointArgs,
   type SmokeTestArgs,
 } from "./provider/serverlessEndpoint/resource";
+export {
+  type GetSshKeysOptions,
+  type GetSshKeysResultKey,
+  getSshKeys,
+  getSshKeysOutput,
+} from "./provider/sshKey/lookup";
+export { SshKey, type SshKeyArgs } from "./provider/sshKey/resource";
 export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
 export type * from "./wire/catalog";
 export type * from "./wire/serverless";

@@ -15,6 +15,7 @@ const OPERATIONS: Record<ProviderKind, string> = {
   JobRun: "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js",
   NetworkVolume: "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js",
   ServerlessEndpoint: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/operations.js",
+  SshKey: "pulumi-runpod-dynamic/dist/provider/sshKey/operations.js",
   Template: "pulumi-runpod-dynamic/dist/provider/template/operations.js",
   Pod: "pulumi-runpod-dynamic/dist/provider/pod/operations.js",
 };
@@ -24,6 +25,7 @@ describe.each([
   "JobRun",
   "NetworkVolume",
   "ServerlessEndpoint",
+  "SshKey",
   "Template",
   "Pod",
 ] as const)("the %s provider as stored in state", (kind) => {

@@ -29,7 +29,8 @@ export type ProviderKind =
   | "NetworkVolume"
   | "ServerlessEndpoint"
   | "Template"
-  | "Pod";
+  | "Pod"
+  | "SshKey";
 
 /**
  * Where each kind's resource class lives in the installed package; its static `provider` is the
@@ -49,6 +50,7 @@ export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName
     module: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/resource.js",
     exportName: "ServerlessEndpoint",
   },
+  SshKey: { module: "pulumi-runpod-dynamic/dist/provider/sshKey/resource.js", exportName: "SshKey" },
   Template: {
     module: "pulumi-runpod-dynamic/dist/provider/template/resource.js",
     exportName: "Template",
