@@ -41,6 +41,14 @@ export type { RequestOptions, RunpodLogger } from "./client/transport";
 export type { WorkerLogsOptions } from "./client/workerLogs";
 export type { EmulatorOptions, RunningEmulator } from "./emulator";
 export {
+  type BillingBucket,
+  type GetBillingArgs,
+  type GetBillingOptions,
+  type GetBillingResult,
+  getBilling,
+  getBillingOutput,
+} from "./provider/billing/lookup";
+export {
   type CatalogLookupOptions,
   type GetCpuTypesArgs,
   type GetDataCentersArgs,

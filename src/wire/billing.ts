@@ -208,16 +208,15 @@ export const BillingQueryEchoSchema = z.looseObject({
 });
 export type BillingQueryEcho = z.infer<typeof BillingQueryEchoSchema>;
 
-/** An answer with no per-resource id: records (a time range and the amounts) and metadata. */
-function listResponse<A extends z.ZodObject>(amounts: A) {
-  return z.looseObject({
-    records: z.array(z.looseObject({ ...timeRange, ...amounts.shape })),
-    metadata: z.looseObject({ query: BillingQueryEchoSchema, recordCount: z.int(), totals: amounts }),
-  });
-}
-
 /** `ListBillingResponse` (`GET /v2/billing`). */
-export const BillingListSchema = listResponse(BillingAmountsSchema);
+export const BillingListSchema = z.looseObject({
+  records: z.array(BillingAmountsSchema.extend(timeRange)),
+  metadata: z.looseObject({
+    query: BillingQueryEchoSchema,
+    recordCount: z.int(),
+    totals: BillingAmountsSchema,
+  }),
+});
 export type BillingList = z.infer<typeof BillingListSchema>;
 export type BillingRecord = BillingList["records"][number];
 
@@ -248,7 +247,14 @@ export const ServerlessBillingListSchema = z.looseObject({
 export type ServerlessBillingList = z.infer<typeof ServerlessBillingListSchema>;
 
 /** `ListEndpointBillingResponse` (`GET /v2/billing/endpoints`, Runpod public endpoints). */
-export const EndpointBillingListSchema = listResponse(EndpointBillingAmountsSchema);
+export const EndpointBillingListSchema = z.looseObject({
+  records: z.array(EndpointBillingAmountsSchema.extend(timeRange)),
+  metadata: z.looseObject({
+    query: BillingQueryEchoSchema,
+    recordCount: z.int(),
+    totals: EndpointBillingAmountsSchema,
+  }),
+});
 export type EndpointBillingList = z.infer<typeof EndpointBillingListSchema>;
 
 /** `ListNetworkVolumeBillingResponse` (`GET /v2/billing/network-volumes`): records per volume per bucket. */
