@@ -21,6 +21,7 @@ import type { EmulatorOptions, RunningEmulator } from "./emulator";
 
 requireSupportedNode();
 
+export type { Billing } from "./client/billing";
 export type { Catalog } from "./client/catalog";
 export type { RunpodClientOptions } from "./client/client";
 export type { StatusOptions, StreamOptions, SyncOptions, WaitForJobOptions } from "./client/endpoint";
@@ -92,6 +93,7 @@ export {
   type SmokeTestArgs,
 } from "./provider/serverlessEndpoint/resource";
 export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
+export type * from "./wire/billing";
 export type * from "./wire/catalog";
 export type * from "./wire/serverless";
 
