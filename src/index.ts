@@ -21,6 +21,7 @@ import type { EmulatorOptions, RunningEmulator } from "./emulator";
 
 requireSupportedNode();
 
+export type { Billing } from "./client/billing";
 export type { Catalog } from "./client/catalog";
 export type { RunpodClientOptions } from "./client/client";
 export type { StatusOptions, StreamOptions, SyncOptions, WaitForJobOptions } from "./client/endpoint";
@@ -40,6 +41,14 @@ export type { Templates } from "./client/templates";
 export type { RequestOptions, RunpodLogger } from "./client/transport";
 export type { WorkerLogsOptions } from "./client/workerLogs";
 export type { EmulatorOptions, RunningEmulator } from "./emulator";
+export {
+  type BillingBucket,
+  type GetBillingArgs,
+  type GetBillingOptions,
+  type GetBillingResult,
+  getBilling,
+  getBillingOutput,
+} from "./provider/billing/lookup";
 export {
   type CatalogLookupOptions,
   type GetCpuTypesArgs,
@@ -106,6 +115,7 @@ export {
 } from "./provider/sshKey/lookup";
 export { SshKey, type SshKeyArgs } from "./provider/sshKey/resource";
 export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
+export type * from "./wire/billing";
 export type * from "./wire/catalog";
 export type * from "./wire/serverless";
 
