@@ -40,6 +40,7 @@ import { createReconciled, deleteIfPresent, readOrGone } from "../common/managed
 import { redact, redactValue } from "../common/redaction";
 import { describeError } from "../common/wording";
 import { type RunpodSettings, resolveSettings } from "../config";
+import { checkEndpointCost, endpointCostOutput, URN_INPUT } from "../cost/endpoint";
 import { contextFromSettings, restDialectOf } from "../release/context";
 import { clientPollKey } from "../release/workerPoll";
 import {
@@ -75,11 +76,23 @@ const PROVIDER_KEY = "__provider";
  */
 export async function checkServerlessEndpoint(
   _olds: Record<string, unknown>,
-  news: Record<string, unknown>,
+  raw: Record<string, unknown>,
   settings?: RunpodSettings,
 ): Promise<pulumi.dynamic.CheckResult> {
+  const { [URN_INPUT]: urn, ...news } = raw;
   const checked = checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings));
-  return { ...checked, failures: forEngine(checked.failures ?? [], news, ["env"]) };
+  const failures = checked.failures ?? [];
+  if (failures.length > 0) return { ...checked, failures: forEngine(failures, news, ["env"]) };
+  // The figures of the preview, and the budgets, judged before anything that costs money runs.
+  const name = typeof news.name === "string" ? news.name : undefined;
+  const label = `ServerlessEndpoint ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
+  const key = typeof urn === "string" ? urn : `ServerlessEndpoint::${name ?? ""}`;
+  const cost = await checkEndpointCost(settings, news, key, label);
+  const inputs =
+    cost.hourlyCost === undefined ? checked.inputs : { ...checked.inputs, hourlyCost: cost.hourlyCost };
+  const secrets = endpointSecrets(settings, plainInputs(news));
+  const said = cost.failures.map((f) => ({ ...f, reason: redact(f.reason, secrets) }));
+  return { inputs, failures: forEngine(said, news, ["env"]) };
 }
 
 /**
@@ -157,6 +170,8 @@ export async function readServerlessEndpoint(
     }
     const settings_ = old as ServerlessEndpointInputs;
     const outs = endpointOutputs(live, releases, settings_, [...secrets, ...secretEnvValues(live.env)]);
+    const hourlyCost = await endpointCostOutput(settings, live, client);
+    if (hourlyCost !== undefined) outs.hourlyCost = hourlyCost;
     if (adopting) return { id: live.id, props: outs };
     return { id: live.id, props: outs, inputs: inputsOf(live, settings_) };
   });
@@ -350,6 +365,8 @@ async function settled(
       client.serverless.releases(record.id),
     ]);
     outs = endpointOutputs(live, releases, inputs, [...all, ...secretEnvValues(live.env)]);
+    const hourlyCost = await endpointCostOutput(settings, live, client);
+    if (hourlyCost !== undefined) outs.hourlyCost = hourlyCost;
   } catch (error) {
     if (failure === undefined) {
       failure = error;
@@ -429,7 +446,10 @@ function rollbackPatch(
 function endpointOutputs(
   live: ServerlessEndpoint,
   releases: ServerlessReleaseList | undefined,
-  given: Pick<ServerlessEndpointInputs, "rollout" | "rolloutTimeoutMs" | "templateId" | "smokeTest"> & {
+  given: Pick<
+    ServerlessEndpointInputs,
+    "rollout" | "rolloutTimeoutMs" | "templateId" | "smokeTest" | "maxHourlyUsd"
+  > & {
     lastSmokeTest?: unknown;
   },
   secrets: readonly string[],
@@ -445,6 +465,7 @@ function endpointOutputs(
     rolloutTimeoutMs: given.rolloutTimeoutMs,
     smokeTest: given.smokeTest,
     lastSmokeTest: given.lastSmokeTest,
+    maxHourlyUsd: given.maxHourlyUsd,
   };
   for (const key of Object.keys(outs)) if (outs[key] === undefined) delete outs[key];
   // What the service and the gate answered is cleaned of the secrets; `smokeTest` is the program's
@@ -481,7 +502,7 @@ function inputsOf(live: ServerlessEndpoint, given: ServerlessEndpointInputs): Re
     const gpu = Object.fromEntries(Object.entries(inputs.gpu).filter(([, v]) => v !== null));
     inputs.gpu = gpu;
   }
-  for (const key of ["templateId", "rollout", "rolloutTimeoutMs", "smokeTest"] as const) {
+  for (const key of ["templateId", "rollout", "rolloutTimeoutMs", "smokeTest", "maxHourlyUsd"] as const) {
     if (inputs[key] === undefined && given[key] !== undefined) inputs[key] = given[key];
   }
   return inputs;
