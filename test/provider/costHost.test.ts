@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { GpuType } from "../../src/client";
-import { type ProviderHost, startProviderHost, UNKNOWN } from "../support/providerHost.mts";
+import { type ProviderHost, startProviderHost, UNKNOWN, urnFor } from "../support/providerHost.mts";
 import { endpointHostKit } from "./serverlessEndpointHostKit";
 
 const API_KEY = "cost-host-key-3e9a1f";
@@ -185,5 +185,20 @@ describe("a stack budget that is not a number", () => {
     } finally {
       await host.close();
     }
+  });
+});
+
+describe("NetworkVolume's monthly cost in the provider host", () => {
+  it("shows monthlyCostUsd in the preview: $0.07 per GB-month for the first 1000 GB, $0.05 beyond", async () => {
+    const volume = { name: fresh("volume"), size: 1500, dataCenterId: "EU-RO-1" };
+    const { inputs, failures } = await kit.host.check(urnFor("NetworkVolume", volume.name), {}, volume);
+    expect(failures).toEqual([]);
+    expect(inputs.monthlyCostUsd).toBe(95);
+  });
+
+  it("leaves the figure unknown while the size is unknown", async () => {
+    const volume = { name: fresh("volume"), size: UNKNOWN, dataCenterId: "EU-RO-1" };
+    const { inputs } = await kit.host.check(urnFor("NetworkVolume", volume.name), {}, volume);
+    expect(inputs.monthlyCostUsd).toBe(UNKNOWN);
   });
 });

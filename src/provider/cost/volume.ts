@@ -9,6 +9,8 @@
  * documents give no separate figure for the `HIGH_PERFORMANCE` tier: it has no list price here
  * unless the config key sets one.
  */
+import { isUnknown, UNKNOWN } from "../common/unknown";
+import { COST_KEYS, type RunpodSettings } from "../config";
 import { parseBudget } from "./budget";
 import { usd } from "./prices";
 
@@ -45,4 +47,30 @@ export function volumeMonthlyCost(
   }
   const first = Math.min(size, VOLUME_TIER_GB);
   return { usd: usd(first * VOLUME_RATE_FIRST_TB + (size - first) * VOLUME_RATE_BEYOND) };
+}
+
+/** The name of the override for a message: the config key, or the environment variable that set it. */
+function overrideOf(settings: RunpodSettings | undefined): { value: string; name: string } | undefined {
+  const value = settings?.cost?.volumePricePerGbMonth;
+  if (value === undefined) return undefined;
+  const { key, env } = COST_KEYS.volumePricePerGbMonth;
+  return { value, name: settings?.cost?.sources.volumePricePerGbMonth === "env" ? env : key };
+}
+
+/**
+ * A volume's `monthlyCostUsd` (and `monthlyCostNote` when there is no list price) for its
+ * outputs, or for `check`'s inputs in a preview (unknown while the size or type is unknown);
+ * `failure` when the configured rate is not a price.
+ */
+export function volumeCostFields(
+  size: unknown,
+  type: unknown,
+  settings: RunpodSettings | undefined,
+): { fields: { monthlyCostUsd?: unknown; monthlyCostNote?: string }; failure?: string } {
+  if (isUnknown(size) || isUnknown(type)) return { fields: { monthlyCostUsd: UNKNOWN } };
+  if (typeof size !== "number") return { fields: {} };
+  const cost = volumeMonthlyCost(size, typeof type === "string" ? type : undefined, overrideOf(settings));
+  if (cost.failure !== undefined) return { fields: {}, failure: cost.failure };
+  if (cost.note !== undefined) return { fields: { monthlyCostUsd: null, monthlyCostNote: cost.note } };
+  return { fields: { monthlyCostUsd: cost.usd } };
 }

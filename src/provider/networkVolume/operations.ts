@@ -41,6 +41,7 @@ import { createReconciled, deleteIfPresent, readOrGone } from "../common/managed
 import { redact } from "../common/redaction";
 import { isUnknown } from "../common/unknown";
 import { type RunpodSettings, resolveSettings } from "../config";
+import { volumeCostFields } from "../cost/volume";
 import {
   checkNetworkVolumeArgs,
   type NetworkVolumeOutputs,
@@ -60,10 +61,17 @@ export type { NetworkVolumeInputs, NetworkVolumeOutputs } from "./args";
 export async function checkNetworkVolume(
   settings: RunpodSettings | undefined,
   olds: Record<string, unknown>,
-  news: Record<string, unknown>,
+  given: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CheckResult> {
+  // The figures check itself added to earlier inputs are no arguments.
+  const { monthlyCostUsd: _usd, monthlyCostNote: _note, ...news } = given;
   const checked = checkNetworkVolumeArgs(news, { dialect: dialectOf(settings), olds: olds ?? {} });
-  return { ...checked, failures: forEngine(checked.failures ?? [], news) };
+  const failures = checked.failures ?? [];
+  if (failures.length > 0) return { ...checked, failures: forEngine(failures, news) };
+  // The preview's figure (list price, or the configured rate); no network.
+  const cost = volumeCostFields(news.size, news.type, settings);
+  if (cost.failure !== undefined) return { ...checked, failures: [{ property: "", reason: cost.failure }] };
+  return { inputs: { ...checked.inputs, ...cost.fields }, failures: [] };
 }
 
 /**
@@ -124,7 +132,7 @@ export async function createNetworkVolume(
     // The CLI shows the host's stderr to the user (under the stack): redacted like every message.
     if (recoveredAfter !== undefined)
       process.stderr.write(`warning: ${redact(recoveredAfter, secretsOf(settings))}\n`);
-    return { id: record.id, outs: outputsOf(record) };
+    return { id: record.id, outs: outputsOf(record, settings) };
   });
 }
 
@@ -169,7 +177,7 @@ export async function readNetworkVolume(
           "id): check the id against the RunPod console or getNetworkVolumes(), and the account of runpod:apiKey.",
       );
     }
-    const outs = outputsOf(live);
+    const outs = outputsOf(live, settings);
     return { id: live.id || id, props: outs, inputs: { ...outs } };
   });
 }
@@ -207,13 +215,13 @@ export async function updateNetworkVolume(
             "the replacement (a new, empty volume) that another tier needs.",
         );
       }
-      if (Object.keys(patch).length === 0) return { outs: outputsOf(current) };
+      if (Object.keys(patch).length === 0) return { outs: outputsOf(current, settings) };
     }
     const live =
       Object.keys(patch).length === 0
         ? await client.networkVolumes.get(id)
         : await client.networkVolumes.update(id, patch);
-    return { outs: outputsOf(live) };
+    return { outs: outputsOf(live, settings) };
   });
 }
 
@@ -264,12 +272,13 @@ function secretsOf(settings: RunpodSettings | undefined): string[] {
 }
 
 /** The outputs: the volume as the service holds it (no `id`: that is the resource's id). */
-function outputsOf(volume: WireVolume): NetworkVolumeOutputs {
+function outputsOf(volume: WireVolume, settings: RunpodSettings | undefined): NetworkVolumeOutputs {
   const outs: NetworkVolumeOutputs = {
     name: volume.name,
     size: volume.size,
     dataCenterId: volume.dataCenterId,
   };
   if (typeof volume.type === "string") outs.type = volume.type;
-  return outs;
+  // What it costs a month at list prices; a bad configured rate was check's failure: no figure here.
+  return { ...outs, ...volumeCostFields(volume.size, volume.type, settings).fields };
 }

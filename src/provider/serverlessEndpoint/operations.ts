@@ -79,7 +79,9 @@ export async function checkServerlessEndpoint(
   raw: Record<string, unknown>,
   settings?: RunpodSettings,
 ): Promise<pulumi.dynamic.CheckResult> {
-  const { [URN_INPUT]: urn, ...news } = raw;
+  // The URN the resource passes for the stack budget, and the figure check itself added to earlier
+  // inputs, are no arguments.
+  const { [URN_INPUT]: urn, hourlyCost: _cost, ...news } = raw;
   const checked = checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings));
   const failures = checked.failures ?? [];
   if (failures.length > 0) return { ...checked, failures: forEngine(failures, news, ["env"]) };
