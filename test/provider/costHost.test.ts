@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { GpuType } from "../../src/client";
+import { WORKER_START_MS } from "../../src/emulator/jobs/engine";
 import { type ProviderHost, startProviderHost, UNKNOWN, urnFor } from "../support/providerHost.mts";
 import { endpointHostKit } from "./serverlessEndpointHostKit";
 
@@ -200,5 +201,37 @@ describe("NetworkVolume's monthly cost in the provider host", () => {
     const volume = { name: fresh("volume"), size: UNKNOWN, dataCenterId: "EU-RO-1" };
     const { inputs } = await kit.host.check(urnFor("NetworkVolume", volume.name), {}, volume);
     expect(inputs.monthlyCostUsd).toBe(UNKNOWN);
+  });
+});
+
+describe("what a job cost", () => {
+  it("records JobRun costUsd as the execution time × the hourly list price of one worker", async () => {
+    const rate = 2 * poolRates("ADA_24").dearest;
+    const ep = await kit.client.serverless.create({
+      name: fresh("job-cost"),
+      type: "QUEUE",
+      image: "acme/api:1",
+      gpu: { pools: ["ADA_24"], count: 2 },
+      scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+      workers: { min: 0, max: 1 },
+    });
+    const props = { endpointId: ep.id, input: { sleepMs: 1_800 }, rollout: "ignore" };
+    const { inputs } = await kit.host.check(urnFor("JobRun", "job-cost"), {}, props);
+    const run = kit.host.create(urnFor("JobRun", "job-cost"), inputs);
+    let settled = false;
+    void run
+      .finally(() => {
+        settled = true;
+      })
+      .catch(() => {});
+    // The emulator runs on a manual clock: move it on until the job has run.
+    while (!settled) {
+      await kit.clock.advance(WORKER_START_MS);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const { outs } = await run;
+    expect(outs.status).toBe("COMPLETED");
+    expect(outs.executionTime).toBeGreaterThanOrEqual(1_800);
+    expect(outs.costUsd).toBe(round((outs.executionTime / 3_600_000) * rate));
   });
 });

@@ -3,12 +3,11 @@
  * budgets' refusals) and its outputs (`hourlyCost` from the endpoint as read back). Runs in the
  * provider host; the only network call is the catalog read, once per host (`catalog.ts`).
  */
-import type { RunpodClient } from "../../client";
+import { DEFAULT_REST_URL, type RunpodClient, resolveRestUrl } from "../../client";
 import { hostClient } from "../common/host";
 import { containsUnknown, isUnknown, UNKNOWN } from "../common/unknown";
 import { describeError } from "../common/wording";
 import { COST_KEYS, type RunpodSettings } from "../config";
-import { restDialectOf } from "../release/context";
 import {
   ceilingsWith,
   forgetCeiling,
@@ -28,6 +27,15 @@ export const URN_INPUT = "__urn";
 export interface CheckFailure {
   property: string;
   reason: string;
+}
+
+/** True when `restUrl` (the default when unset) is a REST v2 URL: the catalog exists only there. */
+function speaksV2(settings: RunpodSettings): boolean {
+  try {
+    return resolveRestUrl(settings.restUrl ?? DEFAULT_REST_URL).dialect === "v2";
+  } catch {
+    return false;
+  }
 }
 
 /** The name of the stack budget for a message: the config key, or the environment variable that set it. */
@@ -90,7 +98,7 @@ export async function checkEndpointCost(
     forgetCeiling(key);
     return { hourlyCost: UNKNOWN, failures };
   }
-  const usable = settings?.apiKey !== undefined && restDialectOf(settings) === "v2";
+  const usable = settings?.apiKey !== undefined && speaksV2(settings);
   let cost: HourlyCost | typeof UNKNOWN | undefined;
   let unreadable: string | undefined;
   if (usable && catalogNeeded(endpoint) !== undefined) {

@@ -253,11 +253,19 @@ export class ServerlessEndpoint extends pulumi.dynamic.Resource {
   declare readonly smokeTest: pulumi.Output<Record<string, unknown> | undefined>;
   /**
    * What the last smoke test found: the release it tested (`version`), whether it `passed`, the
-   * `jobIds` it ran, how many `failures`, and one `timeline` line per job. Kept until the next
-   * release is tested; absent before the first.
+   * `jobIds` it ran, how many `failures`, one `timeline` line per job, and `costUsd`: an ESTIMATE
+   * of what the jobs cost (each job's execution time × the hourly list price of one worker, summed;
+   * absent without a price). Kept until the next release is tested; absent before the first.
    */
   declare readonly lastSmokeTest: pulumi.Output<
-    | { version: number | null; passed: boolean; jobIds: string[]; failures: number; timeline: string[] }
+    | {
+        version: number | null;
+        passed: boolean;
+        jobIds: string[];
+        failures: number;
+        timeline: string[];
+        costUsd?: number;
+      }
     | undefined
   >;
   /**
