@@ -109,7 +109,8 @@ describe.each([
     const { id, outs } = await create("data", { name, size: 20, dataCenterId: "EU-RO-1" });
     const { __provider, ...rest } = outs;
     expect(typeof __provider).toBe("string");
-    expect(rest).toEqual({ name, size: 20, dataCenterId: "EU-RO-1", ...defaultType });
+    // 20 GB at the list price of $0.07 per GB-month.
+    expect(rest).toEqual({ name, size: 20, dataCenterId: "EU-RO-1", ...defaultType, monthlyCostUsd: 1.4 });
     expect(await client.networkVolumes.get(id)).toEqual({
       id,
       name,

@@ -331,6 +331,7 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
       jobIds: [expect.any(String)],
       failures: 0,
       timeline: [expect.stringMatching(/^[\w-]+: IN_QUEUE .* -> COMPLETED [\d.]+ s$/)],
+      costUsd: expect.any(Number),
     });
     expect(outs.smokeTest).toEqual(SMOKE);
     const news = await checked("pass", { ...inputs, image: "acme/api:2" }, inputs);

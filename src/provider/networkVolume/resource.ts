@@ -64,9 +64,27 @@ export class NetworkVolume extends pulumi.dynamic.Resource {
   declare readonly dataCenterId: pulumi.Output<string>;
   /** Storage tier (`STANDARD` or `HIGH_PERFORMANCE`); REST v2 only, undefined over v1. */
   declare readonly type: pulumi.Output<string | undefined>;
+  /**
+   * What the volume costs a month, in US dollars at list prices (without negotiated discounts):
+   * `size` GB at $0.07 per GB-month for the first 1000 GB and $0.05 beyond (RunPod's published
+   * storage prices: the API gives none), or at the flat rate of stack config
+   * `runpod:volumePricePerGbMonth` (environment `RUNPOD_VOLUME_PRICE_PER_GB_MONTH`) when set.
+   * Worked out in the preview. Null when there is no list price (a `HIGH_PERFORMANCE` volume
+   * without the config key): `monthlyCostNote` says so.
+   */
+  declare readonly monthlyCostUsd: pulumi.Output<number | null | undefined>;
+  /** Present only when `monthlyCostUsd` is null: which price is missing ("no list price for ..."). */
+  declare readonly monthlyCostNote: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: NetworkVolumeArgs, opts?: pulumi.CustomResourceOptions) {
-    const props = { name: args.name, size: args.size, dataCenterId: args.dataCenterId, type: args.type };
+    const props = {
+      name: args.name,
+      size: args.size,
+      dataCenterId: args.dataCenterId,
+      type: args.type,
+      monthlyCostUsd: undefined,
+      monthlyCostNote: undefined,
+    };
     super(providerFor(OPERATIONS_MODULE), name, props, opts, "runpod", "NetworkVolume");
   }
 

@@ -34,6 +34,10 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
     })
     .optional(),
   smokeTest: SmokeTestSchema.optional(),
+  maxHourlyUsd: z
+    .number({ error: "maxHourlyUsd must be a number of US dollars an hour, at least 0" })
+    .min(0, { error: "maxHourlyUsd must be a number of US dollars an hour, at least 0" })
+    .optional(),
 });
 
 /** The endpoint's create body, as the arguments give it. */
@@ -44,6 +48,7 @@ export type ServerlessEndpointInputs = EndpointBody & {
   rollout?: "wait" | "ignore";
   rolloutTimeoutMs?: number;
   smokeTest?: SmokeTestInputs;
+  maxHourlyUsd?: number;
 };
 
 /** Every argument name, in the schema's order. */
@@ -201,6 +206,12 @@ export function plainInputs(raw: Record<string, unknown>): ServerlessEndpointInp
 
 /** The create body of the inputs: the endpoint's own fields, without the rollout settings. */
 export function bodyOf(inputs: ServerlessEndpointInputs): EndpointBody {
-  const { rollout: _rollout, rolloutTimeoutMs: _timeout, smokeTest: _smokeTest, ...body } = inputs;
+  const {
+    rollout: _rollout,
+    rolloutTimeoutMs: _timeout,
+    smokeTest: _smokeTest,
+    maxHourlyUsd: _budget,
+    ...body
+  } = inputs;
   return body;
 }
