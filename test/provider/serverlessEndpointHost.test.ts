@@ -364,6 +364,40 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
     expect(done).toMatchObject({ image: "acme/api:3", version: 3 });
   });
 
+  it("bounds a stall's message when /workers lists 50,000 workers, and keeps the endpoint's id", async () => {
+    const name = fresh("crowd");
+    const { id, outs, inputs } = await create("crowd", base(name));
+    const news = await checked("crowd", { ...inputs, image: "acme/api:2" }, inputs);
+    // Two reads in a row: one UNHEALTHY worker of the new release and 49,999 stale ones, each on
+    // a version of its own, so that listing the workers by status and version is 50,000 entries.
+    const crowd = (body: Record<string, unknown>) => ({
+      ...body,
+      endpointVersion: 2,
+      workers: [
+        { id: "w-unhealthy", status: "UNHEALTHY", version: 2, isStale: false },
+        ...Array.from({ length: 49_999 }, (_, i) => ({
+          id: `w-${i}`,
+          status: "IDLE",
+          version: -i,
+          isStale: true,
+        })),
+      ],
+    });
+    proxy.arm("GET", new RegExp(`/v2/serverless/${id}/workers$`), { kind: "rewrite", edit: crowd });
+    proxy.arm("GET", new RegExp(`/v2/serverless/${id}/workers$`), { kind: "rewrite", edit: crowd });
+    const error = await failing(() => host.update(id, urn("crowd"), outs, news));
+    expect(error.id).toBe(id);
+    expectReasons(error);
+    expect(error.message.length).toBeLessThanOrEqual(10_000);
+    for (const reason of error.reasons ?? []) expect(reason.length).toBeLessThanOrEqual(10_000);
+    expect(error.message).toContain(
+      "the rollout of version 2 stalled: worker w-unhealthy of version 2 is UNHEALTHY",
+    );
+    expect(error.message).toContain("1 UNHEALTHY on version 2, 1 IDLE on version 0,");
+    expect(error.message).toContain("and 49995 more groups.");
+    expect(error.properties).toMatchObject({ image: "acme/api:2" });
+  });
+
   it("fails a create whose workers cannot start, keeping the endpoint in state", async () => {
     const name = fresh("badcreate");
     const inputs = await checked("badcreate", base(name, { image: "acme/api:unpullable" }));
