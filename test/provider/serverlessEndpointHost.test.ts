@@ -411,8 +411,12 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
 
   it("honours rolloutTimeoutMs: a rollout not over by then fails, saying how far it got", async () => {
     const name = fresh("timeout");
-    const { id, outs, inputs } = await create("timeout", base(name, { rolloutTimeoutMs: 1500 }));
-    const news = await checked("timeout", { ...inputs, image: "acme/api:2" }, inputs);
+    const { id, outs, inputs } = await create("timeout", base(name));
+    // Below what check allows (state written before the bound), so that the test need not wait 30 s.
+    const news = {
+      ...(await checked("timeout", { ...inputs, image: "acme/api:2" }, inputs)),
+      rolloutTimeoutMs: 1500,
+    };
     const error = await failing(() => host.update(id, urn("timeout"), outs, news));
     expectReasons(error);
     expect(error.message).toContain(
@@ -461,9 +465,16 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
     expect(await failuresOf({ ...good, rollout: "later" })).toEqual([
       { property: "rollout", reason: 'rollout must be "wait" or "ignore"' },
     ]);
-    expect(await failuresOf({ ...good, rolloutTimeoutMs: 0 })).toEqual([
-      { property: "rolloutTimeoutMs", reason: "rolloutTimeoutMs must be at least 1 ms" },
-    ]);
+    for (const short of [0, 1, 29_999]) {
+      expect(await failuresOf({ ...good, rolloutTimeoutMs: short })).toEqual([
+        {
+          property: "rolloutTimeoutMs",
+          reason:
+            `rolloutTimeoutMs must be at least 30000 ms (30 s), got ${short}: a rollout starts new workers, ` +
+            "and a shorter wait ends before a good release is out (allowed: 30000 .. 86400000 ms (30 s .. 24 h))",
+        },
+      ]);
+    }
     expect(await failuresOf({ ...good, imagee: "x" })).toEqual([
       {
         property: "",

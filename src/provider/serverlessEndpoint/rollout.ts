@@ -63,6 +63,8 @@ export class EndpointRolloutError extends Error {
   constructor(
     message: string,
     readonly version: number | undefined,
+    /** `"stalled"`: the release cannot start (a failed release); `"timeout"`: the wait ended first. */
+    readonly kind: "stalled" | "timeout" = "stalled",
   ) {
     super(message);
     this.name = "EndpointRolloutError";
@@ -193,5 +195,5 @@ async function rolloutError(
       (kind === "timeout" ? "if the rollout only needs longer, raise rolloutTimeoutMs; " : "") +
       'to deploy without waiting for the rollout, set rollout: "ignore".',
   );
-  return new EndpointRolloutError(lines.join("\n"), version);
+  return new EndpointRolloutError(lines.join("\n"), version, kind);
 }
