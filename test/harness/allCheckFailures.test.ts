@@ -165,7 +165,7 @@ const ROWS: Record<Kind, Row[]> = {
       { dialect: "v1" },
     ),
     row("an unknown argument", { region: "EU" }, [
-      " has a problem: unknown property region; allowed: name, size, dataCenterId, type",
+      " has a problem: unknown property region; allowed: name, size, dataCenterId, type, allowReplaceDeletingData",
     ]),
   ],
   Template: [
