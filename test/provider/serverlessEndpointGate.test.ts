@@ -218,7 +218,10 @@ describe("check of smokeTest", () => {
       { input: {}, mode: "runsync", timeoutMs: 1000 },
       'smokeTest.timeoutMs: timeoutMs must be at least 3000 ms with mode "runsync"',
     ],
-    ["ping", "smokeTest has the wrong type, got a string"],
+    [
+      "ping",
+      "smokeTest must be an object, JobRun's job arguments (input or http, expect, ...) plus runs, maxFailures and onFailure, got a string",
+    ],
   ])("fails %j naming the field", (smokeTest, reason) => {
     const failures = reasons(smokeTest);
     expect(failures).toHaveLength(1);

@@ -180,6 +180,16 @@ function smokeTestSchemaFailure(smokeTest: unknown): pulumi.dynamic.CheckFailure
 /** The failure's wording: the dotted field, the schema's message, and what was given for a wrong type. */
 function reasonFor(issue: z.core.$ZodIssue, top: string, dotted: string, value: unknown): string {
   const field = dotted || top;
+  // An object argument given as something else: say an object is expected, and which one.
+  const shape = OBJECT_SHAPES[top];
+  if (
+    shape !== undefined &&
+    issue.path.length === 1 &&
+    value !== undefined &&
+    (value === null || typeof value !== "object" || Array.isArray(value))
+  ) {
+    return `${top} must be an object, ${shape}, got ${describeType(value)}`;
+  }
   const message = issue.message.startsWith("Invalid input") ? `${field} has the wrong type` : issue.message;
   // The schema's messages name the innermost field; say where it sits.
   const where = dotted.includes(".") || dotted.includes("[") ? `${dotted}: ` : "";
@@ -190,6 +200,13 @@ function reasonFor(issue: z.core.$ZodIssue, top: string, dotted: string, value: 
   }
   return `${where}${message}`;
 }
+
+/** The object arguments whose wrong-typed value gets "must be an object", with the shape they take. */
+const OBJECT_SHAPES: Record<string, string> = {
+  scaling: '{ type: "QUEUE_DELAY", queueDelay } or { type: "REQUEST_COUNT", requestCount }',
+  smokeTest: "JobRun's job arguments (input or http, expect, ...) plus runs, maxFailures and onFailure",
+  workers: "{ min, max, idleTimeout }",
+};
 
 /** What a required argument takes, for "X is required". */
 function requiredWhat(field: string): string {
