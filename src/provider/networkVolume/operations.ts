@@ -52,6 +52,8 @@ import {
   type NetworkVolumeOutputs,
   plainInputs,
   REPLACING_FIELDS,
+  replaceRefusal,
+  sameImmutable,
   shrinkMessage,
 } from "./args";
 
@@ -101,13 +103,36 @@ async function diffPlan(
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.DiffResult> {
   const given = (field: string) => news[field] !== undefined && news[field] !== null;
+  // Compared as the service compares them (any letter case): a refresh that reads `eu-ro-1` back
+  // must not plan a replacement, which would delete the volume's data.
   const replaces = REPLACING_FIELDS.filter(
     (field) =>
       given(field) &&
       (field !== "type" || olds.type !== undefined) &&
-      (isUnknown(news[field]) || news[field] !== olds[field]),
+      (isUnknown(news[field]) || !sameImmutable(news[field], olds[field])),
   );
-  if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
+  const label = typeof olds.name === "string" ? `"${olds.name}" (id ${id})` : `id ${id}`;
+  if (replaces.length > 0 && news.allowReplaceDeletingData === true) {
+    // The preview shows a replacement; this line says what it costs.
+    process.stderr.write(
+      `warning: NetworkVolume ${label}: ${replaces.join(" and ")} changes, so the volume is replaced: a new, ` +
+        "empty volume is created and this one is deleted with all its data (allowReplaceDeletingData is true)\n",
+    );
+    return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
+  }
+  const known = replaces.filter((field) => !isUnknown(news[field]));
+  if (known.length > 0) {
+    throw new RunpodError(
+      replaceRefusal(
+        label,
+        olds.size,
+        known.map((field) => `${field} ${olds[field]} -> ${news[field]}`),
+      ),
+    );
+  }
+  // Not known in the preview, and no opt-in: planned as a change, never as a replacement; the
+  // diff of the up itself sees the value and refuses a different one.
+  if (replaces.length > 0) return { changes: true, replaces: [] };
   if (typeof news.size === "number" && typeof olds.size === "number" && news.size < olds.size) {
     const which = typeof olds.name === "string" ? `"${olds.name}", id ${id}` : `id ${id}`;
     throw new RunpodError(shrinkMessage(olds.size, news.size, ` as last read from the service (${which})`));

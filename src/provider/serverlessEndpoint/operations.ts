@@ -220,9 +220,19 @@ export async function updateServerlessEndpoint(
     const { outs, failure, during } = await settled(client, settings, record, kept, secrets);
     let verdict: GateVerdict;
     if (failure !== undefined) {
-      // A release that never rolled out fails its gate too: with "rollback", it is rolled back.
-      const stalled = failure instanceof EndpointRolloutError && makesRelease(plan);
+      // A release that cannot start fails its gate too: with "rollback", it is rolled back. A
+      // wait that only ran out of time says nothing about the release: it is neither judged nor
+      // rolled back, and the record says its test did not run, so the next up tests it.
+      const stalled =
+        failure instanceof EndpointRolloutError && failure.kind === "stalled" && makesRelease(plan);
       if (smoke?.onFailure !== "rollback" || !stalled) {
+        if (failure instanceof EndpointRolloutError && failure.kind === "timeout" && smoke !== undefined) {
+          outs.lastSmokeTest = untestedRecord(failure.version ?? outs.version);
+          const message =
+            `${failure.message}\nThe release was not judged: its smoke test did not run and it was not rolled ` +
+            "back. The next pulumi up waits for its rollout again and tests it.";
+          throw partialFailure(message, id, outs, news[PROVIDER_KEY]);
+        }
         throw settleFailure(label, failure, during, id, outs, news[PROVIDER_KEY]);
       }
       const version = failure.version ?? (typeof outs.version === "number" ? outs.version : null);
@@ -430,6 +440,17 @@ function gate(
  * A gate recorded as failed on the release that still serves (`onFailure: "keep"`, a failed
  * create, a failed rollback): the next update tests it again even when nothing changed.
  */
+/** `lastSmokeTest` of a release whose gate never ran (its rollout wait ran out of time). */
+function untestedRecord(version: unknown) {
+  return {
+    version: typeof version === "number" ? version : null,
+    passed: false,
+    jobIds: [],
+    failures: 0,
+    timeline: ["not run: the rollout did not complete within rolloutTimeoutMs"],
+  };
+}
+
 function gateFailedOnLive(previous: Record<string, unknown>): boolean {
   const last = previous.lastSmokeTest as { passed?: unknown; version?: unknown } | undefined;
   return last !== undefined && last !== null && last.passed === false && last.version === previous.version;

@@ -101,7 +101,10 @@ export interface ServerlessEndpointArgs {
    */
   rollout?: pulumi.Input<"wait" | "ignore">;
   /**
-   * Longest rollout wait of a create or update, in milliseconds (1 .. 86400000).
+   * Longest rollout wait of a create or update, in milliseconds (30000 .. 86400000: a rollout
+   * starts new workers, which takes more than a few seconds). A wait that ends unfinished fails
+   * the step saying so; it is not a failed release: the release is neither judged nor rolled back,
+   * and the next `pulumi up` tests it.
    * @default 600000 (10 minutes)
    */
   rolloutTimeoutMs?: pulumi.Input<number>;
