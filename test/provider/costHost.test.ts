@@ -235,3 +235,109 @@ describe("what a job cost", () => {
     expect(outs.costUsd).toBe(round((outs.executionTime / 3_600_000) * rate));
   });
 });
+
+describe("Pod prices and budgets in the provider host", () => {
+  const podUrn = (name: string) => urnFor("Pod", name);
+  const secure = (id: string) => gpus.find((g) => g.id === id)?.price?.secure as number;
+  let stocked: string;
+  let other: string;
+  beforeAll(async () => {
+    const pods = await kit.client.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] } as never);
+    stocked = pods.find((g) => g.availability === "HIGH")?.id ?? "";
+    other = gpus.find((g) => g.id !== stocked && secure(g.id) !== secure(stocked))?.id ?? "";
+    expect(stocked).not.toBe("");
+    expect(other).not.toBe("");
+  });
+  const pod = (name: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    image: "acme/pod:1",
+    gpu: { id: stocked, count: 2 },
+    fallbackGpuIds: [other],
+    waitFor: "none",
+    ...extra,
+  });
+
+  it("outputs hourlyCost as the candidates' secure pod price × gpu.count, floor the cheapest, ceiling the dearest", async () => {
+    const name = fresh("pod");
+    const { inputs, failures } = await kit.host.check(podUrn(name), {}, pod(name));
+    expect(failures).toEqual([]);
+    const rates = [2 * secure(stocked), 2 * secure(other)];
+    const expected = {
+      floorUsd: round(Math.min(...rates)),
+      ceilingUsd: round(Math.max(...rates)),
+      ratePerWorkerUsd: round(Math.max(...rates)),
+    };
+    expect(inputs.hourlyCost).toEqual(expected);
+    const { outs } = await kit.host.create(podUrn(name), inputs);
+    expect(outs.hourlyCost).toEqual(expected);
+  });
+
+  it("says there is no list price for a GPU type the catalog does not price, never $0", async () => {
+    const name = fresh("pod-unpriced");
+    const { inputs } = await kit.host.check(podUrn(name), {}, pod(name, { fallbackGpuIds: ["NVIDIA B999"] }));
+    expect(inputs.hourlyCost).toEqual({
+      floorUsd: null,
+      ceilingUsd: null,
+      ratePerWorkerUsd: null,
+      note: expect.stringContaining('no list price for GPU type "NVIDIA B999"'),
+    });
+  });
+
+  it("refuses a pod whose ceiling is over its maxHourlyUsd in check, naming the figures and candidates, with no write", async () => {
+    const name = fresh("pod-budget");
+    const ceiling = round(2 * Math.max(secure(stocked), secure(other)));
+    const writesBefore = writes().length;
+    const { failures } = await kit.host.check(podUrn(name), {}, pod(name, { maxHourlyUsd: 0.01 }));
+    expect(failures).toHaveLength(1);
+    expect(failures[0]?.property).toBe("maxHourlyUsd");
+    const reason = failures[0]?.reason ?? "";
+    expect(reason).toContain(`Pod "${name}": its hourly ceiling ${ceiling} USD/h`);
+    expect(reason).toContain("over maxHourlyUsd 0.01 USD/h");
+    expect(reason).toContain(JSON.stringify(stocked));
+    expect(reason).toContain(JSON.stringify(other));
+    expect(writes().length).toBe(writesBefore);
+    expect((await kit.client.pods.list()).filter((p) => p.name === name)).toEqual([]);
+  });
+});
+
+describe("the stack budget over an endpoint and a pod", () => {
+  it("sums the endpoint's and the pod's ceilings once each, and refuses past the budget with no write", async () => {
+    const podGpu = gpus.find((g) => typeof g.price?.secure === "number") as GpuType;
+    const podRate = round(podGpu.price?.secure as number);
+    const endpointRate = round(2 * poolRates("ADA_24").dearest);
+    const host = await startProviderHost({ projectDir: inject("installedProjectDir") });
+    try {
+      await host.configure({
+        "runpod:apiKey": API_KEY,
+        "runpod:restUrl": `${kit.proxy.url}/v2`,
+        "runpod:maxHourlyUsd": String(round(endpointRate + podRate)),
+      });
+      const e = fresh("mixed-endpoint");
+      const p = fresh("mixed-pod");
+      const q = fresh("mixed-pod-over");
+      const podProps = (name: string) => ({
+        name,
+        image: "acme/pod:1",
+        gpu: { id: podGpu.id },
+        __urn: urnFor("Pod", name),
+      });
+      const writesBefore = writes().length;
+      const checkEndpoint = () => host.check(kit.urn(e), {}, { ...endpoint(e), __urn: kit.urn(e) });
+      const checkPod = () => host.check(urnFor("Pod", p), {}, podProps(p));
+      // Each checked twice (a preview, then the up): counted once, the sum exactly at the budget.
+      for (const check of [checkEndpoint, checkPod, checkEndpoint, checkPod]) {
+        expect((await check()).failures).toEqual([]);
+      }
+      const { failures } = await host.check(urnFor("Pod", q), {}, podProps(q));
+      expect(failures).toHaveLength(1);
+      const reason = failures[0]?.reason ?? "";
+      expect(reason).toContain(`add up to ${round(endpointRate + 2 * podRate)} USD/h`);
+      expect(reason).toContain(`ServerlessEndpoint "${e}" ${endpointRate} USD/h`);
+      expect(reason).toContain(`Pod "${p}" ${podRate} USD/h`);
+      expect(reason).toContain(`Pod "${q}" ${podRate} USD/h`);
+      expect(writes().length).toBe(writesBefore);
+    } finally {
+      await host.close();
+    }
+  });
+});

@@ -70,10 +70,16 @@ export function resetLedger(): void {
 const money = (n: number) => `${usd(n)} USD/h`;
 
 /** The failure of a resource's own budget: its ceiling, how it is made, and what to change. */
-export function resourceBudgetFailure(label: string, budget: number, ceiling: number, how: string): string {
+export function resourceBudgetFailure(
+  label: string,
+  budget: number,
+  ceiling: number,
+  how: string,
+  advice = "Lower workers.max or the GPUs per worker, choose cheaper pools, or raise maxHourlyUsd.",
+): string {
   return (
     `${label}: its hourly ceiling ${money(ceiling)} (${how}, list prices) is over maxHourlyUsd ${money(budget)}. ` +
-    "Nothing was created or changed. Lower workers.max or the GPUs per worker, choose cheaper pools, or raise maxHourlyUsd."
+    `Nothing was created or changed. ${advice}`
   );
 }
 

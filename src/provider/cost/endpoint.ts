@@ -30,7 +30,7 @@ export interface CheckFailure {
 }
 
 /** True when `restUrl` (the default when unset) is a REST v2 URL: the catalog exists only there. */
-function speaksV2(settings: RunpodSettings): boolean {
+export function speaksV2(settings: RunpodSettings): boolean {
   try {
     return resolveRestUrl(settings.restUrl ?? DEFAULT_REST_URL).dialect === "v2";
   } catch {
@@ -39,7 +39,7 @@ function speaksV2(settings: RunpodSettings): boolean {
 }
 
 /** The name of the stack budget for a message: the config key, or the environment variable that set it. */
-function stackBudgetName(settings: RunpodSettings | undefined): string {
+export function stackBudgetName(settings: RunpodSettings | undefined): string {
   const where = settings?.cost?.sources.maxHourlyUsd;
   return where === "env" ? COST_KEYS.maxHourlyUsd.env : COST_KEYS.maxHourlyUsd.key;
 }

@@ -159,3 +159,82 @@ export function endpointHourlyCost(
 export function runCostUsd(executionTimeMs: number, ratePerHourUsd: number): number {
   return usd((executionTimeMs / 3_600_000) * ratePerHourUsd);
 }
+
+/** The pod fields a price depends on (arguments, or the pod as read back with the echo of its arguments). */
+export interface PodShape {
+  gpu?: { id?: unknown; count?: unknown } | null;
+  cpu?: { id?: unknown; vcpuCount?: unknown } | null;
+  cloud?: unknown;
+  fallbackGpuIds?: unknown;
+  desiredStatus?: unknown;
+}
+
+/** The GPU types a pod may land on: `gpu.id`, then `fallbackGpuIds`, without repeats. */
+export function podGpuCandidates(pod: PodShape): string[] {
+  const first = typeof pod.gpu?.id === "string" ? [pod.gpu.id] : [];
+  const fallbacks = Array.isArray(pod.fallbackGpuIds)
+    ? pod.fallbackGpuIds.filter((id): id is string => typeof id === "string")
+    : [];
+  return [...new Set([...first, ...fallbacks])];
+}
+
+/**
+ * Per-machine rates of a pod, one per candidate: a GPU pod's candidates at their pod price for its
+ * `cloud` (`price.secure`, or `price.community` with `COMMUNITY`) × `gpu.count` (1 when omitted); a
+ * CPU pod's flavour at its secure vCPU price × `vcpuCount`. A candidate the catalog gives no such
+ * price has no list price.
+ */
+export function podRates(
+  pod: PodShape,
+  catalog: { gpus?: readonly GpuPrice[]; cpus?: readonly CpuPrice[] },
+): Rates {
+  if (pod.cpu !== undefined && pod.cpu !== null) {
+    const flavour = (catalog.cpus ?? []).find((c) => c.id === pod.cpu?.id);
+    const price = flavour?.price?.securePerVcpu;
+    if (typeof price !== "number" || !Number.isFinite(price)) {
+      return {
+        missing: `no list price for CPU flavour ${JSON.stringify(pod.cpu.id)}: the catalog gives it no pod vCPU price`,
+      };
+    }
+    return { rates: [price * (typeof pod.cpu.vcpuCount === "number" ? pod.cpu.vcpuCount : 0)] };
+  }
+  const candidates = podGpuCandidates(pod);
+  if (candidates.length === 0) return { missing: "no list price for a pod with neither gpu nor cpu" };
+  const community = pod.cloud === "COMMUNITY";
+  const count = typeof pod.gpu?.count === "number" ? pod.gpu.count : 1;
+  const rates: number[] = [];
+  for (const id of candidates) {
+    const type = (catalog.gpus ?? []).find((g) => g.id === id);
+    const price = community ? type?.price?.community : type?.price?.secure;
+    if (typeof price !== "number" || !Number.isFinite(price)) {
+      return {
+        missing: `no list price for GPU type ${JSON.stringify(id)}: the catalog gives it no ${community ? "community" : "secure"} pod price`,
+      };
+    }
+    rates.push(price * count);
+  }
+  return { rates };
+}
+
+/**
+ * A pod's `hourlyCost`: one machine, so the floor is the cheapest candidate it may land on and the
+ * ceiling (and the rate per worker) the dearest; a pod asked to be `EXITED` costs nothing an hour
+ * now (floor 0) but may be started again (the ceiling stays). Unknown inputs make it unknown.
+ */
+export function podHourlyCost(
+  pod: PodShape,
+  catalog: { gpus?: readonly GpuPrice[]; cpus?: readonly CpuPrice[] },
+): HourlyCost | typeof UNKNOWN {
+  if (
+    containsUnknown(pod.gpu) ||
+    containsUnknown(pod.cpu) ||
+    containsUnknown(pod.cloud) ||
+    containsUnknown(pod.fallbackGpuIds) ||
+    containsUnknown(pod.desiredStatus)
+  ) {
+    return UNKNOWN;
+  }
+  const cost = hourlyCostOf(podRates(pod, catalog), 1, 1);
+  if (pod.desiredStatus === "EXITED" && cost.floorUsd !== null) cost.floorUsd = 0;
+  return cost;
+}

@@ -4,7 +4,7 @@
  *
  * Two schemas make the arguments: the client's own create body (`PodCreateInputSchema`, the v2
  * document's `CreatePodRequest`: every field, its bounds and cross-field rules), and what only the
- * provider adds (`fallbackGpuIds`, `desiredStatus`, `waitFor`, `waitTimeoutMs`). The create body is
+ * provider adds (`fallbackGpuIds`, `desiredStatus`, `waitFor`, `waitTimeoutMs`, `maxHourlyUsd`). The create body is
  * strict, so a name that is neither fails as unknown.
  */
 import type * as pulumi from "@pulumi/pulumi";
@@ -59,6 +59,10 @@ export const PodExtraArgsSchema = z.strictObject({
     .int({ error: "waitTimeoutMs must be an integer (milliseconds)" })
     .min(1000, { error: "waitTimeoutMs must be at least 1000 ms" })
     .optional(),
+  maxHourlyUsd: z
+    .number({ error: "maxHourlyUsd must be a number of US dollars an hour, at least 0" })
+    .min(0, { error: "maxHourlyUsd must be a number of US dollars an hour, at least 0" })
+    .optional(),
 });
 
 /** Arguments outside the create body: the provider's own and `locked`. */
@@ -69,6 +73,7 @@ export const EXTRA_NAMES = OUTSIDE_BODY.filter((k) => k !== "locked") as (
   | "desiredStatus"
   | "waitFor"
   | "waitTimeoutMs"
+  | "maxHourlyUsd"
 )[];
 /** The create body's argument names (the v2 document's `CreatePodRequest`). */
 export const BODY_NAMES = Object.keys(PodCreateInputSchema.shape);
@@ -200,6 +205,7 @@ export interface PodInputs {
   desiredStatus?: "RUNNING" | "EXITED";
   waitFor?: PodWaitFor;
   waitTimeoutMs?: number;
+  maxHourlyUsd?: number;
   [key: string]: unknown;
 }
 

@@ -36,6 +36,8 @@ import { redact, redactValue } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
 import { describeError, printable } from "../common/wording";
 import type { RunpodSettings } from "../config";
+import { URN_INPUT } from "../cost/endpoint";
+import { checkPodCost, podCostOutput } from "../cost/pod";
 import { readLogTail } from "../release/logTail";
 import {
   checkPodArgs,
@@ -54,13 +56,54 @@ const CREATE_ONLY = ["startSsh", "startJupyter"] as const;
 /** Tries of one candidate after a 429 or a 5xx the service did not act on (the client's own retries aside). */
 const SAME_CANDIDATE_TRIES = 3;
 
-/** `check`: field-level validation (`args.ts`); unknown values pass. No network. */
+/**
+ * `check`: field-level validation (`args.ts`; unknown values pass), then the preview's hourly
+ * figures and the budgets, judged before any network write. Reads the catalog at most once per host.
+ */
 export async function checkPod(
   settings: RunpodSettings | undefined,
   olds: Record<string, unknown>,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CheckResult> {
   return operations.check(settings, olds, news);
+}
+
+/** check's own part: the arguments, then `hourlyCost` and the budgets (`../cost/pod.ts`). */
+async function checkPodWithCost(
+  settings: RunpodSettings | undefined,
+  raw: Record<string, unknown>,
+): Promise<pulumi.dynamic.CheckResult> {
+  // The URN the resource passes for the stack budget, and the figure check itself added to earlier
+  // inputs, are no arguments.
+  const { [URN_INPUT]: urn, hourlyCost: _cost, ...news } = raw;
+  const checked = checkPodArgs(settings, news);
+  if ((checked.failures ?? []).length > 0) return checked;
+  const name = typeof news.name === "string" ? news.name : undefined;
+  const label = `Pod ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
+  const key = typeof urn === "string" ? urn : `Pod::${name ?? ""}`;
+  const cost = await checkPodCost(settings, news, key, label);
+  const inputs =
+    cost.hourlyCost === undefined ? checked.inputs : { ...checked.inputs, hourlyCost: cost.hourlyCost };
+  const secrets = podSecrets([news], settings);
+  return { inputs, failures: cost.failures.map((f) => ({ ...f, reason: redact(f.reason, secrets) })) };
+}
+
+/** The outputs with `hourlyCost` from the catalog (left out when the catalog cannot be read). */
+async function withHourlyCost(
+  settings: RunpodSettings | undefined,
+  outs: Record<string, unknown>,
+  inputs: Record<string, unknown>,
+  client?: RunpodClient,
+): Promise<Record<string, unknown>> {
+  const shape = {
+    gpu: inputs.requestedGpu ?? inputs.gpu,
+    cpu: inputs.cpu,
+    cloud: inputs.cloud,
+    fallbackGpuIds: inputs.fallbackGpuIds,
+    desiredStatus: outs.desiredStatus,
+  };
+  const hourlyCost = await podCostOutput(settings, shape as never, client);
+  return hourlyCost === undefined ? outs : { ...outs, hourlyCost };
 }
 
 /**
@@ -101,7 +144,7 @@ export async function createPod(
     // A locked pod refuses stop: lock after it.
     if (inputs.locked === true) pod = await client.pods.update(pod.id, { locked: true });
     pod = await waitOrFail(client, pod, inputs, all);
-    return { id: pod.id, outs: outputsOf(pod, inputs, all) };
+    return { id: pod.id, outs: await withHourlyCost(settings, outputsOf(pod, inputs, all), inputs, client) };
   });
 }
 
@@ -138,7 +181,13 @@ export async function readPod(
     if (live.gpu) inputs.gpu = requestedGpu ?? { id: live.gpu.id, count: live.gpu.count ?? 1 };
     if (live.cpu) inputs.cpu = { id: live.cpu.id, vcpuCount: live.cpu.vcpuCount };
     if (live.env !== undefined) inputs.env = userEnv(live.env, old);
-    return { id: live.id || id, props: outs, inputs };
+    const priced = await withHourlyCost(
+      settings,
+      outs,
+      { ...inputs, cloud: live.cloud ?? old.cloud },
+      client,
+    );
+    return { id: live.id || id, props: priced, inputs };
   });
 }
 
@@ -162,7 +211,8 @@ export async function updatePod(
       const { __provider: _provider, env, ...kept } = olds;
       const outs: Record<string, unknown> = { ...redactValue(kept, secrets), ...echoOf(inputs) };
       outs.desiredStatus = wantedOf(inputs);
-      return { outs: env === undefined ? outs : { ...outs, env } };
+      const priced = await withHourlyCost(settings, outs, inputs);
+      return { outs: env === undefined ? priced : { ...priced, env } };
     }
     const client = hostClient(settings);
     const label = labelOf(inputs.name, id);
@@ -199,7 +249,7 @@ export async function updatePod(
     if (lockLater) pod = await client.pods.update(id, { locked: true });
     const all = podSecrets([inputs, olds, { env: pod.env }], settings);
     pod = await waitOrFail(client, pod, inputs, all);
-    return { outs: outputsOf(pod, inputs, all) };
+    return { outs: await withHourlyCost(settings, outputsOf(pod, inputs, all), inputs, client) };
   });
 }
 
@@ -618,7 +668,7 @@ function podSecrets(
 /** What the shared provider class calls (`../common/dynamicProvider.ts`). */
 export const operations = defineOperations({
   secretInputs: ["env"],
-  check: (settings, _olds, news) => checkPodArgs(settings, news),
+  check: (settings, _olds, news) => checkPodWithCost(settings, news),
   diff: (_settings, id, olds, news) => diffPod(id, olds, news),
   create: createPod,
   read: readPod,

@@ -60,7 +60,7 @@ export type PodWaitFor =
 
 /**
  * Arguments of a {@link Pod}: the fields of the REST v2 document's `CreatePodRequest` under its
- * names, plus `fallbackGpuIds`, `desiredStatus`, `waitFor` and `waitTimeoutMs`. What the program
+ * names, plus `fallbackGpuIds`, `desiredStatus`, `waitFor`, `waitTimeoutMs` and `maxHourlyUsd`. What the program
  * omits, the service decides (an omitted field keeps the pod's value on an update).
  */
 export interface PodArgs {
@@ -113,6 +113,13 @@ export interface PodArgs {
   waitFor?: pulumi.Input<PodWaitFor>;
   /** Bound of that wait, in ms; past it the step fails and the pod stays in the stack. @default 600000 */
   waitTimeoutMs?: pulumi.Input<number>;
+  /**
+   * Budget of this pod, in US dollars an hour: a change whose `hourlyCost.ceilingUsd` (the
+   * dearest of `gpu.id` and `fallbackGpuIds` at the pod price of its `cloud`, × GPUs) is over it
+   * fails `check`, before anything is created or changed. The stack config `runpod:maxHourlyUsd`
+   * bounds the sum of every resource's ceiling. List prices: negotiated discounts are not in them.
+   */
+  maxHourlyUsd?: pulumi.Input<number>;
 }
 
 /**
@@ -158,6 +165,19 @@ export class Pod extends pulumi.dynamic.Resource {
   declare readonly mounts: pulumi.Output<PodMounts>;
   /** Locked against stop and terminate. */
   declare readonly locked: pulumi.Output<boolean>;
+  /**
+   * What the pod may cost an hour, in US dollars at the catalog's list prices (without negotiated
+   * discounts): one machine, so `floorUsd` is the cheapest GPU type it may land on (`gpu.id`,
+   * `fallbackGpuIds`) and `ceilingUsd` (and `ratePerWorkerUsd`) the dearest, at the pod price of
+   * its `cloud` × GPUs (a CPU pod: vCPU price × vCPUs); `floorUsd` is 0 while `desiredStatus` is
+   * `EXITED`. A price the catalog does not give: figures null and a `note`, never 0.
+   */
+  declare readonly hourlyCost: pulumi.Output<
+    | { floorUsd: number | null; ceilingUsd: number | null; ratePerWorkerUsd: number | null; note?: string }
+    | undefined
+  >;
+  /** The pod's budget as given, in US dollars an hour (see the argument). */
+  declare readonly maxHourlyUsd: pulumi.Output<number | undefined>;
 
   constructor(name: string, args: PodArgs, opts?: pulumi.CustomResourceOptions) {
     const props = {
@@ -182,6 +202,10 @@ export class Pod extends pulumi.dynamic.Resource {
       desiredStatus: args.desiredStatus,
       waitFor: args.waitFor,
       waitTimeoutMs: args.waitTimeoutMs,
+      maxHourlyUsd: args.maxHourlyUsd,
+      // The resource's URN, for the stack budget's sum in check (which counts each resource once).
+      __urn: pulumi.createUrn(name, "pulumi-nodejs:dynamic/runpod:Pod", opts?.parent),
+      hourlyCost: undefined,
       status: undefined,
       requestedGpu: undefined,
       dataCenterId: undefined,
