@@ -21,6 +21,7 @@ import type { EmulatorOptions, RunningEmulator } from "./emulator";
 
 requireSupportedNode();
 
+export type { Billing } from "./client/billing";
 export type { Catalog } from "./client/catalog";
 export type { RunpodClientOptions } from "./client/client";
 export type { StatusOptions, StreamOptions, SyncOptions, WaitForJobOptions } from "./client/endpoint";
@@ -40,6 +41,14 @@ export type { Templates } from "./client/templates";
 export type { RequestOptions, RunpodLogger } from "./client/transport";
 export type { WorkerLogsOptions } from "./client/workerLogs";
 export type { EmulatorOptions, RunningEmulator } from "./emulator";
+export {
+  type BillingBucket,
+  type GetBillingArgs,
+  type GetBillingOptions,
+  type GetBillingResult,
+  getBilling,
+  getBillingOutput,
+} from "./provider/billing/lookup";
 export {
   type CatalogLookupOptions,
   type GetCpuTypesArgs,
@@ -71,6 +80,13 @@ export {
 } from "./provider/networkVolume/lookups";
 export { NetworkVolume, type NetworkVolumeArgs } from "./provider/networkVolume/resource";
 export {
+  type GetPodArgs,
+  type GetPodOptions,
+  type GetPodResult,
+  getPod,
+  getPodOutput,
+} from "./provider/pod/lookup";
+export {
   Pod,
   type PodArgs,
   type PodCpu,
@@ -91,7 +107,15 @@ export {
   type ServerlessEndpointArgs,
   type SmokeTestArgs,
 } from "./provider/serverlessEndpoint/resource";
+export {
+  type GetSshKeysOptions,
+  type GetSshKeysResultKey,
+  getSshKeys,
+  getSshKeysOutput,
+} from "./provider/sshKey/lookup";
+export { SshKey, type SshKeyArgs } from "./provider/sshKey/resource";
 export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
+export type * from "./wire/billing";
 export type * from "./wire/catalog";
 export type * from "./wire/serverless";
 

@@ -4,6 +4,7 @@
  * (blank counts as unset), then default.
  */
 
+import { Billing } from "./billing";
 import { Catalog } from "./catalog";
 import { Endpoint } from "./endpoint";
 import { ValidationError } from "./errors";
@@ -142,6 +143,11 @@ export class RunpodClient {
   readonly pods: Pods;
   /** The account (REST v2 only): its SSH public keys. */
   readonly account: Account;
+  /**
+   * Billing history (REST v2 only): what was spent per bucket, in total or per pod, serverless
+   * endpoint, public endpoint, network volume or cluster.
+   */
+  readonly billing: Billing;
   readonly #transport: Transport;
   readonly #http: HttpSender;
   readonly #rateLimits: RateLimitTable | false;
@@ -188,6 +194,7 @@ export class RunpodClient {
     this.#http = httpSender(apiKey);
     this.templates = new Templates(target);
     this.catalog = new Catalog(target);
+    this.billing = new Billing(target);
   }
 
   /** The job interface of one serverless endpoint. */

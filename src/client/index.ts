@@ -3,9 +3,11 @@
  * the providers and the emulator reuse.
  */
 
+export * from "../wire/billing";
 export * from "../wire/catalog";
 export * from "../wire/pods";
 export * from "../wire/serverless";
+export { Billing } from "./billing";
 export { Catalog } from "./catalog";
 export {
   DEFAULT_MAX_RETRIES,

@@ -10,6 +10,8 @@
  */
 import type { AddressInfo } from "node:net";
 import { KeyChecker } from "./auth";
+import { UsageMeter } from "./billing/meter";
+import { serverlessRates } from "./billing/prices";
 import { findPublicTemplate } from "./catalog";
 import type { Clock } from "./clock";
 import { FaultInjector } from "./faults";
@@ -88,6 +90,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
 
   const store = await ManagementStore.open({ stateFile: resolved.stateFile, volumes: resolved.volumes });
   const webhooks = new WebhookSender(resolved.clock, resolved.webhookRetryDelayMs);
+  const meter = new UsageMeter(resolved.clock);
   const engine = new JobEngine({
     clock: resolved.clock,
     endpoints: resolved.endpoints,
@@ -95,6 +98,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     handlers,
     webhooks,
     rolloutMs: resolved.rolloutMs,
+    usage: meter,
   });
   let serverless: ServerlessStore;
   try {
@@ -106,7 +110,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     webhooks.close();
     throw err;
   }
+  meter.serverlessRate = serverlessRates(serverless);
   const pods = new PodStore({
+    usage: meter,
     clock: resolved.clock,
     podStartMs: resolved.podStartMs,
     store,
@@ -125,6 +131,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     limiter: resolved.rateLimits ? new RateLimitEnforcer(resolved.clock) : undefined,
     rateLimits: resolved.rateLimits,
     clock: resolved.clock,
+    meter,
     loadBalancerRequestWaitMs: resolved.loadBalancerRequestWaitMs,
     onRequest: (dialect) => {
       requests++;

@@ -3,7 +3,8 @@
  * - `/v1/...`: REST v1 management, errors `{"message": "..."}`.
  * - `/v2/registries`, `/v2/network-volumes`, `/v2/serverless` (with releases, workers and worker
  *   logs), `/v2/templates`, `/v2/catalog/...` (a fixed catalog, `catalog.ts`): REST v2 management, errors `application/problem+json`,
- *   wrapped lists, `dataCenter`, 201 on create; `/v2/pods` and `/v2/account/ssh-keys` (`http/podRoutes.ts`). Every first segment of the v2 document (`pods`,
+ *   wrapped lists, `dataCenter`, 201 on create; `/v2/pods` and `/v2/account/ssh-keys` (`http/podRoutes.ts`);
+ *   `/v2/billing/...` (`http/billingRoutes.ts`, adding up what `billing/meter.ts` metered). Every first segment of the v2 document (`pods`,
  *   `serverless`, ...) is reserved: no endpoint may use it.
  * - `/v2/{endpointId}/...`: the job interface, errors `{"message": "..."}`.
  * - `/lb/{endpointId}/...`: load-balancer endpoints (`http/loadBalancerRoutes.ts`), errors `{"error": "..."}`.
@@ -13,7 +14,9 @@
  * dialects). fastify is loaded when a server is built, never at require time.
  */
 import type { FastifyInstance } from "fastify";
+import type { UsageMeter } from "./billing/meter";
 import type { Clock } from "./clock";
+import { registerBillingRoutes } from "./http/billingRoutes";
 import { registerCatalogRoutes } from "./http/catalogRoutes";
 import { registerJobRoutes } from "./http/jobRoutes";
 import { registerLoadBalancerRoutes } from "./http/loadBalancerRoutes";
@@ -36,6 +39,8 @@ export interface ServerDeps extends PipelineDeps {
   pods: PodStore;
   /** The emulator's clock (load-balancer request waits and latency). */
   clock: Clock;
+  /** What workers and pods ran, which the billing routes add up. */
+  meter: UsageMeter;
   /** How long a load-balancer request waits for a ready worker, ms. */
   loadBalancerRequestWaitMs: number;
 }
@@ -48,6 +53,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   registerServerlessRoutes(app, deps.serverless);
   registerCatalogRoutes(app, deps.pods);
   registerPodRoutes(app, deps.pods);
+  registerBillingRoutes(app, { meter: deps.meter, clock: deps.clock });
   registerLoadBalancerRoutes(app, {
     engine: deps.engine,
     serverless: deps.serverless,

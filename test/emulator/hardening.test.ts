@@ -87,7 +87,6 @@ describe("v2 paths the emulator does not serve (item 11)", () => {
     for (const [method, p] of [
       ["GET", "/v2/clusters"],
       ["POST", "/v2/clusters"],
-      ["GET", "/v2/billing/pods"],
       ["GET", "/v2/registries/delegations"],
       ["POST", "/v2/registries/delegations"],
       ["DELETE", "/v2/registries/delegations/d1"],

@@ -58,6 +58,7 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 ajv.addFormat("uri", (v: string) => URL.canParse(v));
 ajv.addFormat("date-time", (v: string) => !Number.isNaN(Date.parse(v)) && /^\d{4}-\d\d-\d\dT/.test(v));
 ajv.addFormat("float", () => true);
+ajv.addFormat("double", () => true);
 ajv.addSchema(schemas);
 
 /** The errors of `value` against the document's schema `name` and its zod twin (empty when both accept it). */

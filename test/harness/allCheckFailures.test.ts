@@ -14,6 +14,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { checkJobRunArgs } from "../../src/provider/jobRun/operations";
+import { KEYS } from "../fixtures/sshKeys";
 import { checkFailureText } from "../support/deployRunner.mts";
 import {
   type ProviderHost,
@@ -34,7 +35,7 @@ const LARGE = "x".repeat(500);
 
 type Kind = Extract<
   ProviderKind,
-  "ContainerRegistryAuth" | "JobRun" | "ServerlessEndpoint" | "Template" | "NetworkVolume" | "Pod"
+  "ContainerRegistryAuth" | "JobRun" | "ServerlessEndpoint" | "SshKey" | "Template" | "NetworkVolume" | "Pod"
 >;
 
 /** Valid program inputs of each resource (secrets as the program marks them). */
@@ -42,6 +43,7 @@ const BASE: Record<Kind, Record<string, unknown>> = {
   ContainerRegistryAuth: { name: "creds", username: "robot", password: secretValue(SECRET) },
   NetworkVolume: { name: "vol", size: 20, dataCenterId: "EU-RO-1" },
   Template: { name: "tpl", image: "acme/worker:1", env: secretValue({ HF_TOKEN: SECRET }) },
+  SshKey: { publicKey: KEYS.ed25519.line },
   ServerlessEndpoint: {
     name: "ep",
     type: "QUEUE",
@@ -222,6 +224,43 @@ const ROWS: Record<Kind, Row[]> = {
     ]),
     row("an unknown argument holding a secret", { envv: secretValue({ HF_TOKEN: SECRET }) }, [
       " has a problem: unknown property envv; allowed: name, image, args, disk, env, ports, registry, allowedCudaVersions, category, mounts, public, serverless, startJupyter, startSsh",
+    ]),
+  ],
+  SshKey: [
+    row(
+      "on a REST v1 restUrl",
+      {},
+      [
+        " has a problem: SshKey needs the REST v2 interface, but runpod:restUrl is http://127.0.0.1:9/v1, REST v1 (retired 2026-11-15; it never had the account's SSH keys). Set runpod:restUrl to a URL ending in /v2, e.g. https://api.runpod.io/v2.",
+      ],
+      { dialect: "v1", field: "runpod:restUrl" },
+    ),
+    row(
+      "publicKey missing",
+      { publicKey: undefined },
+      [
+        ' has a problem: publicKey is required: one authorized_keys line "<type> <base64-key> [comment]" as in ~/.ssh/id_ed25519.pub, with <type> one of ssh-ed25519, ssh-rsa, ecdsa-sha2-nistp256, ecdsa-sha2-nistp384, ecdsa-sha2-nistp521, sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com',
+      ],
+      { field: "publicKey" },
+    ),
+    row("publicKey truncated", { publicKey: KEYS.rsa.line.slice(0, 120) }, [
+      ' has a problem: publicKey has a key whose data is cut short or malformed for a ssh-rsa key (a truncated paste?); expected one authorized_keys line "<type> <base64-key> [comment]" as in ~/.ssh/id_ed25519.pub, with <type> one of ssh-ed25519, ssh-rsa, ecdsa-sha2-nistp256, ecdsa-sha2-nistp384, ecdsa-sha2-nistp521, sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com',
+    ]),
+    row("publicKey of two lines", { publicKey: `${KEYS.ed25519.line}\n${KEYS.rsa.line}` }, [
+      ' has a problem: publicKey holds 2 lines, but one SshKey manages one key: declare one SshKey per key; expected one authorized_keys line "<type> <base64-key> [comment]" as in ~/.ssh/id_ed25519.pub, with <type> one of ssh-ed25519, ssh-rsa, ecdsa-sha2-nistp256, ecdsa-sha2-nistp384, ecdsa-sha2-nistp521, sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com',
+    ]),
+    row("publicKey with options", { publicKey: `command="uptime" ${KEYS.ed25519.line}` }, [
+      ' has a problem: publicKey starts with authorized_keys options (such as command= or from=) before the key type: the service takes bare keys, remove the options; expected one authorized_keys line "<type> <base64-key> [comment]" as in ~/.ssh/id_ed25519.pub, with <type> one of ssh-ed25519, ssh-rsa, ecdsa-sha2-nistp256, ecdsa-sha2-nistp384, ecdsa-sha2-nistp521, sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com',
+    ]),
+    row(
+      "publicKey type not matching its key",
+      { publicKey: KEYS.ed25519.line.replace("ssh-ed25519", "ssh-rsa") },
+      [
+        ' has a problem: publicKey says ssh-rsa but the key data is a "ssh-ed25519" key: the type and the base64 must come from the same .pub line; expected one authorized_keys line "<type> <base64-key> [comment]" as in ~/.ssh/id_ed25519.pub, with <type> one of ssh-ed25519, ssh-rsa, ecdsa-sha2-nistp256, ecdsa-sha2-nistp384, ecdsa-sha2-nistp521, sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com',
+      ],
+    ),
+    row("an unknown argument holding a secret", { comment: secretValue(SECRET) }, [
+      " has a problem: unknown property comment; allowed: publicKey",
     ]),
   ],
   ServerlessEndpoint: [

@@ -15,6 +15,7 @@ const OPERATIONS: Record<ProviderKind, string> = {
   JobRun: "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js",
   NetworkVolume: "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js",
   ServerlessEndpoint: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/operations.js",
+  SshKey: "pulumi-runpod-dynamic/dist/provider/sshKey/operations.js",
   Template: "pulumi-runpod-dynamic/dist/provider/template/operations.js",
   Pod: "pulumi-runpod-dynamic/dist/provider/pod/operations.js",
 };
@@ -24,6 +25,7 @@ describe.each([
   "JobRun",
   "NetworkVolume",
   "ServerlessEndpoint",
+  "SshKey",
   "Template",
   "Pod",
 ] as const)("the %s provider as stored in state", (kind) => {
@@ -36,11 +38,18 @@ describe.each([
     );
     expect(Buffer.byteLength(text, "utf8")).toBeLessThanOrEqual(8 * 1024);
     expect(containsSecrets).toBe(false);
-    // Every method requires the one module path the closure captured (`with({ OPERATIONS_MODULE:
-    // "..." })`), and the text names no other module of the package: nothing is captured by value.
+    // Every method loads the operations module through the one path the instance holds
+    // (`__p.operationsModule = "..."`), and the text names no other module of the package:
+    // nothing is captured by value.
     const requires = [...text.matchAll(/require\(([^)]*)\)/g)].map((m) => m[1]);
-    expect(requires.length).toBeGreaterThanOrEqual(7); // configure, check, diff, create, read, update, delete
-    expect(new Set(requires)).toEqual(new Set(["OPERATIONS_MODULE"]));
+    expect(new Set(requires)).toEqual(new Set(["this.operationsModule"]));
+    for (const method of ["configure", "check", "diff", "create", "read", "update", "delete"]) {
+      expect(text).toMatch(
+        new RegExp(
+          `async function /\\*${method}\\*/\\([^)]*\\) \\{\\s*(return )?(this\\.settings = )?this\\.operations\\(\\)\\.${method}\\(`,
+        ),
+      );
+    }
     const paths = [...text.matchAll(/"(pulumi-runpod-dynamic\/[^"]*)"/g)].map((m) => m[1]);
     expect(new Set(paths)).toEqual(new Set([OPERATIONS[kind]]));
   });

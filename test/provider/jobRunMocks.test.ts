@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient, ValidationError } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { getEndpointHealth, getEndpointHealthOutput } from "../../src/provider/endpointHealth";
-import { JobRun, JobRunProvider } from "../../src/provider/jobRun/resource";
+import { JobRun } from "../../src/provider/jobRun/resource";
 import { SECRET_SIG, SECRET_VALUE_SIG, useMockedProgram } from "../support/mockedProgram";
 
 const TOKEN = "pulumi-nodejs:dynamic/runpod:JobRun";
@@ -83,7 +83,10 @@ describe("JobRun in a program (mocks)", () => {
     const p2 = (await registration("p2")).inputs.__provider as string;
     expect(p1).toBe(p2);
     expect(p1).toContain("pulumi-runpod-dynamic/dist/provider/jobRun/operations.js");
-    expect(new JobRunProvider()).toEqual({});
+    // The provider holds its operations module's path and nothing else (settings arrive in the host).
+    expect({ ...JobRun.provider }).toEqual({
+      operationsModule: "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js",
+    });
   });
 });
 

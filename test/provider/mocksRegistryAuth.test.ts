@@ -5,10 +5,8 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it, vi } from "vitest";
-import {
-  ContainerRegistryAuth,
-  ContainerRegistryAuthProvider,
-} from "../../src/provider/registryAuth/resource";
+import { RunpodProvider } from "../../src/provider/common/dynamicProvider";
+import { ContainerRegistryAuth } from "../../src/provider/registryAuth/resource";
 import {
   SECRET_SIG,
   SECRET_VALUE_SIG,
@@ -147,9 +145,7 @@ describe("ContainerRegistryAuth in a program (mocks)", () => {
         new ContainerRegistryAuth("shared-b", { name: "shared-b", username: "u", password: PASSWORD });
       });
       await waitForRegistration("shared-b");
-      const providers = lookups.mock.calls
-        .map(([key]) => key)
-        .filter((key) => key instanceof ContainerRegistryAuthProvider);
+      const providers = lookups.mock.calls.map(([key]) => key).filter((key) => key instanceof RunpodProvider);
       expect(providers.length).toBeGreaterThanOrEqual(2);
       expect(new Set(providers).size).toBe(1);
       expect(providers[0]).toBe(ContainerRegistryAuth.provider);

@@ -411,7 +411,7 @@ describe("NetworkVolume provider: serialization", () => {
     console.info(`__provider of NetworkVolume from the installed package: ${bytes} bytes`);
     expect(bytes).toBeLessThanOrEqual(8 * 1024);
     expect(text).toContain(
-      'OPERATIONS_MODULE: "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js"',
+      'operationsModule = "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js"',
     );
     expect(text).not.toContain(API_KEY);
   });

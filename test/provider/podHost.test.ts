@@ -67,11 +67,7 @@ describe("Pod in the provider host (REST v2)", () => {
     expect(stocked).not.toBe("");
     expect(gpus.find((g) => g.id === NO_STOCK)?.availability).toBe("NONE");
     __provider = (
-      await serializeProviderFrom(
-        projectDir,
-        "pulumi-runpod-dynamic/dist/provider/pod/resource.js",
-        "PodProvider",
-      )
+      await serializeProviderFrom(projectDir, "pulumi-runpod-dynamic/dist/provider/pod/resource.js", "Pod")
     ).text;
     host = await startProviderHost({ projectDir });
     await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": `${proxy.url}/v2` });

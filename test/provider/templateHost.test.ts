@@ -83,7 +83,7 @@ describe("Template in the provider host (REST v2)", () => {
       await serializeProviderFrom(
         projectDir,
         "pulumi-runpod-dynamic/dist/provider/template/resource.js",
-        "TemplateProvider",
+        "Template",
       )
     ).text;
     host = await startProviderHost({ projectDir });

@@ -135,6 +135,7 @@ const KINDS: Record<string, ProviderKind> = {
   "pulumi-nodejs:dynamic/runpod:JobRun": "JobRun",
   "pulumi-nodejs:dynamic/runpod:NetworkVolume": "NetworkVolume",
   "pulumi-nodejs:dynamic/runpod:ServerlessEndpoint": "ServerlessEndpoint",
+  "pulumi-nodejs:dynamic/runpod:SshKey": "SshKey",
   "pulumi-nodejs:dynamic/runpod:Template": "Template",
   "pulumi-nodejs:dynamic/runpod:Pod": "Pod",
 };

@@ -10,8 +10,8 @@
  * ```
  *
  * How: a child Node process with cwd = projectDir requires
- * `pulumi-runpod-dynamic/dist/provider/registryAuth/resource.js` (or `jobRun/resource.js`), makes
- * `new ContainerRegistryAuthProvider()` (or `new JobRunProvider()`), and serializes it with the
+ * `pulumi-runpod-dynamic/dist/provider/registryAuth/resource.js` (or `jobRun/resource.js`), takes
+ * the provider the resource class shares (`ContainerRegistryAuth.provider`), and serializes it with the
  * function @pulumi/pulumi's dynamic module uses: `serializeFunction(() => provider,
  * { allowSecrets: true })` from `runtime/closure/serializeClosure` (no engine or runtime settings
  * needed). A fresh process per provider means no other module state leaks into the closure.
@@ -29,28 +29,33 @@ export type ProviderKind =
   | "NetworkVolume"
   | "ServerlessEndpoint"
   | "Template"
-  | "Pod";
+  | "Pod"
+  | "SshKey";
 
-/** Where each kind's provider class lives in the installed package. */
+/**
+ * Where each kind's resource class lives in the installed package; its static `provider` is the
+ * object `pulumi.dynamic.Resource` serializes.
+ */
 export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName: string }> = {
   ContainerRegistryAuth: {
     module: "pulumi-runpod-dynamic/dist/provider/registryAuth/resource.js",
-    exportName: "ContainerRegistryAuthProvider",
+    exportName: "ContainerRegistryAuth",
   },
-  JobRun: { module: "pulumi-runpod-dynamic/dist/provider/jobRun/resource.js", exportName: "JobRunProvider" },
+  JobRun: { module: "pulumi-runpod-dynamic/dist/provider/jobRun/resource.js", exportName: "JobRun" },
   NetworkVolume: {
     module: "pulumi-runpod-dynamic/dist/provider/networkVolume/resource.js",
-    exportName: "NetworkVolumeProvider",
+    exportName: "NetworkVolume",
   },
   ServerlessEndpoint: {
     module: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/resource.js",
-    exportName: "ServerlessEndpointProvider",
+    exportName: "ServerlessEndpoint",
   },
+  SshKey: { module: "pulumi-runpod-dynamic/dist/provider/sshKey/resource.js", exportName: "SshKey" },
   Template: {
     module: "pulumi-runpod-dynamic/dist/provider/template/resource.js",
-    exportName: "TemplateProvider",
+    exportName: "Template",
   },
-  Pod: { module: "pulumi-runpod-dynamic/dist/provider/pod/resource.js", exportName: "PodProvider" },
+  Pod: { module: "pulumi-runpod-dynamic/dist/provider/pod/resource.js", exportName: "Pod" },
 };
 
 /** A serialized provider: the `__provider` text and whether the closure captured a secret. */
@@ -60,18 +65,18 @@ export interface SerializedProvider {
   containsSecrets: boolean;
 }
 
-/** Runs in the child: argv = [moduleSpecifier, exportName]. Prints one JSON line. */
+/** Runs in the child: argv = [moduleSpecifier, resource class name]. Prints one JSON line. */
 const CHILD_SCRIPT = `
 const path = require("node:path");
 const { createRequire } = require("node:module");
 const req = createRequire(path.join(process.cwd(), "package.json"));
 const [spec, exportName] = process.argv.slice(1);
 const mod = req(spec);
-const Provider = mod[exportName];
-if (typeof Provider !== "function") {
-  throw new Error(spec + " has no exported class " + exportName + " (exports: " + Object.keys(mod).join(", ") + ")");
+const Resource = mod[exportName];
+if (typeof Resource !== "function" || typeof Resource.provider !== "object") {
+  throw new Error(spec + " has no exported resource class " + exportName + " with a static provider (exports: " + Object.keys(mod).join(", ") + ")");
 }
-const provider = new Provider();
+const provider = Resource.provider;
 const sc = req("@pulumi/pulumi/runtime/closure/serializeClosure");
 sc.serializeFunction(() => provider, { allowSecrets: true }).then((sf) => {
   process.stdout.write(JSON.stringify({ text: sf.text, containsSecrets: sf.containsSecrets }));
@@ -81,7 +86,7 @@ sc.serializeFunction(() => provider, { allowSecrets: true }).then((sf) => {
 const cache = new Map<string, Promise<SerializedProvider>>();
 
 /**
- * Serializes `new (require(moduleSpecifier)[exportName])()` as resolved from `projectDir`.
+ * Serializes `require(moduleSpecifier)[exportName].provider` as resolved from `projectDir`.
  * Rejects with the child's stderr when the module or class is missing or serialization fails.
  */
 export function serializeProviderFrom(

@@ -13,6 +13,7 @@
  * `releases.ts` (release constants and misbehaving releases), `model.ts` (the shared shapes).
  */
 import { isTerminalStatus, type JobRequest } from "../../wire/schemas";
+import type { JobUsageSink } from "../billing/meter";
 import type { Clock } from "../clock";
 import type { WebhookSender } from "../webhooks";
 import type { Chunk } from "./chunks";
@@ -69,11 +70,14 @@ export interface EngineOptions {
   webhooks: WebhookSender;
   /** How long stale workers keep serving after a release before replacement starts, ms. @default 3000 */
   rolloutMs?: number;
+  /** Meters the time workers spend running jobs (the billing routes add it up). */
+  usage?: JobUsageSink;
 }
 
 /** The job engine of all endpoints. */
 export class JobEngine {
   readonly #clock: Clock;
+  readonly #usage?: JobUsageSink;
   readonly #endpoints = new Map<string, EndpointState>();
   readonly #queue: JobQueue;
   readonly #pool: WorkerPool;
@@ -85,9 +89,11 @@ export class JobEngine {
 
   constructor(options: EngineOptions) {
     this.#clock = options.clock;
+    if (options.usage) this.#usage = options.usage;
     const core: EngineCore = {
       clock: options.clock,
       logs: this.logs,
+      ...(options.usage ? { usage: options.usage } : {}),
       closed: () => this.#closed,
       registered: (ep) => this.#endpoints.get(ep.config.id) === ep,
       endpoint: (endpointId) => this.#ep(endpointId),
@@ -138,6 +144,7 @@ export class JobEngine {
     ep.queue = [];
     ep.notifyReady(); // waiting load-balancer requests end
     this.logs.forgetEndpoint(endpointId);
+    this.#usage?.endpointRemoved(endpointId);
     return true;
   }
 

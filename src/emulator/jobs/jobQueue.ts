@@ -188,6 +188,7 @@ export class JobQueue {
     job.ttlTimer = job.execTimer = undefined;
     job.status = status;
     job.completedAt = now;
+    this.#core.usage?.jobEnded(ep.config.id, job.id);
     if ("output" in result) {
       job.output = result.output;
       job.hasOutput = result.output !== undefined;

@@ -35,6 +35,7 @@ export class JobRunner {
     job.workerId = worker.id;
     worker.state = "busy";
     worker.job = job;
+    core.usage?.jobStarted(ep.config.id, job.id);
     const abort = new AbortController();
     job.abort = abort;
     const attempt = job.attempt;

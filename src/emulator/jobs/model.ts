@@ -4,6 +4,7 @@
  * one part makes into another).
  */
 import type { JobRequest } from "../../wire/schemas";
+import type { JobUsageSink } from "../billing/meter";
 import type { Clock, TimerHandle } from "../clock";
 import { QUEUE_FULL_JOBS_PER_WORKER, QUEUE_FULL_MIN_JOBS } from "../serviceFacts";
 import type { Chunk } from "./chunks";
@@ -200,6 +201,8 @@ export function clearJobTimers(clock: Clock, job: JobRecord): void {
 export interface EngineCore {
   readonly clock: Clock;
   readonly logs: WorkerLogs;
+  /** Where the time workers spend on jobs is metered for billing, if anywhere. */
+  readonly usage?: JobUsageSink;
   /** True once the engine is closed: no part sets a timer or counts anything from then on. */
   closed(): boolean;
   /** True while `ep` is still the endpoint registered under its id (not deleted). */

@@ -35,6 +35,7 @@ import {
   type PodUpdateInputSchema,
 } from "../../wire/pods";
 import type { Template } from "../../wire/serverless";
+import type { PodUsageSink } from "../billing/meter";
 import {
   compareCuda,
   type PodStockView,
@@ -113,6 +114,7 @@ export class PodStore implements PodStockView {
   readonly #startMs: number;
   readonly #volumes: ManagementStore;
   readonly #templates: (id: string) => Template | undefined;
+  readonly #usage?: PodUsageSink;
   readonly #pods = new Map<string, StoredPod>();
   /** Free GPUs by `gpuId|dataCenterId|cloud`. */
   readonly #stock = new Map<string, number>();
@@ -126,7 +128,10 @@ export class PodStore implements PodStockView {
     podStartMs: number;
     store: ManagementStore;
     templates: (id: string) => Template | undefined;
+    /** Meters the time pods run (the billing routes add it up). */
+    usage?: PodUsageSink;
   }) {
+    if (options.usage) this.#usage = options.usage;
     this.#clock = options.clock;
     this.#templates = options.templates;
     this.#startMs = options.podStartMs;
@@ -393,6 +398,7 @@ export class PodStore implements PodStockView {
     const closing = this.#stopRun(stored);
     this.#release(stored);
     stored.pod.status = "TERMINATED";
+    this.#usage?.podStatus(stored.pod);
     this.#log(stored, "system", "pod terminated");
     this.logs.close(id);
     await closing;
@@ -668,6 +674,7 @@ export class PodStore implements PodStockView {
 
   #set(stored: StoredPod, status: PodStatus): void {
     stored.pod.status = status;
+    this.#usage?.podStatus(stored.pod);
     this.#log(stored, "system", `status ${status}`);
     // Timer-driven transitions are written too; a failed write surfaces on the next change.
     this.persist().catch(() => undefined);

@@ -18,7 +18,10 @@
  *
  * States written by 0.1.0 load `dist/provider/jobRun/lifecycle.js` (`compat/jobRun/lifecycle.ts`),
  * which re-exports these;
- * states written since load this module (`dist/provider/jobRun/operations.js`).
+ * states written since load this module (`dist/provider/jobRun/operations.js`). Texts written since
+ * every resource shares one provider class (`../common/dynamicProvider.ts`) call only `operations`
+ * below, method by method; texts written before it call the named exports above
+ * (test/provider/mainState.test.ts replays them).
  *
  * Nothing a worker or the service echoes reaches the host unredacted: every error these
  * operations throw, its `reasons`, every progress line, and every result field they return has
@@ -26,10 +29,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { forEngine, withProviderErrors } from "../common/engineText";
+import { defineOperations } from "../common/operations";
 import type { RunpodSettings } from "../config";
-import { type LifecycleContext, restDialectOf } from "../release/context";
+import { contextFromSettings, type LifecycleContext, restDialectOf } from "../release/context";
 import { type CheckFailure, checkJobRunArgs as checkArgs } from "../release/jobArgs";
 import { jobRunSecrets, runAndRecord } from "../release/runAndRecord";
+import { diffJobRun } from "./diff";
 import { cancelOnDelete, refreshRecordedJob, settlePreviousJob } from "./recordedJob";
 
 export { resolveSettings } from "../config";
@@ -42,10 +47,14 @@ export { diffJobRun } from "./diff";
  * settings, an explicit `rollout: "wait"` on a REST v1 `restUrl` fails here, before any deploy.
  */
 export function checkJobRunArgs(news: Record<string, unknown>, settings?: RunpodSettings): CheckFailure[] {
-  const failures = checkArgs(news, {
-    restDialect: settings === undefined ? undefined : restDialectOf(settings),
-  });
-  return forEngine(failures, news, ["s3Config", "redact", "http"]);
+  return forEngine(checkedFields(settings, news), news, SECRET_INPUTS);
+}
+
+/** Inputs whose values are secret: a check failure never prints them. */
+const SECRET_INPUTS = ["s3Config", "redact", "http"];
+
+function checkedFields(settings: RunpodSettings | undefined, news: Record<string, unknown>): CheckFailure[] {
+  return checkArgs(news, { restDialect: settings === undefined ? undefined : restDialectOf(settings) });
 }
 
 /** `create`: a new JobRun id (a UUID of its own, not the job id), then the run. */
@@ -88,3 +97,14 @@ export async function readJobRun(ctx: LifecycleContext, id: string, props: Recor
 export async function deleteJobRun(ctx: LifecycleContext, props: Record<string, unknown>) {
   await withProviderErrors(ctx.secrets ?? [], () => cancelOnDelete(ctx, props));
 }
+
+/** The operations behind the shared provider class (`../common/dynamicProvider.ts`). */
+export const operations = defineOperations({
+  secretInputs: SECRET_INPUTS,
+  check: (settings, _olds, news) => ({ inputs: news, failures: checkedFields(settings, news) }),
+  diff: (_settings, _id, olds, news) => diffJobRun(olds, news),
+  create: (settings, inputs) => createJobRun(contextFromSettings(settings), inputs),
+  read: (settings, id, props) => readJobRun(contextFromSettings(settings), id, props ?? {}),
+  update: (settings, id, olds, news) => updateJobRun(contextFromSettings(settings), id, news, olds),
+  delete: (settings, _id, props) => deleteJobRun(contextFromSettings(settings), props),
+});

@@ -36,10 +36,9 @@
  * `latencyMs` and the body as `output`. `http` is stored as a secret when it has `headers`.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { RunpodSettings } from "../config";
+import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
 import { type JobRunArgs, secretWhenHeaders } from "../release/jobInputs";
 import type { TimelineEntry } from "../release/result";
-import type * as Operations from "./operations";
 
 export type { JobRunArgs };
 
@@ -168,77 +167,18 @@ export class JobRun extends pulumi.dynamic.Resource {
     ];
     const secretOpts: pulumi.CustomResourceOptions =
       secretOutputs.length > 0 ? { additionalSecretOutputs: secretOutputs } : {};
-    super(JobRun.#providerInstance(), name, props, pulumi.mergeOptions(opts, secretOpts), "runpod", "JobRun");
+    super(
+      providerFor(OPERATIONS_MODULE),
+      name,
+      props,
+      pulumi.mergeOptions(opts, secretOpts),
+      "runpod",
+      "JobRun",
+    );
   }
 
-  static #provider: JobRunProvider | undefined;
-
-  /** One provider instance for every JobRun of a program, so it is serialized only once. */
-  static #providerInstance(): JobRunProvider {
-    JobRun.#provider ??= new JobRunProvider();
-    return JobRun.#provider;
-  }
-}
-
-/**
- * The dynamic provider behind `JobRun`. Serialized into every JobRun's state (`__provider`), so
- * it holds nothing but methods that `require` the modules doing the work; credentials arrive in
- * the provider host through `configure` and live on the instance in that process only.
- */
-export class JobRunProvider implements pulumi.dynamic.ResourceProvider {
-  /** Settings from `configure` (provider host only; never serialized). */
-  declare private settings: RunpodSettings | undefined;
-
-  /** Stores `runpod:*` stack config, with the environment as fallback. */
-  async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
-    const { resolveSettings }: typeof Operations = require(OPERATIONS_MODULE);
-    this.settings = resolveSettings(req.config);
-  }
-
-  /** Field-level checks, no network; values unknown in a preview are not judged. */
-  async check(
-    _olds: Record<string, unknown>,
-    news: Record<string, unknown>,
-  ): Promise<pulumi.dynamic.CheckResult> {
-    const { checkJobRunArgs }: typeof Operations = require(OPERATIONS_MODULE);
-    return { inputs: news, failures: checkJobRunArgs(news, this.settings) };
-  }
-
-  /** Any change of arguments or triggers runs the job again (an in-place update). */
-  async diff(
-    _id: string,
-    olds: Record<string, unknown>,
-    news: Record<string, unknown>,
-  ): Promise<pulumi.dynamic.DiffResult> {
-    const { diffJobRun }: typeof Operations = require(OPERATIONS_MODULE);
-    return diffJobRun(olds, news);
-  }
-
-  /** Runs the job; a failed smoke test throws an error carrying `id` and `properties`. */
-  async create(inputs: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
-    const { contextFromSettings, createJobRun }: typeof Operations = require(OPERATIONS_MODULE);
-    return createJobRun(contextFromSettings(this.settings), inputs);
-  }
-
-  /** Runs the job again under the same id, first cancelling a job of the last run still running. */
-  async update(
-    id: string,
-    olds: Record<string, unknown>,
-    news: Record<string, unknown>,
-  ): Promise<pulumi.dynamic.UpdateResult> {
-    const { contextFromSettings, updateJobRun }: typeof Operations = require(OPERATIONS_MODULE);
-    return updateJobRun(contextFromSettings(this.settings), id, news, olds);
-  }
-
-  /** Refresh: the job's current status, or the recorded result once the service expired it. */
-  async read(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
-    const { contextFromSettings, readJobRun }: typeof Operations = require(OPERATIONS_MODULE);
-    return readJobRun(contextFromSettings(this.settings), id, props ?? {});
-  }
-
-  /** Cancels the job only if it is still queued or running. */
-  async delete(_id: string, props: Record<string, unknown>): Promise<void> {
-    const { contextFromSettings, deleteJobRun }: typeof Operations = require(OPERATIONS_MODULE);
-    await deleteJobRun(contextFromSettings(this.settings), props);
+  /** The provider object every instance shares (exposed for tests and benchmarks). */
+  static get provider(): RunpodProvider {
+    return providerFor(OPERATIONS_MODULE);
   }
 }

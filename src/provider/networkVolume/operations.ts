@@ -15,6 +15,10 @@
  * signature below, accept every older state shape, and never move this file: a stored text
  * `require`s its path.
  *
+ * Texts written since every resource shares one provider class (`../common/dynamicProvider.ts`)
+ * call only `operations` below, method by method (`operations.check(settings, olds, news)`, ...);
+ * texts written before it call the named functions (test/provider/mainState.test.ts replays them).
+ *
  * ```ts
  * settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings
  * checkNetworkVolume(settings: RunpodSettings | undefined, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<CheckResult>
@@ -35,9 +39,10 @@ import {
   RunpodError,
   resolveRestUrl,
 } from "../../client";
-import { forEngine, withProviderErrors } from "../common/engineText";
+import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { defineOperations } from "../common/operations";
 import { redact } from "../common/redaction";
 import { isUnknown } from "../common/unknown";
 import { type RunpodSettings, resolveSettings } from "../config";
@@ -49,6 +54,9 @@ import {
   shrinkMessage,
 } from "./args";
 
+type Props = Record<string, unknown>;
+type Settings = RunpodSettings | undefined;
+
 export { settingsFromConfigure } from "../common/host";
 export type { NetworkVolumeInputs, NetworkVolumeOutputs } from "./args";
 
@@ -57,14 +65,8 @@ export type { NetworkVolumeInputs, NetworkVolumeOutputs } from "./args";
  * bounds, `type` only on v2), and a size smaller than the previous inputs' is refused. No network;
  * unknown values (preview) pass through untouched.
  */
-export async function checkNetworkVolume(
-  settings: RunpodSettings | undefined,
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.CheckResult> {
-  const checked = checkNetworkVolumeArgs(news, { dialect: dialectOf(settings), olds: olds ?? {} });
-  return { ...checked, failures: forEngine(checked.failures ?? [], news) };
-}
+export const checkNetworkVolume = (settings: Settings, olds: Props, news: Props) =>
+  operations.check(settings, olds, news);
 
 /**
  * `diff`: old outputs (the volume as last read) against new inputs. `dataCenterId` and a given
@@ -77,12 +79,14 @@ export async function checkNetworkVolume(
  * stack to v2 is then an update that checks the tier (see `updateNetworkVolume`), never a
  * replacement planned on a tier the state does not know.
  */
-export async function diffNetworkVolume(
+export const diffNetworkVolume = (id: string, olds: Props, news: Props) =>
+  operations.diff(undefined, id, olds, news);
+
+async function diffPlan(
   id: string,
-  oldsRaw: Record<string, unknown>,
+  olds: Record<string, unknown>,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.DiffResult> {
-  const olds = withoutProvider(oldsRaw ?? {});
   const given = (field: string) => news[field] !== undefined && news[field] !== null;
   const replaces = REPLACING_FIELDS.filter(
     (field) =>
@@ -273,3 +277,13 @@ function outputsOf(volume: WireVolume): NetworkVolumeOutputs {
   if (typeof volume.type === "string") outs.type = volume.type;
   return outs;
 }
+
+/** The operations behind the shared provider class (`../common/dynamicProvider.ts`). */
+export const operations = defineOperations({
+  check: (settings, olds, news) => checkNetworkVolumeArgs(news, { dialect: dialectOf(settings), olds }),
+  diff: (_settings, id, olds, news) => diffPlan(id, olds, news),
+  create: createNetworkVolume,
+  read: readNetworkVolume,
+  update: updateNetworkVolume,
+  delete: deleteNetworkVolume,
+});

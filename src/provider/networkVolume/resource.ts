@@ -3,14 +3,12 @@
  *
  * The resource class runs in the Pulumi program; this module is loaded whenever the package root
  * is, so it stays light: `@pulumi/pulumi` and type imports only (no client, no zod, no undici).
- * The provider object is serialized into each resource's state (`__provider`) and run later in
- * Pulumi's dynamic-provider host, so the provider class below stays tiny: every method loads the
- * operations module from the installed package by name and delegates to it. Nothing but that
- * module path is captured: no client, no schema, no credential.
+ * The provider is the package's one provider class (`../common/dynamicProvider.ts`), given this
+ * resource's operations module path: serialized into each resource's state (`__provider`), it
+ * loads that module in Pulumi's dynamic-provider host and captures nothing else.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { RunpodSettings } from "../config";
-import type * as Operations from "./operations";
+import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
 
 /**
  * Module the serialized provider loads in the provider host (resolved from the program's
@@ -48,51 +46,6 @@ export interface NetworkVolumeArgs {
 }
 
 /**
- * The dynamic provider of {@link NetworkVolume}. Construct it with no arguments; it holds no state
- * until the provider host calls `configure`.
- */
-export class NetworkVolumeProvider implements pulumi.dynamic.ResourceProvider {
-  /** Settings resolved by `configure`; set only inside the provider host, never serialized. */
-  private settings: RunpodSettings | undefined;
-
-  /** Reads `runpod:*` stack config (environment fallback) for this host process. */
-  async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    this.settings = ops.settingsFromConfigure(req.config);
-  }
-
-  async check(olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.checkNetworkVolume(this.settings, olds, news);
-  }
-
-  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.diffNetworkVolume(id, olds, news);
-  }
-
-  async create(inputs: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.createNetworkVolume(this.settings, inputs);
-  }
-
-  async read(id: string, props?: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.readNetworkVolume(this.settings, id, props);
-  }
-
-  async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.updateNetworkVolume(this.settings, id, olds, news);
-  }
-
-  async delete(id: string, props: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.deleteNetworkVolume(this.settings, id, props);
-  }
-}
-
-/**
  * A RunPod network volume (`pulumi-nodejs:dynamic/runpod:NetworkVolume`): persistent storage that
  * serverless workers and pods mount. It costs money until deleted.
  *
@@ -114,20 +67,12 @@ export class NetworkVolume extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: NetworkVolumeArgs, opts?: pulumi.CustomResourceOptions) {
     const props = { name: args.name, size: args.size, dataCenterId: args.dataCenterId, type: args.type };
-    super(NetworkVolume.#providerInstance(), name, props, opts, "runpod", "NetworkVolume");
-  }
-
-  static #provider: NetworkVolumeProvider | undefined;
-
-  /** One provider instance for every NetworkVolume of a program (serialized once, same `__provider`). */
-  static #providerInstance(): NetworkVolumeProvider {
-    NetworkVolume.#provider ??= new NetworkVolumeProvider();
-    return NetworkVolume.#provider;
+    super(providerFor(OPERATIONS_MODULE), name, props, opts, "runpod", "NetworkVolume");
   }
 
   /** The provider object every instance shares (exposed for tests and benchmarks). */
-  static get provider(): NetworkVolumeProvider {
-    return NetworkVolume.#providerInstance();
+  static get provider(): RunpodProvider {
+    return providerFor(OPERATIONS_MODULE);
   }
 
   /**

@@ -1,25 +1,17 @@
 /**
  * The operations of `Pod`'s dynamic provider. They run in Pulumi's dynamic-provider host, never in
  * the program: the serialized provider (`resource.ts`) loads this module from the installed
- * package, as `pulumi-runpod-dynamic/dist/provider/pod/operations.js`, and calls them by name.
+ * package, as `pulumi-runpod-dynamic/dist/provider/pod/operations.js`, and calls its `operations`
+ * export (`../common/operations.ts`: the shared check and diff preamble).
  *
  * Secrets: `env` is one secret as a whole, and the service adds to it (`PUBLIC_KEY` with
  * `startSsh`, a generated `JUPYTER_PASSWORD` with `startJupyter`). Whatever these functions return
  * or throw has every env value (given or injected) and the API key redacted, except in `env`
  * itself, the secret output the engine re-marks.
  *
- * COMPATIBILITY CONTRACT. `__provider` texts stored in users' states call these functions by name,
- * with these arguments. Keep every name and signature below and never move this file.
- *
- * ```ts
- * settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings
- * checkPod(settings, olds, news): Promise<CheckResult>
- * diffPod(id, olds, news): Promise<DiffResult>
- * createPod(settings, inputs): Promise<CreateResult>
- * readPod(settings, id, props): Promise<ReadResult>
- * updatePod(settings, id, olds, news): Promise<UpdateResult>
- * deletePod(settings, id, props): Promise<void>
- * ```
+ * COMPATIBILITY CONTRACT. `__provider` texts stored in users' states call `operations.<method>`
+ * with the arguments of `ResourceOperations` (`../common/dynamicProvider.ts`). Keep that export
+ * and never move this file.
  */
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
@@ -36,9 +28,10 @@ import {
   RunpodError,
   secretEnvValues,
 } from "../../client";
-import { forEngine, withProviderErrors } from "../common/engineText";
+import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { defineOperations } from "../common/operations";
 import { redact, redactValue } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
 import { describeError, printable } from "../common/wording";
@@ -54,8 +47,6 @@ import {
 } from "./args";
 import { type WaitFailure, waitForPod } from "./wait";
 
-export { settingsFromConfigure } from "../common/host";
-
 /** Fields a PATCH changes in place (`UpdatePodRequest`), compared one by one. */
 const IN_PLACE = ["name", "image", "args", "disk", "ports", "registry", "locked"] as const;
 /** Create-only flags: never read back, so compared with their echo in the outputs; a change replaces. */
@@ -66,11 +57,10 @@ const SAME_CANDIDATE_TRIES = 3;
 /** `check`: field-level validation (`args.ts`); unknown values pass. No network. */
 export async function checkPod(
   settings: RunpodSettings | undefined,
-  _olds: Record<string, unknown>,
+  olds: Record<string, unknown>,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CheckResult> {
-  const checked = checkPodArgs(settings, news);
-  return { ...checked, failures: forEngine(checked.failures ?? [], news, ["env"]) };
+  return operations.check(settings, olds, news);
 }
 
 /**
@@ -624,3 +614,14 @@ function podSecrets(
   const secret = [...values].filter((value) => !plain.some((text) => text.includes(value)));
   return settings?.apiKey ? [...secret, settings.apiKey] : secret;
 }
+
+/** What the shared provider class calls (`../common/dynamicProvider.ts`). */
+export const operations = defineOperations({
+  secretInputs: ["env"],
+  check: (settings, _olds, news) => checkPodArgs(settings, news),
+  diff: (_settings, id, olds, news) => diffPod(id, olds, news),
+  create: createPod,
+  read: readPod,
+  update: updatePod,
+  delete: deletePod,
+});

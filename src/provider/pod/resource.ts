@@ -2,14 +2,13 @@
  * `Pod`: a RunPod pod (REST v2 `/v2/pods`) as a Pulumi dynamic resource.
  *
  * The resource class runs in the Pulumi program; this module is loaded whenever the package root
- * is, so it stays light: `@pulumi/pulumi` and type imports only. The provider object is
- * serialized into each resource's state (`__provider`) and run later in Pulumi's dynamic-provider
- * host, so the provider class below stays tiny: every method loads the operations module from the
- * installed package by name and delegates to it. Nothing but that module path is captured.
+ * is, so it stays light: `@pulumi/pulumi` and type imports only. The provider is the package's one
+ * provider class (`../common/dynamicProvider.ts`), given this resource's operations module
+ * path: serialized into each resource's state (`__provider`), it loads that module in Pulumi's
+ * dynamic-provider host and captures nothing else.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { RunpodSettings } from "../config";
-import type * as Operations from "./operations";
+import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
 
 /**
  * Module the serialized provider loads in the provider host (resolved from the program's
@@ -116,47 +115,6 @@ export interface PodArgs {
   waitTimeoutMs?: pulumi.Input<number>;
 }
 
-/** The dynamic provider of {@link Pod}. Holds no state until the provider host calls `configure`. */
-export class PodProvider implements pulumi.dynamic.ResourceProvider {
-  /** Settings resolved by `configure`; set only inside the provider host, never serialized. */
-  private settings: RunpodSettings | undefined;
-
-  async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    this.settings = ops.settingsFromConfigure(req.config);
-  }
-
-  async check(olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.checkPod(this.settings, olds, news);
-  }
-
-  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.diffPod(id, olds, news);
-  }
-
-  async create(inputs: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.createPod(this.settings, inputs);
-  }
-
-  async read(id: string, props?: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.readPod(this.settings, id, props);
-  }
-
-  async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.updatePod(this.settings, id, olds, news);
-  }
-
-  async delete(id: string, props: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.deletePod(this.settings, id, props);
-  }
-}
-
 /**
  * A RunPod pod (`pulumi-nodejs:dynamic/runpod:Pod`), REST v2 only. It lands on the first GPU
  * type with capacity (`gpu.id`, then `fallbackGpuIds`), and `up` returns when it is usable
@@ -233,7 +191,7 @@ export class Pod extends pulumi.dynamic.Resource {
       runtime: undefined,
     };
     super(
-      Pod.#providerInstance(),
+      providerFor(OPERATIONS_MODULE),
       name,
       props,
       pulumi.mergeOptions(opts, { additionalSecretOutputs: ["env"] }),
@@ -242,16 +200,9 @@ export class Pod extends pulumi.dynamic.Resource {
     );
   }
 
-  static #provider: PodProvider | undefined;
-
-  static #providerInstance(): PodProvider {
-    Pod.#provider ??= new PodProvider();
-    return Pod.#provider;
-  }
-
   /** The provider object every instance shares (exposed for tests and benchmarks). */
-  static get provider(): PodProvider {
-    return Pod.#providerInstance();
+  static get provider(): RunpodProvider {
+    return providerFor(OPERATIONS_MODULE);
   }
 
   /** Reads an existing pod into the program by id, without managing it. */

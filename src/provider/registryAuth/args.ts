@@ -11,6 +11,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ContainerRegistryAuthCreateInputSchema } from "../../client";
+import { givenArgs, unknownArgFailures } from "../common/checkArgs";
 import { isUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
 
@@ -54,20 +55,14 @@ export const REPLACING_FIELDS = Object.keys(body) as BodyField[];
  * argument name fails whatever its value. `inputs` are the given arguments, as given.
  */
 export function checkRegistryAuthArgs(news: Record<string, unknown>): pulumi.dynamic.CheckResult {
-  const { __provider: _provider, ...given } = news;
-  const args = Object.fromEntries(Object.entries(given).map(([key, value]) => [key, value ?? undefined]));
-  const inputs = Object.fromEntries(
-    ARG_NAMES.filter((key) => args[key] !== undefined).map((k) => [k, args[k]]),
-  );
+  const { args, inputs } = givenArgs(news, ARG_NAMES);
   const result = RegistryAuthArgsSchema.safeParse(args);
   if (result.success) return { inputs, failures: [] };
   const failures: pulumi.dynamic.CheckFailure[] = [];
   for (const issue of result.error.issues) {
-    if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) {
-        // No property: the engine would print the value whole, and it may be a secret.
-        failures.push({ property: "", reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
-      }
+    const unknownNames = unknownArgFailures(issue, ARG_NAMES);
+    if (unknownNames) {
+      failures.push(...unknownNames);
       continue;
     }
     // The schema is flat: every other issue is about one top-level argument.

@@ -14,6 +14,10 @@
  * `require`s its path. Texts of version 0.1.0 call the same functions through
  * `dist/provider/registryAuth.js`, which re-exports them (test/provider/oldState.test.ts).
  *
+ * Texts written since every resource shares one provider class (`../common/dynamicProvider.ts`)
+ * call only `operations` below, method by method (`operations.check(settings, olds, news)`, ...);
+ * texts written before it call the named functions (test/provider/mainState.test.ts replays them).
+ *
  * ```ts
  * settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings
  * checkRegistryAuth(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<CheckResult>
@@ -29,33 +33,32 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { BadRequestError, ConflictError, describeBody, NotFoundError, RunpodError } from "../../client";
-import { forEngine, withProviderErrors } from "../common/engineText";
+import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
+import { defineOperations } from "../common/operations";
 import { redact, redactValue, type Secret } from "../common/redaction";
 import { isUnknown } from "../common/unknown";
 import type { RunpodSettings } from "../config";
 import { checkRegistryAuthArgs, plainInputs, REPLACING_FIELDS, type RegistryAuthOutputs } from "./args";
 import { createWithClient } from "./create";
 
+type Props = Record<string, unknown>;
+
 export { settingsFromConfigure } from "../common/host";
 export type { RegistryAuthInputs, RegistryAuthOutputs } from "./args";
 export { createWithClient } from "./create";
 
 /** `check`: field-level validation (`args.ts`); unknown values (preview) pass through untouched. */
-export async function checkRegistryAuth(
-  _olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.CheckResult> {
-  const checked = checkRegistryAuthArgs(news);
-  return { ...checked, failures: forEngine(checked.failures ?? [], news, ["password"]) };
-}
+export const checkRegistryAuth = (olds: Props, news: Props) => operations.check(undefined, olds, news);
 
 /**
  * `diff`: old outputs against new inputs. Any change of name, username or password replaces
  * the credential; when the name stays, the old one is deleted first (names are unique).
  */
-export async function diffRegistryAuth(
-  _id: string,
+export const diffRegistryAuth = (id: string, olds: Props, news: Props) =>
+  operations.diff(undefined, id, olds, news);
+
+async function diffPlan(
   olds: Record<string, unknown>,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.DiffResult> {
@@ -190,3 +193,14 @@ function redactOutputs<T extends Record<string, unknown>>(outs: T, secrets: read
   const clean = redactValue(rest, secrets);
   return (password === undefined ? clean : { ...clean, password }) as unknown as T;
 }
+
+/** The operations behind the shared provider class (`../common/dynamicProvider.ts`). */
+export const operations = defineOperations({
+  secretInputs: ["password"],
+  check: (_settings, _olds, news) => checkRegistryAuthArgs(news),
+  diff: (_settings, _id, olds, news) => diffPlan(olds, news),
+  create: createRegistryAuth,
+  read: readRegistryAuth,
+  update: (_settings, id, olds, news) => updateRegistryAuth(id, olds, news),
+  delete: deleteRegistryAuth,
+});

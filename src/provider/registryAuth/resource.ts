@@ -3,16 +3,14 @@
  *
  * The resource class runs in the Pulumi program; this module is loaded whenever the package root
  * is, so it stays light: `@pulumi/pulumi` and type imports only (no client, no zod, no undici).
- * The provider object is serialized into each resource's state (`__provider`) and run later in
- * Pulumi's dynamic-provider host, so the provider class below stays tiny: every method loads the
- * operations module from the installed package by name (`require` of a relative path would
- * resolve against the host's working directory) and delegates to it. Nothing but that module
- * path is captured: no client, no schema, no credential. The API key comes from `configure(req)`
- * (stack config `runpod:apiKey`, else `RUNPOD_API_KEY`) and lives only in the host process's memory.
+ * The provider is the package's one provider class (`../common/dynamicProvider.ts`), given this
+ * resource's operations module path: serialized into each resource's state (`__provider`), it
+ * loads that module in Pulumi's dynamic-provider host and captures nothing else. The API key
+ * comes from `configure(req)` (stack config `runpod:apiKey`, else `RUNPOD_API_KEY`) and lives
+ * only in the host process's memory.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { RunpodSettings } from "../config";
-import type * as Operations from "./operations";
+import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
 
 /**
  * Module the serialized provider loads in the provider host (resolved from the program's
@@ -54,51 +52,6 @@ export interface ContainerRegistryAuthArgs {
 }
 
 /**
- * The dynamic provider of {@link ContainerRegistryAuth}. Construct it with no arguments; it holds
- * no state until the provider host calls `configure`.
- */
-export class ContainerRegistryAuthProvider implements pulumi.dynamic.ResourceProvider {
-  /** Settings resolved by `configure`; set only inside the provider host, never serialized. */
-  private settings: RunpodSettings | undefined;
-
-  /** Reads `runpod:*` stack config (environment fallback) for this host process. */
-  async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    this.settings = ops.settingsFromConfigure(req.config);
-  }
-
-  async check(olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.checkRegistryAuth(olds, news);
-  }
-
-  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.diffRegistryAuth(id, olds, news);
-  }
-
-  async create(inputs: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.createRegistryAuth(this.settings, inputs);
-  }
-
-  async read(id: string, props?: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.readRegistryAuth(this.settings, id, props);
-  }
-
-  async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.updateRegistryAuth(id, olds, news);
-  }
-
-  async delete(id: string, props: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.deleteRegistryAuth(this.settings, id, props);
-  }
-}
-
-/**
  * A RunPod container registry credential (`pulumi-nodejs:dynamic/runpod:ContainerRegistryAuth`).
  *
  * Its id is the service's id; pass it as `containerRegistryAuthId` to templates and endpoints.
@@ -137,7 +90,7 @@ export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
       adoptionNote: undefined,
     };
     super(
-      ContainerRegistryAuth.#providerInstance(),
+      providerFor(OPERATIONS_MODULE),
       name,
       props,
       pulumi.mergeOptions(opts, { additionalSecretOutputs: ["password"] }),
@@ -146,21 +99,9 @@ export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
     );
   }
 
-  static #provider: ContainerRegistryAuthProvider | undefined;
-
-  /**
-   * One provider instance for every ContainerRegistryAuth of a program: Pulumi caches the
-   * serialized provider per object, so it is serialized once, not once per resource (same
-   * `__provider` text).
-   */
-  static #providerInstance(): ContainerRegistryAuthProvider {
-    ContainerRegistryAuth.#provider ??= new ContainerRegistryAuthProvider();
-    return ContainerRegistryAuth.#provider;
-  }
-
   /** The provider object every instance shares (exposed for tests and benchmarks). */
-  static get provider(): ContainerRegistryAuthProvider {
-    return ContainerRegistryAuth.#providerInstance();
+  static get provider(): RunpodProvider {
+    return providerFor(OPERATIONS_MODULE);
   }
 
   /**

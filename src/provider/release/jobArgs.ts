@@ -26,6 +26,7 @@ import {
   type TerminalJobStatus,
   TTL_MAX_MS,
 } from "../../client";
+import { unknownArgFailures } from "../common/checkArgs";
 import { containsUnknown, UNKNOWN } from "../common/unknown";
 import { MIN_RUNSYNC_TIMEOUT_MS } from "./bounds";
 import { outputSchemaProblem } from "./outputSchema";
@@ -420,6 +421,10 @@ export function outputSchemaFailure(expectArg: unknown): CheckFailure | undefine
   return reason === undefined ? undefined : { property: "expect.outputSchema", reason };
 }
 
+/** `colour is not a JobRun argument (allowed: endpointId, ...)`. */
+const notAJobRunArgument = (key: string, allowed: readonly string[]) =>
+  `${formatPath([key])} is not a JobRun argument (allowed: ${allowed.join(", ")})`;
+
 function checkFields(args: Record<string, unknown>): CheckFailure[] {
   const failures: CheckFailure[] = [];
   const tooLarge = payloadTooLarge(args);
@@ -433,15 +438,9 @@ function checkFields(args: Record<string, unknown>): CheckFailure[] {
   for (const issue of result.error.issues) {
     if (unknownOnPath(args, issue.path)) continue;
     if (issue.code === "custom" && containsUnknown(args.mode)) continue;
-    if (issue.code === "unrecognized_keys" && issue.path.length === 0) {
-      for (const key of issue.keys) {
-        const property = formatPath([...issue.path, key]);
-        // No property: the engine would print the value whole, and it may be a secret.
-        failures.push({
-          property: "",
-          reason: `${property} is not a JobRun argument (allowed: ${JOB_RUN_ARG_NAMES.join(", ")})`,
-        });
-      }
+    const unknownNames = unknownArgFailures(issue, JOB_RUN_ARG_NAMES, notAJobRunArgument);
+    if (unknownNames) {
+      failures.push(...unknownNames);
       continue;
     }
     const property =

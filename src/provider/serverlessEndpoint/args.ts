@@ -12,6 +12,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { type ServerlessEndpointCreateInput, ServerlessEndpointCreateInputSchema } from "../../client";
+import { givenArgs, unknownArgFailures } from "../common/checkArgs";
 import { containsUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
 import { outputSchemaFailure } from "../release/jobArgs";
@@ -92,11 +93,7 @@ export function checkEndpointArgs(
   news: Record<string, unknown>,
   restDialect?: "v1" | "v2",
 ): pulumi.dynamic.CheckResult {
-  const { __provider: _provider, ...given } = news;
-  const args = Object.fromEntries(Object.entries(given).map(([key, value]) => [key, value ?? undefined]));
-  const inputs = Object.fromEntries(
-    Object.entries(args).filter(([key, value]) => value !== undefined && ARG_NAMES.includes(key as never)),
-  );
+  const { args, inputs } = givenArgs(news, ARG_NAMES);
   const failures: pulumi.dynamic.CheckFailure[] = [];
   if (restDialect === "v1") failures.push({ property: "", reason: ENDPOINT_NEEDS_V2 });
   const smokeSchema = smokeTestSchemaFailure(args.smokeTest);
@@ -123,11 +120,9 @@ export function checkEndpointArgs(
       }
       continue;
     }
-    if (issue.code === "unrecognized_keys" && issue.path.length === 0) {
-      // No property: the engine would print the value whole, and it may be a secret.
-      for (const key of issue.keys) {
-        failures.push({ property: "", reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
-      }
+    const unknownNames = unknownArgFailures(issue, ARG_NAMES);
+    if (unknownNames) {
+      failures.push(...unknownNames);
       continue;
     }
     if (issue.code === "unrecognized_keys") {

@@ -13,6 +13,10 @@
  * signature below, accept every older state shape, and never move this file: a stored text
  * `require`s its path.
  *
+ * Texts written since every resource shares one provider class (`../common/dynamicProvider.ts`)
+ * call only `operations` below, method by method (`operations.check(settings, olds, news)`, ...);
+ * texts written before it call the named functions (test/provider/mainState.test.ts replays them).
+ *
  * ```ts
  * settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings
  * checkServerlessEndpoint(olds: Record<string, unknown>, news: Record<string, unknown>, settings?: RunpodSettings): Promise<CheckResult>
@@ -34,9 +38,10 @@ import {
   type ServerlessReleaseList,
   secretEnvValues,
 } from "../../client";
-import { forEngine, withProviderErrors } from "../common/engineText";
+import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { defineOperations } from "../common/operations";
 import { redact, redactValue } from "../common/redaction";
 import { describeError } from "../common/wording";
 import { type RunpodSettings, resolveSettings } from "../config";
@@ -64,6 +69,8 @@ import {
   SmokeTestSchema,
 } from "./smokeTest";
 
+type Props = Record<string, unknown>;
+
 export { settingsFromConfigure } from "../common/host";
 export { ROLLOUT_TIMEOUT_DEFAULT_MS } from "./args";
 
@@ -73,26 +80,22 @@ const PROVIDER_KEY = "__provider";
  * `check`: field-level validation (`args.ts`), no network; unknown values (preview) pass. With the
  * provider's settings, a REST v1 `restUrl` fails here: endpoints exist only on REST v2.
  */
-export async function checkServerlessEndpoint(
-  _olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-  settings?: RunpodSettings,
-): Promise<pulumi.dynamic.CheckResult> {
-  const checked = checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings));
-  return { ...checked, failures: forEngine(checked.failures ?? [], news, ["env"]) };
-}
+export const checkServerlessEndpoint = (olds: Props, news: Props, settings?: RunpodSettings) =>
+  operations.check(settings, olds, news);
 
 /**
  * `diff`: old outputs against new inputs (`changes.ts`). `type` and the compute family (`gpu` or
  * `cpu`) replace the endpoint (a new one first, then the old one is deleted: names need not be
  * unique); everything else is an update.
  */
-export async function diffServerlessEndpoint(
-  _id: string,
+export const diffServerlessEndpoint = (id: string, olds: Props, news: Props) =>
+  operations.diff(undefined, id, olds, news);
+
+async function diffPlan(
   olds: Record<string, unknown>,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.DiffResult> {
-  const plan = planEndpointChange(withoutProvider(olds), plainInputs(news));
+  const plan = planEndpointChange(olds, plainInputs(news));
   if (plan.replaces.length > 0) return { changes: true, replaces: plan.replaces, deleteBeforeReplace: false };
   return { changes: plan.changed.length > 0 };
 }
@@ -492,3 +495,15 @@ function endpointSecrets(settings: RunpodSettings | undefined, inputs: { env?: u
   const key = settings?.apiKey;
   return [...secretEnvValues(inputs.env), ...(typeof key === "string" && key !== "" ? [key] : [])];
 }
+
+/** The operations behind the shared provider class (`../common/dynamicProvider.ts`). */
+export const operations = defineOperations({
+  secretInputs: ["env"],
+  check: (settings, _olds, news) =>
+    checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings)),
+  diff: (_settings, _id, olds, news) => diffPlan(olds, news),
+  create: createServerlessEndpoint,
+  read: readServerlessEndpoint,
+  update: updateServerlessEndpoint,
+  delete: deleteServerlessEndpoint,
+});

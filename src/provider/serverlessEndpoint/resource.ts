@@ -3,17 +3,16 @@
  * create and update return once the endpoint's workers run what the program says.
  *
  * The resource class runs in the Pulumi program; this module is loaded whenever the package root
- * is, so it stays light: `@pulumi/pulumi` and type imports only. The provider object is
- * serialized into each resource's state (`__provider`) and run later in Pulumi's dynamic-provider
- * host, so the provider class below stays tiny: every method loads the operations module from the
- * installed package by name and delegates to it. Nothing but that module path is captured.
+ * is, so it stays light: `@pulumi/pulumi` and type imports only. The provider is the package's one
+ * provider class (`../common/dynamicProvider.ts`), given this resource's operations module
+ * path: serialized into each resource's state (`__provider`), it loads that module in Pulumi's
+ * dynamic-provider host and captures nothing else.
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { EndpointScaling, ServerlessEndpointCreateInput } from "../../wire/serverless";
-import type { RunpodSettings } from "../config";
+import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
 import type { InputOf } from "../inputsOf";
 import { type JobRunArgs, secretWhenHeaders } from "../release/jobInputs";
-import type * as Operations from "./operations";
 
 /**
  * Module the serialized provider loads in the provider host (resolved from the program's
@@ -151,51 +150,6 @@ export type SmokeTestArgs = Omit<
 };
 
 /**
- * The dynamic provider of {@link ServerlessEndpoint}. Construct it with no arguments; it holds no
- * state until the provider host calls `configure`.
- */
-export class ServerlessEndpointProvider implements pulumi.dynamic.ResourceProvider {
-  /** Settings resolved by `configure`; set only inside the provider host, never serialized. */
-  private settings: RunpodSettings | undefined;
-
-  /** Reads `runpod:*` stack config (environment fallback) for this host process. */
-  async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    this.settings = ops.settingsFromConfigure(req.config);
-  }
-
-  async check(olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.checkServerlessEndpoint(olds, news, this.settings);
-  }
-
-  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.diffServerlessEndpoint(id, olds, news);
-  }
-
-  async create(inputs: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.createServerlessEndpoint(this.settings, inputs);
-  }
-
-  async read(id: string, props?: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.readServerlessEndpoint(this.settings, id, props);
-  }
-
-  async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.updateServerlessEndpoint(this.settings, id, olds, news);
-  }
-
-  async delete(id: string, props: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.deleteServerlessEndpoint(this.settings, id, props);
-  }
-}
-
-/**
  * A RunPod serverless endpoint (`pulumi-nodejs:dynamic/runpod:ServerlessEndpoint`), REST v2 only.
  *
  * Its id is the service's endpoint id. A change of the container (`image`, `env`, ...) makes a
@@ -298,7 +252,7 @@ export class ServerlessEndpoint extends pulumi.dynamic.Resource {
       requestUrls: undefined,
     };
     super(
-      ServerlessEndpoint.#providerInstance(),
+      providerFor(OPERATIONS_MODULE),
       name,
       props,
       pulumi.mergeOptions(opts, { additionalSecretOutputs: ["env"] }),
@@ -307,17 +261,9 @@ export class ServerlessEndpoint extends pulumi.dynamic.Resource {
     );
   }
 
-  static #provider: ServerlessEndpointProvider | undefined;
-
-  /** One provider instance for every ServerlessEndpoint of a program (serialized once). */
-  static #providerInstance(): ServerlessEndpointProvider {
-    ServerlessEndpoint.#provider ??= new ServerlessEndpointProvider();
-    return ServerlessEndpoint.#provider;
-  }
-
   /** The provider object every instance shares (exposed for tests and benchmarks). */
-  static get provider(): ServerlessEndpointProvider {
-    return ServerlessEndpoint.#providerInstance();
+  static get provider(): RunpodProvider {
+    return providerFor(OPERATIONS_MODULE);
   }
 
   /**

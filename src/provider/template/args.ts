@@ -16,6 +16,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import { resolveRestUrl, secretEnvValues, TemplateCreateInputSchema } from "../../client";
+import { givenArgs, unknownArgFailures } from "../common/checkArgs";
 import { redact } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
@@ -99,24 +100,15 @@ export function checkTemplateArgs(
   settings: RunpodSettings | undefined,
   news: Record<string, unknown>,
 ): pulumi.dynamic.CheckResult {
-  const { __provider: _provider, ...given } = news;
-  const args = Object.fromEntries(Object.entries(given).map(([key, value]) => [key, value ?? undefined]));
-  const inputs = Object.fromEntries(
-    ARG_NAMES.filter((key) => args[key] !== undefined).map((k) => [k, args[k]]),
-  );
+  const { args, inputs } = givenArgs(news, ARG_NAMES);
   const byField: { field: string; failure: pulumi.dynamic.CheckFailure }[] = [];
   const unknownKeys: pulumi.dynamic.CheckFailure[] = [];
   const result = TemplateArgsSchema.safeParse(args);
   const seen = new Set<string>();
   for (const issue of result.success ? [] : result.error.issues) {
-    if (issue.code === "unrecognized_keys" && issue.path.length === 0) {
-      for (const key of issue.keys) {
-        // No property: the engine would print the value whole, and it may be a secret.
-        unknownKeys.push({
-          property: "",
-          reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}`,
-        });
-      }
+    const unknownNames = unknownArgFailures(issue, ARG_NAMES);
+    if (unknownNames) {
+      unknownKeys.push(...unknownNames);
       continue;
     }
     const field = String(issue.path[0]);

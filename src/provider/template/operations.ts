@@ -17,6 +17,10 @@
  * signature below, accept every older state shape, and never move this file: a stored text
  * `require`s its path.
  *
+ * Texts written since every resource shares one provider class (`../common/dynamicProvider.ts`)
+ * call only `operations` below, method by method (`operations.check(settings, olds, news)`, ...);
+ * texts written before it call the named functions (test/provider/mainState.test.ts replays them).
+ *
  * ```ts
  * settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings
  * checkTemplate(settings: RunpodSettings | undefined, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<CheckResult>
@@ -31,13 +35,17 @@ import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import type { Template, TemplateUpdateInput } from "../../client";
 import { BadRequestError, ConflictError, describeBody, RunpodError, secretEnvValues } from "../../client";
-import { forEngine, withProviderErrors } from "../common/engineText";
+import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { defineOperations } from "../common/operations";
 import { redact, redactValue } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
 import type { RunpodSettings } from "../config";
 import { ARG_NAMES, checkTemplateArgs, MOUNT_REMOVAL, OMITTED_MEANS, plainInputs } from "./args";
+
+type Props = Record<string, unknown>;
+type Settings = RunpodSettings | undefined;
 
 export { settingsFromConfigure } from "../common/host";
 export type { TemplateInputs } from "./args";
@@ -46,14 +54,8 @@ export type { TemplateInputs } from "./args";
  * `check`: field-level validation (`args.ts`) and a v1 `runpod:restUrl` (templates are REST v2
  * only); unknown values (preview) pass through untouched. No network.
  */
-export async function checkTemplate(
-  settings: RunpodSettings | undefined,
-  _olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.CheckResult> {
-  const checked = checkTemplateArgs(settings, news);
-  return { ...checked, failures: forEngine(checked.failures ?? [], news, ["env"]) };
-}
+export const checkTemplate = (settings: Settings, olds: Props, news: Props) =>
+  operations.check(settings, olds, news);
 
 /**
  * `diff`: old outputs (the template as last read) against new inputs. A field the program gives
@@ -62,8 +64,10 @@ export async function checkTemplate(
  * persistent mount, which a PATCH cannot do: that replaces the template (a new one is created
  * first, then the old one is deleted; names need not be unique).
  */
-export async function diffTemplate(
-  _id: string,
+export const diffTemplate = (id: string, olds: Props, news: Props) =>
+  operations.diff(undefined, id, olds, news);
+
+async function diffPlan(
   olds: Record<string, unknown>,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.DiffResult> {
@@ -310,3 +314,14 @@ function templateSecrets(
   const secret = [...values].filter((value) => !plain.some((text) => text.includes(value)));
   return settings?.apiKey ? [...secret, settings.apiKey] : secret;
 }
+
+/** The operations behind the shared provider class (`../common/dynamicProvider.ts`). */
+export const operations = defineOperations({
+  secretInputs: ["env"],
+  check: (settings, _olds, news) => checkTemplateArgs(settings, news),
+  diff: (_settings, _id, olds, news) => diffPlan(olds, news),
+  create: createTemplate,
+  read: readTemplate,
+  update: updateTemplate,
+  delete: deleteTemplate,
+});

@@ -2,14 +2,13 @@
  * `Template`: a RunPod template (REST v2 `/v2/templates`) as a Pulumi dynamic resource.
  *
  * The resource class runs in the Pulumi program; this module is loaded whenever the package root
- * is, so it stays light: `@pulumi/pulumi` and type imports only. The provider object is
- * serialized into each resource's state (`__provider`) and run later in Pulumi's dynamic-provider
- * host, so the provider class below stays tiny: every method loads the operations module from the
- * installed package by name and delegates to it. Nothing but that module path is captured.
+ * is, so it stays light: `@pulumi/pulumi` and type imports only. The provider is the package's one
+ * provider class (`../common/dynamicProvider.ts`), given this resource's operations module
+ * path: serialized into each resource's state (`__provider`), it loads that module in Pulumi's
+ * dynamic-provider host and captures nothing else.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { RunpodSettings } from "../config";
-import type * as Operations from "./operations";
+import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
 
 /**
  * Module the serialized provider loads in the provider host (resolved from the program's
@@ -85,51 +84,6 @@ export interface TemplateArgs {
 }
 
 /**
- * The dynamic provider of {@link Template}. Construct it with no arguments; it holds no state
- * until the provider host calls `configure`.
- */
-export class TemplateProvider implements pulumi.dynamic.ResourceProvider {
-  /** Settings resolved by `configure`; set only inside the provider host, never serialized. */
-  private settings: RunpodSettings | undefined;
-
-  /** Reads `runpod:*` stack config (environment fallback) for this host process. */
-  async configure(req: pulumi.dynamic.ConfigureRequest): Promise<void> {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    this.settings = ops.settingsFromConfigure(req.config);
-  }
-
-  async check(olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.checkTemplate(this.settings, olds, news);
-  }
-
-  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.diffTemplate(id, olds, news);
-  }
-
-  async create(inputs: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.createTemplate(this.settings, inputs);
-  }
-
-  async read(id: string, props?: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.readTemplate(this.settings, id, props);
-  }
-
-  async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.updateTemplate(this.settings, id, olds, news);
-  }
-
-  async delete(id: string, props: Record<string, unknown>) {
-    const ops: typeof Operations = require(OPERATIONS_MODULE);
-    return ops.deleteTemplate(this.settings, id, props);
-  }
-}
-
-/**
  * A RunPod template (`pulumi-nodejs:dynamic/runpod:Template`), REST v2 only: a container
  * configuration (image, env, disk, ports, ...) that endpoints and pods are created from. Its id
  * is the service's id; pass it as an endpoint's `templateId`.
@@ -197,7 +151,7 @@ export class Template extends pulumi.dynamic.Resource {
       startSsh: args.startSsh,
     };
     super(
-      Template.#providerInstance(),
+      providerFor(OPERATIONS_MODULE),
       name,
       props,
       pulumi.mergeOptions(opts, { additionalSecretOutputs: ["env"] }),
@@ -206,17 +160,9 @@ export class Template extends pulumi.dynamic.Resource {
     );
   }
 
-  static #provider: TemplateProvider | undefined;
-
-  /** One provider instance for every Template of a program (serialized once). */
-  static #providerInstance(): TemplateProvider {
-    Template.#provider ??= new TemplateProvider();
-    return Template.#provider;
-  }
-
   /** The provider object every instance shares (exposed for tests and benchmarks). */
-  static get provider(): TemplateProvider {
-    return Template.#providerInstance();
+  static get provider(): RunpodProvider {
+    return providerFor(OPERATIONS_MODULE);
   }
 
   /**

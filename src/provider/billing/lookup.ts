@@ -1,0 +1,187 @@
+/**
+ * `getBilling`: what was spent, from the service's billing history (REST v2 `/v2/billing/...`):
+ * a serverless endpoint's (`serverlessId`), a pod's (`podId`) or, with neither, the account's
+ * spend over a range, in total and per bucket. These are the service's billed amounts, not list
+ * prices (the preview's `hourlyCost` is the list price).
+ *
+ * A lookup, not a resource: it runs in the program process on every `pulumi preview` and
+ * `pulumi up` (one read). Settings come from the stack (`runpod:apiKey`, `runpod:restUrl`, with
+ * their environment fallbacks) unless `opts` carries a client or settings. Bad arguments fail
+ * naming the argument before any network call. REST v2 only: on a v1 `restUrl` it fails saying so.
+ *
+ * ```ts
+ * const spent = runpod.getBillingOutput({ serverlessId: endpoint.id, lastN: 7, bucketSize: "day" });
+ * export const lastWeekUsd = spent.totalUsd;
+ * ```
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type * as ClientIndex from "../../client";
+import type { RunpodClient } from "../../client";
+import { ValidationError } from "../../client/errors";
+import type { BillingBucketSize } from "../../wire/billing";
+import { clientFromSettings, type RunpodSettings, settingsFromStack } from "../config";
+
+/**
+ * The query schemas and their checker, loaded on first use (the package root loads this module,
+ * and a program that only declares resources should not load zod). From the sources (tests),
+ * the built copy is loaded by the package's own name, as `config.ts` does.
+ */
+const checks = (): Pick<
+  typeof ClientIndex,
+  | "parseInput"
+  | "BillingQueryInputSchema"
+  | "PodBillingQueryInputSchema"
+  | "ServerlessBillingQueryInputSchema"
+> =>
+  require(
+    __filename.endsWith(".ts") ? "pulumi-runpod-dynamic/dist/client/index.js" : "../../client/index.js",
+  );
+
+/** Arguments of `getBilling`: whose spend (at most one id) and the range. */
+export interface GetBillingArgs {
+  /** A serverless endpoint's spend (the service's `serverlessId`). Not with `podId`. */
+  serverlessId?: string;
+  /** A pod's spend. Not with `serverlessId`. */
+  podId?: string;
+  /**
+   * Start of the range (RFC 3339), snapped down to the start of its bucket by the service.
+   * @default 30 days ago
+   */
+  startTime?: string;
+  /** End of the range (RFC 3339, exclusive), snapped up to the end of its bucket. @default now */
+  endTime?: string;
+  /** Length of each bucket: `hour`, `day`, `week`, `month` or `year`. @default "day" */
+  bucketSize?: BillingBucketSize;
+  /** The last N buckets, ending with the current one; not with `startTime`/`endTime`. */
+  lastN?: number;
+}
+
+/** Where the lookup gets its client. Both optional; by default settings come from the stack. */
+export interface GetBillingOptions {
+  /** A ready client (tests, scripts). Takes precedence over `settings`. */
+  client?: RunpodClient;
+  /** Explicit settings instead of the stack's `runpod:*` config and the environment. */
+  settings?: RunpodSettings;
+  /** Aborts the lookup. */
+  signal?: AbortSignal;
+}
+
+/** One bucket's spend. */
+export interface BillingBucket {
+  startTime: string;
+  endTime: string;
+  /** USD billed in the bucket. */
+  totalUsd: number;
+}
+
+/** What `getBilling` returns. */
+export interface GetBillingResult {
+  /** Whose spend: the account's, a serverless endpoint's or a pod's. */
+  scope: "account" | "serverless" | "pod";
+  /** The endpoint or pod id; null for the account. */
+  id: string | null;
+  /** The window the service resolved (bucket-aligned), RFC 3339. */
+  startTime: string;
+  endTime: string;
+  bucketSize: string;
+  /** USD billed over the whole window. */
+  totalUsd: number;
+  /** The service's totals by component (`gpuAmount`, `cpuAmount`, ... or, for the account, `podGpuAmount`, ...). */
+  amounts: Record<string, number>;
+  /** Spend per bucket, oldest first; buckets with no record are left out for an endpoint or a pod. */
+  buckets: BillingBucket[];
+}
+
+function checkArgs(args: GetBillingArgs | undefined): GetBillingArgs {
+  if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) {
+    throw new ValidationError("getBilling: the arguments must be an object", []);
+  }
+  const given = args ?? {};
+  if (given.serverlessId !== undefined && given.podId !== undefined) {
+    throw new ValidationError(
+      "getBilling: give at most one of serverlessId or podId (neither reads the account's spend)",
+      ["podId"],
+    );
+  }
+  return given;
+}
+
+/**
+ * Reads billed spend: `{ scope, id, startTime, endTime, bucketSize, totalUsd, amounts, buckets }`.
+ * A bad argument (an unknown one, a time that is not RFC 3339, `lastN` with a range) is rejected
+ * naming it before any network call.
+ */
+export async function getBilling(
+  args: GetBillingArgs = {},
+  opts: GetBillingOptions = {},
+): Promise<GetBillingResult> {
+  const { serverlessId, podId, ...window } = checkArgs(args);
+  // Checked here too, so a bad argument fails before a client (and its API key) is needed.
+  const {
+    parseInput,
+    BillingQueryInputSchema,
+    PodBillingQueryInputSchema,
+    ServerlessBillingQueryInputSchema,
+  } = checks();
+  if (serverlessId !== undefined)
+    parseInput(ServerlessBillingQueryInputSchema, { ...window, serverlessId }, "getBilling");
+  else if (podId !== undefined) parseInput(PodBillingQueryInputSchema, { ...window, podId }, "getBilling");
+  else parseInput(BillingQueryInputSchema, window, "getBilling");
+  const client = opts.client ?? clientFromSettings(opts.settings ?? settingsFromStack());
+  const request = { signal: opts.signal };
+  if (serverlessId !== undefined || podId !== undefined) {
+    const answer =
+      serverlessId !== undefined
+        ? await client.billing.serverless({ ...window, serverlessId }, request)
+        : await client.billing.pods({ ...window, podId: podId as string }, request);
+    const byBucket = new Map<string, BillingBucket>();
+    for (const record of answer.records) {
+      const key = `${record.startTime}|${record.endTime}`;
+      const bucket = byBucket.get(key) ?? {
+        startTime: record.startTime,
+        endTime: record.endTime,
+        totalUsd: 0,
+      };
+      bucket.totalUsd += record.totalAmount;
+      byBucket.set(key, bucket);
+    }
+    return {
+      scope: serverlessId !== undefined ? "serverless" : "pod",
+      id: (serverlessId ?? podId) as string,
+      ...windowOf(answer.metadata.query),
+      totalUsd: answer.metadata.totals.totalAmount,
+      amounts: numbers(answer.metadata.totals),
+      buckets: [...byBucket.values()].sort((a, b) => Date.parse(a.startTime) - Date.parse(b.startTime)),
+    };
+  }
+  const answer = await client.billing.list(window, request);
+  return {
+    scope: "account",
+    id: null,
+    ...windowOf(answer.metadata.query),
+    totalUsd: answer.metadata.totals.totalAmount,
+    amounts: numbers(answer.metadata.totals),
+    buckets: answer.records
+      .map((r) => ({ startTime: r.startTime, endTime: r.endTime, totalUsd: r.totalAmount }))
+      .sort((a, b) => Date.parse(a.startTime) - Date.parse(b.startTime)),
+  };
+}
+
+function windowOf(query: { startTime: string; endTime: string; bucketSize: string }) {
+  return { startTime: query.startTime, endTime: query.endTime, bucketSize: query.bucketSize };
+}
+
+/** The numeric fields of a totals object (unknown extra fields of the answer included). */
+function numbers(totals: Record<string, unknown>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, value] of Object.entries(totals)) if (typeof value === "number") out[key] = value;
+  return out;
+}
+
+/** {@link getBilling} for `Input` arguments: resolves once they are known, as an `Output`. */
+export function getBillingOutput(
+  args: pulumi.Input<{ [K in keyof GetBillingArgs]: pulumi.Input<GetBillingArgs[K]> }> = {},
+  opts: GetBillingOptions = {},
+): pulumi.Output<GetBillingResult> {
+  return pulumi.output(args).apply((resolved) => getBilling(resolved as GetBillingArgs, opts));
+}

@@ -1,0 +1,81 @@
+/**
+ * `getPod`: one pod as the service reads it back (REST v2 `GET /v2/pods/{id}`): its status, the GPU
+ * type it landed on, `cost` in USD per hour, `ssh` endpoints, `dataCenterId`, ports, ...
+ *
+ * A lookup, not a resource: it runs in the program process (dynamic providers cannot serve
+ * invokes), on every `pulumi preview` and `pulumi up`, and only reads. Settings come from the
+ * stack (`runpod:apiKey`, `runpod:restUrl`, with their environment fallbacks) unless `opts` carries
+ * a client or settings; with no API key anywhere it fails naming `runpod:apiKey` and
+ * `RUNPOD_API_KEY`. REST v2 only.
+ *
+ * Secrets: a pod's `env` holds secrets (tokens, `JUPYTER_PASSWORD`). `getPodOutput` marks its
+ * result secret whenever the pod has env values, as Pulumi does for an invoke result with a secret
+ * field, so no env value reaches a plain stack output or the console. `getPod` returns a plain
+ * Promise whose `env` values are plaintext: wrap what you pass on with `pulumi.secret`.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import type { Pod, RunpodClient } from "../../client";
+import { ValidationError } from "../../client/errors";
+import { clientFromSettings, type RunpodSettings, settingsFromStack } from "../config";
+
+/** Arguments of `getPod`. */
+export interface GetPodArgs {
+  /** Id of the pod, as `Pod.id` or the console shows it. */
+  id: string;
+}
+
+/** Where the lookup gets its client. Both optional; by default settings come from the stack. */
+export interface GetPodOptions {
+  /** A ready client (tests, scripts). Takes precedence over `settings`. */
+  client?: RunpodClient;
+  /** Explicit settings instead of the stack's `runpod:*` config and the environment. */
+  settings?: RunpodSettings;
+  /** Aborts the lookup. */
+  signal?: AbortSignal;
+}
+
+/** What `getPod` returns: the v2 document's `Pod`, as read back (fields the service adds pass through). */
+export type GetPodResult = Pod;
+
+/** What a pod id may be, as messages say it. */
+const POD_ID_RULE = 'a non-empty pod id without whitespace or slashes, other than "." and ".."';
+
+function checkId(args: GetPodArgs | undefined, where: string): string {
+  const id = (args as { id?: unknown } | undefined)?.id;
+  if (typeof id === "string" && /^[^\s/]+$/.test(id) && id !== "." && id !== "..") return id;
+  throw new ValidationError(
+    `${where}: id must be ${POD_ID_RULE}, got ${id === undefined ? "nothing" : JSON.stringify(id)}`,
+    ["id"],
+  );
+}
+
+/**
+ * Reads a pod by id. A malformed `id` is rejected before any network call; an unknown one fails
+ * with the service's 404 (`NotFoundError`). `env` values are plaintext in the result (see the
+ * module comment; {@link getPodOutput} marks them secret).
+ */
+export async function getPod(args: GetPodArgs, opts: GetPodOptions = {}): Promise<GetPodResult> {
+  const id = checkId(args, "getPod");
+  const client = opts.client ?? clientFromSettings(opts.settings ?? settingsFromStack());
+  return client.pods.get(id, { signal: opts.signal });
+}
+
+/**
+ * {@link getPod} for `Input` arguments, as an `Output` that resolves once `id` is known. The
+ * result is secret whenever the pod has env values (Pulumi marks a whole result secret when a
+ * field of it is): read non-secret fields with `pulumi.unsecret` where you need them plain.
+ */
+export function getPodOutput(
+  args: pulumi.Input<{ id: pulumi.Input<string> }>,
+  opts: GetPodOptions = {},
+): pulumi.Output<GetPodResult> {
+  const pod = pulumi.output(args).apply((resolved) => getPod(resolved, opts));
+  const marked = pod.apply((read) => (hasEnvValues(read) ? pulumi.secret(read) : pulumi.output(read)));
+  return marked as unknown as pulumi.Output<GetPodResult>;
+}
+
+/** True when the pod carries at least one env variable. */
+function hasEnvValues(pod: GetPodResult): boolean {
+  const env = (pod as { env?: unknown }).env;
+  return env !== null && typeof env === "object" && Object.keys(env).length > 0;
+}
