@@ -200,11 +200,22 @@ export function redactValue<T>(value: T, secrets: readonly unknown[]): T {
  */
 export function redactEnvMaps<T>(value: T): T {
   const walk = (v: unknown, key?: string): unknown => {
-    if (Array.isArray(v)) return v.map((x) => walk(x));
+    // A release's `diff` entries carry changed values raw (`{ field: "env.TOKEN", old, new }`),
+    // and a malformed entry may not even say which field it is: none of their values is kept.
+    if (Array.isArray(v)) return v.map((x) => (key === "diff" ? redactDiffEntry(x) : walk(x)));
     if (v === null || typeof v !== "object") return v;
     const entries = Object.entries(v as Record<string, unknown>);
     if (key === "env") return Object.fromEntries(entries.map(([name]) => [name, REDACTED]));
     return Object.fromEntries(entries.map(([k, x]) => [k, walk(x, k)]));
+  };
+  const redactDiffEntry = (entry: unknown): unknown => {
+    if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return REDACTED;
+    return Object.fromEntries(
+      Object.entries(entry as Record<string, unknown>).map(([k, x]) => [
+        k,
+        k === "field" && typeof x === "string" ? x : REDACTED,
+      ]),
+    );
   };
   return walk(value) as T;
 }

@@ -7,6 +7,8 @@
  * | `runpod:apiKey` secret | `RUNPOD_API_KEY`            | none: an error names both  |
  * | `runpod:restUrl`       | `RUNPOD_REST_API_URL`       | the client's default       |
  * | `runpod:serverlessUrl` | `RUNPOD_SERVERLESS_API_URL` | `https://api.runpod.ai`    |
+ * | `runpod:maxHourlyUsd`  | `RUNPOD_MAX_HOURLY_USD`     | none: no stack budget      |
+ * | `runpod:volumePricePerGbMonth` | `RUNPOD_VOLUME_PRICE_PER_GB_MONTH` | the list-price table (`cost/volume.ts`) |
  *
  * Inside the dynamic-provider host the values come from `configure(req)`; they are kept on the
  * provider instance for that process only and never serialized into `__provider`.
@@ -38,7 +40,28 @@ export interface RunpodSettings {
    * rather than the client's option name). Absent for settings built by hand.
    */
   sources?: Partial<Record<"apiKey" | "restUrl" | "serverlessUrl", "config" | "env">>;
+  /**
+   * The cost settings as given (unparsed: `check` judges them and names the key). Not enumerable,
+   * like `sources`. Absent for settings built by hand.
+   */
+  cost?: CostSettings;
 }
+
+/** Cost settings as given: stack config first, then the environment; blank counts as unset. */
+export interface CostSettings {
+  /** `runpod:maxHourlyUsd` / `RUNPOD_MAX_HOURLY_USD`: the deployment's budget, USD an hour. */
+  maxHourlyUsd?: string;
+  /** `runpod:volumePricePerGbMonth` / `RUNPOD_VOLUME_PRICE_PER_GB_MONTH`: overrides the volume price table. */
+  volumePricePerGbMonth?: string;
+  /** Where each value came from, so a failure names what the user set. */
+  sources: Partial<Record<"maxHourlyUsd" | "volumePricePerGbMonth", "config" | "env">>;
+}
+
+/** Stack config keys and environment variables of the cost settings. */
+export const COST_KEYS = {
+  maxHourlyUsd: { key: "runpod:maxHourlyUsd", env: "RUNPOD_MAX_HOURLY_USD" },
+  volumePricePerGbMonth: { key: "runpod:volumePricePerGbMonth", env: "RUNPOD_VOLUME_PRICE_PER_GB_MONTH" },
+} as const;
 
 /** Stack config keys, namespaced as Pulumi stores them. */
 export const CONFIG_KEYS = {
@@ -85,7 +108,24 @@ export function resolveSettings(
   };
   // Not enumerable: the settings compare and print as the three values they are.
   Object.defineProperty(settings, "sources", { value: sources, enumerable: false });
+  Object.defineProperty(settings, "cost", { value: resolveCostSettings(source, env), enumerable: false });
   return settings;
+}
+
+/** The cost settings: each key from the config source, else its environment variable. */
+export function resolveCostSettings(
+  source: ConfigSource | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): CostSettings {
+  const cost: CostSettings = { sources: {} };
+  for (const name of Object.keys(COST_KEYS) as (keyof typeof COST_KEYS)[]) {
+    const fromConfig = nonBlank(source?.get(COST_KEYS[name].key));
+    const value = fromConfig ?? nonBlank(env[COST_KEYS[name].env]);
+    if (value === undefined) continue;
+    cost[name] = value;
+    cost.sources[name] = fromConfig !== undefined ? "config" : "env";
+  }
+  return cost;
 }
 
 /** Settings of the running Pulumi program (for lookups, which run in the program process). */

@@ -173,7 +173,7 @@ const ROWS: Record<Kind, Row[]> = {
       { dialect: "v1" },
     ),
     row("an unknown argument", { region: "EU" }, [
-      " has a problem: unknown property region; allowed: name, size, dataCenterId, type",
+      " has a problem: unknown property region; allowed: name, size, dataCenterId, type, allowReplaceDeletingData",
     ]),
   ],
   Template: [
@@ -333,6 +333,10 @@ const ROWS: Record<Kind, Row[]> = {
     row("rollout not wait or ignore", { rollout: "later" }, [
       ': property rollout value {later} has a problem: rollout must be "wait" or "ignore"',
     ]),
+    row("rolloutTimeoutMs shorter than a rollout", { rolloutTimeoutMs: 1 }, [
+      ": property rolloutTimeoutMs value {1} has a problem: rolloutTimeoutMs must be at least 30000 ms (30 s), got 1: " +
+        "a rollout starts new workers, and a shorter wait ends before a good release is out (allowed: 30000 .. 86400000 ms (30 s .. 24 h))",
+    ]),
     row("rolloutTimeoutMs above 24 h", { rolloutTimeoutMs: 86_400_001 }, [
       ": property rolloutTimeoutMs value {8.6400001e+07} has a problem: rolloutTimeoutMs must be at most 86400000 ms (24 h)",
     ]),
@@ -391,7 +395,7 @@ const ROWS: Record<Kind, Row[]> = {
       " has a problem: smokeTest.timeoutMs: timeoutMs must be at least 1 ms",
     ]),
     row("an unknown argument holding a secret", { secrets: secretValue(SECRET) }, [
-      " has a problem: unknown property secrets; allowed: args, disk, env, image, ports, registry, cpu, dataCenterIds, flashboot, networkVolumes, timeout, workers, name, type, scaling, gpu, templateId, rollout, rolloutTimeoutMs, smokeTest",
+      " has a problem: unknown property secrets; allowed: args, disk, env, image, ports, registry, cpu, dataCenterIds, flashboot, networkVolumes, timeout, workers, name, type, scaling, gpu, templateId, rollout, rolloutTimeoutMs, smokeTest, maxHourlyUsd",
     ]),
   ],
   JobRun: [

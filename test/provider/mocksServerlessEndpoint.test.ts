@@ -4,6 +4,7 @@
  * stack puts in a JobRun's `triggers`, the latest release, workers by status and stale workers
  * during a rolling update.
  */
+import { inspect } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
@@ -12,6 +13,7 @@ import {
   getServerlessEndpoint,
   getServerlessEndpointOutput,
 } from "../../src/provider/serverlessEndpoint/lookup";
+import { startScriptedServer } from "../support/scriptedServer";
 
 let emu: RunningEmulator;
 let client: RunpodClient;
@@ -98,5 +100,56 @@ describe("getServerlessEndpoint", () => {
       expect((refused as Error).message).toContain("without whitespace or slashes");
     }
     await expect(getServerlessEndpoint({ id: "nosuch" }, { client })).rejects.toThrow(/404|not found/i);
+  });
+});
+
+describe("getServerlessEndpoint with a malformed /releases answer", () => {
+  it("fails without carrying the releases' env values in the error, its inspection or its JSON", async () => {
+    const TOKEN = "sk_live_env_value_that_must_not_leak_42";
+    const server = await startScriptedServer({
+      fallback: (req) => {
+        if (req.pathname.endsWith("/releases")) {
+          // `rollout` missing: the answer does not have the documented shape.
+          return {
+            body: {
+              endpointVersion: 2,
+              releases: [
+                {
+                  id: "rel_2",
+                  version: 2,
+                  diff: [
+                    { field: "template.env", old: { API_TOKEN: "old" }, new: { API_TOKEN: TOKEN } },
+                    { field: "env.API_TOKEN", old: null, new: TOKEN },
+                    { field: 7, old: TOKEN, new: [TOKEN] },
+                  ],
+                },
+              ],
+            },
+          };
+        }
+        if (req.pathname.endsWith("/workers")) return { body: { endpointVersion: 2, workers: [] } };
+        return { body: { id: "ep1", name: "ep1", version: 2 } };
+      },
+    });
+    try {
+      const lookupClient = new RunpodClient({
+        apiKey: "key-lookup-malformed",
+        restUrl: `${server.url}/v2`,
+        serverlessUrl: server.url,
+        rateLimits: false,
+        maxRetries: 0,
+        env: {},
+      });
+      const error = await getServerlessEndpoint({ id: "ep1" }, { client: lookupClient }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toContain("/releases");
+      for (const text of [inspect(error, { depth: 20 }), JSON.stringify(error), String(error)]) {
+        expect(text).not.toContain(TOKEN);
+      }
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -109,7 +109,8 @@ describe.each([
     const { id, outs } = await create("data", { name, size: 20, dataCenterId: "EU-RO-1" });
     const { __provider, ...rest } = outs;
     expect(typeof __provider).toBe("string");
-    expect(rest).toEqual({ name, size: 20, dataCenterId: "EU-RO-1", ...defaultType });
+    // 20 GB at the list price of $0.07 per GB-month.
+    expect(rest).toEqual({ name, size: 20, dataCenterId: "EU-RO-1", ...defaultType, monthlyCostUsd: 1.4 });
     expect(await client.networkVolumes.get(id)).toEqual({
       id,
       name,
@@ -128,12 +129,47 @@ describe.each([
     expect(await d({ ...inputs, name: `${name}-2` })).toMatchObject({ changes: true, replaces: [] });
     expect(await d({ ...inputs, size: 30 })).toMatchObject({ changes: true, replaces: [] });
     expect(await d({ ...inputs, size: UNKNOWN })).toMatchObject({ changes: true, replaces: [] });
-    expect(await d({ ...inputs, dataCenterId: "US-KS-2" })).toMatchObject({
+    const optIn = { allowReplaceDeletingData: true };
+    expect(await d({ ...inputs, ...optIn, dataCenterId: "US-KS-2" })).toMatchObject({
       changes: true,
       replaces: ["dataCenterId"],
       deleteBeforeReplace: false,
     });
-    expect(await d({ ...inputs, dataCenterId: UNKNOWN })).toMatchObject({ replaces: ["dataCenterId"] });
+    expect(await d({ ...inputs, ...optIn, dataCenterId: UNKNOWN })).toMatchObject({
+      replaces: ["dataCenterId"],
+    });
+    // Without the opt-in, a value not known yet is never planned as a replacement.
+    expect(await d({ ...inputs, dataCenterId: UNKNOWN })).toMatchObject({ changes: true, replaces: [] });
+  });
+
+  it("plans no replacement when the data centre or tier reads back in another letter case", async () => {
+    const name = fresh("case");
+    const { id, outs, inputs } = await create("case", { name, size: 20, dataCenterId: "EU-RO-1" });
+    const lower = { ...outs, dataCenterId: "eu-ro-1", ...(v2Only ? { type: "standard" } : {}) };
+    const news = { ...inputs, ...(v2Only ? { type: "STANDARD" } : {}) };
+    expect(await host.diff(id, urn("case"), lower, news)).toMatchObject({ changes: false, replaces: [] });
+    // check compares the previous inputs the same way (a refresh may have written them).
+    expect((await host.check(urn("case"), lower, news)).failures).toEqual([]);
+  });
+
+  it("refuses a replacement the program asks for without allowReplaceDeletingData, saying what would be lost", async () => {
+    const name = fresh("keepdata");
+    const { id, outs, inputs } = await create("keepdata", { name, size: 20, dataCenterId: "EU-RO-1" });
+    const moved = { ...inputs, dataCenterId: "US-KS-2" };
+    const refusal = (label: string) =>
+      `dataCenterId EU-RO-1 -> US-KS-2: the service cannot change this on network volume ${label}, so this ` +
+      "would replace it: a new, empty volume is created and this one is deleted with all its data (20 GB). " +
+      "Nothing was changed. To keep the data, set the field back. To replace the volume and delete its data on " +
+      "purpose, set allowReplaceDeletingData: true on this resource (and back to false after the up).";
+    const { failures } = await host.check(urn("keepdata"), inputs, moved);
+    expect(failures).toEqual([{ property: "", reason: refusal(`"${name}"`) }]);
+    const error = await hostFailure(() => host.diff(id, urn("keepdata"), outs, moved));
+    expect(error.message).toContain(refusal(`"${name}" (id ${id})`));
+    expect(
+      await host.check(urn("keepdata"), inputs, { ...moved, allowReplaceDeletingData: true }),
+    ).toMatchObject({
+      failures: [],
+    });
   });
 
   it.runIf(v2Only)("diffs type: a different tier replaces, the same or none given is no change", async () => {
@@ -141,11 +177,12 @@ describe.each([
     const { id, outs, inputs } = await create("tier", { name, size: 20, dataCenterId: "EU-RO-1" });
     const d = (news: Record<string, unknown>) => host.diff(id, urn("tier"), outs, news);
     expect(await d({ ...inputs, type: "STANDARD" })).toMatchObject({ changes: false, replaces: [] });
-    expect(await d({ ...inputs, type: "HIGH_PERFORMANCE" })).toMatchObject({
+    const optIn = { allowReplaceDeletingData: true };
+    expect(await d({ ...inputs, ...optIn, type: "HIGH_PERFORMANCE" })).toMatchObject({
       changes: true,
       replaces: ["type"],
     });
-    expect(await d({ ...inputs, type: UNKNOWN })).toMatchObject({ replaces: ["type"] });
+    expect(await d({ ...inputs, ...optIn, type: UNKNOWN })).toMatchObject({ replaces: ["type"] });
   });
 
   it.runIf(v2Only)(
@@ -198,7 +235,11 @@ describe.each([
   it("replaces on a data centre change: the new volume is created, then the old one deleted", async () => {
     const name = fresh("move");
     const old = await create("move", { name, size: 20, dataCenterId: "EU-RO-1" });
-    const news = await checked("move", { name, size: 20, dataCenterId: "US-KS-2" }, old.inputs);
+    const news = await checked(
+      "move",
+      { name, size: 20, dataCenterId: "US-KS-2", allowReplaceDeletingData: true },
+      old.inputs,
+    );
     expect(await host.diff(old.id, urn("move"), old.outs, news)).toMatchObject({
       replaces: ["dataCenterId"],
     });
@@ -223,7 +264,11 @@ describe.each([
     ]);
     // The same size and a larger one pass; a smaller size on a new data centre is a new volume's.
     await checked("shrink", { ...inputs, size: 50 }, inputs);
-    await checked("shrink", { ...inputs, size: 20, dataCenterId: "US-KS-2" }, inputs);
+    await checked(
+      "shrink",
+      { ...inputs, size: 20, dataCenterId: "US-KS-2", allowReplaceDeletingData: true },
+      inputs,
+    );
     expect(outs.size).toBe(50);
   });
 
@@ -344,7 +389,10 @@ describe.each([
       { property: "name", reason: "name must not be empty" },
       { property: "size", reason: "size must be an integer number of GB, got 12.5" },
       { property: "", reason: "dataCenterId is required: a non-empty string" },
-      { property: "", reason: "unknown property colour; allowed: name, size, dataCenterId, type" },
+      {
+        property: "",
+        reason: "unknown property colour; allowed: name, size, dataCenterId, type, allowReplaceDeletingData",
+      },
     ]);
     const fail = async (props: Record<string, unknown>) =>
       (await host.check(urn("bad"), {}, { name: "n", size: 20, dataCenterId: "EU-RO-1", ...props })).failures;

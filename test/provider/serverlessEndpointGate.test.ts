@@ -218,7 +218,10 @@ describe("check of smokeTest", () => {
       { input: {}, mode: "runsync", timeoutMs: 1000 },
       'smokeTest.timeoutMs: timeoutMs must be at least 3000 ms with mode "runsync"',
     ],
-    ["ping", "smokeTest has the wrong type, got a string"],
+    [
+      "ping",
+      "smokeTest must be an object, JobRun's job arguments (input or http, expect, ...) plus runs, maxFailures and onFailure, got a string",
+    ],
   ])("fails %j naming the field", (smokeTest, reason) => {
     const failures = reasons(smokeTest);
     expect(failures).toHaveLength(1);
@@ -331,6 +334,7 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
       jobIds: [expect.any(String)],
       failures: 0,
       timeline: [expect.stringMatching(/^[\w-]+: IN_QUEUE .* -> COMPLETED [\d.]+ s$/)],
+      costUsd: expect.any(Number),
     });
     expect(outs.smokeTest).toEqual(SMOKE);
     const news = await checked("pass", { ...inputs, image: "acme/api:2" }, inputs);
@@ -536,6 +540,38 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
       version: 3,
       lastSmokeTest: { version: 2, passed: false, jobIds: [], failures: 0 },
     });
+  });
+
+  it("does not roll back a good release whose rollout wait runs out of time: it says the wait ended, and the release stays untested", async () => {
+    const name = fresh("slowrollout");
+    const { id, outs, inputs } = await create("slowrollout", base(name));
+    // Below what check allows (state written before the bound), so that the test need not wait
+    // 30 s; the clock does not move, so the rollout is still under way when the wait ends.
+    const news = {
+      ...(await checked("slowrollout", { ...inputs, image: "acme/api:2" }, inputs)),
+      rolloutTimeoutMs: 1500,
+    };
+    const error = await failing(() => host.update(id, urn("slowrollout"), outs, news));
+    expectReasons(error);
+    expect(error.id).toBe(id);
+    expect(error.message).toContain(
+      "the rollout of version 2 did not complete within rolloutTimeoutMs (1500 ms)",
+    );
+    expect(error.message).toContain(
+      "The release was not judged: its smoke test did not run and it was not rolled back.",
+    );
+    expect(error.message).not.toContain("rolled back.\nNow serving");
+    expect(error.message).not.toContain("failed");
+    // No rollback PATCH: the release taken stays, and the state says its test has not run.
+    expect(await client.serverless.get(id)).toMatchObject({ image: "acme/api:2" });
+    expect(error.properties).toMatchObject({
+      image: "acme/api:2",
+      version: 2,
+      lastSmokeTest: { version: 2, passed: false, jobIds: [] },
+    });
+    expect(error.properties.lastSmokeTest.timeline).toEqual([
+      "not run: the rollout did not complete within rolloutTimeoutMs",
+    ]);
   });
 
   it("records smokeTest as given when it repeats an env value (a probe naming the served model): no diff on the next up", async () => {

@@ -364,6 +364,40 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
     expect(done).toMatchObject({ image: "acme/api:3", version: 3 });
   });
 
+  it("bounds a stall's message when /workers lists 50,000 workers, and keeps the endpoint's id", async () => {
+    const name = fresh("crowd");
+    const { id, outs, inputs } = await create("crowd", base(name));
+    const news = await checked("crowd", { ...inputs, image: "acme/api:2" }, inputs);
+    // Two reads in a row: one UNHEALTHY worker of the new release and 49,999 stale ones, each on
+    // a version of its own, so that listing the workers by status and version is 50,000 entries.
+    const crowd = (body: Record<string, unknown>) => ({
+      ...body,
+      endpointVersion: 2,
+      workers: [
+        { id: "w-unhealthy", status: "UNHEALTHY", version: 2, isStale: false },
+        ...Array.from({ length: 49_999 }, (_, i) => ({
+          id: `w-${i}`,
+          status: "IDLE",
+          version: -i,
+          isStale: true,
+        })),
+      ],
+    });
+    proxy.arm("GET", new RegExp(`/v2/serverless/${id}/workers$`), { kind: "rewrite", edit: crowd });
+    proxy.arm("GET", new RegExp(`/v2/serverless/${id}/workers$`), { kind: "rewrite", edit: crowd });
+    const error = await failing(() => host.update(id, urn("crowd"), outs, news));
+    expect(error.id).toBe(id);
+    expectReasons(error);
+    expect(error.message.length).toBeLessThanOrEqual(10_000);
+    for (const reason of error.reasons ?? []) expect(reason.length).toBeLessThanOrEqual(10_000);
+    expect(error.message).toContain(
+      "the rollout of version 2 stalled: worker w-unhealthy of version 2 is UNHEALTHY",
+    );
+    expect(error.message).toContain("1 UNHEALTHY on version 2, 1 IDLE on version 0,");
+    expect(error.message).toContain("and 49995 more groups.");
+    expect(error.properties).toMatchObject({ image: "acme/api:2" });
+  });
+
   it("fails a create whose workers cannot start, keeping the endpoint in state", async () => {
     const name = fresh("badcreate");
     const inputs = await checked("badcreate", base(name, { image: "acme/api:unpullable" }));
@@ -377,8 +411,12 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
 
   it("honours rolloutTimeoutMs: a rollout not over by then fails, saying how far it got", async () => {
     const name = fresh("timeout");
-    const { id, outs, inputs } = await create("timeout", base(name, { rolloutTimeoutMs: 1500 }));
-    const news = await checked("timeout", { ...inputs, image: "acme/api:2" }, inputs);
+    const { id, outs, inputs } = await create("timeout", base(name));
+    // Below what check allows (state written before the bound), so that the test need not wait 30 s.
+    const news = {
+      ...(await checked("timeout", { ...inputs, image: "acme/api:2" }, inputs)),
+      rolloutTimeoutMs: 1500,
+    };
     const error = await failing(() => host.update(id, urn("timeout"), outs, news));
     expectReasons(error);
     expect(error.message).toContain(
@@ -427,9 +465,16 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
     expect(await failuresOf({ ...good, rollout: "later" })).toEqual([
       { property: "rollout", reason: 'rollout must be "wait" or "ignore"' },
     ]);
-    expect(await failuresOf({ ...good, rolloutTimeoutMs: 0 })).toEqual([
-      { property: "rolloutTimeoutMs", reason: "rolloutTimeoutMs must be at least 1 ms" },
-    ]);
+    for (const short of [0, 1, 29_999]) {
+      expect(await failuresOf({ ...good, rolloutTimeoutMs: short })).toEqual([
+        {
+          property: "rolloutTimeoutMs",
+          reason:
+            `rolloutTimeoutMs must be at least 30000 ms (30 s), got ${short}: a rollout starts new workers, ` +
+            "and a shorter wait ends before a good release is out (allowed: 30000 .. 86400000 ms (30 s .. 24 h))",
+        },
+      ]);
+    }
     expect(await failuresOf({ ...good, imagee: "x" })).toEqual([
       {
         property: "",

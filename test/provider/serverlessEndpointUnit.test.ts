@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { ServerlessWorkerList } from "../../src/client";
 import { UNKNOWN } from "../../src/provider/common/unknown";
+import { checkEndpointArgs } from "../../src/provider/serverlessEndpoint/args";
 import { planEndpointChange } from "../../src/provider/serverlessEndpoint/changes";
 import {
   EndpointRolloutError,
@@ -265,5 +266,34 @@ describe("the endpoint rollout wait", () => {
       ),
     ).toBe("2 UNHEALTHY on version 3, 1 IDLE on version 2, 1 RUNNING on version 2");
     expect(workersByStatus(at(1))).toBe("no active workers");
+  });
+});
+
+describe("check of object arguments given as something else", () => {
+  const good = {
+    name: "api",
+    type: "QUEUE",
+    image: "acme/api:1",
+    gpu: { pools: ["ADA_24"] },
+    scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+  };
+  it("names scaling, smokeTest and workers and says an object is expected, with its shape", () => {
+    expect(checkEndpointArgs({ ...good, scaling: "fast" }).failures).toEqual([
+      {
+        property: "",
+        reason:
+          'scaling must be an object, { type: "QUEUE_DELAY", queueDelay } or { type: "REQUEST_COUNT", requestCount }, got a string',
+      },
+    ]);
+    expect(checkEndpointArgs({ ...good, smokeTest: "yes" }).failures).toEqual([
+      {
+        property: "",
+        reason:
+          "smokeTest must be an object, JobRun's job arguments (input or http, expect, ...) plus runs, maxFailures and onFailure, got a string",
+      },
+    ]);
+    expect(checkEndpointArgs({ ...good, workers: 3 }).failures).toEqual([
+      { property: "", reason: "workers must be an object, { min, max, idleTimeout }, got a number" },
+    ]);
   });
 });

@@ -53,6 +53,56 @@ export function forEngine<F extends { property: string; reason: string }>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Bounded text: what the service sends never makes a message unbounded
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Longest message or reason, in characters, a provider operation hands to the host. The host
+ * sends the message as the gRPC status message and the reasons inside the status details; a
+ * client with a smaller receive limit than the service's answers (a list of 50,000 workers) would
+ * lose the whole status, and with it a partial failure's id: an orphaned resource.
+ */
+// Room for the longest part a message has by design (a worker log tail, 8 KB) and its lines around.
+export const MESSAGE_MAX_CHARS = 10_000;
+
+/** How many entries of a service-sourced list a message names before "and N more". */
+export const LISTED_AT_MOST = 5;
+
+/** Longest single entry (an id, a status) a message repeats from the service, in characters. */
+const ENTRY_MAX_CHARS = 80;
+
+/**
+ * `text` cut to at most `max` characters: its head (what happened, to which resource) and its
+ * tail (what to do next) kept, the middle replaced by a note of how much was left out.
+ */
+export function boundText(text: string, max: number = MESSAGE_MAX_CHARS): string {
+  if (text.length <= max) return text;
+  const note = (n: number) => `\n[... ${n} characters left out ...]\n`;
+  const room = max - note(text.length).length;
+  const tail = Math.floor(room / 3);
+  const head = room - tail;
+  return text.slice(0, head) + note(text.length - head - tail) + text.slice(text.length - tail);
+}
+
+/** One entry the service sent, shortened to a line's worth: `abc...(1000 characters)`. */
+export function boundEntry(entry: string): string {
+  return entry.length <= ENTRY_MAX_CHARS
+    ? entry
+    : `${entry.slice(0, ENTRY_MAX_CHARS)}...(${entry.length} characters)`;
+}
+
+/** `a, b, c, d, e and 49995 more`: the first few entries of a service-sourced list, each bounded. */
+export function listSome(
+  entries: readonly string[],
+  shown: number = LISTED_AT_MOST,
+  separator = ", ",
+): string {
+  const named = entries.slice(0, shown).map(boundEntry);
+  const more = entries.length - named.length;
+  return named.join(separator) + (more > 0 ? ` and ${more} more` : "");
+}
+
+// ---------------------------------------------------------------------------------------------
 // What the host sees
 // ---------------------------------------------------------------------------------------------
 
@@ -72,10 +122,10 @@ export function redactError(error: unknown, secrets: readonly unknown[]): Error 
       ? " Check the API key: the secret stack config runpod:apiKey, or the environment variable RUNPOD_API_KEY."
       : "";
   const fresh: Error & { code?: string; id?: unknown; properties?: unknown } = new Error(
-    redact(source.message, secrets) + hint,
+    boundText(redact(source.message, secrets) + hint),
   );
   fresh.name = source.name;
-  fresh.stack = redact(source.stack ?? `${source.name}: ${source.message}`, secrets) + hint;
+  fresh.stack = boundText(redact(source.stack ?? `${source.name}: ${source.message}`, secrets) + hint);
   if (typeof extra.code === "string") fresh.code = extra.code;
   if (extra.id !== undefined) fresh.id = extra.id;
   if (extra.properties !== undefined) fresh.properties = extra.properties;
@@ -111,6 +161,13 @@ function printsAsOneLine(error: Error): void {
 export function withReasons<E extends Error>(error: E): E & { reasons?: string[] } {
   const e = error as E & { id?: unknown; reasons?: string[] };
   if (e.id !== undefined && (!Array.isArray(e.reasons) || e.reasons.length === 0)) e.reasons = [e.message];
+  // Every reason bounded, and few of them: the engine packs them all into one gRPC status.
+  if (Array.isArray(e.reasons)) {
+    const reasons = e.reasons.slice(0, LISTED_AT_MOST).map((r) => boundText(String(r)));
+    const more = e.reasons.length - reasons.length;
+    e.reasons = more > 0 ? [...reasons, `and ${more} more`] : reasons;
+  }
+  e.message = boundText(e.message);
   return e;
 }
 

@@ -90,6 +90,13 @@ export class JobRun extends pulumi.dynamic.Resource {
   declare readonly delayTime: pulumi.Output<number | undefined>;
   /** Time the job ran, ms (service figure). */
   declare readonly executionTime: pulumi.Output<number | undefined>;
+  /**
+   * What the job cost, in US dollars: an ESTIMATE, `executionTime` × the hourly list price of one
+   * of the endpoint's workers (`hourlyCost.ratePerWorkerUsd`: the dearest GPU type its pools hold,
+   * × GPUs per worker). The bill counts per second of worker time, start and idle time included,
+   * at the account's own prices. Absent when the catalog gives no price, or over REST v1.
+   */
+  declare readonly costUsd: pulumi.Output<number | undefined>;
   /** Runs made: 1 plus the retries used (for an http probe: requests sent, 2 when sent once more). */
   declare readonly attempts: pulumi.Output<number>;
   /** When the service accepted the job (ISO 8601). */
@@ -146,6 +153,7 @@ export class JobRun extends pulumi.dynamic.Resource {
       error: undefined,
       delayTime: undefined,
       executionTime: undefined,
+      costUsd: undefined,
       attempts: undefined,
       startedAt: undefined,
       completedAt: undefined,

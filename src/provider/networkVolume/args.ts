@@ -28,6 +28,7 @@ export const NetworkVolumeArgsSchema = NetworkVolumeCreateInputSchema.extend({
   name: notBlank("name"),
   size: z.int({ error: "size must be an integer number of GB" }),
   dataCenterId: notBlank("dataCenterId"),
+  allowReplaceDeletingData: z.boolean({ error: "allowReplaceDeletingData must be true or false" }).optional(),
 });
 
 /** Inputs as the provider sees them after `check`. */
@@ -47,6 +48,34 @@ export const ARG_NAMES = Object.keys(NetworkVolumeArgsSchema.shape) as (keyof Ne
 
 /** The fields the service cannot change on a volume (the v2 document): a change replaces it. */
 export const REPLACING_FIELDS = ["dataCenterId", "type"] as const;
+
+/**
+ * The same data centre or tier, as the service compares them: ids in any letter case
+ * (`eu-ro-1` is `EU-RO-1`). Unknown or missing values are not the same as anything.
+ */
+export function sameImmutable(a: unknown, b: unknown): boolean {
+  return (
+    typeof a === "string" &&
+    typeof b === "string" &&
+    !isUnknown(a) &&
+    !isUnknown(b) &&
+    a.toUpperCase() === b.toUpperCase()
+  );
+}
+
+/**
+ * Why a replacement the program asks for is refused without `allowReplaceDeletingData: true`:
+ * what would be lost, and how to keep it or opt in. `changes` are `dataCenterId EU-RO-1 -> US-KS-2`.
+ */
+export function replaceRefusal(label: string, size: unknown, changes: readonly string[]): string {
+  const gb = typeof size === "number" ? ` (${size} GB)` : "";
+  return (
+    `${changes.join(" and ")}: the service cannot change this on network volume ${label}, so this would ` +
+    `replace it: a new, empty volume is created and this one is deleted with all its data${gb}. Nothing was ` +
+    "changed. To keep the data, set the field back. To replace the volume and delete its data on purpose, set " +
+    "allowReplaceDeletingData: true on this resource (and back to false after the up)."
+  );
+}
 
 /** Size bounds in GB of each REST dialect. */
 export const SIZE_BOUNDS = { v1: V1_VOLUME_SIZE, v2: V2_VOLUME_SIZE } as const;
@@ -106,6 +135,21 @@ export function checkNetworkVolumeArgs(
   if (dialect === "v1" && args.type !== undefined && !isUnknown(args.type) && judged("type")) {
     failures.push({ property: "type", reason: TYPE_NEEDS_V2 });
   }
+  // A replacement deletes the volume's data: only with the program's explicit opt-in.
+  if (args.allowReplaceDeletingData !== true) {
+    const changes = REPLACING_FIELDS.filter(
+      (field) =>
+        typeof olds[field] === "string" &&
+        typeof args[field] === "string" &&
+        !isUnknown(args[field]) &&
+        judged(field) &&
+        !sameImmutable(olds[field], args[field]),
+    ).map((field) => `${field} ${olds[field]} -> ${args[field]}`);
+    if (changes.length > 0) {
+      const name = typeof olds.name === "string" ? `"${olds.name}"` : "of this resource";
+      failures.push({ property: "", reason: replaceRefusal(name, olds.size, changes) });
+    }
+  }
   const size = args.size;
   if (typeof size === "number" && judged("size")) {
     const bounds = dialect === undefined ? undefined : SIZE_BOUNDS[dialect];
@@ -128,7 +172,7 @@ export function checkNetworkVolumeArgs(
 function replacing(olds: Record<string, unknown>, news: Record<string, unknown>): boolean {
   const known = (v: unknown) => typeof v === "string" && !isUnknown(v);
   return REPLACING_FIELDS.some(
-    (field) => known(olds[field]) && known(news[field]) && olds[field] !== news[field],
+    (field) => known(olds[field]) && known(news[field]) && !sameImmutable(olds[field], news[field]),
   );
 }
 

@@ -46,11 +46,14 @@ import { defineOperations } from "../common/operations";
 import { redact } from "../common/redaction";
 import { isUnknown } from "../common/unknown";
 import { type RunpodSettings, resolveSettings } from "../config";
+import { volumeCostFields } from "../cost/volume";
 import {
   checkNetworkVolumeArgs,
   type NetworkVolumeOutputs,
   plainInputs,
   REPLACING_FIELDS,
+  replaceRefusal,
+  sameImmutable,
   shrinkMessage,
 } from "./args";
 
@@ -67,6 +70,18 @@ export type { NetworkVolumeInputs, NetworkVolumeOutputs } from "./args";
  */
 export const checkNetworkVolume = (settings: Settings, olds: Props, news: Props) =>
   operations.check(settings, olds, news);
+
+/** check's own part: the arguments (`args.ts`), then the preview's monthly figure. No network. */
+function checkVolume(settings: Settings, olds: Props, given: Props): pulumi.dynamic.CheckResult {
+  // The figures check itself added to earlier inputs are no arguments.
+  const { monthlyCostUsd: _usd, monthlyCostNote: _note, ...news } = given;
+  const checked = checkNetworkVolumeArgs(news, { dialect: dialectOf(settings), olds });
+  if ((checked.failures ?? []).length > 0) return checked;
+  // The preview's figure (list price, or the configured rate); no network.
+  const cost = volumeCostFields(news.size, news.type, settings);
+  if (cost.failure !== undefined) return { ...checked, failures: [{ property: "", reason: cost.failure }] };
+  return { inputs: { ...checked.inputs, ...cost.fields }, failures: [] };
+}
 
 /**
  * `diff`: old outputs (the volume as last read) against new inputs. `dataCenterId` and a given
@@ -88,13 +103,36 @@ async function diffPlan(
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.DiffResult> {
   const given = (field: string) => news[field] !== undefined && news[field] !== null;
+  // Compared as the service compares them (any letter case): a refresh that reads `eu-ro-1` back
+  // must not plan a replacement, which would delete the volume's data.
   const replaces = REPLACING_FIELDS.filter(
     (field) =>
       given(field) &&
       (field !== "type" || olds.type !== undefined) &&
-      (isUnknown(news[field]) || news[field] !== olds[field]),
+      (isUnknown(news[field]) || !sameImmutable(news[field], olds[field])),
   );
-  if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
+  const label = typeof olds.name === "string" ? `"${olds.name}" (id ${id})` : `id ${id}`;
+  if (replaces.length > 0 && news.allowReplaceDeletingData === true) {
+    // The preview shows a replacement; this line says what it costs.
+    process.stderr.write(
+      `warning: NetworkVolume ${label}: ${replaces.join(" and ")} changes, so the volume is replaced: a new, ` +
+        "empty volume is created and this one is deleted with all its data (allowReplaceDeletingData is true)\n",
+    );
+    return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
+  }
+  const known = replaces.filter((field) => !isUnknown(news[field]));
+  if (known.length > 0) {
+    throw new RunpodError(
+      replaceRefusal(
+        label,
+        olds.size,
+        known.map((field) => `${field} ${olds[field]} -> ${news[field]}`),
+      ),
+    );
+  }
+  // Not known in the preview, and no opt-in: planned as a change, never as a replacement; the
+  // diff of the up itself sees the value and refuses a different one.
+  if (replaces.length > 0) return { changes: true, replaces: [] };
   if (typeof news.size === "number" && typeof olds.size === "number" && news.size < olds.size) {
     const which = typeof olds.name === "string" ? `"${olds.name}", id ${id}` : `id ${id}`;
     throw new RunpodError(shrinkMessage(olds.size, news.size, ` as last read from the service (${which})`));
@@ -128,7 +166,7 @@ export async function createNetworkVolume(
     // The CLI shows the host's stderr to the user (under the stack): redacted like every message.
     if (recoveredAfter !== undefined)
       process.stderr.write(`warning: ${redact(recoveredAfter, secretsOf(settings))}\n`);
-    return { id: record.id, outs: outputsOf(record) };
+    return { id: record.id, outs: outputsOf(record, settings) };
   });
 }
 
@@ -173,7 +211,7 @@ export async function readNetworkVolume(
           "id): check the id against the RunPod console or getNetworkVolumes(), and the account of runpod:apiKey.",
       );
     }
-    const outs = outputsOf(live);
+    const outs = outputsOf(live, settings);
     return { id: live.id || id, props: outs, inputs: { ...outs } };
   });
 }
@@ -211,13 +249,13 @@ export async function updateNetworkVolume(
             "the replacement (a new, empty volume) that another tier needs.",
         );
       }
-      if (Object.keys(patch).length === 0) return { outs: outputsOf(current) };
+      if (Object.keys(patch).length === 0) return { outs: outputsOf(current, settings) };
     }
     const live =
       Object.keys(patch).length === 0
         ? await client.networkVolumes.get(id)
         : await client.networkVolumes.update(id, patch);
-    return { outs: outputsOf(live) };
+    return { outs: outputsOf(live, settings) };
   });
 }
 
@@ -268,19 +306,20 @@ function secretsOf(settings: RunpodSettings | undefined): string[] {
 }
 
 /** The outputs: the volume as the service holds it (no `id`: that is the resource's id). */
-function outputsOf(volume: WireVolume): NetworkVolumeOutputs {
+function outputsOf(volume: WireVolume, settings: RunpodSettings | undefined): NetworkVolumeOutputs {
   const outs: NetworkVolumeOutputs = {
     name: volume.name,
     size: volume.size,
     dataCenterId: volume.dataCenterId,
   };
   if (typeof volume.type === "string") outs.type = volume.type;
-  return outs;
+  // What it costs a month at list prices; a bad configured rate was check's failure: no figure here.
+  return { ...outs, ...volumeCostFields(volume.size, volume.type, settings).fields };
 }
 
 /** The operations behind the shared provider class (`../common/dynamicProvider.ts`). */
 export const operations = defineOperations({
-  check: (settings, olds, news) => checkNetworkVolumeArgs(news, { dialect: dialectOf(settings), olds }),
+  check: checkVolume,
   diff: (_settings, id, olds, news) => diffPlan(id, olds, news),
   create: createNetworkVolume,
   read: readNetworkVolume,

@@ -31,9 +31,10 @@ export interface NetworkVolumeArgs {
    */
   size: pulumi.Input<number>;
   /**
-   * Data centre of the volume, e.g. `EU-RO-1` (REST v2 calls it `dataCenter`). Immutable on the
-   * service: changing it replaces the volume (a new, empty one is created, then this one is
-   * deleted with its data), and the preview shows the replacement.
+   * Data centre of the volume, e.g. `EU-RO-1` (REST v2 calls it `dataCenter`), compared in any
+   * letter case as the service does. Immutable on the service: changing it replaces the volume (a
+   * new, empty one is created, then this one is deleted with its data), which needs
+   * `allowReplaceDeletingData: true`; without it `check` and the preview fail saying what would be lost.
    */
   dataCenterId: pulumi.Input<string>;
   /**
@@ -43,6 +44,14 @@ export interface NetworkVolumeArgs {
    * `type` fails `check`: v1 has no volume types.
    */
   type?: pulumi.Input<"STANDARD" | "HIGH_PERFORMANCE">;
+  /**
+   * Opt-in to replace the volume when the program changes `dataCenterId` or `type`: the new
+   * volume starts empty and this one is deleted with all its data. Without it such a change fails
+   * `check` and the preview, naming the change and what would be lost; with it the preview shows
+   * the replacement and a warning that the data is deleted. Set it back to `false` afterwards.
+   * @default false
+   */
+  allowReplaceDeletingData?: pulumi.Input<boolean>;
 }
 
 /**
@@ -50,8 +59,8 @@ export interface NetworkVolumeArgs {
  * serverless workers and pods mount. It costs money until deleted.
  *
  * Its id is the service's id; pass it in a `ServerlessEndpoint`'s `networkVolumes`. `name` and a
- * larger `size` update in place; `dataCenterId` and `type` replace the volume (the preview says
- * so); a smaller `size` is refused rather than replaced. Creation never leaves a duplicate after a
+ * larger `size` update in place; `dataCenterId` and `type` replace the volume, only with
+ * `allowReplaceDeletingData: true` (the preview says so); a smaller `size` is refused rather than replaced. Creation never leaves a duplicate after a
  * lost answer. Deleting a volume still attached to an endpoint fails, naming the endpoint. Needs
  * `runpod:apiKey` (or `RUNPOD_API_KEY`), and optionally `runpod:restUrl` to choose REST v1 or v2.
  */
@@ -64,9 +73,28 @@ export class NetworkVolume extends pulumi.dynamic.Resource {
   declare readonly dataCenterId: pulumi.Output<string>;
   /** Storage tier (`STANDARD` or `HIGH_PERFORMANCE`); REST v2 only, undefined over v1. */
   declare readonly type: pulumi.Output<string | undefined>;
+  /**
+   * What the volume costs a month, in US dollars at list prices (without negotiated discounts):
+   * `size` GB at $0.07 per GB-month for the first 1000 GB and $0.05 beyond (RunPod's published
+   * storage prices: the API gives none), or at the flat rate of stack config
+   * `runpod:volumePricePerGbMonth` (environment `RUNPOD_VOLUME_PRICE_PER_GB_MONTH`) when set.
+   * Worked out in the preview. Null when there is no list price (a `HIGH_PERFORMANCE` volume
+   * without the config key): `monthlyCostNote` says so.
+   */
+  declare readonly monthlyCostUsd: pulumi.Output<number | null | undefined>;
+  /** Present only when `monthlyCostUsd` is null: which price is missing ("no list price for ..."). */
+  declare readonly monthlyCostNote: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: NetworkVolumeArgs, opts?: pulumi.CustomResourceOptions) {
-    const props = { name: args.name, size: args.size, dataCenterId: args.dataCenterId, type: args.type };
+    const props = {
+      name: args.name,
+      size: args.size,
+      dataCenterId: args.dataCenterId,
+      type: args.type,
+      allowReplaceDeletingData: args.allowReplaceDeletingData,
+      monthlyCostUsd: undefined,
+      monthlyCostNote: undefined,
+    };
     super(providerFor(OPERATIONS_MODULE), name, props, opts, "runpod", "NetworkVolume");
   }
 

@@ -15,6 +15,7 @@ import {
   secretEnvValues,
 } from "../../client";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import { endpointCostOutput } from "../cost/endpoint";
 import type { RunContext } from "./execution";
 import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./jobArgs";
 import type { WorkerLogReader } from "./logTail";
@@ -54,6 +55,11 @@ export interface LifecycleContext {
    */
   loadBalancer?: (endpointId: string) => ProbeTarget;
   loadBalancerUnavailable?: string;
+  /**
+   * The hourly list price of one of the endpoint's workers, USD (its `hourlyCost.ratePerWorkerUsd`,
+   * REST v2), for a run's `costUsd`; undefined when the catalog gives none. Without it no cost is recorded.
+   */
+  workerRate?: (endpointId: string, options: { signal: AbortSignal }) => Promise<number | undefined>;
 }
 
 /** The REST dialect `restUrl` speaks (the default URL's when unset); undefined when it is malformed. */
@@ -81,6 +87,17 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
     return rest;
   };
   const v1 = restDialectOf(resolved) === "v1";
+  // The endpoint is read once per run for both its env values and its price.
+  const endpoints = new Map<string, ReturnType<RunpodClient["serverless"]["get"]>>();
+  const readEndpoint = (endpointId: string, options: { signal: AbortSignal }) => {
+    let pending = endpoints.get(endpointId);
+    if (pending === undefined) {
+      pending = restClient().serverless.get(endpointId, { ...options, maxRetries: 1 });
+      endpoints.set(endpointId, pending);
+      pending.catch(() => endpoints.delete(endpointId));
+    }
+    return pending;
+  };
   return {
     endpoint: (endpointId) => {
       jobs ??= clientFromSettings(resolved, {}, { rest: false }); // jobs only: restUrl is never used
@@ -97,7 +114,17 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
       ? undefined
       : async (endpointId, options) =>
           // The emulator's RUNPOD_EMULATOR_* instructions stay readable (see secretEnvValues).
-          secretEnvValues((await restClient().serverless.get(endpointId, { ...options, maxRetries: 1 })).env),
+          secretEnvValues((await readEndpoint(endpointId, options)).env),
+    workerRate: v1
+      ? undefined
+      : async (endpointId, options) => {
+          const cost = await endpointCostOutput(
+            resolved,
+            await readEndpoint(endpointId, options),
+            restClient(),
+          );
+          return cost?.ratePerWorkerUsd ?? undefined;
+        },
     loadBalancer: v1 ? undefined : (endpointId) => restClient().loadBalancer(endpointId),
     loadBalancerUnavailable: v1 ? PROBE_NEEDS_V2 : undefined,
     secrets: typeof resolved.apiKey === "string" && resolved.apiKey !== "" ? [resolved.apiKey] : [],

@@ -11,7 +11,9 @@
  * run's secrets before it is measured. A log that cannot be read never hides the job's failure:
  * the caller gets a short reason instead.
  */
+
 import { secretForms, type WorkerLogEvent } from "../../client";
+import { boundEntry } from "../common/engineText";
 import { redact } from "../common/redaction";
 import { describeError, printable } from "../common/wording";
 
@@ -154,7 +156,8 @@ export function tailLines(events: readonly WorkerLogEvent[], secrets: readonly s
 }
 
 /** The failure message's section about the worker's log. */
-export function logTailSection(workerId: string, tail: LogTail): string {
+export function logTailSection(id: string, tail: LogTail): string {
+  const workerId = boundEntry(id);
   if ("unavailable" in tail) return `worker log unavailable: ${tail.unavailable} (worker ${workerId}).`;
   if (tail.lines.length === 0) return `Worker log (last 0 lines of ${workerId}): empty.`;
   return [

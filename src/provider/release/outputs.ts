@@ -41,7 +41,7 @@ export type StoredResult = JobRunResult & {
  * `passed`, the verdict of that run (true only when the job ended as `expect` asks).
  */
 export type JobRunOutputs = Omit<JobRunInputs, "s3Config"> &
-  StoredResult & { s3ConfigDigest?: string; passed?: boolean };
+  StoredResult & { s3ConfigDigest?: string; passed?: boolean; costUsd?: number };
 
 /**
  * The result as it may enter state: every string in it redacted (the worker may echo a credential

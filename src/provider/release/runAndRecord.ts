@@ -7,6 +7,7 @@
 
 import { withProviderErrors } from "../common/engineText";
 import { redact, redactValue } from "../common/redaction";
+import { runCostUsd } from "../cost/prices";
 import type { LifecycleContext } from "./context";
 import { type JobRunInputs, resolveJobRunArgs } from "./jobArgs";
 import { LOG_TAIL_TIMEOUT_MS, type LogTail, logTailSection, readLogTail } from "./logTail";
@@ -129,6 +130,8 @@ export async function runAndRecord(
       );
     }
     const outs = await buildOutputs(news as JobRunInputs, stored, outcome.failure === undefined);
+    const costUsd = await runCost(ctx, args.endpointId, stored.executionTime);
+    if (costUsd !== undefined) outs.costUsd = costUsd;
     if (outcome.failure !== undefined) {
       throw new JobRunFailedError(outcome.failure, id, { ...outs, [PROVIDER_KEY]: provider });
     }
@@ -179,6 +182,25 @@ async function probeLogWorker(
         ? `The load balancer does not say which worker answered; of ${candidates.length} ready workers, this one logged the request.`
         : `The load balancer does not say which worker answered; none of ${candidates.length} ready workers logged the request, so the first is shown.`;
   return { workerId: candidates[pick] as string, tail: tails[pick] as LogTail, why };
+}
+
+/**
+ * What the run cost, USD, estimated: its execution time × the hourly list price of one of the
+ * endpoint's workers (the dearest GPU type its pools hold). Undefined without an execution time
+ * or a price; a read that fails costs the run nothing.
+ */
+async function runCost(
+  ctx: LifecycleContext,
+  endpointId: string,
+  executionTime: number | undefined,
+): Promise<number | undefined> {
+  if (ctx.workerRate === undefined || typeof executionTime !== "number") return undefined;
+  try {
+    const rate = await ctx.workerRate(endpointId, { signal: AbortSignal.timeout(ENDPOINT_ENV_TIMEOUT_MS) });
+    return rate === undefined ? undefined : runCostUsd(executionTime, rate);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Longest the read of the endpoint's env may take, in ms. */

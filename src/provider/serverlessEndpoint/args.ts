@@ -22,18 +22,33 @@ import { SMOKE_TEST_FIELDS, type SmokeTestInputs, SmokeTestSchema } from "./smok
 export const ROLLOUT_TIMEOUT_DEFAULT_MS = 600_000;
 /** Largest `rolloutTimeoutMs`: 24 hours, in ms. */
 export const ROLLOUT_TIMEOUT_MAX_MS = 86_400_000;
+/**
+ * Smallest `rolloutTimeoutMs`: 30 s, in ms. A rollout starts new workers (an image pull, a
+ * container start) and is read once a second; a shorter wait ends before a good release can roll
+ * out, and a wait that ends says nothing about the release.
+ */
+export const ROLLOUT_TIMEOUT_MIN_MS = 30_000;
+const ROLLOUT_TIMEOUT_RANGE = `${ROLLOUT_TIMEOUT_MIN_MS} .. ${ROLLOUT_TIMEOUT_MAX_MS} ms (30 s .. 24 h)`;
 
 /** Strict schema of the arguments: the create body plus the rollout settings. */
 export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.safeExtend({
   rollout: z.enum(["wait", "ignore"], { error: 'rollout must be "wait" or "ignore"' }).optional(),
   rolloutTimeoutMs: z
-    .int({ error: "rolloutTimeoutMs must be an integer number of milliseconds" })
-    .min(1, { error: "rolloutTimeoutMs must be at least 1 ms" })
+    .int({ error: `rolloutTimeoutMs must be an integer number of milliseconds, ${ROLLOUT_TIMEOUT_RANGE}` })
+    .min(ROLLOUT_TIMEOUT_MIN_MS, {
+      error: (issue) =>
+        `rolloutTimeoutMs must be at least ${ROLLOUT_TIMEOUT_MIN_MS} ms (30 s), got ${String(issue.input)}: ` +
+        `a rollout starts new workers, and a shorter wait ends before a good release is out (allowed: ${ROLLOUT_TIMEOUT_RANGE})`,
+    })
     .max(ROLLOUT_TIMEOUT_MAX_MS, {
       error: `rolloutTimeoutMs must be at most ${ROLLOUT_TIMEOUT_MAX_MS} ms (24 h)`,
     })
     .optional(),
   smokeTest: SmokeTestSchema.optional(),
+  maxHourlyUsd: z
+    .number({ error: "maxHourlyUsd must be a number of US dollars an hour, at least 0" })
+    .min(0, { error: "maxHourlyUsd must be a number of US dollars an hour, at least 0" })
+    .optional(),
 });
 
 /** The endpoint's create body, as the arguments give it. */
@@ -44,6 +59,7 @@ export type ServerlessEndpointInputs = EndpointBody & {
   rollout?: "wait" | "ignore";
   rolloutTimeoutMs?: number;
   smokeTest?: SmokeTestInputs;
+  maxHourlyUsd?: number;
 };
 
 /** Every argument name, in the schema's order. */
@@ -164,6 +180,16 @@ function smokeTestSchemaFailure(smokeTest: unknown): pulumi.dynamic.CheckFailure
 /** The failure's wording: the dotted field, the schema's message, and what was given for a wrong type. */
 function reasonFor(issue: z.core.$ZodIssue, top: string, dotted: string, value: unknown): string {
   const field = dotted || top;
+  // An object argument given as something else: say an object is expected, and which one.
+  const shape = OBJECT_SHAPES[top];
+  if (
+    shape !== undefined &&
+    issue.path.length === 1 &&
+    value !== undefined &&
+    (value === null || typeof value !== "object" || Array.isArray(value))
+  ) {
+    return `${top} must be an object, ${shape}, got ${describeType(value)}`;
+  }
   const message = issue.message.startsWith("Invalid input") ? `${field} has the wrong type` : issue.message;
   // The schema's messages name the innermost field; say where it sits.
   const where = dotted.includes(".") || dotted.includes("[") ? `${dotted}: ` : "";
@@ -174,6 +200,13 @@ function reasonFor(issue: z.core.$ZodIssue, top: string, dotted: string, value: 
   }
   return `${where}${message}`;
 }
+
+/** The object arguments whose wrong-typed value gets "must be an object", with the shape they take. */
+const OBJECT_SHAPES: Record<string, string> = {
+  scaling: '{ type: "QUEUE_DELAY", queueDelay } or { type: "REQUEST_COUNT", requestCount }',
+  smokeTest: "JobRun's job arguments (input or http, expect, ...) plus runs, maxFailures and onFailure",
+  workers: "{ min, max, idleTimeout }",
+};
 
 /** What a required argument takes, for "X is required". */
 function requiredWhat(field: string): string {
@@ -201,6 +234,12 @@ export function plainInputs(raw: Record<string, unknown>): ServerlessEndpointInp
 
 /** The create body of the inputs: the endpoint's own fields, without the rollout settings. */
 export function bodyOf(inputs: ServerlessEndpointInputs): EndpointBody {
-  const { rollout: _rollout, rolloutTimeoutMs: _timeout, smokeTest: _smokeTest, ...body } = inputs;
+  const {
+    rollout: _rollout,
+    rolloutTimeoutMs: _timeout,
+    smokeTest: _smokeTest,
+    maxHourlyUsd: _budget,
+    ...body
+  } = inputs;
   return body;
 }

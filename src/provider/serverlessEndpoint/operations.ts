@@ -45,6 +45,7 @@ import { defineOperations } from "../common/operations";
 import { redact, redactValue } from "../common/redaction";
 import { describeError } from "../common/wording";
 import { type RunpodSettings, resolveSettings } from "../config";
+import { checkEndpointCost, endpointCostOutput, URN_INPUT } from "../cost/endpoint";
 import { contextFromSettings, restDialectOf } from "../release/context";
 import { clientPollKey } from "../release/workerPoll";
 import {
@@ -82,6 +83,29 @@ const PROVIDER_KEY = "__provider";
  */
 export const checkServerlessEndpoint = (olds: Props, news: Props, settings?: RunpodSettings) =>
   operations.check(settings, olds, news);
+
+/**
+ * check's own part: the arguments (`args.ts`), then the preview's hourly figures and the budgets,
+ * judged before anything that costs money runs. Reads the catalog at most once per host.
+ */
+async function checkEndpoint(
+  settings: RunpodSettings | undefined,
+  raw: Props,
+): Promise<pulumi.dynamic.CheckResult> {
+  // The URN the resource passes for the stack budget, and the figure check itself added to earlier
+  // inputs, are no arguments.
+  const { [URN_INPUT]: urn, hourlyCost: _cost, ...news } = raw;
+  const checked = checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings));
+  if ((checked.failures ?? []).length > 0) return checked;
+  const name = typeof news.name === "string" ? news.name : undefined;
+  const label = `ServerlessEndpoint ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
+  const key = typeof urn === "string" ? urn : `ServerlessEndpoint::${name ?? ""}`;
+  const cost = await checkEndpointCost(settings, news, key, label);
+  const inputs =
+    cost.hourlyCost === undefined ? checked.inputs : { ...checked.inputs, hourlyCost: cost.hourlyCost };
+  const secrets = endpointSecrets(settings, plainInputs(news));
+  return { inputs, failures: cost.failures.map((f) => ({ ...f, reason: redact(f.reason, secrets) })) };
+}
 
 /**
  * `diff`: old outputs against new inputs (`changes.ts`). `type` and the compute family (`gpu` or
@@ -160,6 +184,8 @@ export async function readServerlessEndpoint(
     }
     const settings_ = old as ServerlessEndpointInputs;
     const outs = endpointOutputs(live, releases, settings_, [...secrets, ...secretEnvValues(live.env)]);
+    const hourlyCost = await endpointCostOutput(settings, live, client);
+    if (hourlyCost !== undefined) outs.hourlyCost = hourlyCost;
     if (adopting) return { id: live.id, props: outs };
     return { id: live.id, props: outs, inputs: inputsOf(live, settings_) };
   });
@@ -194,9 +220,19 @@ export async function updateServerlessEndpoint(
     const { outs, failure, during } = await settled(client, settings, record, kept, secrets);
     let verdict: GateVerdict;
     if (failure !== undefined) {
-      // A release that never rolled out fails its gate too: with "rollback", it is rolled back.
-      const stalled = failure instanceof EndpointRolloutError && makesRelease(plan);
+      // A release that cannot start fails its gate too: with "rollback", it is rolled back. A
+      // wait that only ran out of time says nothing about the release: it is neither judged nor
+      // rolled back, and the record says its test did not run, so the next up tests it.
+      const stalled =
+        failure instanceof EndpointRolloutError && failure.kind === "stalled" && makesRelease(plan);
       if (smoke?.onFailure !== "rollback" || !stalled) {
+        if (failure instanceof EndpointRolloutError && failure.kind === "timeout" && smoke !== undefined) {
+          outs.lastSmokeTest = untestedRecord(failure.version ?? outs.version);
+          const message =
+            `${failure.message}\nThe release was not judged: its smoke test did not run and it was not rolled ` +
+            "back. The next pulumi up waits for its rollout again and tests it.";
+          throw partialFailure(message, id, outs, news[PROVIDER_KEY]);
+        }
         throw settleFailure(label, failure, during, id, outs, news[PROVIDER_KEY]);
       }
       const version = failure.version ?? (typeof outs.version === "number" ? outs.version : null);
@@ -353,6 +389,8 @@ async function settled(
       client.serverless.releases(record.id),
     ]);
     outs = endpointOutputs(live, releases, inputs, [...all, ...secretEnvValues(live.env)]);
+    const hourlyCost = await endpointCostOutput(settings, live, client);
+    if (hourlyCost !== undefined) outs.hourlyCost = hourlyCost;
   } catch (error) {
     if (failure === undefined) {
       failure = error;
@@ -402,6 +440,17 @@ function gate(
  * A gate recorded as failed on the release that still serves (`onFailure: "keep"`, a failed
  * create, a failed rollback): the next update tests it again even when nothing changed.
  */
+/** `lastSmokeTest` of a release whose gate never ran (its rollout wait ran out of time). */
+function untestedRecord(version: unknown) {
+  return {
+    version: typeof version === "number" ? version : null,
+    passed: false,
+    jobIds: [],
+    failures: 0,
+    timeline: ["not run: the rollout did not complete within rolloutTimeoutMs"],
+  };
+}
+
 function gateFailedOnLive(previous: Record<string, unknown>): boolean {
   const last = previous.lastSmokeTest as { passed?: unknown; version?: unknown } | undefined;
   return last !== undefined && last !== null && last.passed === false && last.version === previous.version;
@@ -432,7 +481,10 @@ function rollbackPatch(
 function endpointOutputs(
   live: ServerlessEndpoint,
   releases: ServerlessReleaseList | undefined,
-  given: Pick<ServerlessEndpointInputs, "rollout" | "rolloutTimeoutMs" | "templateId" | "smokeTest"> & {
+  given: Pick<
+    ServerlessEndpointInputs,
+    "rollout" | "rolloutTimeoutMs" | "templateId" | "smokeTest" | "maxHourlyUsd"
+  > & {
     lastSmokeTest?: unknown;
   },
   secrets: readonly string[],
@@ -448,6 +500,7 @@ function endpointOutputs(
     rolloutTimeoutMs: given.rolloutTimeoutMs,
     smokeTest: given.smokeTest,
     lastSmokeTest: given.lastSmokeTest,
+    maxHourlyUsd: given.maxHourlyUsd,
   };
   for (const key of Object.keys(outs)) if (outs[key] === undefined) delete outs[key];
   // What the service and the gate answered is cleaned of the secrets; `smokeTest` is the program's
@@ -484,7 +537,7 @@ function inputsOf(live: ServerlessEndpoint, given: ServerlessEndpointInputs): Re
     const gpu = Object.fromEntries(Object.entries(inputs.gpu).filter(([, v]) => v !== null));
     inputs.gpu = gpu;
   }
-  for (const key of ["templateId", "rollout", "rolloutTimeoutMs", "smokeTest"] as const) {
+  for (const key of ["templateId", "rollout", "rolloutTimeoutMs", "smokeTest", "maxHourlyUsd"] as const) {
     if (inputs[key] === undefined && given[key] !== undefined) inputs[key] = given[key];
   }
   return inputs;
@@ -499,8 +552,7 @@ function endpointSecrets(settings: RunpodSettings | undefined, inputs: { env?: u
 /** The operations behind the shared provider class (`../common/dynamicProvider.ts`). */
 export const operations = defineOperations({
   secretInputs: ["env"],
-  check: (settings, _olds, news) =>
-    checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings)),
+  check: (settings, _olds, news) => checkEndpoint(settings, news),
   diff: (_settings, _id, olds, news) => diffPlan(olds, news),
   create: createServerlessEndpoint,
   read: readServerlessEndpoint,

@@ -101,7 +101,10 @@ export interface ServerlessEndpointArgs {
    */
   rollout?: pulumi.Input<"wait" | "ignore">;
   /**
-   * Longest rollout wait of a create or update, in milliseconds (1 .. 86400000).
+   * Longest rollout wait of a create or update, in milliseconds (30000 .. 86400000: a rollout
+   * starts new workers, which takes more than a few seconds). A wait that ends unfinished fails
+   * the step saying so; it is not a failed release: the release is neither judged nor rolled back,
+   * and the next `pulumi up` tests it.
    * @default 600000 (10 minutes)
    */
   rolloutTimeoutMs?: pulumi.Input<number>;
@@ -126,6 +129,14 @@ export interface ServerlessEndpointArgs {
    * a secret.
    */
   smokeTest?: pulumi.Input<SmokeTestArgs>;
+  /**
+   * Budget of this endpoint, in US dollars an hour: a change whose `hourlyCost.ceilingUsd`
+   * (`workers.max` workers at the dearest list price it may land on) is over it fails the preview
+   * (`check`), before anything is created or changed. Needs `workers.max`. The stack's
+   * `runpod:maxHourlyUsd` bounds the sum of every endpoint's ceiling. List prices: negotiated
+   * discounts are not counted.
+   */
+  maxHourlyUsd?: pulumi.Input<number>;
 }
 
 /**
@@ -199,13 +210,36 @@ export class ServerlessEndpoint extends pulumi.dynamic.Resource {
   declare readonly smokeTest: pulumi.Output<Record<string, unknown> | undefined>;
   /**
    * What the last smoke test found: the release it tested (`version`), whether it `passed`, the
-   * `jobIds` it ran, how many `failures`, and one `timeline` line per job. Kept until the next
-   * release is tested; absent before the first.
+   * `jobIds` it ran, how many `failures`, one `timeline` line per job, and `costUsd`: an ESTIMATE
+   * of what the jobs cost (each job's execution time × the hourly list price of one worker, summed;
+   * absent without a price). Kept until the next release is tested; absent before the first.
    */
   declare readonly lastSmokeTest: pulumi.Output<
-    | { version: number | null; passed: boolean; jobIds: string[]; failures: number; timeline: string[] }
+    | {
+        version: number | null;
+        passed: boolean;
+        jobIds: string[];
+        failures: number;
+        timeline: string[];
+        costUsd?: number;
+      }
     | undefined
   >;
+  /**
+   * What the endpoint may cost an hour, in US dollars at the catalog's list prices (without
+   * negotiated discounts): `ratePerWorkerUsd`, one worker at the dearest GPU type of its pools
+   * (`price.serverless` × GPUs per worker) or CPU flavour (`price.serverlessPerVcpu` × vCPUs);
+   * `floorUsd`, `workers.min` workers always on at the cheapest; `ceilingUsd`, `workers.max` at the
+   * dearest. Worked out in the preview, so it shows what an edit does to them. When the catalog
+   * gives no price for a candidate, the figures are null and `note` says which ("no list price
+   * for ..."), never 0.
+   */
+  declare readonly hourlyCost: pulumi.Output<
+    | { floorUsd: number | null; ceilingUsd: number | null; ratePerWorkerUsd: number | null; note?: string }
+    | undefined
+  >;
+  /** The endpoint's budget as given, in US dollars an hour (see the argument). */
+  declare readonly maxHourlyUsd: pulumi.Output<number | undefined>;
   /** When the service created the endpoint (RFC 3339). */
   declare readonly createdAt: pulumi.Output<string>;
   /**
@@ -245,7 +279,11 @@ export class ServerlessEndpoint extends pulumi.dynamic.Resource {
       rolloutTimeoutMs: args.rolloutTimeoutMs,
       // Header values are credentials: with smokeTest.http.headers, smokeTest is a secret.
       smokeTest: args.smokeTest === undefined ? undefined : secretWhenHeaders(args.smokeTest),
+      maxHourlyUsd: args.maxHourlyUsd,
+      // The resource's URN, for the stack budget's sum in check (which counts each resource once).
+      __urn: pulumi.createUrn(name, "pulumi-nodejs:dynamic/runpod:ServerlessEndpoint", opts?.parent),
       lastSmokeTest: undefined,
+      hourlyCost: undefined,
       createdAt: undefined,
       version: undefined,
       latestReleaseId: undefined,

@@ -15,6 +15,7 @@
  * JobRuns) judges the answers of ONE read loop (`../workerPoll.ts`), a read a second at most.
  */
 import type { ServerlessWorker, ServerlessWorkerList, WorkerLogEvent } from "../../client";
+import { boundEntry, LISTED_AT_MOST, listSome } from "../common/engineText";
 import { describeError } from "../common/wording";
 import { logTailSection, readLogTail } from "../release/logTail";
 import { isStaleWorker, ROLLOUT_POLL_MS, rolloutState } from "../release/rollout";
@@ -62,6 +63,8 @@ export class EndpointRolloutError extends Error {
   constructor(
     message: string,
     readonly version: number | undefined,
+    /** `"stalled"`: the release cannot start (a failed release); `"timeout"`: the wait ended first. */
+    readonly kind: "stalled" | "timeout" = "stalled",
   ) {
     super(message);
     this.name = "EndpointRolloutError";
@@ -78,10 +81,11 @@ export function workersByStatus(list: ServerlessWorkerList): string {
     entry.n += 1;
     counts.set(key, entry);
   }
-  return [...counts.values()]
+  const groups = [...counts.values()]
     .sort((a, b) => (b.version ?? -1) - (a.version ?? -1) || b.n - a.n || a.status.localeCompare(b.status))
-    .map((e) => `${e.n} ${e.status} on version ${e.version ?? "(unknown)"}`)
-    .join(", ");
+    .map((e) => `${e.n} ${e.status} on version ${e.version ?? "(unknown)"}`);
+  // A service with thousands of versions or statuses must not make the message unbounded.
+  return listSome(groups, LISTED_AT_MOST).replace(/ and (\d+) more$/, " and $1 more groups");
 }
 
 /** Workers of the current version that fail their health checks. */
@@ -166,11 +170,13 @@ async function rolloutError(
   const release = `version ${version ?? "(unknown)"}`;
   const head =
     kind === "stalled"
-      ? `ServerlessEndpoint ${label}: the rollout of ${release} stalled: worker ${failing?.id} of ${release} is ` +
+      ? `ServerlessEndpoint ${label}: the rollout of ${release} stalled: worker ${boundEntry(failing?.id ?? "(unknown)")} of ${release} is ` +
         "UNHEALTHY (it fails its health checks: an image that cannot be pulled, or a container that exits at start)."
       : `ServerlessEndpoint ${label}: the rollout of ${release} did not complete within rolloutTimeoutMs ` +
         `(${options.timeoutMs} ms): ${state.stale} of ${state.total} workers still run an older version` +
-        (failing === undefined ? "." : `, and worker ${failing.id} of ${release} is ${failing.status}.`);
+        (failing === undefined
+          ? "."
+          : `, and worker ${boundEntry(failing.id)} of ${release} is ${boundEntry(failing.status)}.`);
   const lines = [head, `Workers: ${workersByStatus(list)}.`];
   if (failing !== undefined) {
     const tail = await readLogTail(
@@ -189,5 +195,5 @@ async function rolloutError(
       (kind === "timeout" ? "if the rollout only needs longer, raise rolloutTimeoutMs; " : "") +
       'to deploy without waiting for the rollout, set rollout: "ignore".',
   );
-  return new EndpointRolloutError(lines.join("\n"), version);
+  return new EndpointRolloutError(lines.join("\n"), version, kind);
 }

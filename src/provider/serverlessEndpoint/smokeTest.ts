@@ -16,6 +16,7 @@
  */
 import { z } from "zod";
 import { describeError } from "../common/wording";
+import { usd } from "../cost/prices";
 import type { LifecycleContext } from "../release/context";
 import { JobRunArgsObject, jobRunCrossChecks, resolveJobRunArgs } from "../release/jobArgs";
 import { formatTimeline, type TimelineEntry } from "../release/result";
@@ -84,6 +85,11 @@ export interface SmokeTestRecord {
   failures: number;
   /** One line per job: `<jobId>: IN_QUEUE 0.01 s -> COMPLETED 0.05 s` (and `FAILED` when it failed). */
   timeline: string[];
+  /**
+   * What the jobs cost, USD, estimated: each job's execution time × the hourly list price of one
+   * worker, summed. Absent when no job has both (a probe, no price in the catalog).
+   */
+  costUsd?: number;
 }
 
 /** One job of a gate. */
@@ -95,6 +101,8 @@ export interface GateJob {
   /** JobRun's failure text (worker error, expect mismatches, timeline, log tail). */
   failure?: string;
   timeline: TimelineEntry[];
+  /** What the job cost (JobRun's `costUsd`), when known. */
+  costUsd?: number;
 }
 
 /** A gate's verdict: the record, and the first failing job's text when it failed. */
@@ -134,6 +142,8 @@ export function judgeGate(
         }`,
     ),
   };
+  const costs = jobs.flatMap((j) => (typeof j.costUsd === "number" ? [j.costUsd] : []));
+  if (costs.length > 0) record.costUsd = usd(costs.reduce((a, b) => a + b, 0));
   return record.passed ? { record } : { record, why: failed[0]?.failure };
 }
 
@@ -157,6 +167,7 @@ export async function runGate(
     try {
       const { outs } = await runAndRecord(gateCtx, "smoke-test", news);
       const timeline = (outs.timeline ?? []) as TimelineEntry[];
+      const cost = typeof outs.costUsd === "number" ? { costUsd: outs.costUsd } : {};
       if (version !== null && outs.endpointVersion !== undefined && outs.endpointVersion !== version) {
         const what = probe ? `the http probe was answered by` : `job ${outs.jobId} ran on`;
         return {
@@ -164,12 +175,13 @@ export async function runGate(
           probe,
           passed: false,
           timeline,
+          ...cost,
           failure:
             `${what} version ${outs.endpointVersion}, not the release under test (version ` +
             `${version}): the endpoint changed while the smoke test ran`,
         };
       }
-      return { jobId: outs.jobId, probe, passed: true, timeline };
+      return { jobId: outs.jobId, probe, passed: true, timeline, ...cost };
     } catch (error) {
       const props = (error as { properties?: Record<string, unknown> }).properties;
       return {
@@ -178,6 +190,7 @@ export async function runGate(
         passed: false,
         failure: inSmokeTestTerms(describeError(error)),
         timeline: Array.isArray(props?.timeline) ? (props.timeline as TimelineEntry[]) : [],
+        ...(typeof props?.costUsd === "number" ? { costUsd: props.costUsd } : {}),
       };
     }
   };
