@@ -272,6 +272,7 @@ describe("examples", () => {
   it("are the documented ones, each a Pulumi project with a README", () => {
     expect(examples.sort()).toEqual([
       "demo",
+      "dev-pod",
       "guarded-release",
       "registry-auth",
       "serverless-endpoint",
@@ -284,17 +285,22 @@ describe("examples", () => {
     }
   });
 
-  it.each(["demo", "guarded-release", "registry-auth", "serverless-endpoint", "smoke-test", "volume-lookup"])(
-    "%s/index.ts uses only erasable TypeScript and is an ES module Node 24 runs directly",
-    (name) => {
-      const dir = path.join(EXAMPLES_DIR, name);
-      const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
-      expect(pkg).toMatchObject({ type: "module", main: "index.ts" });
-      // Throws ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX on enums, namespaces, parameter properties...
-      const js = stripTypeScriptTypes(readFileSync(path.join(dir, "index.ts"), "utf8"), { mode: "strip" });
-      expect(js).toContain('from "pulumi-runpod-dynamic"');
-    },
-  );
+  it.each([
+    "demo",
+    "dev-pod",
+    "guarded-release",
+    "registry-auth",
+    "serverless-endpoint",
+    "smoke-test",
+    "volume-lookup",
+  ])("%s/index.ts uses only erasable TypeScript and is an ES module Node 24 runs directly", (name) => {
+    const dir = path.join(EXAMPLES_DIR, name);
+    const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"));
+    expect(pkg).toMatchObject({ type: "module", main: "index.ts" });
+    // Throws ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX on enums, namespaces, parameter properties...
+    const js = stripTypeScriptTypes(readFileSync(path.join(dir, "index.ts"), "utf8"), { mode: "strip" });
+    expect(js).toContain('from "pulumi-runpod-dynamic"');
+  });
 
   // No root Pulumi.yaml: a program inside the repository cannot resolve "pulumi-runpod-dynamic"
   // by name (the repo does not install itself), and resolved by path its providers would be

@@ -35,7 +35,7 @@ const LARGE = "x".repeat(500);
 
 type Kind = Extract<
   ProviderKind,
-  "ContainerRegistryAuth" | "JobRun" | "ServerlessEndpoint" | "SshKey" | "Template" | "NetworkVolume"
+  "ContainerRegistryAuth" | "JobRun" | "ServerlessEndpoint" | "SshKey" | "Template" | "NetworkVolume" | "Pod"
 >;
 
 /** Valid program inputs of each resource (secrets as the program marks them). */
@@ -50,6 +50,12 @@ const BASE: Record<Kind, Record<string, unknown>> = {
     scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
     gpu: { pools: ["ADA_24"] },
     image: "acme/worker:1",
+    env: secretValue({ HF_TOKEN: SECRET }),
+  },
+  Pod: {
+    name: "pod",
+    image: "acme/dev:1",
+    gpu: { id: "NVIDIA H100 80GB HBM3" },
     env: secretValue({ HF_TOKEN: SECRET }),
   },
   JobRun: {
@@ -389,7 +395,7 @@ const ROWS: Record<Kind, Row[]> = {
       " has a problem: smokeTest.timeoutMs: timeoutMs must be at least 1 ms",
     ]),
     row("an unknown argument holding a secret", { secrets: secretValue(SECRET) }, [
-      " has a problem: unknown property secrets; allowed: args, disk, env, image, ports, registry, cpu, dataCenterIds, flashboot, networkVolumes, timeout, workers, name, type, scaling, gpu, templateId, rollout, rolloutTimeoutMs, smokeTest",
+      " has a problem: unknown property secrets; allowed: args, disk, env, image, ports, registry, cpu, dataCenterIds, flashboot, networkVolumes, timeout, workers, name, type, scaling, gpu, templateId, rollout, rolloutTimeoutMs, smokeTest, maxHourlyUsd",
     ]),
   ],
   JobRun: [
@@ -681,6 +687,91 @@ const ROWS: Record<Kind, Row[]> = {
         " has a problem: an http probe reads the endpoint's requestUrls.base over REST v2, and runpod:restUrl (or RUNPOD_REST_API_URL) is REST v1: set it to a /v2 URL (https://api.runpod.io/v2, the default)",
       ],
       { field: "http", dialect: "v1" },
+    ),
+  ],
+  Pod: [
+    row("name missing", { name: undefined }, [" has a problem: name is required: a non-empty string"]),
+    row(
+      "both gpu and cpu",
+      { cpu: { id: "cpu3c", vcpuCount: 2 } },
+      [
+        ": property cpu value {map[id:{cpu3c} vcpuCount:{2}]} has a problem: cpu cannot be combined with gpu; a pod runs on exactly one of them",
+      ],
+      { field: "cpu" },
+    ),
+    row(
+      "neither gpu nor cpu",
+      { gpu: undefined },
+      [" has a problem: gpu is required unless cpu is given: a pod runs on exactly one of gpu or cpu"],
+      { field: "gpu" },
+    ),
+    row(
+      "mounts.persistent with cpu",
+      {
+        gpu: undefined,
+        cpu: { id: "cpu3c", vcpuCount: 2 },
+        mounts: { persistent: { size: 20, path: "/workspace" } },
+      },
+      [
+        " has a problem: mounts.persistent is not allowed on a CPU pod; use a network volume (mounts.network)",
+      ],
+      { field: "mounts" },
+    ),
+    row(
+      "allowedCudaVersions with minCudaVersion",
+      { gpu: { id: "NVIDIA H100 80GB HBM3", allowedCudaVersions: ["12.8"], minCudaVersion: "12.4" } },
+      [
+        " has a problem: gpu.minCudaVersion: minCudaVersion and a non-empty allowedCudaVersions are mutually exclusive; give one of them",
+      ],
+      { field: "gpu" },
+    ),
+    row("a port without /http or /tcp", { ports: ["8888"] }, [
+      ' has a problem: ports.0: ports entries must be "<port>/http" or "<port>/tcp", e.g. "8888/http"',
+    ]),
+    row(
+      "waitFor.port not an exposed http port",
+      { ports: ["22/tcp"], waitFor: { port: 8888 } },
+      [' has a problem: waitFor.port 8888 is not an HTTP port of the pod: add "8888/http" to ports'],
+      {
+        field: "waitFor.port",
+      },
+    ),
+    row("waitFor ssh without startSsh", { waitFor: "ssh" }, [
+      ': property waitFor value {ssh} has a problem: waitFor: "ssh" needs startSsh: true (the service gives the pod an SSH endpoint only then); set startSsh: true or wait for "running"',
+    ]),
+    row("waitFor not one of the forms", { waitFor: "ready" }, [
+      ': property waitFor value {ready} has a problem: waitFor must be "none", "running", "ssh" or { port, path?, expectStatus? }',
+    ]),
+    row("desiredStatus not RUNNING or EXITED", { desiredStatus: "STOPPED" }, [
+      ': property desiredStatus value {STOPPED} has a problem: desiredStatus must be "RUNNING" or "EXITED"',
+    ]),
+    row("waitTimeoutMs under a second", { waitTimeoutMs: 10 }, [
+      ": property waitTimeoutMs value {10} has a problem: waitTimeoutMs must be at least 1000 ms",
+    ]),
+    row("fallbackGpuIds not an array", { fallbackGpuIds: "NVIDIA A100 80GB PCIe" }, [
+      ": property fallbackGpuIds value {NVIDIA A100 80GB PCIe} has a problem: fallbackGpuIds must be an array of GPU type ids, got a string",
+    ]),
+    row(
+      "env value not a string (a secret)",
+      { env: secretValue({ HF_TOKEN: 42, OTHER: SECRET }) },
+      [" has a problem: env.HF_TOKEN: env value must be a string"],
+      {
+        field: "env",
+      },
+    ),
+    row("an unknown argument holding a secret", { hfToken: secretValue(SECRET) }, [
+      " has a problem: unknown property hfToken; allowed: name, args, disk, env, image, ports, registry, cloud, cpu, dataCenterIds, globalNetworking, gpu, mounts, startJupyter, startSsh, templateId, fallbackGpuIds, desiredStatus, waitFor, locked, waitTimeoutMs",
+    ]),
+    row("an unknown argument holding a large value", { notes: LARGE }, [
+      " has a problem: unknown property notes; allowed: name, args, disk, env, image, ports, registry, cloud, cpu, dataCenterIds, globalNetworking, gpu, mounts, startJupyter, startSsh, templateId, fallbackGpuIds, desiredStatus, waitFor, locked, waitTimeoutMs",
+    ]),
+    row(
+      "on a REST v1 restUrl",
+      {},
+      [
+        " has a problem: Pod needs the REST v2 interface, but runpod:restUrl is http://127.0.0.1:9/v1 (REST v1). Set runpod:restUrl to a URL ending in /v2.",
+      ],
+      { field: "restUrl", dialect: "v1" },
     ),
   ],
 };
