@@ -760,10 +760,10 @@ const ROWS: Record<Kind, Row[]> = {
       },
     ),
     row("an unknown argument holding a secret", { hfToken: secretValue(SECRET) }, [
-      " has a problem: unknown property hfToken; allowed: name, args, disk, env, image, ports, registry, cloud, cpu, dataCenterIds, globalNetworking, gpu, mounts, startJupyter, startSsh, templateId, fallbackGpuIds, desiredStatus, waitFor, locked, waitTimeoutMs",
+      " has a problem: unknown property hfToken; allowed: name, args, disk, env, image, ports, registry, cloud, cpu, dataCenterIds, globalNetworking, gpu, mounts, startJupyter, startSsh, templateId, fallbackGpuIds, desiredStatus, waitFor, locked, waitTimeoutMs, maxHourlyUsd",
     ]),
     row("an unknown argument holding a large value", { notes: LARGE }, [
-      " has a problem: unknown property notes; allowed: name, args, disk, env, image, ports, registry, cloud, cpu, dataCenterIds, globalNetworking, gpu, mounts, startJupyter, startSsh, templateId, fallbackGpuIds, desiredStatus, waitFor, locked, waitTimeoutMs",
+      " has a problem: unknown property notes; allowed: name, args, disk, env, image, ports, registry, cloud, cpu, dataCenterIds, globalNetworking, gpu, mounts, startJupyter, startSsh, templateId, fallbackGpuIds, desiredStatus, waitFor, locked, waitTimeoutMs, maxHourlyUsd",
     ]),
     row(
       "on a REST v1 restUrl",
