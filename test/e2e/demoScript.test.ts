@@ -109,7 +109,7 @@ describe("npm run demo", () => {
     expect(created).toMatch(/endpointImage +: "ghcr\.io\/acme\/echo-worker:1\.0\.0"/);
     expect(created).toMatch(/endpointVersion: 1\n/);
     expect(created).toMatch(
-      /lastSmokeTest +: \{\n +failures: 0\n +jobIds +: \[\n +\[0\]: "[0-9a-f-]+(-u\d+)?"\n +\]\n +passed +: true\n[\s\S]*?version +: 1\n +\}/,
+      /lastSmokeTest +: \{\n +costUsd +: \d+(\.\d+)?(e-\d+)?\n +failures: 0\n +jobIds +: \[\n +\[0\]: "[0-9a-f-]+(-u\d+)?"\n +\]\n +passed +: true\n[\s\S]*?version +: 1\n +\}/,
     );
     expect(created).toMatch(/volumeSizeGb +: 20\n/);
     expect(created).toMatch(onEmulator(1, "1.0.0"));
