@@ -72,11 +72,13 @@ const { createRequire } = require("node:module");
 const req = createRequire(path.join(process.cwd(), "package.json"));
 const [spec, exportName] = process.argv.slice(1);
 const mod = req(spec);
-const Resource = mod[exportName];
-if (typeof Resource !== "function" || typeof Resource.provider !== "object") {
-  throw new Error(spec + " has no exported resource class " + exportName + " with a static provider (exports: " + Object.keys(mod).join(", ") + ")");
+const Exported = mod[exportName];
+if (typeof Exported !== "function") {
+  throw new Error(spec + " has no exported class " + exportName + " (a resource class with a static provider, or a provider class; exports: " + Object.keys(mod).join(", ") + ")");
 }
-const provider = Resource.provider;
+// The package's resource classes expose the provider they hand to pulumi.dynamic.Resource; a
+// test fixture may export a provider class of its own instead.
+const provider = typeof Exported.provider === "object" ? Exported.provider : new Exported();
 const sc = req("@pulumi/pulumi/runtime/closure/serializeClosure");
 sc.serializeFunction(() => provider, { allowSecrets: true }).then((sf) => {
   process.stdout.write(JSON.stringify({ text: sf.text, containsSecrets: sf.containsSecrets }));
@@ -86,7 +88,8 @@ sc.serializeFunction(() => provider, { allowSecrets: true }).then((sf) => {
 const cache = new Map<string, Promise<SerializedProvider>>();
 
 /**
- * Serializes `require(moduleSpecifier)[exportName].provider` as resolved from `projectDir`.
+ * Serializes `require(moduleSpecifier)[exportName].provider` (or, for a provider class, an instance
+ * of it) as resolved from `projectDir`.
  * Rejects with the child's stderr when the module or class is missing or serialization fails.
  */
 export function serializeProviderFrom(
