@@ -135,6 +135,26 @@ export function settingsFromStack(): RunpodSettings {
   return resolveSettings({ get: (key) => config.get(key.replace(/^runpod:/, "")) });
 }
 
+/**
+ * The client a lookup uses: `opts.client`, else one built from `opts.settings` or the running
+ * program's stack config. A configuration error (no API key, a malformed URL) stays a
+ * `ValidationError` and is also marked as Pulumi's `RunError`, so the program prints its one-line
+ * message (naming the config key and the variable) without a stack trace: `run` in
+ * @pulumi/pulumi cmd/run/run.js logs a `RunError` by its message alone (`RunError.isInstance`
+ * reads the `__pulumiRunError` member).
+ */
+export function lookupClient(
+  opts: { client?: ClientModule.RunpodClient; settings?: RunpodSettings } = {},
+): ClientModule.RunpodClient {
+  if (opts.client) return opts.client;
+  try {
+    return clientFromSettings(opts.settings ?? settingsFromStack());
+  } catch (error) {
+    if (error instanceof ValidationError) Object.defineProperty(error, "__pulumiRunError", { value: true });
+    throw error;
+  }
+}
+
 /** Which of the service's interfaces a caller uses; a URL it never uses is not checked. */
 export interface ClientUse {
   /** The management API (`restUrl`). JobRun only runs jobs: it passes `false`. @default true */

@@ -9,7 +9,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { Health, RunpodClient } from "../client";
 import { checkEndpointId } from "../client/endpointId";
-import { clientFromSettings, settingsFromStack } from "./config";
+import { lookupClient } from "./config";
 
 /** Arguments of `getEndpointHealth`. */
 export interface GetEndpointHealthArgs {
@@ -42,7 +42,7 @@ export async function getEndpointHealth(
   opts: GetEndpointHealthOptions = {},
 ): Promise<EndpointHealth> {
   const endpointId = checkArgs(args);
-  const client = opts.client ?? clientFromSettings(settingsFromStack());
+  const client = lookupClient({ client: opts.client });
   return client.endpoint(endpointId).health({ signal: opts.signal });
 }
 

@@ -19,7 +19,7 @@ import type * as ClientIndex from "../../client";
 import type { RunpodClient } from "../../client";
 import { ValidationError } from "../../client/errors";
 import type { BillingBucketSize } from "../../wire/billing";
-import { clientFromSettings, type RunpodSettings, settingsFromStack } from "../config";
+import { lookupClient, type RunpodSettings } from "../config";
 
 /**
  * The query schemas and their checker, loaded on first use (the package root loads this module,
@@ -127,7 +127,7 @@ export async function getBilling(
     parseInput(ServerlessBillingQueryInputSchema, { ...window, serverlessId }, "getBilling");
   else if (podId !== undefined) parseInput(PodBillingQueryInputSchema, { ...window, podId }, "getBilling");
   else parseInput(BillingQueryInputSchema, window, "getBilling");
-  const client = opts.client ?? clientFromSettings(opts.settings ?? settingsFromStack());
+  const client = lookupClient(opts);
   const request = { signal: opts.signal };
   if (serverlessId !== undefined || podId !== undefined) {
     const answer =

@@ -16,7 +16,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CpuType, DataCenter, GpuType, RunpodClient } from "../../client";
 import { ValidationError } from "../../client/errors";
-import { clientFromSettings, type RunpodSettings, settingsFromStack } from "../config";
+import { lookupClient, type RunpodSettings } from "../config";
 
 export type { CpuType, DataCenter, GpuType };
 
@@ -101,7 +101,7 @@ function checkArgs<T extends object>(
 }
 
 function clientOf(opts: CatalogLookupOptions): RunpodClient {
-  return opts.client ?? clientFromSettings(opts.settings ?? settingsFromStack());
+  return lookupClient(opts);
 }
 
 const SERVERLESS_STOCK = { include: ["AVAILABILITY" as const], product: ["SERVERLESS" as const] };

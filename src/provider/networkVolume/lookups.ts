@@ -8,7 +8,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient, NetworkVolume as WireNetworkVolume } from "../../client";
 import { ValidationError } from "../../client/errors";
-import { clientFromSettings, type RunpodSettings, settingsFromStack } from "../config";
+import { lookupClient, type RunpodSettings } from "../config";
 
 /**
  * A network volume as the lookups return it: `id`, `name`, `size` (GB), `dataCenterId`, and
@@ -140,8 +140,7 @@ export function getNetworkVolumesOutput(
 // ---------------------------------------------------------------------------------------------
 
 function clientFor(opts: LookupOptions | undefined): RunpodClient {
-  if (opts?.client) return opts.client;
-  return clientFromSettings(opts?.settings ?? settingsFromStack());
+  return lookupClient(opts);
 }
 
 type OneQuery =

@@ -16,7 +16,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { Pod, RunpodClient } from "../../client";
 import { ValidationError } from "../../client/errors";
-import { clientFromSettings, type RunpodSettings, settingsFromStack } from "../config";
+import { lookupClient, type RunpodSettings } from "../config";
 
 /** Arguments of `getPod`. */
 export interface GetPodArgs {
@@ -56,7 +56,7 @@ function checkId(args: GetPodArgs | undefined, where: string): string {
  */
 export async function getPod(args: GetPodArgs, opts: GetPodOptions = {}): Promise<GetPodResult> {
   const id = checkId(args, "getPod");
-  const client = opts.client ?? clientFromSettings(opts.settings ?? settingsFromStack());
+  const client = lookupClient(opts);
   return client.pods.get(id, { signal: opts.signal });
 }
 

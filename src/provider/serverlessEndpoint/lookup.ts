@@ -13,7 +13,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient } from "../../client";
 import { ENDPOINT_ID_RULE, isEndpointId } from "../../client/endpointId";
 import { ValidationError } from "../../client/errors";
-import { clientFromSettings, type RunpodSettings, settingsFromStack } from "../config";
+import { lookupClient, type RunpodSettings } from "../config";
 
 /** Arguments of `getServerlessEndpoint`. */
 export interface GetServerlessEndpointArgs {
@@ -76,7 +76,7 @@ export async function getServerlessEndpoint(
   opts: GetServerlessEndpointOptions = {},
 ): Promise<GetServerlessEndpointResult> {
   const id = checkId(args);
-  const client = opts.client ?? clientFromSettings(opts.settings ?? settingsFromStack());
+  const client = lookupClient(opts);
   const request = { signal: opts.signal };
   const [endpoint, releases, workerList] = await Promise.all([
     client.serverless.get(id, request),

@@ -12,7 +12,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient } from "../../client";
 import { ValidationError } from "../../client/errors";
-import { clientFromSettings, type RunpodSettings, settingsFromStack } from "../config";
+import { lookupClient, type RunpodSettings } from "../config";
 import { describeStoredKey } from "./args";
 
 /** One registered key, as `getSshKeys` returns it. */
@@ -46,7 +46,7 @@ export async function getSshKeys(
   if (given.length > 0) {
     throw new ValidationError(`getSshKeys takes no arguments; got ${given.join(", ")}`, [given[0] as string]);
   }
-  const client = opts.client ?? clientFromSettings(opts.settings ?? settingsFromStack());
+  const client = lookupClient(opts);
   const keys = await client.account.sshKeys({ signal: opts.signal });
   return keys.map(describeStoredKey);
 }
