@@ -9,15 +9,17 @@
  *    release, then are replaced one by one).
  * 2. Installs the packed package into a temp project (`npm pack`, dependencies linked from this
  *    repo's node_modules: offline), the way users get it.
- * 3. `pulumi up` (preview first, as a user's `pulumi up` does) creates everything. Then three
- *    edits of the stack's config, each followed by `pulumi up` ({@link CHANGES}): a new `imageTag`
+ * 3. `pulumi up` (preview first, as a user's `pulumi up` does) creates everything; its preview
+ *    shows each endpoint's hourly floor and ceiling at list prices. Then four edits of the stack's
+ *    config, each followed by `pulumi up` ({@link CHANGES}): a new `imageTag`
  *    (the template and the endpoint updated in place, the release rolled out and waited for, and
  *    the endpoint's `smokeTest` run on it); a broken `extraEnv` (the emulator's
  *    `RUNPOD_EMULATOR_FAIL`: every job of that release fails), so the endpoint's smoke test fails,
  *    the previous configuration is rolled out again as a new version, and `up` fails with the text
  *    the engine prints (which release failed and why: the worker error, the worker's log tail; and
  *    which version serves now); a `pulumi refresh` then finds no drift (the state records what
- *    runs); the env fixed, and `up` passes. After each step it prints what the endpoint runs (read
+ *    runs); the env fixed, and `up` passes; `workersMax` raised past the stack's budget
+ *    (`runpod:maxHourlyUsd`), which the preview refuses before anything changes. After each step it prints what the endpoint runs (read
  *    back from the emulator: its version, image, env names, each worker's version) and what the
  *    stack's state records (the version, the image and `lastSmokeTest`). Then `pulumi destroy`,
  *    and it asserts (and prints) that the emulator holds zero endpoints, templates, network
@@ -72,37 +74,62 @@ const ROLLOUT_MS = 1_000;
 /** The stack config's namespace (the project name). */
 const KEY = (name: string) => `${PROJECT}:${name}`;
 
+/** The stack budget the demo sets (`runpod:maxHourlyUsd`), USD an hour: what the last change exceeds. */
+const BUDGET_USD = 20;
+
 /**
- * The demo's change steps after the first `up`: each is an edit of the stack's config (what a user
- * does with `pulumi config set`), then `pulumi up`. [config edits, the command a user would type,
- * what to expect, whether `up` must fail].
+ * One of the demo's change steps after the first `up`: an edit of the stack's config (what a user
+ * does with `pulumi config set`), then `pulumi up`.
  */
-const CHANGES: ReadonlyArray<[Record<string, string | undefined>, string[], string, boolean]> = [
-  [
-    { imageTag: "1.1.0" },
-    ["pulumi config set imageTag 1.1.0"],
-    "a new image tag: the template and the endpoint are updated in place, the release rolls out " +
+interface Change {
+  /** Config keys (without the project prefix) and their new values; `undefined` removes one. */
+  edits: Record<string, string | undefined>;
+  /** The commands a user would type for the edits. */
+  commands: string[];
+  /** What to expect, printed before the commands. */
+  why: string;
+  /**
+   * How the `up` must fail, if it must: `release` (a smoke test fails and the release is rolled
+   * back; a refresh follows to show the state records what runs), `budget` (the preview refuses).
+   */
+  fails?: "release" | "budget";
+}
+
+const CHANGES: readonly Change[] = [
+  {
+    edits: { imageTag: "1.1.0" },
+    commands: ["pulumi config set imageTag 1.1.0"],
+    why:
+      "a new image tag: the template and the endpoint are updated in place, the release rolls out " +
       "(the endpoint's update waits for it), then the endpoint's smoke test runs on that release",
-    false,
-  ],
-  [
-    { imageTag: "1.2.0", extraEnv: JSON.stringify({ RUNPOD_EMULATOR_FAIL: WORKER_ERROR }) },
-    [
+  },
+  {
+    edits: { imageTag: "1.2.0", extraEnv: JSON.stringify({ RUNPOD_EMULATOR_FAIL: WORKER_ERROR }) },
+    commands: [
       "pulumi config set imageTag 1.2.0",
       `pulumi config set extraEnv '${JSON.stringify({ RUNPOD_EMULATOR_FAIL: WORKER_ERROR })}'`,
     ],
-    "a broken release: image 1.2.0 with an env that makes every job fail (the emulator's " +
+    why:
+      "a broken release: image 1.2.0 with an env that makes every job fail (the emulator's " +
       "RUNPOD_EMULATOR_FAIL); its smoke test fails, the endpoint rolls the previous configuration " +
       "(1.1.0) back out as a new version, and the up fails saying which release failed, why (the " +
       "worker's error, its log tail) and what serves now",
-    true,
-  ],
-  [
-    { extraEnv: undefined },
-    ["pulumi config rm extraEnv"],
-    "the env fixed: the next up tries release 1.2.0 again, it rolls out, and its smoke test passes",
-    false,
-  ],
+    fails: "release",
+  },
+  {
+    edits: { extraEnv: undefined },
+    commands: ["pulumi config rm extraEnv"],
+    why: "the env fixed: the next up tries release 1.2.0 again, it rolls out, and its smoke test passes",
+  },
+  {
+    edits: { workersMax: "20" },
+    commands: ["pulumi config set workersMax 20"],
+    why:
+      `a change over the budget: workers.max 2 -> 20 raises the endpoint's hourly ceiling past the stack's ` +
+      `runpod:maxHourlyUsd (${BUDGET_USD}); the preview refuses it, naming the figures, before any call ` +
+      "that costs money, and nothing changes",
+    fails: "budget",
+  },
 ];
 
 /** Why the demo refreshes after the rolled-back release. */
@@ -128,11 +155,11 @@ function noDrift<R extends { ok: boolean; errors: string[]; resources: Array<{ u
  */
 async function editConfig(
   stack: { setConfig(key: string, value: string | undefined): void | Promise<void> },
-  [edits, command, why]: (typeof CHANGES)[number],
+  { edits, commands, why }: Change,
   label = "",
 ) {
   print(`\n# ${why}`);
-  for (const line of command) print(`$ ${line}${label ? `    ${label}` : ""}`);
+  for (const line of commands) print(`$ ${line}${label ? `    ${label}` : ""}`);
   for (const [key, value] of Object.entries(edits)) await stack.setConfig(KEY(key), value);
 }
 
@@ -323,6 +350,7 @@ async function main(): Promise<number> {
       "runpod:apiKey": { secret: emu.apiKey },
       "runpod:restUrl": emu.restUrlV2, // REST v2: the default dialect, as on the real service
       "runpod:serverlessUrl": emu.serverlessUrl,
+      "runpod:maxHourlyUsd": String(BUDGET_USD), // the stack's budget at list prices, judged in every preview
     };
 
     const pulumiPath = findPulumi();
@@ -345,7 +373,7 @@ async function main(): Promise<number> {
         print(`\n$ ${title}`);
         const result = await step();
         if (result.ok === expectFailure) {
-          throw new StepFailed(expectFailure ? "the broken release passed" : result.errors.join("\n"));
+          throw new StepFailed(expectFailure ? "a step meant to fail passed" : result.errors.join("\n"));
         }
       };
       const c = cli;
@@ -358,9 +386,9 @@ async function main(): Promise<number> {
       await showChatAnswer(emu);
       for (const change of CHANGES) {
         await editConfig(c, change);
-        await run("pulumi up --yes", () => c.up(), change[3]);
+        await run("pulumi up --yes", () => c.up(), change.fails !== undefined);
         await shown();
-        if (change[3]) {
+        if (change.fails === "release") {
           print(`\n# ${REFRESH_WHY}`);
           await run("pulumi refresh --yes", async () => noDrift(await c.refresh()));
         }
@@ -433,7 +461,7 @@ async function main(): Promise<number> {
           show(kind, undefined, result, durationMs, before, after);
         }
         if (result.ok === expectFailure) {
-          throw new StepFailed(expectFailure ? "the broken release passed" : result.errors.join("\n"));
+          throw new StepFailed(expectFailure ? "a step meant to fail passed" : result.errors.join("\n"));
         }
         if (result.ok && kind === "up") previous = result.outputs;
       };
@@ -446,9 +474,9 @@ async function main(): Promise<number> {
       await showChatAnswer(emu);
       for (const change of CHANGES) {
         await editConfig(h, change, LABEL);
-        await run("up", "pulumi up --yes", () => h.up(), change[3]);
+        await run("up", "pulumi up --yes", () => h.up(), change.fails !== undefined);
         await shown();
-        if (change[3]) {
+        if (change.fails === "release") {
           print(`\n# ${REFRESH_WHY}`);
           await run("refresh", "pulumi refresh --yes", async () => noDrift(await h.refresh()));
         }

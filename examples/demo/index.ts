@@ -131,3 +131,9 @@ export const lastSmokeTest = ep.lastSmokeTest;
 export const chatUrl = chat.requestUrls.apply((u) => u.base);
 export const chatVersion = chat.version;
 export const chatSmokeTest = chat.lastSmokeTest;
+// What each endpoint may cost an hour at list prices, known in the preview (from the catalog):
+// `floorUsd` with `workers.min` always on at the cheapest pool, `ceilingUsd` with `workers.max`
+// busy at the dearest. With stack config `runpod:maxHourlyUsd`, a change whose ceilings add up to
+// more is refused in the preview, before anything is created or changed.
+export const endpointCost = ep.hourlyCost;
+export const chatCost = chat.hourlyCost;

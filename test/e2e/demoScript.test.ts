@@ -35,8 +35,8 @@ describe("npm run demo", () => {
   // broken release is rolled back inside the update, a refresh then finds no drift, and the next up
   // tries the release again. The stack also holds a load-balancer endpoint (`chat`) whose smoke test
   // is an HTTP probe; the demo prints one answer of it after the first up.
-  it("without a pulumi CLI: labels every CLI-looking line; creates the whole pipeline (a load-balancer endpoint among it, its HTTP smoke test passing, one chat answer printed); a new image tag is a release rolled out and smoke-tested; a broken release fails its smoke test and is rolled back (the previous configuration serves under a new version, the state records it, a refresh finds no drift); fixed, it passes; destroy leaves zero objects on the emulator", {
-    timeout: 240_000,
+  it("without a pulumi CLI: labels every CLI-looking line; creates the whole pipeline (a load-balancer endpoint among it, its HTTP smoke test passing, one chat answer printed, each endpoint's hourly floor and ceiling); a new image tag is a release rolled out and smoke-tested; a broken release fails its smoke test and is rolled back (the previous configuration serves under a new version, the state records it, a refresh finds no drift); fixed, it passes; workers.max raised past the stack budget is refused in the preview with the figures; destroy leaves zero objects on the emulator", {
+    timeout: 480_000,
   }, async () => {
     const PATH = (process.env.PATH ?? "")
       .split(path.delimiter)
@@ -51,17 +51,19 @@ describe("npm run demo", () => {
           l,
         ),
       );
-    // 4 ups (command, preview, update, duration each), 4 config edits, refresh (4 lines: it previews
-    // first, "Previewing refresh"), destroy (3 lines: --skip-preview), "have been deleted".
-    expect(cliLooking).toHaveLength(4 * 4 + 4 + 4 + 3 + 1);
+    // 4 ups (command, preview, update, duration each), the up over budget (command and preview: the
+    // preview fails), 5 config edits, refresh (4 lines: it previews first, "Previewing refresh"),
+    // destroy (3 lines: --skip-preview), "have been deleted".
+    expect(cliLooking).toHaveLength(4 * 4 + 2 + 5 + 4 + 3 + 1);
     expect(stdout).toMatch(/^Previewing refresh \(dev\): +\[deploy harness\]$/m);
     for (const line of cliLooking) expect(line).toContain("[deploy harness]");
 
-    // The steps, in order: 4 ups (each after its config edit, which a "# ..." line explains), the
+    // The steps, in order: 5 ups (each after its config edit, which a "# ..." line explains), the
     // refresh after the rolled-back release, and the destroy.
     const steps = stdout.split(/\n\n(?=# (?!on the emulator|in the stack's state)|\$ pulumi destroy )/);
-    expect(steps).toHaveLength(6);
-    const [created, released, broken, refreshed, fixed, destroyed] = steps as [
+    expect(steps).toHaveLength(7);
+    const [created, released, broken, refreshed, fixed, overBudget, destroyed] = steps as [
+      string,
       string,
       string,
       string,
@@ -112,6 +114,14 @@ describe("npm run demo", () => {
       /lastSmokeTest +: \{\n +costUsd +: \d+(\.\d+)?(e-\d+)?\n +failures: 0\n +jobIds +: \[\n +\[0\]: "[0-9a-f-]+(-u\d+)?"\n +\]\n +passed +: true\n[\s\S]*?version +: 1\n +\}/,
     );
     expect(created).toMatch(/volumeSizeGb +: 20\n/);
+    // What each endpoint may cost an hour at the emulator's list prices: the queue endpoint 0 with
+    // no worker always on, 2 workers at 1.1 USD at most; the load balancer keeps one worker on.
+    expect(created).toMatch(
+      /endpointCost +: \{\n +ceilingUsd +: 2\.2\n +floorUsd +: 0\n +ratePerWorkerUsd: 1\.1\n +\}/,
+    );
+    expect(created).toMatch(
+      /chatCost +: \{\n +ceilingUsd +: 1\.1\n +floorUsd +: 0\.68\n +ratePerWorkerUsd: 1\.1\n +\}/,
+    );
     expect(created).toMatch(onEmulator(1, "1.0.0"));
     expect(created).toMatch(inState(1, "1.0.0", 1, true));
     // The load balancer: created at version 1 with its own image, its smoke test one HTTP probe
@@ -221,7 +231,21 @@ describe("npm run demo", () => {
     expect(fixed).toMatch(onEmulator(5, "1.2.0"));
     expect(fixed).toMatch(inState(5, "1.2.0", 5, true));
 
-    // 5. destroy, and the emulator itself holds nothing.
+    // 5. workers.max raised past the stack's budget (runpod:maxHourlyUsd 20): the preview's check
+    // refuses it naming the key, the sum and each resource's part; no update runs, nothing changes.
+    expect(overBudget).toMatch(/^\$ pulumi config set workersMax 20 +\[deploy harness\]\n/m);
+    expect(overBudget).toMatch(new RegExp(`└─ ${ENDPOINT} +\\*\\*failed\\*\\* +1 error\\n`));
+    expect(overBudget).toContain(
+      "runpod:maxHourlyUsd is 20 USD/h, but the hourly ceilings of this deployment's RunPod resources add up to 23.1 USD/h (list prices): " +
+        'ServerlessEndpoint "demo-chat" 1.1 USD/h (workers.max 1 × 1.1 USD/h per worker); ' +
+        'ServerlessEndpoint "demo-worker" 22 USD/h (workers.max 20 × 1.1 USD/h per worker). Nothing was created or changed.',
+    );
+    expect(overBudget).not.toContain("Updating (dev)");
+    expect(overBudget).toMatch(/Resources:\n {4}5 unchanged\n {4}1 errored\n/);
+    expect(overBudget).toMatch(onEmulator(5, "1.2.0"));
+    expect(overBudget).toMatch(inState(5, "1.2.0", 5, true));
+
+    // 6. destroy, and the emulator itself holds nothing.
     expect(destroyed).toContain("- 6 deleted");
     expect(destroyed).toMatch(/- +[├└]─ pulumi-nodejs:dynamic\/runpod:ServerlessEndpoint +chat +deleted/);
     expect(destroyed).toContain(
