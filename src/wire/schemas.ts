@@ -22,46 +22,63 @@ const httpUrl = (what: string) => z.url({ protocol: /^https?$/, error: `${what} 
 
 /** Execution policy of one job. */
 export const JobPolicySchema = z.strictObject({
-  /** Longest a running job may take, in ms; must be > 5000. @default 600000 */
   executionTimeout: z
     .int({ error: "executionTimeout must be an integer number of milliseconds" })
     .gt(EXECUTION_TIMEOUT_MIN_EXCLUSIVE_MS, {
       error: `executionTimeout must be greater than ${EXECUTION_TIMEOUT_MIN_EXCLUSIVE_MS} ms`,
     })
-    .optional(),
-  /** When true the job does not trigger worker scaling. @default false */
-  lowPriority: z.boolean({ error: "lowPriority must be a boolean" }).optional(),
-  /** Longest the job may wait in the queue, in ms: 10000 .. 604800000 (1 week). @default 86400000 */
+    .optional()
+    .meta({ description: "Longest a running job may take, in ms; must be > 5000.", default: "600000" }),
+  lowPriority: z
+    .boolean({ error: "lowPriority must be a boolean" })
+    .optional()
+    .meta({ description: "When true the job does not trigger worker scaling.", default: "false" }),
   ttl: z
     .int({ error: "ttl must be an integer number of milliseconds" })
     .min(TTL_MIN_MS, { error: `ttl must be at least ${TTL_MIN_MS} ms` })
     .max(TTL_MAX_MS, { error: `ttl must be at most ${TTL_MAX_MS} ms (1 week)` })
-    .optional(),
+    .optional()
+    .meta({
+      description: "Longest the job may wait in the queue, in ms: 10000 .. 604800000 (1 week).",
+      default: "86400000",
+    }),
 });
 export type JobPolicy = z.infer<typeof JobPolicySchema>;
 
 /** S3-compatible storage settings passed to the worker; never echoed by the service. */
 export const S3ConfigSchema = z.strictObject({
-  accessId: z.string({ error: "accessId must be a string" }).min(1, { error: "accessId must not be empty" }),
+  accessId: z
+    .string({ error: "accessId must be a string" })
+    .min(1, { error: "accessId must not be empty" })
+    .meta({ description: "Access key id of the bucket's credentials." }),
   accessSecret: z
     .string({ error: "accessSecret must be a string" })
-    .min(1, { error: "accessSecret must not be empty" }),
+    .min(1, { error: "accessSecret must not be empty" })
+    .meta({
+      description: "Secret access key of the bucket's credentials (a secret: never echoed nor logged).",
+    }),
   bucketName: z
     .string({ error: "bucketName must be a string" })
-    .min(1, { error: "bucketName must not be empty" }),
-  endpointUrl: httpUrl("endpointUrl"),
+    .min(1, { error: "bucketName must not be empty" })
+    .meta({ description: "Name of the bucket the worker reads and writes." }),
+  endpointUrl: httpUrl("endpointUrl").meta({
+    description:
+      "URL of the S3-compatible service (http or https), e.g. `https://s3.us-east-1.amazonaws.com`.",
+  }),
 });
 export type S3Config = z.infer<typeof S3ConfigSchema>;
 
 /** Body of `POST /run` and `POST /runsync`. */
 export const JobRequestSchema = z.strictObject({
-  /** Handler parameters; a JSON object whose keys the worker defines. */
-  input: z.record(z.string(), z.unknown(), {
-    error: (issue) =>
-      issue.input === undefined ? "input is required: a JSON object" : "input must be a JSON object",
-  }),
-  /** Called with the job's status body when the job completes. */
-  webhook: httpUrl("webhook").optional(),
+  input: z
+    .record(z.string(), z.unknown(), {
+      error: (issue) =>
+        issue.input === undefined ? "input is required: a JSON object" : "input must be a JSON object",
+    })
+    .meta({ description: "Handler parameters; a JSON object whose keys the worker defines." }),
+  webhook: httpUrl("webhook")
+    .optional()
+    .meta({ description: "Called with the job's status body when the job completes." }),
   policy: JobPolicySchema.optional(),
   s3Config: S3ConfigSchema.optional(),
 });

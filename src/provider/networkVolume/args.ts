@@ -25,11 +25,49 @@ const notBlank = (field: "name" | "dataCenterId") =>
 
 /** Strict schema of the arguments (an unknown key is a typo and fails); size bounds are the dialect's. */
 export const NetworkVolumeArgsSchema = NetworkVolumeCreateInputSchema.extend({
-  name: notBlank("name"),
-  size: z.int({ error: "size must be an integer number of GB" }),
-  dataCenterId: notBlank("dataCenterId"),
-  allowReplaceDeletingData: z.boolean({ error: "allowReplaceDeletingData must be true or false" }).optional(),
+  name: notBlank("name").meta({
+    description:
+      "Human-readable name; need not be unique in the account. Changing it renames the volume in\n" +
+      "place (a PATCH).",
+  }),
+  size: z.int({ error: "size must be an integer number of GB" }).meta({
+    description:
+      "Allocated storage in GB, an integer: 10..4096 over REST v2, 0..4000 over REST v1 (checked\n" +
+      "against the dialect `runpod:restUrl` speaks). A larger size grows the volume in place (a\n" +
+      "PATCH). A smaller one is refused, in `check` and in the preview: a volume cannot shrink, and\n" +
+      "replacing it would delete its data.",
+  }),
+  dataCenterId: notBlank("dataCenterId").meta({
+    description:
+      "Data centre of the volume, e.g. `EU-RO-1` (REST v2 calls it `dataCenter`), compared in any\n" +
+      "letter case as the service does. Immutable on the service: changing it replaces the volume (a\n" +
+      "new, empty one is created, then this one is deleted with its data), which needs\n" +
+      "`allowReplaceDeletingData: true`; without it `check` and the preview fail saying what would be lost.",
+    replaces: true,
+  }),
+  type: body.type.meta({
+    description:
+      "Storage tier, REST v2 only: `STANDARD` or `HIGH_PERFORMANCE`. When omitted the service uses the\n" +
+      "data centre's default tier (the output `type` shows which). Immutable: changing it replaces\n" +
+      "the volume; leaving it out later keeps the volume as it is. On a REST v1 `runpod:restUrl` a\n" +
+      "`type` fails `check`: v1 has no volume types.",
+    replaces: true,
+  }),
+  allowReplaceDeletingData: z
+    .boolean({ error: "allowReplaceDeletingData must be true or false" })
+    .optional()
+    .meta({
+      description:
+        "Opt-in to replace the volume when the program changes `dataCenterId` or `type`: the new\n" +
+        "volume starts empty and this one is deleted with all its data. Without it such a change fails\n" +
+        "`check` and the preview, naming the change and what would be lost; with it the preview shows\n" +
+        "the replacement and a warning that the data is deleted. Set it back to `false` afterwards.",
+      default: "false",
+    }),
 });
+
+/** The arguments as a program gives them (before `check`); the generated `NetworkVolumeArgs` derives from it. */
+export type NetworkVolumeArgsInput = z.input<typeof NetworkVolumeArgsSchema>;
 
 /** Inputs as the provider sees them after `check`. */
 export type NetworkVolumeInputs = z.infer<typeof NetworkVolumeArgsSchema>;

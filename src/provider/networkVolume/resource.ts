@@ -9,50 +9,15 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
+import type { NetworkVolumeArgs } from "./args.generated";
+
+export type { NetworkVolumeArgs };
 
 /**
  * Module the serialized provider loads in the provider host (resolved from the program's
  * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
  */
 const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js";
-
-/** Arguments of a {@link NetworkVolume}: the fields of the service's `CreateNetworkVolumeRequest`. */
-export interface NetworkVolumeArgs {
-  /**
-   * Human-readable name; need not be unique in the account. Changing it renames the volume in
-   * place (a PATCH).
-   */
-  name: pulumi.Input<string>;
-  /**
-   * Allocated storage in GB, an integer: 10..4096 over REST v2, 0..4000 over REST v1 (checked
-   * against the dialect `runpod:restUrl` speaks). A larger size grows the volume in place (a
-   * PATCH). A smaller one is refused, in `check` and in the preview: a volume cannot shrink, and
-   * replacing it would delete its data.
-   */
-  size: pulumi.Input<number>;
-  /**
-   * Data centre of the volume, e.g. `EU-RO-1` (REST v2 calls it `dataCenter`), compared in any
-   * letter case as the service does. Immutable on the service: changing it replaces the volume (a
-   * new, empty one is created, then this one is deleted with its data), which needs
-   * `allowReplaceDeletingData: true`; without it `check` and the preview fail saying what would be lost.
-   */
-  dataCenterId: pulumi.Input<string>;
-  /**
-   * Storage tier, REST v2 only: `STANDARD` or `HIGH_PERFORMANCE`. When omitted the service uses the
-   * data centre's default tier (the output `type` shows which). Immutable: changing it replaces
-   * the volume; leaving it out later keeps the volume as it is. On a REST v1 `runpod:restUrl` a
-   * `type` fails `check`: v1 has no volume types.
-   */
-  type?: pulumi.Input<"STANDARD" | "HIGH_PERFORMANCE">;
-  /**
-   * Opt-in to replace the volume when the program changes `dataCenterId` or `type`: the new
-   * volume starts empty and this one is deleted with all its data. Without it such a change fails
-   * `check` and the preview, naming the change and what would be lost; with it the preview shows
-   * the replacement and a warning that the data is deleted. Set it back to `false` afterwards.
-   * @default false
-   */
-  allowReplaceDeletingData?: pulumi.Input<boolean>;
-}
 
 /**
  * A RunPod network volume (`pulumi-nodejs:dynamic/runpod:NetworkVolume`): persistent storage that

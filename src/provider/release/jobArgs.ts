@@ -52,37 +52,52 @@ const bool = (name: string) => z.boolean({ error: `${name} must be a boolean` })
 /** What the job must produce for the deploy to go on (`expect`). */
 const ExpectSchema = z.strictObject(
   {
-    /** Terminal status the job must end in: COMPLETED, FAILED, CANCELLED or TIMED_OUT. @default "COMPLETED" */
     status: z
       .enum(TERMINAL_JOB_STATUSES, { error: `status must be one of ${TERMINAL_JOB_STATUSES.join(", ")}` })
-      .default("COMPLETED" satisfies TerminalJobStatus),
-    /**
-     * A JSON value the output must contain: objects match when every expected key matches
-     * (extra keys are ignored), arrays item by item with the same length, other values by
-     * equality. A mismatch fails the deploy with a diff of the differing paths.
-     */
-    output: z.unknown().optional(),
-    /**
-     * Accept a COMPLETED job whose output is missing or is an object with an `error` field. By
-     * default such a job fails the deploy: its handler returned its error instead of raising it.
-     * @default false
-     */
-    allowErrorOutput: bool("expect.allowErrorOutput").default(false),
-    /**
-     * Latency budget for the queue, cold start included: the deploy fails when the job's
-     * `delayTime` is over this many ms (or the service reports none).
-     */
-    maxDelayMs: milliseconds("expect.maxDelayMs").optional(),
-    /**
-     * Latency budget for the run: the deploy fails when the job's `executionTime` is over this
-     * many ms (or the service reports none).
-     */
-    maxExecutionMs: milliseconds("expect.maxExecutionMs").optional(),
-    /**
-     * A JSON Schema (draft 2020-12) the output must satisfy, checked with ajv; a violation fails
-     * the deploy listing every violation by instance path. An invalid schema fails `check`.
-     */
-    outputSchema: z.custom<Record<string, unknown> | boolean>().optional(),
+      .default("COMPLETED" satisfies TerminalJobStatus)
+      .meta({
+        description: "Terminal status the job must end in: COMPLETED, FAILED, CANCELLED or TIMED_OUT.",
+        default: '"COMPLETED"',
+      }),
+    output: z
+      .unknown()
+      .optional()
+      .meta({
+        description:
+          "A JSON value the output must contain: objects match when every expected key matches\n" +
+          "(extra keys are ignored), arrays item by item with the same length, other values by\n" +
+          "equality. A mismatch fails the deploy with a diff of the differing paths.",
+      }),
+    allowErrorOutput: bool("expect.allowErrorOutput")
+      .default(false)
+      .meta({
+        description:
+          "Accept a COMPLETED job whose output is missing or is an object with an `error` field. By\n" +
+          "default such a job fails the deploy: its handler returned its error instead of raising it.",
+        default: "false",
+      }),
+    maxDelayMs: milliseconds("expect.maxDelayMs")
+      .optional()
+      .meta({
+        description:
+          "Latency budget for the queue, cold start included: the deploy fails when the job's\n" +
+          "`delayTime` is over this many ms (or the service reports none).",
+      }),
+    maxExecutionMs: milliseconds("expect.maxExecutionMs")
+      .optional()
+      .meta({
+        description:
+          "Latency budget for the run: the deploy fails when the job's `executionTime` is over this\n" +
+          "many ms (or the service reports none).",
+      }),
+    outputSchema: z
+      .custom<Record<string, unknown> | boolean>()
+      .optional()
+      .meta({
+        description:
+          "A JSON Schema (draft 2020-12) the output must satisfy, checked with ajv; a violation fails\n" +
+          "the deploy listing every violation by instance path. An invalid schema fails `check`.",
+      }),
   },
   {
     error:
@@ -113,33 +128,42 @@ function clientRule(rule: (value: unknown) => unknown) {
  */
 export const HttpProbeSchema = z.strictObject(
   {
-    /** HTTP method: GET, POST, PUT, PATCH or DELETE. @default "POST" when `body` is given, else "GET" */
     method: z
       .enum(LOAD_BALANCER_METHODS, { error: `method must be one of ${LOAD_BALANCER_METHODS.join(", ")}` })
-      .optional(),
-    /** Path on the endpoint, starting with "/" (a query string may follow `?`), e.g. `/v1/chat/completions`. */
+      .optional()
+      .meta({
+        description: "HTTP method: GET, POST, PUT, PATCH or DELETE.",
+        default: '"POST" when `body` is given, else "GET"',
+      }),
     path: z
       .string({ error: 'path is required: the path on the endpoint, starting with "/"' })
-      .superRefine(clientRule(checkLoadBalancerPath)),
-    /** A JSON value sent as the request body (`application/json`). */
-    body: z.unknown().optional(),
-    /**
-     * More request headers (a map of names to strings). Stored as a secret with the rest of
-     * `http`, and every value is kept out of the outputs, messages and logs. `Authorization` may
-     * not be set: the provider sends `Bearer <runpod:apiKey>`, as the load balancer requires.
-     */
+      .superRefine(clientRule(checkLoadBalancerPath))
+      .meta({
+        description:
+          'Path on the endpoint, starting with "/" (a query string may follow `?`), e.g. `/v1/chat/completions`.',
+      }),
+    body: z
+      .unknown()
+      .optional()
+      .meta({ description: "A JSON value sent as the request body (`application/json`)." }),
     headers: z
       .record(z.string(), z.string({ error: "header values must be strings" }), {
         error: "headers must be an object of header names to string values",
       })
       .superRefine(clientRule(checkLoadBalancerHeaders))
-      .optional(),
-    /** The HTTP status the answer must have (100 .. 599). @default 200 */
+      .optional()
+      .meta({
+        description:
+          "More request headers (a map of names to strings). Stored as a secret with the rest of\n" +
+          "`http`, and every value is kept out of the outputs, messages and logs. `Authorization` may\n" +
+          "not be set: the provider sends `Bearer <runpod:apiKey>`, as the load balancer requires.",
+      }),
     expectStatus: z
       .int({ error: "expectStatus must be an integer HTTP status" })
       .min(100, { error: "expectStatus must be at least 100" })
       .max(599, { error: "expectStatus must be at most 599" })
-      .default(200),
+      .default(200)
+      .meta({ description: "The HTTP status the answer must have (100 .. 599).", default: "200" }),
   },
   { error: "http must be an object with path and optional method, body, headers and expectStatus" },
 );
@@ -169,106 +193,128 @@ const NOT_FOR_PROBES: readonly [string, (a: Record<string, unknown>) => boolean,
  * `smokeTest` picks the job's arguments from it), since zod cannot pick from a refined object.
  */
 export const JobRunArgsObject = z.strictObject({
-  /** Id of the serverless endpoint to run the job on. */
   endpointId: z
     .string({ error: `endpointId is required: the id of the serverless endpoint, ${ENDPOINT_ID_RULE}` })
-    .refine(isEndpointId, { error: `endpointId must be ${ENDPOINT_ID_RULE}` }),
-  /**
-   * The job input: a JSON object whose keys the worker defines (at most 10 MB as JSON; 20 MB with
-   * runsync). Required, unless `http` probes a load-balancer endpoint instead.
-   */
-  input: request.input.optional(),
-  /**
-   * Probe a `type: "LOAD_BALANCER"` endpoint over HTTP instead of running a queue job: `method`,
-   * `path`, `body`, `headers` (secret) and `expectStatus` (default 200). The request goes to the
-   * endpoint's `requestUrls.base` with the API key as bearer token, within `timeoutMs`; the answer
-   * must have `expectStatus`, then its body (JSON parsed) is judged by `expect.output`,
-   * `expect.outputSchema` and `expect.allowErrorOutput` as a job's output is, and its latency by
-   * `expect.maxExecutionMs`. With `rollout: "wait"` the probe waits out a rollout first and, as
-   * the load balancer does not say which worker answered, checks after the answer that every ready
-   * worker runs the endpoint's current version, sending once more when not. Instead of `input`;
-   * `webhook`, `policy`, `s3Config`, mode `"runsync"`, `collectStream`, `retries`,
-   * `expect.status` and `expect.maxDelayMs` do not apply to a probe.
-   */
-  http: HttpProbeSchema.optional(),
-  /** URL the service calls with the job's result when it completes. */
-  webhook: request.webhook,
-  /** Execution policy of the job (the service's `policy`). */
-  policy: request.policy,
-  /**
-   * S3-compatible storage settings passed to the worker. Always stored as a secret; the outputs
-   * keep only a salted digest of it (`s3ConfigDigest`) to notice changes.
-   */
-  s3Config: request.s3Config,
-  /**
-   * `"run"` queues the job and long-polls its status; `"runsync"` submits with `/runsync`, which
-   * answers with the result when the job ends within its wait (then polling continues).
-   * @default "run"
-   */
-  mode: z.enum(["run", "runsync"], { error: 'mode must be "run" or "runsync"' }).default("run"),
-  /**
-   * How long the deploy waits for the job to end, in ms (1 .. 604800000), counted from the start
-   * of the run: the rollout wait and submission included. The JobRun enforces it itself (Pulumi's
-   * `customTimeouts` do not reach dynamic providers); at least 3000 with mode `"runsync"`, so the
-   * service answers with the job id before the deadline. @default 600000 (10 minutes)
-   */
-  timeoutMs: milliseconds("timeoutMs").default(DEFAULT_JOB_RUN_TIMEOUT_MS),
-  /**
-   * Cancel the job on the service when the JobRun stops waiting for it (timeoutMs expired, or
-   * waiting failed), so it does not keep spending credits. @default true
-   */
-  cancelOnTimeout: bool("cancelOnTimeout").default(true),
-  /**
-   * Which release the job tests. RunPod rolls an endpoint's update out worker by worker, so a
-   * job sent during a rollout may run on a worker of the old release.
-   * - `"wait"`: before submitting, wait (within `timeoutMs`) until no worker of the endpoint runs
-   *   an older version; after the job, check that the worker that ran it runs the endpoint's
-   *   current version (`endpointVersion` output), and submit once more if it did not (a release
-   *   rolled out during the test), failing clearly if it still did not. Reads
-   *   `GET /v2/serverless/{id}/workers` about once a second while a rollout is under way.
-   * - `"ignore"`: submit at once; no check of the release (`endpointVersion` stays unset).
-   *
-   * Needs the REST v2 interface (`runpod:restUrl` ending in `/v2`, the default).
-   * @default "wait" when `runpod:restUrl` is REST v2, "ignore" when it is REST v1
-   */
-  rollout: z.enum(["wait", "ignore"], { error: 'rollout must be "wait" or "ignore"' }).optional(),
-  /** What the job must produce for the deploy to go on. */
-  expect: ExpectSchema.prefault({}),
-  /**
-   * How many times to re-queue the job with the service's `/retry` when it ends FAILED or
-   * TIMED_OUT (0 .. 100); `attempts` reports the runs made. @default 0
-   */
+    .refine(isEndpointId, { error: `endpointId must be ${ENDPOINT_ID_RULE}` })
+    .meta({ description: "Id of the serverless endpoint to run the job on." }),
+  input: request.input.optional().meta({
+    description:
+      "The job input: a JSON object whose keys the worker defines (at most 10 MB as JSON; 20 MB with\n" +
+      "runsync). Required, unless `http` probes a load-balancer endpoint instead.",
+  }),
+  http: HttpProbeSchema.optional().meta({
+    description:
+      'Probe a `type: "LOAD_BALANCER"` endpoint over HTTP instead of running a queue job: `method`,\n' +
+      "`path`, `body`, `headers` (secret) and `expectStatus` (default 200). The request goes to the\n" +
+      "endpoint's `requestUrls.base` with the API key as bearer token, within `timeoutMs`; the answer\n" +
+      "must have `expectStatus`, then its body (JSON parsed) is judged by `expect.output`,\n" +
+      "`expect.outputSchema` and `expect.allowErrorOutput` as a job's output is, and its latency by\n" +
+      '`expect.maxExecutionMs`. With `rollout: "wait"` the probe waits out a rollout first and, as\n' +
+      "the load balancer does not say which worker answered, checks after the answer that every ready\n" +
+      "worker runs the endpoint's current version, sending once more when not. Instead of `input`;\n" +
+      '`webhook`, `policy`, `s3Config`, mode `"runsync"`, `collectStream`, `retries`,\n' +
+      "`expect.status` and `expect.maxDelayMs` do not apply to a probe.",
+  }),
+  webhook: request.webhook.meta({
+    description: "URL the service calls with the job's result when it completes.",
+  }),
+  policy: request.policy.meta({ description: "Execution policy of the job (the service's `policy`)." }),
+  s3Config: request.s3Config.meta({
+    description:
+      "S3-compatible storage settings passed to the worker. Always stored as a secret; the outputs\n" +
+      "keep only a salted digest of it (`s3ConfigDigest`) to notice changes.",
+  }),
+  mode: z
+    .enum(["run", "runsync"], { error: 'mode must be "run" or "runsync"' })
+    .default("run")
+    .meta({
+      description:
+        '`"run"` queues the job and long-polls its status; `"runsync"` submits with `/runsync`, which\n' +
+        "answers with the result when the job ends within its wait (then polling continues).",
+      default: '"run"',
+    }),
+  timeoutMs: milliseconds("timeoutMs")
+    .default(DEFAULT_JOB_RUN_TIMEOUT_MS)
+    .meta({
+      description:
+        "How long the deploy waits for the job to end, in ms (1 .. 604800000), counted from the start\n" +
+        "of the run: the rollout wait and submission included. The JobRun enforces it itself (Pulumi's\n" +
+        '`customTimeouts` do not reach dynamic providers); at least 3000 with mode `"runsync"`, so the\n' +
+        "service answers with the job id before the deadline.",
+      default: "600000 (10 minutes)",
+    }),
+  cancelOnTimeout: bool("cancelOnTimeout")
+    .default(true)
+    .meta({
+      description:
+        "Cancel the job on the service when the JobRun stops waiting for it (timeoutMs expired, or\n" +
+        "waiting failed), so it does not keep spending credits.",
+      default: "true",
+    }),
+  rollout: z
+    .enum(["wait", "ignore"], { error: 'rollout must be "wait" or "ignore"' })
+    .optional()
+    .meta({
+      description:
+        "Which release the job tests. RunPod rolls an endpoint's update out worker by worker, so a\n" +
+        "job sent during a rollout may run on a worker of the old release.\n" +
+        '- `"wait"`: before submitting, wait (within `timeoutMs`) until no worker of the endpoint runs\n' +
+        "  an older version; after the job, check that the worker that ran it runs the endpoint's\n" +
+        "  current version (`endpointVersion` output), and submit once more if it did not (a release\n" +
+        "  rolled out during the test), failing clearly if it still did not. Reads\n" +
+        "  `GET /v2/serverless/{id}/workers` about once a second while a rollout is under way.\n" +
+        '- `"ignore"`: submit at once; no check of the release (`endpointVersion` stays unset).\n' +
+        "\n" +
+        "Needs the REST v2 interface (`runpod:restUrl` ending in `/v2`, the default).",
+      default: '"wait" when `runpod:restUrl` is REST v2, "ignore" when it is REST v1',
+    }),
+  expect: ExpectSchema.prefault({}).meta({
+    description: "What the job must produce for the deploy to go on.",
+  }),
   retries: z
     .int({ error: "retries must be an integer" })
     .min(0, { error: "retries must be at least 0" })
     .max(MAX_SERVICE_RETRIES, { error: `retries must be at most ${MAX_SERVICE_RETRIES}` })
-    .default(0),
-  /** Any values; a change runs the job again. `[new Date().toISOString()]` runs it on every deploy. */
-  triggers: z.array(z.unknown(), { error: "triggers must be an array of values" }).optional(),
-  /**
-   * Collect the job's stream chunks into `stream` (mode `"run"` only). Bounded: at most 1000
-   * chunks and 1 MB (1,000,000 bytes) of chunk JSON; beyond that `streamTruncated` is true.
-   * @default false
-   */
-  collectStream: bool("collectStream").default(false),
-  /**
-   * Mark `output` and `stream` as secrets (fixed at construction; a plain boolean). Failure
-   * messages then show the differing paths of `expect.output` without their values.
-   * @default false
-   */
-  secretOutput: bool("secretOutput").default(false),
-  /**
-   * More secret values to keep out of everything the run records but `output` (the failure
-   * message, `error`, `workerLogTail`, the timeline): secrets the stack knows and the worker might
-   * print, such as a `ContainerRegistryAuth`'s password (`redact: [registry.password]`). The
-   * endpoint's `env` values and the run's own credentials are redacted without being listed.
-   * Stored as a secret. A change runs the job again.
-   */
+    .default(0)
+    .meta({
+      description:
+        "How many times to re-queue the job with the service's `/retry` when it ends FAILED or\n" +
+        "TIMED_OUT (0 .. 100); `attempts` reports the runs made.",
+      default: "0",
+    }),
+  triggers: z.array(z.unknown(), { error: "triggers must be an array of values" }).optional().meta({
+    description:
+      "Any values; a change runs the job again. `[new Date().toISOString()]` runs it on every deploy.",
+  }),
+  collectStream: bool("collectStream")
+    .default(false)
+    .meta({
+      description:
+        'Collect the job\'s stream chunks into `stream` (mode `"run"` only). Bounded: at most 1000\n' +
+        "chunks and 1 MB (1,000,000 bytes) of chunk JSON; beyond that `streamTruncated` is true.",
+      default: "false",
+    }),
+  secretOutput: bool("secretOutput")
+    .default(false)
+    .meta({
+      description:
+        "Mark `output` and `stream` as secrets (fixed at construction; a plain boolean). Failure\n" +
+        "messages then show the differing paths of `expect.output` without their values.",
+      default: "false",
+    }),
   redact: z
     .array(z.string({ error: "redact must be an array of strings (the secret values)" }), {
       error: "redact must be an array of strings (the secret values)",
     })
-    .optional(),
+    .optional()
+    .meta({
+      description:
+        "More secret values to keep out of everything the run records but `output` (the failure\n" +
+        "message, `error`, `workerLogTail`, the timeline): secrets the stack knows and the worker might\n" +
+        "print, such as a `ContainerRegistryAuth`'s password (`redact: [registry.password]`). The\n" +
+        "endpoint's `env` values and the run's own credentials are redacted without being listed.\n" +
+        "Stored as a secret. A change runs the job again.",
+    }),
 });
 
 /**

@@ -3,22 +3,8 @@
  * input type in a program, and the rule that keeps an http probe's headers secret.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { InputsOf } from "../inputsOf";
-import type { JobRunInputs } from "./jobArgs";
 
-/**
- * Arguments of a `JobRun`: every field of the provider's argument schema (`jobArgs.ts`, where each
- * one is documented), each accepting a value or an output, except `secretOutput`, which is fixed
- * when the resource is constructed.
- */
-export type JobRunArgs = InputsOf<Omit<JobRunInputs, "secretOutput">> & {
-  /**
-   * Mark `output` and `stream` as secrets (fixed at construction; a plain boolean). Failure
-   * messages then show the differing paths of `expect.output` without their values.
-   * @default false
-   */
-  secretOutput?: boolean;
-};
+export type { JobRunArgs } from "./jobArgs.generated";
 
 /**
  * `value` as a secret when it holds an http probe's `headers` (`http` itself, or a `smokeTest`

@@ -1,0 +1,235 @@
+/**
+ * `npm run gen:types` (and the first step of `npm run build`): writes each resource's documented
+ * argument type, `src/provider/<resource>/args.generated.ts`, from its zod argument schema, the one
+ * source of the resource's arguments.
+ *
+ * Why generated: a type derived with `z.input` is right but loses the fields' doc comments in the
+ * shipped `.d.ts` (declaration emit keeps no comments of inferred members), so a user hovering an
+ * argument sees nothing. The schema carries each field's documentation as zod metadata
+ * (`.meta({ description, default?, replaces? })`); this script turns it into an interface whose
+ * every member has that comment, while the member's TYPE stays derived from the schema by
+ * TypeScript (`InputOf<Plain["field"]>`), so names, optionality and value types cannot drift.
+ * Objects (and arrays of objects) are spelled out member by member, so nested fields keep their
+ * comments too.
+ *
+ * It loads the schemas from `src/` directly (TypeScript transpiled on the fly by the project's own
+ * `typescript`), so it runs before `tsc`. `--check` writes nothing and exits 1 when a generated file
+ * is missing or differs from what the schemas give (a test runs it).
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { registerHooks } from "node:module";
+import * as path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import ts from "typescript";
+
+const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/** One resource's argument type to write. */
+interface Target {
+  /** The interface's name (a public name: keep it). */
+  name: string;
+  /** Doc comment of the interface. */
+  summary: string;
+  /** The module holding the schema, from the repo root. */
+  module: string;
+  /** The export holding the schema (a zod object). */
+  schema: string;
+  /** The exported type of the plain arguments (`z.input` of the schema), in `module`. */
+  plainType: string;
+  /** The generated file, from the repo root. */
+  out: string;
+  /** Fields given a fixed type instead of `InputOf<...>` (a plain value fixed at construction). */
+  plainFields?: Record<string, string>;
+}
+
+const TARGETS: Target[] = [
+  {
+    name: "JobRunArgs",
+    summary:
+      "Arguments of a `JobRun`: every field of the provider's argument schema, each accepting a value or an\n" +
+      "output, except `secretOutput`, which is fixed when the resource is constructed.",
+    module: "src/provider/release/jobArgs.ts",
+    schema: "JobRunArgsObject",
+    plainType: "JobRunInputs",
+    out: "src/provider/release/jobArgs.generated.ts",
+    plainFields: { secretOutput: "boolean" },
+  },
+  {
+    name: "NetworkVolumeArgs",
+    summary: "Arguments of a `NetworkVolume`: the fields of the service's `CreateNetworkVolumeRequest`.",
+    module: "src/provider/networkVolume/args.ts",
+    schema: "NetworkVolumeArgsSchema",
+    plainType: "NetworkVolumeArgsInput",
+    out: "src/provider/networkVolume/args.generated.ts",
+  },
+];
+
+// Load `src/` TypeScript as ES modules: extensionless relative imports resolved to `.ts` files.
+registerHooks({
+  resolve(specifier, context, next) {
+    if (specifier.startsWith(".") && context.parentURL?.endsWith(".ts")) {
+      const base = new URL(specifier, context.parentURL).href;
+      for (const suffix of [".ts", "/index.ts"]) {
+        if (existsSync(fileURLToPath(base + suffix))) return next(base + suffix, context);
+      }
+    }
+    return next(specifier, context);
+  },
+  load(url, context, next) {
+    if (!url.startsWith("file:") || !url.endsWith(".ts")) return next(url, context);
+    const fileName = fileURLToPath(url);
+    const { outputText } = ts.transpileModule(readFileSync(fileName, "utf8"), {
+      fileName,
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+    });
+    return { format: "module", source: outputText, shortCircuit: true };
+  },
+});
+
+const { z } = await import("zod");
+type Schema = import("zod").ZodType;
+
+/** The documentation zod metadata carries on a field. */
+interface FieldMeta {
+  description?: string;
+  default?: string;
+  replaces?: boolean;
+}
+
+/** The metadata of `schema` and of every wrapper below it (optional, default, ...), outermost first. */
+function metaOf(schema: Schema): FieldMeta {
+  const found: FieldMeta = {};
+  for (let s: Schema | undefined = schema; s; s = inner(s)) {
+    const meta = z.globalRegistry.get(s) as FieldMeta | undefined;
+    if (meta) for (const [k, v] of Object.entries(meta)) (found as Record<string, unknown>)[k] ??= v;
+  }
+  return found;
+}
+
+/** The schema a wrapper wraps, or undefined when `schema` is not a wrapper. */
+function inner(schema: Schema): Schema | undefined {
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+  switch (def.type) {
+    case "optional":
+    case "nullable":
+    case "default":
+    case "prefault":
+    case "nonoptional":
+    case "readonly":
+    case "catch":
+      return def.innerType as Schema;
+    case "pipe":
+      return def.in as Schema;
+    default:
+      return undefined;
+  }
+}
+
+function unwrap(schema: Schema): Schema {
+  let s = schema;
+  for (let next = inner(s); next; next = inner(s)) s = next;
+  return s;
+}
+
+const typeOf = (schema: Schema) => (schema as unknown as { _zod: { def: { type: string } } })._zod.def.type;
+
+/** A doc comment at `indent`, from the field's metadata; throws when there is no description. */
+function docComment(meta: FieldMeta, where: string, indent: string): string {
+  if (!meta.description) {
+    throw new Error(`${where} has no description: give it .meta({ description: "..." }) in its schema`);
+  }
+  const lines = meta.description.trim().split("\n");
+  if (meta.default !== undefined) lines.push(`@default ${meta.default}`);
+  if (meta.replaces) lines.push("Changing it replaces the resource.");
+  if (lines.length === 1 && `${indent}/** ${lines[0]} */`.length <= 110)
+    return `${indent}/** ${lines[0]} */\n`;
+  return `${indent}/**\n${lines.map((l) => `${indent} *${l ? ` ${l}` : ""}`).join("\n")}\n${indent} */\n`;
+}
+
+/** The members of an object schema, each documented, typed from `plain` (a type expression). */
+function members(shape: Record<string, Schema>, plain: string, where: string, indent: string, t?: Target) {
+  let text = "";
+  for (const [key, field] of Object.entries(shape)) {
+    // `optin` is set ("optional", "defaulted") when the field may be left out of the input.
+    const optional = (field as unknown as { _zod: { optin?: string } })._zod.optin !== undefined;
+    const fixed = t?.plainFields?.[key];
+    text += docComment(metaOf(field), `${where}.${key}`, indent);
+    const type = fixed ?? render(field, `${plain}["${key}"]`, `${where}.${key}`, indent);
+    text += `${indent}${key}${optional ? "?" : ""}: ${type};\n`;
+  }
+  return text;
+}
+
+/**
+ * The input type of `schema`, whose plain type is the expression `plain`: `InputOf<plain>`, with
+ * objects (and arrays of objects) spelled out as `InputOf` would give them, so their members keep
+ * their comments. `InputOf` spreads over a union, so a field that may be left out also takes
+ * `Input<undefined>` (and a nullable one `Input<null>`), as the derived type does.
+ */
+function render(schema: Schema, plain: string, where: string, indent: string): string {
+  const base = unwrap(schema);
+  const kind = typeOf(base);
+  const nonNull = `NonNullable<${plain}>`;
+  let spelled: string | undefined;
+  if (kind === "object") {
+    const shape = (base as unknown as { shape: Record<string, Schema> }).shape;
+    spelled = `pulumi.Input<{\n${members(shape, nonNull, where, `${indent}  `)}${indent}}>`;
+  } else if (kind === "array") {
+    const element = (base as unknown as { element: Schema }).element;
+    if (typeOf(unwrap(element)) === "object") {
+      spelled = `pulumi.Input<${render(element, `${nonNull}[number]`, `${where}[]`, indent)}[]>`;
+    }
+  }
+  if (spelled === undefined) return `InputOf<${plain}>`;
+  const empty: string[] = [];
+  if ((schema as unknown as { _zod: { optin?: string } })._zod.optin !== undefined)
+    empty.push("pulumi.Input<undefined>");
+  if (wraps(schema, "nullable")) empty.push("pulumi.Input<null>");
+  return [spelled, ...empty].join(" | ");
+}
+
+/** True when `schema` or a wrapper below it is of `kind`. */
+function wraps(schema: Schema, kind: string): boolean {
+  for (let s: Schema | undefined = schema; s; s = inner(s)) if (typeOf(s) === kind) return true;
+  return false;
+}
+
+function generate(t: Target, mod: Record<string, unknown>): string {
+  const schema = mod[t.schema] as { shape?: Record<string, Schema> } | undefined;
+  if (!schema?.shape) throw new Error(`${t.module} exports no zod object ${t.schema}`);
+  const outDir = path.dirname(path.join(REPO_DIR, t.out));
+  let from = path.relative(outDir, path.join(REPO_DIR, t.module)).replace(/\.ts$/, "");
+  if (!from.startsWith(".")) from = `./${from}`;
+  const inputsOf = path.relative(outDir, path.join(REPO_DIR, "src/provider/inputsOf"));
+  const body = members(schema.shape, "Plain", t.name, "  ", t);
+  const summary = t.summary
+    .split("\n")
+    .map((l) => ` * ${l}`)
+    .join("\n");
+  return (
+    "// Generated by scripts/gen-types.mts from the argument schema: do not edit. Run `npm run gen:types`.\n" +
+    (body.includes("pulumi.Input<") ? 'import type * as pulumi from "@pulumi/pulumi";\n' : "") +
+    `import type { InputOf } from "${inputsOf.startsWith(".") ? inputsOf : `./${inputsOf}`}";\n` +
+    `import type { ${t.plainType} } from "${from}";\n\n` +
+    `type Plain = ${t.plainType};\n\n` +
+    `/**\n${summary}\n */\n` +
+    `export interface ${t.name} {\n${body}}\n`
+  );
+}
+
+const check = process.argv.includes("--check");
+const stale: string[] = [];
+for (const t of TARGETS) {
+  const mod = (await import(pathToFileURL(path.join(REPO_DIR, t.module)).href)) as Record<string, unknown>;
+  const text = generate(t, mod);
+  const file = path.join(REPO_DIR, t.out);
+  const current = existsSync(file) ? readFileSync(file, "utf8") : undefined;
+  if (current === text) continue;
+  stale.push(t.out);
+  if (!check) writeFileSync(file, text);
+}
+if (check && stale.length > 0) {
+  process.stderr.write(`stale generated argument types (run npm run gen:types): ${stale.join(", ")}\n`);
+  process.exit(1);
+}
+if (!check && stale.length > 0) process.stdout.write(`wrote ${stale.join(", ")}\n`);

@@ -1,0 +1,37 @@
+/**
+ * The documented argument types (`*.generated.ts`) are written from the argument schemas by
+ * `scripts/gen-types.mts`: they must match the schemas as they are now, and accept exactly what the
+ * schema-derived types accept.
+ */
+import { execFile } from "node:child_process";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { InputsOf } from "../../src/provider/inputsOf";
+import type { NetworkVolumeArgsInput } from "../../src/provider/networkVolume/args";
+import type { NetworkVolumeArgs } from "../../src/provider/networkVolume/resource";
+import type { JobRunInputs } from "../../src/provider/release/jobArgs";
+import type { JobRunArgs } from "../../src/provider/release/jobInputs";
+
+const execFileAsync = promisify(execFile);
+const REPO_DIR = path.resolve(__dirname, "..", "..");
+
+/** True when every `A` is a `B` (plain assignability, as a program's argument object meets it). */
+type Assignable<A, B> = [A] extends [B] ? true : false;
+
+describe("generated argument types", () => {
+  it("are what the argument schemas give today (npm run gen:types was run)", async () => {
+    const run = execFileAsync(process.execPath, ["scripts/gen-types.mts", "--check"], { cwd: REPO_DIR });
+    await expect(run).resolves.toBeDefined();
+  }, 60_000);
+
+  it("accept exactly the values the schema-derived input types accept", () => {
+    type DerivedJobRunArgs = InputsOf<Omit<JobRunInputs, "secretOutput">> & { secretOutput?: boolean };
+    expectTypeOf<Assignable<JobRunArgs, DerivedJobRunArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<DerivedJobRunArgs, JobRunArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<NetworkVolumeArgs, InputsOf<NetworkVolumeArgsInput>>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<InputsOf<NetworkVolumeArgsInput>, NetworkVolumeArgs>>().toEqualTypeOf<true>();
+    // The check can fail: a type missing a required argument is not accepted.
+    expectTypeOf<Assignable<Omit<JobRunArgs, "endpointId">, JobRunArgs>>().toEqualTypeOf<false>();
+  });
+});
