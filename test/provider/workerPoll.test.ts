@@ -7,45 +7,9 @@
 import { describe, expect, it } from "vitest";
 import type { ServerlessWorkerList } from "../../src/client";
 import { waitForRollout } from "../../src/provider/release/rollout";
-import { clientPollKey, type PollClock, WorkerPolls } from "../../src/provider/release/workerPoll";
+import { clientPollKey, WorkerPolls } from "../../src/provider/release/workerPoll";
 import { waitForEndpointRollout } from "../../src/provider/serverlessEndpoint/rollout";
-
-/** A clock whose timers fire only in `advance`. */
-class FakeClock implements PollClock {
-  private t = 0;
-  private timers = new Map<number, { at: number; fn: () => void }>();
-  private nextId = 0;
-  now(): number {
-    return this.t;
-  }
-  setTimeout(fn: () => void, ms: number): unknown {
-    this.nextId += 1;
-    this.timers.set(this.nextId, { at: this.t + ms, fn });
-    return this.nextId;
-  }
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number);
-  }
-  pending(): number {
-    return this.timers.size;
-  }
-  /** Moves time by `ms`, firing due timers in order (and letting promises settle between them). */
-  async advance(ms: number): Promise<void> {
-    const end = this.t + ms;
-    for (;;) {
-      await flush();
-      const due = [...this.timers.entries()]
-        .filter(([, timer]) => timer.at <= end)
-        .sort((a, b) => a[1].at - b[1].at)[0];
-      if (due === undefined) break;
-      this.timers.delete(due[0]);
-      this.t = due[1].at;
-      due[1].fn();
-    }
-    this.t = end;
-    await flush();
-  }
-}
+import { FakeClock } from "../support/fakeClock";
 
 const flush = async () => {
   for (let i = 0; i < 20; i++) await Promise.resolve();

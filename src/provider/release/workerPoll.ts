@@ -25,26 +25,22 @@
  * release check) does not come through here: it is a fresh read of its own.
  */
 import { createHash } from "node:crypto";
+import { type Clock, systemClock } from "./clock";
 
 /** Reads the workers once; `signal` aborts when no waiter is left. */
 export type SharedRead<T> = (signal: AbortSignal) => Promise<T>;
 
-/** Time and timers of the loops; replaceable in tests. */
-export interface PollClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+/** Time and timers of the loops ({@link Clock}); replaceable in tests. */
+export type PollClock = Clock;
 
-const systemClock: PollClock = {
-  now: () => performance.now(),
+/** The real clock, its timers unref'd: a pending poll never keeps the host alive on its own (a read in flight does). */
+const pollClock: Clock = {
+  ...systemClock,
   setTimeout: (fn, ms) => {
-    const handle = setTimeout(fn, ms);
-    // A pending poll never keeps the host alive on its own: a waiter's promise does.
+    const handle = systemClock.setTimeout(fn, ms) as ReturnType<typeof setTimeout>;
     handle.unref?.();
     return handle;
   },
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
 /** One waiter's place in a loop. */
@@ -93,7 +89,8 @@ export class WorkerPolls<T = unknown> {
   private readonly loops = new Map<string, Loop<T>>();
   private reads = 0;
 
-  constructor(private readonly clock: PollClock = systemClock) {}
+  /** @param clock  the loops' time and timers; the rollout waits joining them default to it too. */
+  constructor(readonly clock: Clock = pollClock) {}
 
   /** Joins the loop of `key` (starting it with `read` when none runs), polling every `pollMs` at least. */
   join(key: string, read: SharedRead<T>, pollMs: number): PollSubscription<T> {
