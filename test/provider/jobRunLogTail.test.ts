@@ -11,6 +11,7 @@ import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/ope
 import { recordJob } from "../../src/provider/release/execution";
 import {
   boundLogTail,
+  LOG_TAIL_IDLE_MS,
   MAX_LOG_TAIL_BYTES,
   MAX_LOG_TAIL_LINES,
   readLogTail,
@@ -18,6 +19,7 @@ import {
   type WorkerLogReader,
 } from "../../src/provider/release/logTail";
 import type { JobRunResult } from "../../src/provider/release/result";
+import { FakeClock } from "../support/fakeClock";
 import { type ProviderHost, urnFor } from "../support/providerHost.mts";
 import { createFailing, startJobRunHost } from "./jobRunHostKit";
 
@@ -51,40 +53,52 @@ function liveStream(events: { ts: string; line: string }[]): WorkerLogReader {
 }
 
 describe("reading the tail of a live worker's log", () => {
-  const past = (s: number) => new Date(Date.now() - s * 1000).toISOString();
+  /** A fake clock for the read's deadline and idle timers; the service's timestamps are on it too. */
+  const clock = new FakeClock();
+  const past = (s: number) => new Date(clock.wallNow() - s * 1000).toISOString();
+  /** Reads the tail on the fake clock until it ends, and says when (the clock's time) and what. */
+  const tailOf = async (read: WorkerLogReader, secrets: string[], deadlineMs: number) => {
+    const started = clock.now();
+    const ended = await clock.runUntil(readLogTail(read, "ep", "w1", secrets, deadlineMs, clock));
+    if (!ended.ok) throw ended.error;
+    return { after: ended.at - started, tail: ended.value };
+  };
+
   it("stops at the first line written after the read began, keeping only the backfill", async () => {
-    const later = new Date(Date.now() + 60_000).toISOString();
+    const later = new Date(clock.wallNow() + 60_000).toISOString();
     const read = liveStream([
       { ts: past(3), line: "a" },
       { ts: past(2), line: "b secret-xyz-123" },
       { ts: later, line: "live" },
     ]);
-    const tail = await readLogTail(read, "ep", "w1", ["secret-xyz-123"], 5_000);
+    const { after, tail } = await tailOf(read, ["secret-xyz-123"], 5_000);
+    expect(after).toBe(0);
     expect("lines" in tail).toBe(true);
     const lines = (tail as { lines: string[] }).lines;
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatch(/ container b \[redacted\]$/);
   });
 
-  it("ends a quiet live stream after the backfill, and gives up on a silent one at its deadline", async () => {
-    const quiet = await readLogTail(liveStream([{ ts: past(1), line: "only" }]), "ep", "w1", [], 5_000);
-    expect((quiet as { lines: string[] }).lines).toEqual([expect.stringMatching(/ container only$/)]);
-    const silent = await readLogTail(liveStream([]), "ep", "w1", [], 200);
-    expect(silent).toEqual({ unavailable: "no answer within 200 ms" });
-    expect(await readLogTail(liveStream([]), "ep", "w1", [], 0)).toEqual({
-      unavailable: "the JobRun's timeoutMs left no time to read it",
+  it("ends a quiet live stream LOG_TAIL_IDLE_MS after its last line, and a silent one at its deadline", async () => {
+    const quiet = await tailOf(liveStream([{ ts: past(1), line: "only" }]), [], 5_000);
+    expect(quiet.after).toBe(LOG_TAIL_IDLE_MS);
+    expect((quiet.tail as { lines: string[] }).lines).toEqual([expect.stringMatching(/ container only$/)]);
+    const silent = await tailOf(liveStream([]), [], 200);
+    expect(silent).toEqual({ after: 200, tail: { unavailable: "no answer within 200 ms" } });
+    expect(await tailOf(liveStream([]), [], 0)).toEqual({
+      after: 0,
+      tail: { unavailable: "the JobRun's timeoutMs left no time to read it" },
     });
+    expect(clock.pending()).toBe(0);
   });
 
   it("keeps the backfill of a service whose clock runs 3 s ahead", async () => {
-    const ahead = (s: number) => new Date(Date.now() + 3_000 - s * 1000).toISOString();
-    const tail = await readLogTail(
+    const ahead = (s: number) => new Date(clock.wallNow() + 3_000 - s * 1000).toISOString();
+    const { tail } = await tailOf(
       liveStream([
         { ts: ahead(1), line: "loading" },
         { ts: ahead(0), line: "error: CUDA" },
       ]),
-      "ep",
-      "w1",
       [],
       5_000,
     );
@@ -100,7 +114,7 @@ describe("reading the tail of a live worker's log", () => {
       yield { source: "container", ts: past(1), line: "good 2" };
       throw new ResponseValidationError("an event whose data is not { source, line, ts }");
     };
-    expect(await readLogTail(broken, "ep", "w1", [], 5_000)).toEqual({
+    expect((await tailOf(broken, [], 5_000)).tail).toEqual({
       lines: [expect.stringMatching(/ good 1$/), expect.stringMatching(/ good 2$/)],
     });
     // A chatty worker: 50 backfill lines, then live ones for ever; the read ends at the 50th.
@@ -111,7 +125,8 @@ describe("reading the tail of a live worker's log", () => {
         yield { source: "container", ts: past(0), line: `line ${sent}` };
       }
     };
-    const tail = await readLogTail(chatty, "ep", "w1", [], 5_000);
+    const { after, tail } = await tailOf(chatty, [], 5_000);
+    expect(after).toBe(0);
     expect((tail as { lines: string[] }).lines).toHaveLength(MAX_LOG_TAIL_LINES);
     expect(sent).toBe(MAX_LOG_TAIL_LINES);
   });
@@ -120,7 +135,7 @@ describe("reading the tail of a live worker's log", () => {
     const gone: WorkerLogReader = () => {
       throw new NotFoundError("worker w1 not found", { status: 404 });
     };
-    expect(await readLogTail(gone, "ep", "w1", [], 1_000)).toEqual({
+    expect((await tailOf(gone, [], 1_000)).tail).toEqual({
       unavailable: "the service has no log for this worker (404)",
     });
   });

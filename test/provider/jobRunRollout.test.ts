@@ -8,6 +8,8 @@ import { RunpodClient, type ServerlessWorkerList } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { ManualClock } from "../../src/emulator/clock";
 import { WORKER_START_MS } from "../../src/emulator/jobs/engine";
+import { timeoutSignal } from "../../src/provider/release/clock";
+import { resolveJobRunArgs } from "../../src/provider/release/jobArgs";
 import {
   RolloutTimeoutError,
   releaseOfJob,
@@ -15,6 +17,10 @@ import {
   type WorkerListReader,
   waitForRollout,
 } from "../../src/provider/release/rollout";
+import { executeJobRun } from "../../src/provider/release/run";
+import { JobRunSubmitError } from "../../src/provider/release/submission";
+import { WorkerPolls } from "../../src/provider/release/workerPoll";
+import { FakeClock } from "../support/fakeClock";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { createFailing, createPassing, startJobRunHost } from "./jobRunHostKit";
 
@@ -90,54 +96,147 @@ describe("which release ran a job", () => {
 });
 
 describe("the rollout wait", () => {
-  /** A reader answering `answers` in turn (the last one again once they run out), counting reads. */
-  const scripted = (...answers: ServerlessWorkerList[]) => {
-    let reads = 0;
-    const read: WorkerListReader = async () =>
-      answers[Math.min(reads++, answers.length - 1)] as ServerlessWorkerList;
-    return { read, reads: () => reads };
+  /**
+   * A reader answering `answers` in turn (the last one again once they run out) on a fake clock and
+   * a poll of its own, noting when each read starts.
+   */
+  const replay = (...answers: ServerlessWorkerList[]) => {
+    const clock = new FakeClock();
+    const polls = new WorkerPolls<ServerlessWorkerList>(clock);
+    const readsAt: number[] = [];
+    const read: WorkerListReader = async () => {
+      readsAt.push(clock.now());
+      return answers[Math.min(readsAt.length - 1, answers.length - 1)] as ServerlessWorkerList;
+    };
+    return { clock, polls, read, readsAt };
   };
 
   it("reads once and does not wait when no worker is stale", async () => {
-    const { read, reads } = scripted(list(2, worker("a", 2, false)));
+    const { clock, polls, read, readsAt } = replay(list(2, worker("a", 2, false)));
     const events: string[] = [];
-    const done = await waitForRollout(read, "ep", {
-      signal: new AbortController().signal,
-      onWaiting: () => events.push("waiting"),
-      pollMs: 5,
+    const ended = await clock.runUntil(
+      waitForRollout(read, "ep", {
+        signal: new AbortController().signal,
+        onWaiting: () => events.push("waiting"),
+        polls,
+      }),
+    );
+    expect(ended).toMatchObject({
+      at: 0,
+      ok: true,
+      value: { version: 2, stale: 0, reads: 1, waited: false },
     });
-    expect(done).toMatchObject({ version: 2, stale: 0, reads: 1, waited: false });
-    expect(reads()).toBe(1);
+    expect(readsAt).toEqual([0]);
     expect(events).toEqual([]);
+    await clock.advance(10_000);
+    expect(readsAt).toEqual([0]);
   });
 
-  it("polls until the last stale worker is replaced, reporting the start and the end once", async () => {
-    const { read } = scripted(
+  it("polls once a second until the last stale worker is replaced, reporting the start and the end once", async () => {
+    const { clock, polls, read, readsAt } = replay(
       list(2, worker("a", 1, true), worker("b", 1, true)),
       list(2, worker("a", 1, true), worker("c", 2, false)),
       list(2, worker("d", 2, false), worker("c", 2, false)),
     );
     const events: string[] = [];
-    const done = await waitForRollout(read, "ep", {
-      signal: new AbortController().signal,
-      onWaiting: (s) => events.push(`waiting ${s.stale}/${s.total}`),
-      onRolledOut: (s) => events.push(`rolled out v${s.version}`),
-      pollMs: 5,
+    const ended = await clock.runUntil(
+      waitForRollout(read, "ep", {
+        signal: new AbortController().signal,
+        onWaiting: (s) => events.push(`waiting ${s.stale}/${s.total} at ${clock.now()}`),
+        onRolledOut: (s) => events.push(`rolled out v${s.version} at ${clock.now()}`),
+        polls,
+      }),
+    );
+    expect(ended).toMatchObject({
+      at: 2_000,
+      ok: true,
+      value: { version: 2, stale: 0, reads: 3, waited: true },
     });
-    expect(done).toMatchObject({ version: 2, stale: 0, reads: 3, waited: true });
-    expect(events).toEqual(["waiting 2/2", "rolled out v2"]);
+    expect(readsAt).toEqual([0, 1_000, 2_000]);
+    expect(events).toEqual(["waiting 2/2 at 0", "rolled out v2 at 2000"]);
   });
 
-  it("stops at the signal with the last state seen", async () => {
-    const { read } = scripted(list(2, worker("a", 1, true)));
-    const error = await waitForRollout(read, "ep", { signal: AbortSignal.timeout(50), pollMs: 10 }).catch(
-      (e) => e,
-    );
+  it("stops at the signal with the last state seen and the reads made", async () => {
+    const { clock, polls, read, readsAt } = replay(list(2, worker("a", 1, true)));
+    const deadline = timeoutSignal(clock, 3_500);
+    const ended = await clock.runUntil(waitForRollout(read, "ep", { signal: deadline.signal, polls }));
+    expect(ended).toMatchObject({ at: 3_500, ok: false });
+    const error = (ended as { error: unknown }).error;
     expect(error).toBeInstanceOf(RolloutTimeoutError);
-    expect(error.message).toBe(
+    expect((error as Error).message).toBe(
       "endpoint ep was still rolling out version 2: 1 of 1 workers ran an older version",
     );
-    expect(error.reads).toBeGreaterThan(1);
+    expect((error as RolloutTimeoutError).reads).toBe(4);
+    expect(readsAt).toEqual([0, 1_000, 2_000, 3_000]);
+    expect(clock.pending()).toBe(0);
+  });
+});
+
+describe("a JobRun's rollout wait and deadline on its clock", () => {
+  const replay = (...answers: ServerlessWorkerList[]) => {
+    const clock = new FakeClock();
+    const polls = new WorkerPolls<ServerlessWorkerList>(clock);
+    const readsAt: number[] = [];
+    const read: WorkerListReader = async () => {
+      readsAt.push(clock.now());
+      return answers[Math.min(readsAt.length - 1, answers.length - 1)] as ServerlessWorkerList;
+    };
+    const submittedAt: number[] = [];
+    // A job that is over as soon as it is submitted (its status answer names no worker).
+    const endpoint = {
+      id: "ep",
+      run: async () => {
+        submittedAt.push(clock.now());
+        return { id: "job-1", status: "COMPLETED", output: { ok: true } };
+      },
+    };
+    const execute = (timeoutMs: number) =>
+      clock.runUntil(
+        executeJobRun(resolveJobRunArgs({ endpointId: "ep", input: {}, timeoutMs, rollout: "wait" }), {
+          endpoint: endpoint as unknown as Parameters<typeof executeJobRun>[1]["endpoint"],
+          log: () => {},
+          workers: read,
+          workerPolls: polls,
+        }),
+      );
+    return { clock, readsAt, submittedAt, execute };
+  };
+
+  it("submits the moment the last stale worker is replaced, and records the rollout in its timeline", async () => {
+    const { readsAt, submittedAt, execute } = replay(
+      list(2, worker("a", 1, true), worker("b", 1, true)),
+      list(2, worker("a", 1, true), worker("c", 2, false)),
+      list(2, worker("d", 2, false), worker("c", 2, false)),
+    );
+    const ended = await execute(60_000);
+    expect(ended).toMatchObject({ at: 2_000, ok: true });
+    const outcome = (ended as { value: Awaited<ReturnType<typeof executeJobRun>> }).value;
+    expect(outcome.failure).toBeUndefined();
+    expect(outcome.result.endpointVersion).toBe(2);
+    expect(outcome.result.timeline).toEqual([
+      { status: "ROLLOUT_WAIT", atMs: 0 },
+      { status: "ROLLED_OUT", atMs: 2_000 },
+      { status: "COMPLETED", atMs: 2_000 },
+    ]);
+    // Three reads of the wait, then the release check's own read after the job.
+    expect(readsAt).toEqual([0, 1_000, 2_000, 2_000]);
+    expect(submittedAt).toEqual([2_000]);
+  });
+
+  it("gives up at timeoutMs when the rollout outlasts it, submitting nothing", async () => {
+    const { clock, readsAt, submittedAt, execute } = replay(list(2, worker("a", 1, true)));
+    const ended = await execute(4_500);
+    expect(ended).toMatchObject({ at: 4_500, ok: false });
+    const error = (ended as { error: unknown }).error;
+    expect(error).toBeInstanceOf(JobRunSubmitError);
+    expect((error as Error).message).toContain(
+      "JobRun could not submit a job to endpoint ep within timeoutMs (4500 ms): the deadline passed while it " +
+        "waited for the rollout (endpoint ep was still rolling out version 2: 1 of 1 workers ran an older version). " +
+        "No job was created.",
+    );
+    expect(readsAt).toEqual([0, 1_000, 2_000, 3_000, 4_000]);
+    expect(submittedAt).toEqual([]);
+    expect(clock.pending()).toBe(0);
   });
 });
 

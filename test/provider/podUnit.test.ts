@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { checkPod, diffPod } from "../../src/provider/pod/operations";
-import { waitForPod } from "../../src/provider/pod/wait";
+import { type WaitOptions, waitForPod } from "../../src/provider/pod/wait";
+import { FakeClock } from "../support/fakeClock";
 
 const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 const ENV_SECRET = "hf_pod-unit-secret-77aa";
@@ -199,63 +200,79 @@ describe("Pod diff", () => {
 });
 
 describe("waiting for a pod", () => {
-  /** A replay of the statuses a pod goes through, one per read, on a fake clock. */
+  /**
+   * A replay of the statuses a pod goes through, one per read (the last one again once they run
+   * out), on a fake clock: `wait` runs the wait until it ends and says when (the clock's time) and how.
+   */
   function replay(statuses: string[]) {
-    let clock = 0;
+    const clock = new FakeClock();
     const reads: number[] = [];
     const pods = statuses.map((status) => ({ id: "p1", name: "dev", status }));
     const client = {
       pods: {
         get: async () => {
-          reads.push(clock);
+          reads.push(clock.now());
           return pods[Math.min(reads.length, pods.length - 1)];
         },
       },
     };
-    return {
-      reads,
-      options: {
-        client: client as never,
-        pod: pods[0] as never,
-        now: () => clock,
-        sleep: async (ms: number) => {
-          clock += ms;
-        },
-      },
+    const wait = async (options: Pick<WaitOptions, "wanted" | "waitFor" | "timeoutMs">) => {
+      const ended = await clock.runUntil(
+        waitForPod({ client: client as never, pod: pods[0] as never, clock, ...options }),
+      );
+      if (!ended.ok) throw ended.error;
+      return { at: ended.at, result: ended.value };
     };
+    return { reads, wait, clock };
   }
 
-  it("reads the pod at most once a second until RUNNING, recording the status history", async () => {
-    const { reads, options } = replay(["PROVISIONING", "PROVISIONING", "STARTING", "RUNNING"]);
-    const result = await waitForPod({ ...options, wanted: "RUNNING", waitFor: "running", timeoutMs: 60_000 });
+  it("reads the pod once a second until RUNNING, recording the status history", async () => {
+    const { reads, wait } = replay(["PROVISIONING", "PROVISIONING", "STARTING", "RUNNING"]);
+    const { at, result } = await wait({ wanted: "RUNNING", waitFor: "running", timeoutMs: 60_000 });
     expect(result.kind).toBe("ready");
     expect(reads).toEqual([1000, 2000, 3000]);
+    expect(at).toBe(3000);
   });
 
   it("ends at ERROR with the statuses seen in order", async () => {
-    const { options } = replay(["PROVISIONING", "STARTING", "STARTING", "ERROR"]);
-    const result = await waitForPod({ ...options, wanted: "RUNNING", waitFor: "running", timeoutMs: 60_000 });
+    const { reads, wait } = replay(["PROVISIONING", "STARTING", "STARTING", "ERROR"]);
+    const { at, result } = await wait({ wanted: "RUNNING", waitFor: "running", timeoutMs: 60_000 });
     expect(result).toMatchObject({
       kind: "failure",
       history: ["PROVISIONING", "STARTING", "ERROR"],
       why: "it went to ERROR instead of RUNNING",
     });
+    expect(reads).toEqual([1000, 2000, 3000]);
+    expect(at).toBe(3000);
+  });
+
+  it("waits for EXITED when the pod is being stopped, and ends when it is", async () => {
+    const { reads, wait } = replay(["RUNNING", "RUNNING", "EXITED"]);
+    const { at, result } = await wait({ wanted: "EXITED", waitFor: "running", timeoutMs: 60_000 });
+    expect(result).toMatchObject({ kind: "ready", pod: { status: "EXITED" } });
+    expect(reads).toEqual([1000, 2000]);
+    expect(at).toBe(2000);
   });
 
   it("gives up at waitTimeoutMs, saying the status it was left in", async () => {
-    const { reads, options } = replay(["STARTING"]);
-    const result = await waitForPod({ ...options, wanted: "RUNNING", waitFor: "running", timeoutMs: 2500 });
-    expect(result).toMatchObject({
+    const { reads, wait, clock } = replay(["STARTING"]);
+    const { at, result } = await wait({ wanted: "RUNNING", waitFor: "running", timeoutMs: 2500 });
+    expect(result).toEqual({
       kind: "failure",
-      why: expect.stringMatching(/within waitTimeoutMs \(2500 ms\); its status is STARTING/),
+      pod: { id: "p1", name: "dev", status: "STARTING" },
+      history: ["STARTING"],
+      why: "it was not RUNNING within waitTimeoutMs (2500 ms); its status is STARTING",
     });
     expect(reads).toEqual([1000, 2000, 2500]);
+    expect(at).toBe(2500);
+    expect(clock.pending()).toBe(0);
   });
 
   it('returns at once for waitFor "none", reading nothing', async () => {
-    const { reads, options } = replay(["PROVISIONING"]);
-    const result = await waitForPod({ ...options, wanted: "RUNNING", waitFor: "none", timeoutMs: 60_000 });
+    const { reads, wait } = replay(["PROVISIONING"]);
+    const { at, result } = await wait({ wanted: "RUNNING", waitFor: "none", timeoutMs: 60_000 });
     expect(result.kind).toBe("ready");
     expect(reads).toEqual([]);
+    expect(at).toBe(0);
   });
 });

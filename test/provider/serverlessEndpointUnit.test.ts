@@ -1,11 +1,13 @@
 /**
  * ServerlessEndpoint's rules as functions: the change plan `diff` and `update` share (what
  * replaces, what the PATCH sends, what a field removed from the program sends), and the rollout
- * wait on recorded sequences of `/workers` answers (done, stalled, recovered, timed out).
+ * wait on recorded sequences of `/workers` answers (done, stalled, recovered, timed out), replayed
+ * on a fake clock.
  */
 import { describe, expect, it } from "vitest";
 import type { ServerlessWorkerList } from "../../src/client";
 import { UNKNOWN } from "../../src/provider/common/unknown";
+import { WorkerPolls } from "../../src/provider/release/workerPoll";
 import { checkEndpointArgs } from "../../src/provider/serverlessEndpoint/args";
 import { planEndpointChange } from "../../src/provider/serverlessEndpoint/changes";
 import {
@@ -14,6 +16,7 @@ import {
   waitForEndpointRollout,
   workersByStatus,
 } from "../../src/provider/serverlessEndpoint/rollout";
+import { FakeClock } from "../support/fakeClock";
 
 /** Outputs as the emulator reads a fresh GPU endpoint back. */
 const OLDS = {
@@ -183,11 +186,20 @@ const at = (endpointVersion: number, ...workers: [string, string, number][]): Se
   summary: { running: 0, idle: 0, initializing: 0, throttled: 0, unhealthy: 0, total: workers.length },
 });
 
-/** Readers answering `answers` in turn (the last one again once they run out), counting reads. */
-function scripted(...answers: ServerlessWorkerList[]) {
-  let reads = 0;
+/**
+ * Replays `answers` to the wait, one per read (the last one again once they run out), on a fake
+ * clock and a poll of its own: the reads happen when the clock says, so the counts and the moment
+ * the wait ends are exact.
+ */
+function replay(...answers: ServerlessWorkerList[]) {
+  const clock = new FakeClock();
+  const polls = new WorkerPolls<ServerlessWorkerList>(clock);
+  const readsAt: number[] = [];
   const readers: RolloutReaders = {
-    workers: async () => answers[Math.min(reads++, answers.length - 1)] as ServerlessWorkerList,
+    workers: async () => {
+      readsAt.push(clock.now());
+      return answers[Math.min(readsAt.length - 1, answers.length - 1)] as ServerlessWorkerList;
+    },
     // A log of one line, then the end of the stream.
     workerLogs: async function* (_endpoint, workerId) {
       yield {
@@ -197,40 +209,45 @@ function scripted(...answers: ServerlessWorkerList[]) {
       };
     },
   };
-  return { readers, reads: () => reads };
+  /** Runs the wait (the default poll interval, 1 s) until it ends, and says when and how. */
+  const wait = (timeoutMs = 60_000) =>
+    clock.runUntil(waitForEndpointRollout(readers, "ep", '"api" (id ep)', { timeoutMs, secrets: [], polls }));
+  return { clock, polls, readsAt, wait };
 }
-
-const wait = (readers: RolloutReaders, timeoutMs = 60_000) =>
-  waitForEndpointRollout(readers, "ep", '"api" (id ep)', { timeoutMs, secrets: [], pollMs: 1 });
 
 describe("the endpoint rollout wait", () => {
   it("returns after one read when no worker is stale or unhealthy", async () => {
-    const { readers, reads } = scripted(at(2, ["a", "IDLE", 2], ["b", "RUNNING", 2]));
-    expect(await wait(readers)).toEqual({ version: 2, reads: 1, workers: 2 });
-    // The wait used one answer; the shared poll (pollMs 1, real timers) may have started one more
-    // read before the wait left it. Replaying on an injected clock will pin this to exactly 1.
-    expect(reads()).toBeGreaterThanOrEqual(1);
-    expect(reads()).toBeLessThanOrEqual(2);
+    const { clock, polls, readsAt, wait } = replay(at(2, ["a", "IDLE", 2], ["b", "RUNNING", 2]));
+    expect(await wait()).toEqual({ at: 0, ok: true, value: { version: 2, reads: 1, workers: 2 } });
+    expect(readsAt).toEqual([0]);
+    // The wait left its poll: nothing more is read, and no timer is left behind.
+    await clock.advance(10_000);
+    expect(readsAt).toEqual([0]);
+    expect(clock.pending()).toBe(0);
+    expect(polls.stats()).toEqual({ reads: 1, active: 0 });
   });
 
-  it("reads until the last stale worker is replaced", async () => {
-    const { readers } = scripted(
+  it("reads once a second until the last stale worker is replaced", async () => {
+    const { readsAt, wait } = replay(
       at(2, ["a", "IDLE", 1], ["b", "IDLE", 1]),
       at(2, ["c", "INITIALIZING", 2], ["b", "IDLE", 1]),
       at(2, ["c", "IDLE", 2], ["d", "IDLE", 2]),
     );
-    expect(await wait(readers)).toEqual({ version: 2, reads: 3, workers: 2 });
+    expect(await wait()).toEqual({ at: 2_000, ok: true, value: { version: 2, reads: 3, workers: 2 } });
+    expect(readsAt).toEqual([0, 1_000, 2_000]);
   });
 
   it("calls a stall when the same new worker is UNHEALTHY on two reads in a row", async () => {
     const stalled = at(2, ["c", "UNHEALTHY", 2], ["b", "IDLE", 1]);
-    const { readers, reads } = scripted(at(2, ["a", "IDLE", 1], ["b", "IDLE", 1]), stalled, stalled);
-    const error = await wait(readers).catch((e: unknown) => e);
+    const { clock, readsAt, wait } = replay(at(2, ["a", "IDLE", 1], ["b", "IDLE", 1]), stalled, stalled);
+    const ended = await wait();
+    expect(ended).toMatchObject({ at: 2_000, ok: false });
+    const error = (ended as { error: unknown }).error;
     expect(error).toBeInstanceOf(EndpointRolloutError);
-    // Stalled on the third answer; the shared poll may have started a fourth read before the wait
-    // left it (pollMs 1 on real timers), and none after.
-    expect(reads()).toBeGreaterThanOrEqual(3);
-    expect(reads()).toBeLessThanOrEqual(4);
+    // Stalled on the third answer, and nothing read after it.
+    expect(readsAt).toEqual([0, 1_000, 2_000]);
+    await clock.advance(10_000);
+    expect(readsAt).toHaveLength(3);
     expect((error as Error).message).toBe(
       [
         'ServerlessEndpoint "api" (id ep): the rollout of version 2 stalled: worker c of version 2 is UNHEALTHY ' +
@@ -246,20 +263,24 @@ describe("the endpoint rollout wait", () => {
   });
 
   it("waits on when an unhealthy new worker recovers, or another one takes its place", async () => {
-    const { readers } = scripted(
+    const { readsAt, wait } = replay(
       at(2, ["c", "UNHEALTHY", 2], ["b", "IDLE", 1]),
       at(2, ["c", "IDLE", 2], ["d", "UNHEALTHY", 2]),
       at(2, ["c", "IDLE", 2], ["d", "IDLE", 2]),
     );
-    expect(await wait(readers)).toMatchObject({ version: 2, reads: 3 });
+    expect(await wait()).toMatchObject({ at: 2_000, ok: true, value: { version: 2, reads: 3 } });
+    expect(readsAt).toEqual([0, 1_000, 2_000]);
   });
 
-  it("times out at timeoutMs, saying how far the rollout got", async () => {
-    const { readers } = scripted(at(2, ["c", "INITIALIZING", 2], ["b", "IDLE", 1]));
-    const error = await wait(readers, 20).catch((e: unknown) => e);
+  it("times out at timeoutMs, on the first read at or past it, saying how far the rollout got", async () => {
+    const { readsAt, wait } = replay(at(2, ["c", "INITIALIZING", 2], ["b", "IDLE", 1]));
+    const ended = await wait(5_000);
+    expect(ended).toMatchObject({ at: 5_000, ok: false });
+    const error = (ended as { error: unknown }).error;
     expect(error).toBeInstanceOf(EndpointRolloutError);
+    expect(readsAt).toEqual([0, 1_000, 2_000, 3_000, 4_000, 5_000]);
     expect((error as Error).message).toContain(
-      'ServerlessEndpoint "api" (id ep): the rollout of version 2 did not complete within rolloutTimeoutMs (20 ms): ' +
+      'ServerlessEndpoint "api" (id ep): the rollout of version 2 did not complete within rolloutTimeoutMs (5000 ms): ' +
         "1 of 2 workers still run an older version, and worker c of version 2 is INITIALIZING.",
     );
     expect((error as Error).message).toContain("if the rollout only needs longer, raise rolloutTimeoutMs;");

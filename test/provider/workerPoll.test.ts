@@ -7,45 +7,9 @@
 import { describe, expect, it } from "vitest";
 import type { ServerlessWorkerList } from "../../src/client";
 import { waitForRollout } from "../../src/provider/release/rollout";
-import { clientPollKey, type PollClock, WorkerPolls } from "../../src/provider/release/workerPoll";
+import { clientPollKey, WorkerPolls } from "../../src/provider/release/workerPoll";
 import { waitForEndpointRollout } from "../../src/provider/serverlessEndpoint/rollout";
-
-/** A clock whose timers fire only in `advance`. */
-class FakeClock implements PollClock {
-  private t = 0;
-  private timers = new Map<number, { at: number; fn: () => void }>();
-  private nextId = 0;
-  now(): number {
-    return this.t;
-  }
-  setTimeout(fn: () => void, ms: number): unknown {
-    this.nextId += 1;
-    this.timers.set(this.nextId, { at: this.t + ms, fn });
-    return this.nextId;
-  }
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number);
-  }
-  pending(): number {
-    return this.timers.size;
-  }
-  /** Moves time by `ms`, firing due timers in order (and letting promises settle between them). */
-  async advance(ms: number): Promise<void> {
-    const end = this.t + ms;
-    for (;;) {
-      await flush();
-      const due = [...this.timers.entries()]
-        .filter(([, timer]) => timer.at <= end)
-        .sort((a, b) => a[1].at - b[1].at)[0];
-      if (due === undefined) break;
-      this.timers.delete(due[0]);
-      this.t = due[1].at;
-      due[1].fn();
-    }
-    this.t = end;
-    await flush();
-  }
-}
+import { FakeClock } from "../support/fakeClock";
 
 const flush = async () => {
   for (let i = 0; i < 20; i++) await Promise.resolve();
@@ -124,13 +88,15 @@ describe("the shared worker poll", () => {
     reader.answer("r2");
     await flush();
     expect(bGot).toBe("r2");
-    // `a` did not ask during r2; it gets r2 now, and after r3 (which it also did not wait for) r3, not r2 again.
+    // `a` did not ask during r2; it gets r2 now, and after r3 (which it also did not wait for, b
+    // did) r3, not r2 again.
     expect(await a.next()).toBe("r2");
+    const bThird = b.next();
     await clock.advance(1_000);
     reader.answer("r3");
     await flush();
     expect(await a.next()).toBe("r3");
-    expect(await b.next()).toBe("r3");
+    expect(await bThird).toBe("r3");
     a.leave();
     b.leave();
   });
@@ -154,9 +120,36 @@ describe("the shared worker poll", () => {
     expect(reader.open[0]?.signal.aborted).toBe(false); // the read goes on for b
     reader.answer("r2");
     expect(await bNext).toBe("r2");
+    void b.next();
     await clock.advance(1_000);
     expect(reader.reads()).toBe(3);
     b.leave();
+  });
+
+  it("reads only when a waiter asks, never ahead of one busy with the last answer", async () => {
+    const clock = new FakeClock();
+    const polls = new WorkerPolls<string>(clock);
+    const reader = manualReader<string>();
+    const a = polls.join("k", reader.read, 1_000);
+    const first = a.next();
+    reader.answer("r1");
+    expect(await first).toBe("r1");
+    await clock.advance(5_000);
+    expect(reader.reads()).toBe(1); // nobody asked: nothing read for nobody
+    const second = a.next(); // asked long after the interval: read at once
+    expect(reader.reads()).toBe(2);
+    reader.answer("r2");
+    expect(await second).toBe("r2");
+    const third = a.next(); // asked at once: read one interval after the last read started
+    await clock.advance(999);
+    expect(reader.reads()).toBe(2);
+    await clock.advance(1);
+    expect(reader.reads()).toBe(3);
+    reader.answer("r3");
+    expect(await third).toBe("r3");
+    a.leave();
+    expect(clock.pending()).toBe(0);
+    expect(polls.stats()).toEqual({ reads: 3, active: 0 });
   });
 
   it("gives a failed read's error to every current waiter", async () => {

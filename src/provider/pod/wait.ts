@@ -2,11 +2,12 @@
  * Waiting for a pod to be usable, as `waitFor` asks: `running` (status RUNNING), `ssh` (its SSH
  * endpoint accepts a TCP connection and answers an `SSH-` banner) or `{ port, path?,
  * expectStatus? }` (its proxied HTTP port answers that status). One read of the pod a second at
- * most, through the client; bounded by `waitTimeoutMs`. The clock and the pause are arguments
- * so a test can drive them.
+ * most, through the client; bounded by `waitTimeoutMs` of the wait's clock (an argument, so a
+ * test can replay a pod's statuses and move time by hand).
  */
 import * as net from "node:net";
 import type { Pod, RunpodClient } from "../../client";
+import { type Clock, sleep, systemClock } from "../release/clock";
 import type { PodWaitFor } from "./args";
 
 /** Least time between two reads of the pod, in ms. */
@@ -31,15 +32,15 @@ export interface WaitOptions {
   wanted: "RUNNING" | "EXITED";
   waitFor: PodWaitFor;
   timeoutMs: number;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
+  /** Time and timers of the pauses between reads and of the deadline. @default the real clock */
+  clock?: Clock;
 }
 
 /** Waits as {@link WaitOptions} says: the pod when it is usable, else why not. */
 export async function waitForPod(options: WaitOptions): Promise<{ kind: "ready"; pod: Pod } | WaitFailure> {
   const { client, wanted, waitFor, timeoutMs } = options;
-  const now = options.now ?? Date.now;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const clock = options.clock ?? systemClock;
+  const now = () => clock.now();
   let pod = options.pod;
   const history: string[] = [];
   const started = now();
@@ -75,7 +76,7 @@ export async function waitForPod(options: WaitOptions): Promise<{ kind: "ready";
           (lastProbe ? ` (${lastProbe})` : ""),
       };
     }
-    await sleep(Math.min(POLL_INTERVAL_MS, left));
+    await sleep(clock, Math.min(POLL_INTERVAL_MS, left));
     pod = await client.pods.get(pod.id);
   }
 }

@@ -2,12 +2,14 @@
  * The state one JobRun execution shares between its steps (waiting, the service-side retry,
  * stream capture): what it found so far (`result`), how it reports progress, and its deadline.
  */
-import type { Endpoint, Job } from "../../client";
+import type { Endpoint, Job, ServerlessWorkerList } from "../../client";
 import { printable } from "../common/wording";
+import { type Clock, systemClock, wallNow } from "./clock";
 import type { ResolvedJobRunArgs } from "./jobArgs";
 import { type JobRunResult, seconds } from "./result";
 import type { WorkerListReader } from "./rollout";
 import type { CaptureSink, Collector } from "./stream";
+import type { WorkerPolls } from "./workerPoll";
 
 /** What an execution needs from its surroundings; replaceable in tests. */
 export interface RunContext {
@@ -17,9 +19,14 @@ export interface RunContext {
   >;
   /** Progress lines (status changes with elapsed time). */
   log: (line: string) => void;
-  /** Monotonic milliseconds. @default performance.now */
+  /**
+   * Time and timers of the execution's deadline and of its rollout wait.
+   * @default the clock of `workerPolls`, else the real one
+   */
+  clock?: Clock;
+  /** Monotonic milliseconds. @default `clock.now` */
   now?: () => number;
-  /** Wall clock, ms since the epoch. @default Date.now */
+  /** Wall clock, ms since the epoch. @default `clock.wallNow` */
   wallNow?: () => number;
   /**
    * Reads the endpoint's workers (REST v2), for `rollout: "wait"`. Without it `rollout` defaults
@@ -33,6 +40,8 @@ export interface RunContext {
    * same key on one endpoint share one read loop. Without it, only waits through the same reader do.
    */
   workersKey?: string;
+  /** The shared worker poll loops the rollout wait joins. @default the host's (`workerPolls`) */
+  workerPolls?: WorkerPolls<ServerlessWorkerList>;
 }
 
 /** One execution in progress. */
@@ -52,6 +61,8 @@ export interface Execution {
   remaining: () => number;
   /** Wall clock, ms since the epoch (for `startedAt`, `completedAt`). */
   wallNow: () => number;
+  /** The worker poll loops its rollout waits join (the host's when undefined). */
+  workerPolls?: WorkerPolls<ServerlessWorkerList>;
   /** Service-side retries (`/retry`) used on the job submitted last. */
   retriesUsed: number;
   /** Where stream capture writes, and the capture in progress (with `collectStream`). */
@@ -66,15 +77,18 @@ export interface Execution {
  */
 export function startExecution(
   args: ResolvedJobRunArgs,
-  ctx: Pick<RunContext, "log" | "now" | "wallNow"> & { endpoint: RunContext["endpoint"] },
+  ctx: Pick<RunContext, "log" | "now" | "wallNow" | "clock" | "workerPolls"> & {
+    endpoint: RunContext["endpoint"];
+  },
   where: (result: JobRunResult) => string,
 ): { run: Execution; stop: () => void } {
-  const now = ctx.now ?? (() => performance.now());
+  const clock = runClock(ctx);
+  const now = ctx.now ?? (() => clock.now());
   const started = now();
   const deadline = started + args.timeoutMs;
   const elapsed = () => Math.max(0, Math.round(now() - started));
   const deadlineController = new AbortController();
-  const timer = setTimeout(
+  const timer = clock.setTimeout(
     () => deadlineController.abort(new Error(`timeoutMs (${args.timeoutMs} ms) expired`)),
     args.timeoutMs,
   );
@@ -95,11 +109,17 @@ export function startExecution(
     },
     signal: deadlineController.signal,
     remaining: () => deadline - now(),
-    wallNow: ctx.wallNow ?? Date.now,
+    wallNow: ctx.wallNow ?? (() => wallNow(clock)),
+    workerPolls: ctx.workerPolls,
     retriesUsed: 0,
     sink: { endpoint: ctx.endpoint, result, log: ctx.log, where: whereNow },
   };
-  return { run, stop: () => clearTimeout(timer) };
+  return { run, stop: () => clock.clearTimeout(timer) };
+}
+
+/** The clock of an execution: its own, else that of the poll loops it joins, else the real one. */
+function runClock(ctx: Pick<RunContext, "clock" | "workerPolls">): Clock {
+  return ctx.clock ?? ctx.workerPolls?.clock ?? systemClock;
 }
 
 function errorText(error: unknown): string | undefined {

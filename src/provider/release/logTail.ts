@@ -16,6 +16,7 @@ import { secretForms, type WorkerLogEvent } from "../../client";
 import { boundEntry } from "../common/engineText";
 import { redact } from "../common/redaction";
 import { describeError, printable } from "../common/wording";
+import { type Clock, systemClock, wallNow } from "./clock";
 
 /** Most log lines kept: the newest 50. */
 export const MAX_LOG_TAIL_LINES = 50;
@@ -77,7 +78,7 @@ function shortReason(error: unknown): string {
 
 /**
  * Reads the newest lines of a worker's log, redacted of `secrets` and bounded, within
- * `deadlineMs` (capped at `LOG_TAIL_TIMEOUT_MS`). Never throws.
+ * `deadlineMs` (capped at `LOG_TAIL_TIMEOUT_MS`) of `clock`'s time. Never throws.
  */
 export async function readLogTail(
   read: WorkerLogReader,
@@ -85,17 +86,18 @@ export async function readLogTail(
   workerId: string,
   secrets: readonly string[],
   deadlineMs: number,
+  clock: Clock = systemClock,
 ): Promise<LogTail> {
   const budget = Math.min(LOG_TAIL_TIMEOUT_MS, Math.floor(deadlineMs));
   if (budget <= 0) return { unavailable: "the JobRun's timeoutMs left no time to read it" };
-  const startedAt = Date.now();
+  const startedAt = wallNow(clock);
   const stop = new AbortController();
   let why: "deadline" | "idle" | undefined;
-  const deadline = setTimeout(() => {
+  const deadline = clock.setTimeout(() => {
     why = "deadline";
     stop.abort(new Error(`no end of the backfill within ${budget} ms`));
   }, budget);
-  let idle: ReturnType<typeof setTimeout> | undefined;
+  let idle: unknown;
   const events: WorkerLogEvent[] = [];
   try {
     for await (const event of read(endpointId, workerId, { tail: MAX_LOG_TAIL_LINES, signal: stop.signal })) {
@@ -105,8 +107,8 @@ export async function readLogTail(
       events.push(event);
       // The whole backfill asked for has come: what follows is live.
       if (events.length >= MAX_LOG_TAIL_LINES) break;
-      clearTimeout(idle);
-      idle = setTimeout(() => {
+      if (idle !== undefined) clock.clearTimeout(idle);
+      idle = clock.setTimeout(() => {
         why = "idle";
         stop.abort(new Error("backfill ended"));
       }, LOG_TAIL_IDLE_MS);
@@ -117,8 +119,8 @@ export async function readLogTail(
       return { unavailable: why === "deadline" ? `no answer within ${budget} ms` : shortReason(error) };
     }
   } finally {
-    clearTimeout(deadline);
-    clearTimeout(idle);
+    clock.clearTimeout(deadline);
+    if (idle !== undefined) clock.clearTimeout(idle);
   }
   return { lines: boundLogTail(tailLines(events, secrets)) };
 }

@@ -60,6 +60,7 @@ export async function waitOutRollout(
     const done = await waitForRollout(workers, args.endpointId, {
       signal: run.signal,
       pollKey,
+      polls: run.workerPolls,
       onWaiting: (state) => {
         run.note(ROLLOUT_WAIT);
         run.log(

@@ -10,9 +10,11 @@
  * Rules of a loop (one per key: `restUrl`, a digest of the API key, the endpoint id):
  * - A waiter's first answer comes from a read that STARTED after it joined, so a wait that begins
  *   right after a PATCH never judges an answer read before it.
- * - While a loop has waiters, its reads start at most once per interval (the smallest interval
- *   its waiters ask for). A loop starts with a read at once: a wait alone on its endpoint answers
- *   as soon as it did before the loops were shared.
+ * - Reads start at most once per interval (the smallest interval its waiters ask for), and only
+ *   for a waiter that wants one: one waiting in `next`, or one that joined and has had no answer
+ *   yet. No read runs ahead of a waiter busy with the last answer (it would be read for nobody
+ *   when that waiter then leaves). A loop starts with a read at once: a wait alone on its
+ *   endpoint answers as soon as it did before the loops were shared.
  * - A waiter that asks for the next answer gets the newest answer it has not seen yet (answers it
  *   was too busy to take are skipped, never queued).
  * - A failed read reaches every current waiter as the error of its next answer.
@@ -25,26 +27,22 @@
  * release check) does not come through here: it is a fresh read of its own.
  */
 import { createHash } from "node:crypto";
+import { type Clock, systemClock } from "./clock";
 
 /** Reads the workers once; `signal` aborts when no waiter is left. */
 export type SharedRead<T> = (signal: AbortSignal) => Promise<T>;
 
-/** Time and timers of the loops; replaceable in tests. */
-export interface PollClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+/** Time and timers of the loops ({@link Clock}); replaceable in tests. */
+export type PollClock = Clock;
 
-const systemClock: PollClock = {
-  now: () => performance.now(),
+/** The real clock, its timers unref'd: a pending poll never keeps the host alive on its own (a read in flight does). */
+const pollClock: Clock = {
+  ...systemClock,
   setTimeout: (fn, ms) => {
-    const handle = setTimeout(fn, ms);
-    // A pending poll never keeps the host alive on its own: a waiter's promise does.
+    const handle = systemClock.setTimeout(fn, ms) as ReturnType<typeof setTimeout>;
     handle.unref?.();
     return handle;
   },
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
 /** One waiter's place in a loop. */
@@ -65,6 +63,8 @@ interface Waiter<T> {
   pollMs: number;
   /** Answers with a lower sequence number are not for this waiter. */
   seen: number;
+  /** True until it takes its first answer: a read is owed to it though it has not asked yet. */
+  fresh: boolean;
   pending?: { resolve: (answer: Answer<T>) => void };
 }
 
@@ -93,7 +93,8 @@ export class WorkerPolls<T = unknown> {
   private readonly loops = new Map<string, Loop<T>>();
   private reads = 0;
 
-  constructor(private readonly clock: PollClock = systemClock) {}
+  /** @param clock  the loops' time and timers; the rollout waits joining them default to it too. */
+  constructor(readonly clock: Clock = pollClock) {}
 
   /** Joins the loop of `key` (starting it with `read` when none runs), polling every `pollMs` at least. */
   join(key: string, read: SharedRead<T>, pollMs: number): PollSubscription<T> {
@@ -102,7 +103,7 @@ export class WorkerPolls<T = unknown> {
       loop = { read, waiters: new Set(), started: 0, lastStart: Number.NEGATIVE_INFINITY };
       this.loops.set(key, loop);
     }
-    const waiter: Waiter<T> = { pollMs, seen: loop.started + 1 };
+    const waiter: Waiter<T> = { pollMs, seen: loop.started + 1, fresh: true };
     loop.waiters.add(waiter);
     // A later reader is as good as the first (same settings); the newest is the one still in use.
     loop.read = read;
@@ -128,6 +129,8 @@ export class WorkerPolls<T = unknown> {
               take(waiter, answer).then(resolve, reject);
             },
           };
+          // Someone wants the next answer: read now, or once the interval since the last read passed.
+          self.schedule(l);
         });
       },
       leave(): void {
@@ -147,7 +150,7 @@ export class WorkerPolls<T = unknown> {
 
   /** Starts the next read now, or arms the timer for when the interval since the last one has passed. */
   private schedule(loop: Loop<T>): void {
-    if (loop.timer !== undefined || loop.inFlight !== undefined || loop.waiters.size === 0) return;
+    if (loop.timer !== undefined || loop.inFlight !== undefined || !wantsRead(loop)) return;
     const pollMs = Math.min(...[...loop.waiters].map((w) => w.pollMs));
     const wait = loop.lastStart + pollMs - this.clock.now();
     if (wait <= 0) {
@@ -198,8 +201,15 @@ export class WorkerPolls<T = unknown> {
   }
 }
 
+/** True when a waiter of the loop asks for an answer or is owed its first one. */
+function wantsRead<T>(loop: Loop<T>): boolean {
+  for (const waiter of loop.waiters) if (waiter.pending !== undefined || waiter.fresh) return true;
+  return false;
+}
+
 function take<T>(waiter: Waiter<T>, answer: Answer<T>): Promise<T> {
   waiter.seen = answer.seq + 1;
+  waiter.fresh = false;
   return answer.ok ? Promise.resolve(answer.value) : Promise.reject(answer.error);
 }
 

@@ -17,6 +17,7 @@
 import type { ServerlessWorker, ServerlessWorkerList, WorkerLogEvent } from "../../client";
 import { boundEntry, LISTED_AT_MOST, listSome } from "../common/engineText";
 import { describeError } from "../common/wording";
+import { type Clock, systemClock, timeoutSignal } from "../release/clock";
 import { logTailSection, readLogTail } from "../release/logTail";
 import { isStaleWorker, ROLLOUT_POLL_MS, rolloutState } from "../release/rollout";
 import { joinWorkerPoll, type WorkerPolls } from "../release/workerPoll";
@@ -49,6 +50,8 @@ export interface EndpointRolloutOptions {
   pollKey?: string;
   /** The loops to join. @default the host's (`workerPolls`) */
   polls?: WorkerPolls<ServerlessWorkerList>;
+  /** Time and timers of the deadline and the log tail. @default the clock of `polls`, else the real one */
+  clock?: Clock;
 }
 
 /** The endpoint's state once the rollout is over: its version and the reads made. */
@@ -105,7 +108,8 @@ export async function waitForEndpointRollout(
   options: EndpointRolloutOptions,
 ): Promise<EndpointRolloutDone> {
   const pollMs = options.pollMs ?? ROLLOUT_POLL_MS;
-  const deadline = Date.now() + options.timeoutMs;
+  const clock = options.clock ?? options.polls?.clock ?? systemClock;
+  const deadline = clock.now() + options.timeoutMs;
   const seenUnhealthy = new Set<string>();
   let reads = 0;
   const poll = joinWorkerPoll(
@@ -118,8 +122,10 @@ export async function waitForEndpointRollout(
   );
   try {
     for (;;) {
-      const left = deadline - Date.now();
-      const list = await poll.next(AbortSignal.timeout(Math.max(left, 1) + 10_000));
+      const left = deadline - clock.now();
+      // A read that hangs past the deadline (plus the client's own bound) ends the wait.
+      const bound = timeoutSignal(clock, Math.max(left, 1) + 10_000);
+      const list = await poll.next(bound.signal).finally(bound.clear);
       reads += 1;
       const state = rolloutState(list);
       const unhealthy = unhealthyCurrent(list, state.version);
@@ -130,14 +136,14 @@ export async function waitForEndpointRollout(
       const stalled = unhealthy.find((w) => seenUnhealthy.has(w.id));
       if (stalled !== undefined) {
         poll.leave();
-        throw await rolloutError(readers, endpointId, label, list, stalled, options, "stalled");
+        throw await rolloutError(readers, endpointId, label, list, stalled, options, "stalled", clock);
       }
       seenUnhealthy.clear();
       for (const w of unhealthy) seenUnhealthy.add(w.id);
-      if (deadline - Date.now() <= 0) {
+      if (deadline - clock.now() <= 0) {
         poll.leave();
         const failing = unhealthy[0] ?? initializingCurrent(list, state.version);
-        throw await rolloutError(readers, endpointId, label, list, failing, options, "timeout");
+        throw await rolloutError(readers, endpointId, label, list, failing, options, "timeout", clock);
       }
       // The next answer comes from the loop's next read, at most `pollMs` after this one started.
     }
@@ -164,6 +170,7 @@ async function rolloutError(
   failing: ServerlessWorker | undefined,
   options: EndpointRolloutOptions,
   kind: "stalled" | "timeout",
+  clock: Clock,
 ): Promise<EndpointRolloutError> {
   const state = rolloutState(list);
   const version = state.version;
@@ -185,6 +192,7 @@ async function rolloutError(
       failing.id,
       options.secrets,
       5_000,
+      clock,
     ).catch((error: unknown) => ({ unavailable: describeError(error) }));
     lines.push(logTailSection(failing.id, tail));
   }
