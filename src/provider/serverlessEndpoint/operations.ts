@@ -119,9 +119,14 @@ async function diffPlan(
   olds: Record<string, unknown>,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.DiffResult> {
-  const plan = planEndpointChange(olds, plainInputs(news));
+  const inputs = plainInputs(news);
+  const plan = planEndpointChange(olds, inputs);
   if (plan.replaces.length > 0) return { changes: true, replaces: plan.replaces, deleteBeforeReplace: false };
-  return { changes: plan.changed.length > 0 };
+  // A gate recorded as failed on the release that serves is an update to make even with nothing
+  // changed: a refresh clears the engine's init errors (step.go RefreshStep.Apply), so without this
+  // the next up would never test that release again.
+  const retest = inputs.smokeTest !== undefined && gateFailedOnLive(withoutProvider(olds));
+  return { changes: plan.changed.length > 0 || retest };
 }
 
 /**
@@ -436,10 +441,6 @@ function gate(
   return runGate(contextFromSettings(settings ?? resolveSettings(undefined)), id, version, smoke);
 }
 
-/**
- * A gate recorded as failed on the release that still serves (`onFailure: "keep"`, a failed
- * create, a failed rollback): the next update tests it again even when nothing changed.
- */
 /** `lastSmokeTest` of a release whose gate never ran (its rollout wait ran out of time). */
 function untestedRecord(version: unknown) {
   return {
@@ -451,6 +452,11 @@ function untestedRecord(version: unknown) {
   };
 }
 
+/**
+ * A gate recorded as failed on the release that still serves (`onFailure: "keep"`, a failed
+ * create, a failed rollback, a rollout wait that ran out of time): diff plans an update and the
+ * update tests it again even when nothing changed.
+ */
 function gateFailedOnLive(previous: Record<string, unknown>): boolean {
   const last = previous.lastSmokeTest as { passed?: unknown; version?: unknown } | undefined;
   return last !== undefined && last !== null && last.passed === false && last.version === previous.version;
