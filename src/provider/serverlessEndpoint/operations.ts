@@ -256,7 +256,7 @@ export async function updateServerlessEndpoint(
     let rolledBack: Record<string, unknown>;
     let restored: ServerlessEndpoint | undefined;
     try {
-      restored = await client.serverless.update(id, back);
+      restored = await patchBack(client, id, back, previous);
       const done = await settled(client, settings, restored, { ...inputs, rollout: "wait" }, secrets);
       if (done.failure !== undefined) throw done.failure;
       // What the program says, not the forced wait.
@@ -477,6 +477,29 @@ function rollbackPatch(
     Object.entries(plan.patch).filter(([field]) => (RELEASE_FIELDS as readonly string[]).includes(field)),
   );
   return Object.keys(back).length === 0 ? undefined : back;
+}
+
+/**
+ * The rollback's PATCH. When it fails, the service may still have acted on it (an answer lost
+ * after the PATCH was applied): the endpoint is read back, and when it holds the previous
+ * configuration already, the rollback went through and that record is its answer. Otherwise the
+ * PATCH's own error stands.
+ */
+async function patchBack(
+  client: RunpodClient,
+  id: string,
+  back: Record<string, unknown>,
+  previous: Record<string, unknown>,
+): Promise<ServerlessEndpoint> {
+  try {
+    return await client.serverless.update(id, back);
+  } catch (error) {
+    const live = await client.serverless.get(id).catch(() => undefined);
+    if (live !== undefined && rollbackPatch(live as Record<string, unknown>, previous) === undefined) {
+      return live;
+    }
+    throw error;
+  }
 }
 
 /**
