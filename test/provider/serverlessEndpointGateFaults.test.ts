@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunpodClient } from "../../src/client";
+import { WORKER_START_MS } from "../../src/emulator/jobs/engine";
 import type { FaultProxy } from "../support/faultProxy.mts";
 import type { ProviderHost } from "../support/providerHost.mts";
 import { expectReasons } from "./jobRunHostKit";
@@ -39,7 +40,7 @@ const base = (name: string, extra: Record<string, unknown> = {}) => ({
 const BROKEN_ENV = { HF_TOKEN: TOKEN, MODEL: "small", RUNPOD_EMULATOR_FAIL: BROKEN };
 
 const kit = endpointHostKit({ apiKey: API_KEY, secrets: [TOKEN, API_KEY], rolloutMs: ROLLOUT_MS });
-const { urn, checked, create, failing, untilStderr, rollOutOnceWaiting } = kit;
+const { clock, urn, checked, create, failing, untilStderr, rollOutOnceWaiting } = kit;
 let proxy: FaultProxy;
 let host: ProviderHost;
 let client: RunpodClient;
@@ -48,6 +49,19 @@ beforeAll(async () => {
   ({ proxy, host, client } = kit);
 });
 afterAll(() => kit.stop());
+
+/** Moves the emulator's clock on, a worker start at a time, until `operation` settles. */
+async function pumping<T>(operation: Promise<T>): Promise<T> {
+  let settled = false;
+  const done = operation.finally(() => {
+    settled = true;
+  });
+  while (!settled) {
+    await clock.advance(WORKER_START_MS);
+    await Promise.race([done.catch(() => {}), new Promise((resolve) => setTimeout(resolve, 50))]);
+  }
+  return done;
+}
 
 /** Every worker of the endpoint runs `version`. */
 async function expectAllOn(id: string, version: number): Promise<void> {
@@ -98,5 +112,103 @@ describe("ServerlessEndpoint's rollback under faults, in the provider host", () 
       version: 3,
       lastSmokeTest: { version: 2, passed: false },
     });
+  });
+  it("puts back the name, workers and scaling changed with a failed release, so that a refresh against the inputs the engine keeps finds no drift", async () => {
+    const name = fresh("mixed");
+    const { id, outs, inputs } = await create("mixed", base(name));
+    const renamed = `${name}-renamed`;
+    const news = await checked(
+      "mixed",
+      {
+        ...inputs,
+        name: renamed,
+        image: "acme/api:2",
+        env: BROKEN_ENV,
+        workers: { max: 2, idleTimeout: 30 },
+        scaling: { type: "QUEUE_DELAY", queueDelay: 9 },
+      },
+      inputs,
+    );
+    const [error] = await Promise.all([
+      failing(() => host.update(id, urn("mixed"), outs, news)),
+      (async () => {
+        await rollOutOnceWaiting(`"${renamed}" (id ${id})`, 2);
+        // The rollback puts the name back too: its wait names the endpoint by it.
+        await rollOutOnceWaiting(`"${name}" (id ${id})`, 3);
+      })(),
+    ]);
+    expectReasons(error);
+    expect(error.message).toContain("so it was rolled back.");
+    expect(error.message).toContain(
+      "The other changes of this update (name, scaling, workers) were put back with it",
+    );
+    const rollback = patchesOf(id)[1] as Record<string, unknown>;
+    expect(Object.keys(rollback).sort()).toEqual(["env", "image", "name", "scaling", "workers"]);
+    const live = await client.serverless.get(id);
+    expect(live).toMatchObject({
+      name,
+      image: "acme/api:1",
+      workers: { max: 2, idleTimeout: outs.workers.idleTimeout },
+      scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+    });
+    expect(error.properties).toMatchObject({
+      name,
+      image: "acme/api:1",
+      workers: outs.workers,
+      scaling: outs.scaling,
+      version: 3,
+    });
+    // Refresh as RefreshStep.Apply (step.go) runs it: Read with the OLD inputs the engine keeps after
+    // a partially failed update, then Diff(new outputs, those inputs): no drift either way.
+    const read = await host.read(id, urn("mixed"), error.properties, inputs);
+    expect(read.props).toEqual(error.properties);
+    expect(await host.diff(id, urn("mixed"), read.props, inputs)).toMatchObject({ changes: false });
+    // The next up applies the whole change again.
+    expect(await host.diff(id, urn("mixed"), read.props, news)).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+  });
+
+  it("leaves a scaling change made elsewhere out of the rollback PATCH: only what the failed update set goes back", async () => {
+    const name = fresh("teammate-scaling");
+    const { id, outs, inputs } = await create("teammate", base(name));
+    // A teammate changes the scaling in the console after this stack's last up.
+    await client.serverless.update(id, { scaling: { type: "QUEUE_DELAY", queueDelay: 7 } });
+    const news = await checked("teammate", { ...inputs, image: "acme/api:2", env: BROKEN_ENV }, inputs);
+    const label = `"${name}" (id ${id})`;
+    const [error] = await Promise.all([
+      failing(() => host.update(id, urn("teammate"), outs, news)),
+      (async () => {
+        await rollOutOnceWaiting(label, 2);
+        await rollOutOnceWaiting(label, 3);
+      })(),
+    ]);
+    expect(error.message).toContain("so it was rolled back.");
+    const rollback = patchesOf(id)[1] as Record<string, unknown>;
+    expect(Object.keys(rollback).sort()).toEqual(["env", "image"]);
+    expect(await client.serverless.get(id)).toMatchObject({
+      image: "acme/api:1",
+      scaling: { type: "QUEUE_DELAY", queueDelay: 7 },
+    });
+  });
+
+  it('waits for the rollback\'s rollout even when the program says rollout: "ignore"', async () => {
+    const name = fresh("ignore");
+    const { id, outs, inputs } = await create("ignore", base(name));
+    const news = await checked(
+      "ignore",
+      { ...inputs, image: "acme/api:2", env: BROKEN_ENV, rollout: "ignore" },
+      inputs,
+    );
+    const error = await pumping(failing(() => host.update(id, urn("ignore"), outs, news)));
+    expectReasons(error);
+    expect(error.message).toContain(
+      "Now serving: version 3, a new release carrying the previous configuration (image acme/api:1), on every worker.",
+    );
+    // When the step ends, every worker runs the rollback: it was waited for, not only sent.
+    await expectAllOn(id, 3);
+    // The state keeps what the program says, not the forced wait.
+    expect(error.properties).toMatchObject({ version: 3, rollout: "ignore", image: "acme/api:1" });
   });
 });

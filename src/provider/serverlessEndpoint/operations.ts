@@ -248,7 +248,10 @@ export async function updateServerlessEndpoint(
     }
     outs.lastSmokeTest = verdict.record;
     if (verdict.record.passed) return { outs };
-    const back = rollbackPatch(outs, previous);
+    // What the rollback puts back: the fields this update's PATCH set (a release's, and the scaling
+    // fields changed with it), never a field someone else changed meanwhile.
+    const touched = Object.keys(plan.patch);
+    const back = rollbackPatch(outs, previous, touched);
     if (smoke?.onFailure !== "rollback" || back === undefined) {
       throw partialFailure(keptMessage(label, verdict, smoke as SmokeTest), id, outs, news[PROVIDER_KEY]);
     }
@@ -256,7 +259,7 @@ export async function updateServerlessEndpoint(
     let rolledBack: Record<string, unknown>;
     let restored: ServerlessEndpoint | undefined;
     try {
-      restored = await patchBack(client, id, back, previous);
+      restored = await patchBack(client, id, back, previous, touched);
       const done = await settled(client, settings, restored, { ...inputs, rollout: "wait" }, secrets);
       if (done.failure !== undefined) throw done.failure;
       // What the program says, not the forced wait.
@@ -275,7 +278,15 @@ export async function updateServerlessEndpoint(
         news[PROVIDER_KEY],
       );
     }
-    const message = rolledBackMessage(label, verdict, smoke, rolledBack.version as number, previous.image);
+    const alongside = Object.keys(back).filter((f) => !(RELEASE_FIELDS as readonly string[]).includes(f));
+    const message = rolledBackMessage(
+      label,
+      verdict,
+      smoke,
+      rolledBack.version as number,
+      previous.image,
+      alongside,
+    );
     throw partialFailure(message, id, rolledBack, news[PROVIDER_KEY]);
   });
 }
@@ -463,20 +474,23 @@ function gateFailedOnLive(previous: Record<string, unknown>): boolean {
 }
 
 /**
- * The PATCH that puts the previous container settings back: the change from what runs now
- * (`current`, outputs) to the previous outputs taken as arguments (as refresh takes them), kept to
- * the fields that make a release. Undefined when there is nothing to put back.
+ * The PATCH that puts the previous configuration back: the change from what runs now (`current`,
+ * outputs) to the previous outputs taken as arguments (as refresh takes them), kept to the fields
+ * the failed update's own PATCH set (`touched`): its release, and the scaling fields (`name`,
+ * `workers`, `scaling`, ...) changed with it, so that what runs is again what the state's inputs
+ * say (the engine keeps the old inputs after a partially failed update, and a refresh diffs
+ * against them). A field the update did not set is left as the service holds it: someone else may
+ * have changed it. Undefined when no release field differs (there is no release to roll back).
  */
 function rollbackPatch(
   current: Record<string, unknown>,
   previous: Record<string, unknown>,
+  touched: readonly string[],
 ): Record<string, unknown> | undefined {
   const wanted = inputsOf(previous as ServerlessEndpoint, {} as ServerlessEndpointInputs);
   const plan = planEndpointChange(current, wanted as ServerlessEndpointInputs);
-  const back = Object.fromEntries(
-    Object.entries(plan.patch).filter(([field]) => (RELEASE_FIELDS as readonly string[]).includes(field)),
-  );
-  return Object.keys(back).length === 0 ? undefined : back;
+  const back = Object.fromEntries(Object.entries(plan.patch).filter(([field]) => touched.includes(field)));
+  return makesRelease({ patch: back }) ? back : undefined;
 }
 
 /**
@@ -490,12 +504,16 @@ async function patchBack(
   id: string,
   back: Record<string, unknown>,
   previous: Record<string, unknown>,
+  touched: readonly string[],
 ): Promise<ServerlessEndpoint> {
   try {
     return await client.serverless.update(id, back);
   } catch (error) {
     const live = await client.serverless.get(id).catch(() => undefined);
-    if (live !== undefined && rollbackPatch(live as Record<string, unknown>, previous) === undefined) {
+    if (
+      live !== undefined &&
+      rollbackPatch(live as Record<string, unknown>, previous, touched) === undefined
+    ) {
       return live;
     }
     throw error;

@@ -260,11 +260,20 @@ export function rolledBackMessage(
   smoke: SmokeTest,
   servingVersion: number | null | undefined,
   previousImage: unknown,
+  alsoPutBack: readonly string[] = [],
 ): string {
   const image = typeof previousImage === "string" ? ` (image ${previousImage})` : "";
+  const also =
+    alsoPutBack.length === 0
+      ? []
+      : [
+          `The other changes of this update (${alsoPutBack.join(", ")}) were put back with it: they apply at ` +
+            "once, and the state keeps the previous arguments after a failed update.",
+        ];
   return [
     `${failedHead(label, verdict, smoke)}, so it was rolled back.`,
     `Now serving: ${release(servingVersion)}, a new release carrying the previous configuration${image}, on every worker.`,
+    ...also,
     ...whyLines(verdict, smoke),
     `The state records what runs (the previous configuration at ${release(servingVersion)}), so the next ` +
       "pulumi up tries the new release again: fix it (the image, env or start command) first, or set " +
