@@ -39,7 +39,21 @@ const base = (name: string, extra: Record<string, unknown> = {}) => ({
 /** The env of a release whose every job fails (the emulator's broken release). */
 const BROKEN_ENV = { HF_TOKEN: TOKEN, MODEL: "small", RUNPOD_EMULATOR_FAIL: BROKEN };
 
-const kit = endpointHostKit({ apiKey: API_KEY, secrets: [TOKEN, API_KEY], rolloutMs: ROLLOUT_MS });
+/** What a teammate does while a job of the "acme/race:2" release runs (set by the test). */
+let teammate: (() => Promise<unknown>) | undefined;
+
+const kit = endpointHostKit({
+  apiKey: API_KEY,
+  secrets: [TOKEN, API_KEY],
+  rolloutMs: ROLLOUT_MS,
+  handlers: {
+    // A release whose smoke-test job fails while a teammate's deploy lands.
+    "acme/race:2": async () => {
+      await teammate?.();
+      throw new Error("the smoke test met a teammate's deploy");
+    },
+  },
+});
 const { clock, urn, checked, create, failing, untilStderr, rollOutOnceWaiting } = kit;
 let proxy: FaultProxy;
 let host: ProviderHost;
@@ -210,5 +224,34 @@ describe("ServerlessEndpoint's rollback under faults, in the provider host", () 
     await expectAllOn(id, 3);
     // The state keeps what the program says, not the forced wait.
     expect(error.properties).toMatchObject({ version: 3, rollout: "ignore", image: "acme/api:1" });
+  });
+});
+
+describe("ServerlessEndpoint's gate when someone else deploys meanwhile, in the provider host", () => {
+  it("does not roll back over a teammate's deploy that landed while the smoke test ran, and says what runs", async () => {
+    const name = fresh("race");
+    const { id, outs, inputs } = await create("race", base(name));
+    teammate = () => client.serverless.update(id, { image: "acme/api:9" });
+    const news = await checked("race", { ...inputs, image: "acme/race:2" }, inputs);
+    const label = `"${name}" (id ${id})`;
+    const error = await pumping(failing(() => host.update(id, urn("race"), outs, news)));
+    teammate = undefined;
+    expectReasons(error);
+    expect(error.message).toContain(
+      `ServerlessEndpoint ${label}: the smoke test of release version 2 failed (1 of 1 job failed, maxFailures 0), ` +
+        "and it was NOT rolled back: while the smoke test ran, the endpoint moved past the release under test to " +
+        "version 3, a change made elsewhere (release ",
+    );
+    expect(error.message).toContain("created by a user the release does not name");
+    expect(error.message).toContain("The state records what runs now (version 3).");
+    expect(error.message).not.toContain("so it was rolled back");
+    // The teammate's change stands: no rollback PATCH was sent.
+    expect(patchesOf(id)).toHaveLength(1);
+    expect(await client.serverless.get(id)).toMatchObject({ image: "acme/api:9" });
+    expect(error.properties).toMatchObject({
+      image: "acme/api:9",
+      version: 3,
+      lastSmokeTest: { version: 2, passed: false },
+    });
   });
 });

@@ -35,6 +35,7 @@ import {
   type RunpodClient,
   RunpodError,
   type ServerlessEndpoint,
+  type ServerlessRelease,
   type ServerlessReleaseList,
   secretEnvValues,
 } from "../../client";
@@ -62,6 +63,7 @@ import {
   createFailedMessage,
   type GateVerdict,
   keptMessage,
+  movedPastMessage,
   rollbackFailedMessage,
   rolledBackMessage,
   rolloutVerdict,
@@ -254,6 +256,18 @@ export async function updateServerlessEndpoint(
     const back = rollbackPatch(outs, previous, touched);
     if (smoke?.onFailure !== "rollback" || back === undefined) {
       throw partialFailure(keptMessage(label, verdict, smoke as SmokeTest), id, outs, news[PROVIDER_KEY]);
+    }
+    // A change made elsewhere while the gate ran (the endpoint moved past the release under test)
+    // is not rolled back over: what runs is read, recorded and named instead.
+    const moved = await movedPast(client, id, verdict.record.version);
+    if (moved !== undefined) {
+      const live = await readOutputs(client, id, inputs, secrets).catch(() => outs);
+      throw partialFailure(
+        movedPastMessage(label, verdict, smoke, moved.version, moved.release),
+        id,
+        { ...live, lastSmokeTest: verdict.record },
+        news[PROVIDER_KEY],
+      );
     }
     // Roll back: the previous container settings, as a new release, always waited for.
     let rolledBack: Record<string, unknown>;
@@ -491,6 +505,24 @@ function rollbackPatch(
   const plan = planEndpointChange(current, wanted as ServerlessEndpointInputs);
   const back = Object.fromEntries(Object.entries(plan.patch).filter(([field]) => touched.includes(field)));
   return makesRelease({ patch: back }) ? back : undefined;
+}
+
+/**
+ * The endpoint's version now, when it is past `tested` (the release the gate judged): someone else
+ * deployed while the gate ran. Undefined when it is not, or when either version is unknown (the
+ * rollback then goes ahead as before).
+ */
+async function movedPast(
+  client: RunpodClient,
+  id: string,
+  tested: number | null,
+): Promise<{ version: number; release: ServerlessRelease | undefined } | undefined> {
+  if (tested === null) return undefined;
+  // A failed read says nothing about a change elsewhere: the rollback goes ahead.
+  const now = await client.serverless.releases(id).catch(() => undefined);
+  const version = now?.endpointVersion;
+  if (typeof version !== "number" || version <= tested) return undefined;
+  return { version, release: now?.releases.find((r) => r.version === version) };
 }
 
 /**
