@@ -99,6 +99,8 @@ Flags:
                               500 ms (default 3000)
   --pod-start-ms MS           pods: time from create (or start) to RUNNING, half PROVISIONING and
                               half STARTING, on the emulator clock (default 2000)
+  --balance-usd USD           the account's balance: a pod create or start whose pod costs more
+                              an hour answers 402 (default: no limit)
   --no-parent-watch           keep serving when the parent process exits (see below)
   --version                   print the version
   --help                      print this help
@@ -230,6 +232,7 @@ export function parseCommand(argv: string[]): Command {
         "rollout-ms": { type: "string" },
         "load-balancer-request-wait-ms": { type: "string" },
         "pod-start-ms": { type: "string" },
+        "balance-usd": { type: "string" },
         "no-parent-watch": { type: "boolean" },
         version: { type: "boolean", short: "v" },
         help: { type: "boolean", short: "h" },
@@ -287,6 +290,15 @@ export function parseCommand(argv: string[]): Command {
     s("load-balancer-request-wait-ms"),
   );
   options.podStartMs = int("pod-start-ms", s("pod-start-ms"));
+  const balance = s("balance-usd");
+  if (balance !== undefined) {
+    if (!/^\d+(\.\d+)?$/.test(balance)) {
+      throw new UsageError(
+        `--balance-usd must be a number of US dollars >= 0, got ${JSON.stringify(balance)}`,
+      );
+    }
+    options.balanceUsd = Number(balance);
+  }
   for (const key of Object.keys(options) as (keyof EmulatorOptions)[]) {
     if (options[key] === undefined) delete options[key];
   }

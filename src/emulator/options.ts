@@ -92,6 +92,12 @@ export interface EmulatorOptions {
    * `PROVISIONING`, half in `STARTING`. @default 2000
    */
   podStartMs?: number;
+  /**
+   * The account's balance, USD: a pod create or start whose pod costs more an hour answers 402
+   * (the service's short balance). A fixed figure: running pods do not spend it; the running
+   * emulator's `setBalanceUsd` changes it. @default no limit
+   */
+  balanceUsd?: number;
 }
 
 /** Options after resolution. */
@@ -114,6 +120,7 @@ export interface ResolvedOptions {
   coldStartMs?: number;
   loadBalancerRequestWaitMs: number;
   podStartMs: number;
+  balanceUsd?: number;
 }
 
 function nonNegativeInt(name: string, value: unknown, fallback: number): number {
@@ -247,7 +254,17 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
       }
     }
   }
+  const { balanceUsd } = options;
+  if (
+    balanceUsd !== undefined &&
+    !(typeof balanceUsd === "number" && Number.isFinite(balanceUsd) && balanceUsd >= 0)
+  ) {
+    throw new Error(
+      `balanceUsd must be a finite number of US dollars >= 0, got ${JSON.stringify(balanceUsd)}`,
+    );
+  }
   return {
+    ...(balanceUsd !== undefined ? { balanceUsd } : {}),
     port,
     host,
     apiKeys,
