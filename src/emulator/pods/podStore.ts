@@ -52,6 +52,7 @@ import {
 } from "../catalog";
 import type { Clock, TimerHandle } from "../clock";
 import { WorkerLogs } from "../jobs/workerLogs";
+import { MAX_PODS_PER_ACCOUNT } from "../serviceFacts";
 import { type ManagementStore, randomId } from "../store";
 import { httpListener, type PodListener, sshListener } from "./listeners";
 
@@ -299,6 +300,12 @@ export class PodStore implements PodStockView {
 
   /** Creates a pod (PROVISIONING) or throws `PodError` (400 for a rule or no capacity, 404 for an unknown volume). */
   create(request: CreateBody): Pod {
+    if (this.#pods.size >= MAX_PODS_PER_ACCOUNT) {
+      throw new PodError(
+        400,
+        `the account holds ${this.#pods.size} pods, the most it may hold (${MAX_PODS_PER_ACCOUNT}); delete one before creating another`,
+      );
+    }
     const body = request.templateId ? this.#fromTemplate(request, request.templateId) : request;
     const cloud = body.cloud ?? "SECURE";
     let dataCenters = body.dataCenterIds && body.dataCenterIds.length > 0 ? body.dataCenterIds : undefined;
