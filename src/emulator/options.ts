@@ -14,6 +14,7 @@ import { POD_START_DEFAULT_MS } from "./pods/podStore";
 import {
   EMULATOR_MANAGEMENT_RATE_LIMIT,
   LOAD_BALANCER_REQUEST_WAIT_DEFAULT_MS,
+  MAX_RETAINED_JOBS,
   MAX_RETAINED_RESULT_BYTES,
   RUN_RESULT_RETENTION_MS,
   RUNSYNC_RESULT_RETENTION_MS,
@@ -53,9 +54,11 @@ export interface EmulatorOptions {
   webhookRetryDelayMs?: number;
   /**
    * How long finished jobs stay readable, ms, and the most bytes of their outputs kept (the oldest
-   * are evicted early past it). @default { runMs: 1800000, runsyncMs: 60000, maxBytes: 256000000 }
+   * are evicted early past it), and the most finished jobs kept, all endpoints together (the
+   * oldest are forgotten early past it).
+   * @default { runMs: 1800000, runsyncMs: 60000, maxBytes: 256000000, maxJobs: 100000 }
    */
-  retention?: { runMs?: number; runsyncMs?: number; maxBytes?: number };
+  retention?: { runMs?: number; runsyncMs?: number; maxBytes?: number; maxJobs?: number };
   /** Fault injection: `"429=0.05,503=0.05,500=0.05,reset=0.05,latency=0-200"` or the parsed object. @default none */
   faults?: string | FaultConfig;
   /** Seed of the fault sequence, for deterministic tests. @default random */
@@ -227,6 +230,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
       RUNSYNC_RESULT_RETENTION_MS,
     ),
     maxBytes: nonNegativeInt("retention.maxBytes", options.retention?.maxBytes, MAX_RETAINED_RESULT_BYTES),
+    maxJobs: nonNegativeInt("retention.maxJobs", options.retention?.maxJobs, MAX_RETAINED_JOBS),
   };
   const faults =
     options.faults === undefined

@@ -34,6 +34,12 @@ export const EMULATOR_MANAGEMENT_RATE_LIMIT: RateLimitRule = Object.freeze({
  */
 export const MAX_RETAINED_RESULT_BYTES = 256 * 1_000_000;
 export const MAX_WORKERS_PER_ENDPOINT = 10_000;
+/**
+ * Finished jobs kept readable at most, all endpoints together (`retention.maxJobs`): each holds its
+ * input, which the byte budget does not count, so jobs with small outputs would otherwise pile up
+ * for their whole retention time. Past it the oldest are forgotten early, as past the byte budget.
+ */
+export const MAX_RETAINED_JOBS = 100_000;
 
 /**
  * Bounds of what one object and one account hold (the documents publish none; the emulator keeps

@@ -209,3 +209,29 @@ describe("an endpoint's releases", () => {
     );
   });
 });
+
+describe("finished jobs", () => {
+  it("are kept at most retention.maxJobs, the oldest forgotten first with a 404 saying why", async () => {
+    h = await harness({ endpoints: ["echo:4"], retention: { maxJobs: 5 } });
+    const harnessed = h;
+    const ids = await inBatches(8, async (i) => {
+      const answer = await harnessed.call("POST", "/v2/echo/runsync", { input: { n: i } });
+      expect(answer.body.status).toBe("COMPLETED");
+      return answer.body.id as string;
+    });
+    const statuses = await Promise.all(ids.map((id) => harnessed.call("GET", `/v2/echo/status/${id}`)));
+    const kept = statuses.filter((s) => s.status === 200);
+    const gone = statuses.filter((s) => s.status === 404);
+    expect(kept.length).toBe(5);
+    expect(gone.length).toBe(3);
+    for (const g of gone) {
+      expect(g.body.error ?? g.body.detail ?? JSON.stringify(g.body)).toMatch(
+        /evicted early, oldest first.*5 finished jobs \(retention\.maxJobs\)/,
+      );
+    }
+  });
+
+  it("refuses a retention.maxJobs that is not a non-negative integer, naming it", async () => {
+    await expect(harness({ retention: { maxJobs: -1 } })).rejects.toThrow(/retention\.maxJobs/);
+  });
+});

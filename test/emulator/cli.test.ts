@@ -111,6 +111,7 @@ describe("runpod-emulator CLI", () => {
       "--retention",
       "--retention-run-ms",
       "--retention-runsync-ms",
+      "--retention-max-jobs",
       "--faults",
       "--fault-seed",
       "--rate-limits",
