@@ -340,6 +340,7 @@ describe("Pod in the provider host (REST v2)", () => {
         /balance is too low \(402\b.*Insufficient balance.*No other GPU type was tried/,
       );
       expect(error.message).toContain(stocked);
+      expect(error.message).toMatch(new RegExp(`Tried before it: ${NO_STOCK}: 400 `));
     } finally {
       emu.setBalanceUsd(undefined);
     }
