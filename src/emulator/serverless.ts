@@ -50,6 +50,7 @@ import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine, WORKER_START_MS } f
 import {
   MAX_ENDPOINTS_PER_ACCOUNT,
   MAX_ENV_BYTES,
+  MAX_RELEASES_PER_ENDPOINT,
   MAX_TEMPLATES_PER_ACCOUNT,
   MAX_WORKERS_PER_ENDPOINT,
 } from "./serviceFacts";
@@ -505,6 +506,9 @@ export class ServerlessStore {
     if (diff.length > 0) {
       const version = this.#engine.version(id) + 1;
       stored.releases.push(this.#releaseRecord(version, diff));
+      if (stored.releases.length > MAX_RELEASES_PER_ENDPOINT) {
+        stored.releases.splice(0, stored.releases.length - MAX_RELEASES_PER_ENDPOINT);
+      }
       this.#engine.publishRelease(id, { version, image: next.image, env: { ...next.env } });
     }
     await this.#save();

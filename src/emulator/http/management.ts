@@ -43,6 +43,7 @@ import {
   type StoredTemplate,
 } from "../serverless";
 import {
+  AccountFullError,
   DuplicateNameError,
   type ManagementStore,
   ShrinkError,
@@ -307,6 +308,7 @@ async function storeCall<T>(action: () => Promise<T> | T): Promise<T> {
   } catch (err) {
     if (
       err instanceof DuplicateNameError ||
+      err instanceof AccountFullError ||
       err instanceof ShrinkError ||
       err instanceof VolumeSizeError ||
       err instanceof ServerlessConflictError

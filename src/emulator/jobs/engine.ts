@@ -337,6 +337,16 @@ export class JobEngine {
     return this.#retention.maxBytes;
   }
 
+  /** Most finished jobs kept (`retention.maxJobs`), for the 404 of an evicted one. */
+  get maxRetainedJobs(): number {
+    return this.#retention.maxJobs;
+  }
+
+  /** Finished jobs kept now, all endpoints together. */
+  get retainedJobs(): number {
+    return this.#retention.finishedJobs;
+  }
+
   /** True when the job's result was evicted early to keep memory bounded (its 404 says so). */
   wasEvicted(endpointId: string, jobId: string): boolean {
     return this.#retention.wasEvicted(endpointId, jobId);
