@@ -141,6 +141,14 @@ export const HealthSchema = z.looseObject({
   workers: z.looseObject({
     idle: z.number().int(),
     running: z.number().int(),
+    /** Workers starting (cold start or a rollout's replacement). */
+    initializing: z.number().int().optional(),
+    /** Workers started and healthy, busy or not. */
+    ready: z.number().int().optional(),
+    /** Workers held back by the service (capacity or account limits). */
+    throttled: z.number().int().optional(),
+    /** Workers that failed to start or their health checks. */
+    unhealthy: z.number().int().optional(),
   }),
 });
 export type Health = z.infer<typeof HealthSchema>;

@@ -73,7 +73,14 @@ describe("/v2/serverless", () => {
     expect(ran.status).toBe(200);
     expect(ran.body).toMatchObject({ status: "COMPLETED", output: { prompt: "hi" } });
     expect(ran.body.workerId).toMatch(new RegExp(`^${id}-worker-\\d+$`));
-    expect((await h.call("GET", `/v2/${id}/health`)).body.workers).toEqual({ idle: 2, running: 0 });
+    expect((await h.call("GET", `/v2/${id}/health`)).body.workers).toEqual({
+      idle: 2,
+      initializing: 0,
+      ready: 2,
+      running: 0,
+      throttled: 0,
+      unhealthy: 0,
+    });
     const got = await h.call("GET", `/v2/serverless/${id}`);
     expect(got.body).toEqual(created.body);
     const list = await h.call("GET", "/v2/serverless");
@@ -224,7 +231,14 @@ describe("/v2/serverless", () => {
     expect(workers.body.summary).toMatchObject({ idle: 3, total: 3 });
     await h.call("PATCH", "/v2/serverless/echo", { workers: { max: 1 } });
     expect((await h.call("GET", "/v2/serverless/echo/workers")).body.summary.total).toBe(1);
-    expect((await h.call("GET", "/v2/echo/health")).body.workers).toEqual({ idle: 1, running: 0 });
+    expect((await h.call("GET", "/v2/echo/health")).body.workers).toEqual({
+      idle: 1,
+      initializing: 0,
+      ready: 1,
+      running: 0,
+      throttled: 0,
+      unhealthy: 0,
+    });
   });
 });
 
