@@ -50,6 +50,8 @@ export const S3ConfigSchema = z.strictObject({
     .string({ error: "bucketName must be a string" })
     .min(1, { error: "bucketName must not be empty" }),
   endpointUrl: httpUrl("endpointUrl"),
+  /** Key prefix (folder) in the bucket under which the worker stores what it uploads; the official SDK sends it. */
+  objectPath: z.string({ error: "objectPath must be a string" }).optional(),
 });
 export type S3Config = z.infer<typeof S3ConfigSchema>;
 
@@ -62,6 +64,11 @@ export const JobRequestSchema = z.strictObject({
   }),
   /** Called with the job's status body when the job completes. */
   webhook: httpUrl("webhook").optional(),
+  /**
+   * The newer webhook field the official SDK sends beside `webhook`. The emulator delivers the
+   * job's status body to it exactly as to `webhook` (once per distinct URL when both are given).
+   */
+  webhookV2: httpUrl("webhookV2").optional(),
   policy: JobPolicySchema.optional(),
   s3Config: S3ConfigSchema.optional(),
 });
