@@ -6,6 +6,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import runpodSdk from "runpod-sdk";
+import { request } from "undici";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { WORKER_START_MS } from "../../src/emulator/jobs/engine";
 import { type Harness, harness, KEY, untilStatus } from "./helpers";
@@ -145,5 +146,155 @@ describe("job requests with the fields the official SDK sends", () => {
     });
     expect(badPath.status).toBe(400);
     expect(JSON.stringify(badPath.body)).toContain("objectPath must be a string");
+  });
+});
+
+/** A plain HTTP call with the emulator's key; the body as text, with its content type. */
+async function http(method: "GET" | "POST", url: string, body?: unknown) {
+  const res = await request(url, {
+    method,
+    headers: {
+      authorization: `Bearer ${KEY}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.statusCode, type: String(res.headers["content-type"]), text: await res.body.text() };
+}
+
+/** The `data:` payloads of a server-sent event stream, JSON parsed except `[DONE]`. */
+function events(text: string): unknown[] {
+  return text
+    .split("\n\n")
+    .filter((block) => block.startsWith("data: "))
+    .map((block) => block.slice("data: ".length))
+    .map((data) => (data === "[DONE]" ? data : JSON.parse(data)));
+}
+
+/** The text a stream of chat chunks spells. */
+const spelled = (chunks: unknown[]) =>
+  chunks
+    .map((c) => (c as { choices?: Array<{ delta?: { content?: string }; text?: string }> }).choices?.[0])
+    .map((choice) => choice?.delta?.content ?? choice?.text ?? "")
+    .join("");
+
+describe("a load-balancer endpoint's OpenAI-compatible server", () => {
+  const lbBody = {
+    name: "lb",
+    type: "LOAD_BALANCER",
+    image: "acme/server:1",
+    gpu: { pools: ["ADA_24"] },
+    env: { MODEL_NAME: "m1" },
+    scaling: { type: "REQUEST_COUNT", requestCount: 1 },
+    workers: { min: 1, max: 1 },
+  };
+
+  it("streams a chat completion as server-sent events when the request says stream: true", async () => {
+    h = await harness();
+    const created = await h.call("POST", "/v2/serverless", lbBody);
+    expect(created.status).toBe(201);
+    const answer = await http("POST", `${created.body.requestUrls.base}/v1/chat/completions`, {
+      messages: [{ role: "user", content: "hello there" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.type).toMatch(/^text\/event-stream/);
+    const sent = events(answer.text);
+    expect(sent.at(-1)).toBe("[DONE]");
+    const chunks = sent.slice(0, -1) as Array<Record<string, any>>;
+    expect(chunks.every((c) => c.object === "chat.completion.chunk" && c.model === "m1")).toBe(true);
+    expect(chunks[0]?.choices[0].delta.role).toBe("assistant");
+    expect(spelled(chunks)).toBe("echo: hello there");
+    expect(chunks.at(-2)?.choices[0]).toEqual({ index: 0, delta: {}, finish_reason: "stop" });
+    expect(chunks.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 },
+    });
+  });
+
+  it("serves /v1/completions, whole and streamed, and 400 without a prompt", async () => {
+    h = await harness();
+    const created = await h.call("POST", "/v2/serverless", lbBody);
+    const url = `${created.body.requestUrls.base}/v1/completions`;
+    const whole = await http("POST", url, { prompt: "say hi" });
+    expect(whole.status).toBe(200);
+    expect(JSON.parse(whole.text)).toMatchObject({
+      object: "text_completion",
+      model: "m1",
+      choices: [{ index: 0, text: "echo: say hi", finish_reason: "stop" }],
+      usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 },
+    });
+    const streamed = await http("POST", url, { prompt: "say hi", stream: true });
+    expect(streamed.type).toMatch(/^text\/event-stream/);
+    const sent = events(streamed.text);
+    expect(sent.at(-1)).toBe("[DONE]");
+    expect(spelled(sent.slice(0, -1))).toBe("echo: say hi");
+    const missing = await http("POST", url, { model: "m1" });
+    expect(missing.status).toBe(400);
+    expect(JSON.parse(missing.text)).toEqual({ error: "prompt: required string or array of strings" });
+  });
+});
+
+describe("a queue endpoint's OpenAI-compatible route /v2/{id}/openai/v1", () => {
+  it("lists the model and answers a chat completion through a job on a worker", async () => {
+    h = await harness({ endpoints: ["llm:1"] });
+    const base = `${h.emu.serverlessUrl}/v2/llm/openai/v1`;
+    const models = await http("GET", `${base}/models`);
+    expect(models.status).toBe(200);
+    expect(JSON.parse(models.text).data.map((m: { id: string }) => m.id)).toEqual(["emulator-model"]);
+    const chat = await http("POST", `${base}/chat/completions`, {
+      messages: [{ role: "user", content: "hi" }],
+    });
+    expect(chat.status).toBe(200);
+    expect(JSON.parse(chat.text)).toMatchObject({
+      object: "chat.completion",
+      choices: [{ message: { role: "assistant", content: "echo: hi" }, finish_reason: "stop" }],
+    });
+    expect((await sdkEndpoint("llm").health()).jobs.completed).toBe(2);
+  });
+
+  it("streams chat and text completions as server-sent events with stream: true", async () => {
+    h = await harness({ endpoints: ["llm"] });
+    const base = `${h.emu.serverlessUrl}/v2/llm/openai/v1`;
+    const chat = await http("POST", `${base}/chat/completions`, {
+      messages: [{ role: "user", content: "one two three" }],
+      stream: true,
+    });
+    expect(chat.status).toBe(200);
+    expect(chat.type).toMatch(/^text\/event-stream/);
+    const sent = events(chat.text);
+    expect(sent.at(-1)).toBe("[DONE]");
+    expect(spelled(sent.slice(0, -1))).toBe("echo: one two three");
+    const text = await http("POST", `${base}/completions`, { prompt: ["a", "b"], stream: true });
+    expect(spelled(events(text.text).slice(0, -1))).toBe("echo: a\nb");
+  });
+
+  it("answers a refused request 400 and a failed job 500 as OpenAI errors", async () => {
+    h = await harness({
+      endpoints: ["llm", "broken"],
+      handlers: {
+        broken: async () => {
+          throw new Error("model crashed");
+        },
+      },
+    });
+    const refused = await http("POST", `${h.emu.serverlessUrl}/v2/llm/openai/v1/chat/completions`, {
+      model: "x",
+    });
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.text)).toEqual({
+      error: { message: "messages: required array", type: "invalid_request_error" },
+    });
+    const failed = await http("POST", `${h.emu.serverlessUrl}/v2/broken/openai/v1/completions`, {
+      prompt: "x",
+    });
+    expect(failed.status).toBe(500);
+    expect(JSON.parse(failed.text).error).toMatchObject({
+      message: expect.stringContaining("FAILED: model crashed"),
+      type: "server_error",
+    });
+    const unknown = await http("GET", `${h.emu.serverlessUrl}/v2/nope/openai/v1/models`);
+    expect(unknown.status).toBe(404);
   });
 });
