@@ -37,8 +37,10 @@ import {
 } from "../../wire/serverless";
 import {
   ServerlessConflictError,
+  ServerlessNotFoundError,
   type ServerlessStore,
   ServerlessUnsupportedError,
+  ServerlessValidationError,
   type StoredEndpoint,
   type StoredTemplate,
 } from "../serverless";
@@ -170,7 +172,12 @@ export const MANAGEMENT_RESOURCES = [
     list: ({ store }) => store.listRegistryAuths(),
     get: ({ store }, id) => store.getRegistryAuth(id),
     create: ({ store }, input) => store.createRegistryAuth(input),
-    delete: ({ store }, id) => store.deleteRegistryAuth(id),
+    // The document: templates naming a deleted credential silently lose it (`registry: null`).
+    delete: async ({ store, serverless }, id) => {
+      const deleted = await store.deleteRegistryAuth(id);
+      if (deleted) await serverless.forgetRegistry(id);
+      return deleted;
+    },
     wire: {
       v1: {
         path: "/containerregistryauth",
@@ -314,6 +321,8 @@ async function storeCall<T>(action: () => Promise<T> | T): Promise<T> {
       throw new HttpError(400, err.message);
     }
     if (err instanceof ServerlessUnsupportedError) throw new HttpError(501, err.message);
+    if (err instanceof ServerlessNotFoundError) throw new HttpError(404, err.message);
+    if (err instanceof ServerlessValidationError) throw new HttpError(422, err.message);
     throw err;
   }
 }
