@@ -298,3 +298,24 @@ describe("a queue endpoint's OpenAI-compatible route /v2/{id}/openai/v1", () => 
     expect(unknown.status).toBe(404);
   });
 });
+
+describe("a network volume's data centre", () => {
+  it("must be one the catalog lists: v2 answers 422 and v1 400, naming the field and the ids allowed", async () => {
+    h = await harness();
+    const listed = (await h.call("GET", "/v2/catalog/datacenters")).body.dataCenters.map(
+      (d: { id: string }) => d.id,
+    );
+    expect(listed).toContain("EU-RO-1");
+    const v2 = await h.call("POST", "/v2/network-volumes", { name: "n", size: 10, dataCenter: "MARS-1" });
+    expect(v2.status).toBe(422);
+    expect(v2.body.errors).toEqual([
+      `dataCenter: unknown data center MARS-1; GET /v2/catalog/datacenters lists ${listed.join(", ")}`,
+    ]);
+    const v1 = await h.call("POST", "/v1/networkvolumes", { name: "n", size: 10, dataCenterId: "MARS-1" });
+    expect(v1.status).toBe(400);
+    expect(v1.body.message).toMatch(/^dataCenterId: unknown data center MARS-1;/);
+    const ok = await h.call("POST", "/v2/network-volumes", { name: "n", size: 10, dataCenter: listed[0] });
+    expect(ok.status).toBe(201);
+    expect((await h.call("GET", "/v2/network-volumes")).body.networkVolumes).toHaveLength(1);
+  });
+});

@@ -35,6 +35,7 @@ import {
   TemplateCreateInputSchema,
   TemplateUpdateInputSchema,
 } from "../../wire/serverless";
+import { DATA_CENTER_IDS } from "../catalog";
 import {
   ServerlessConflictError,
   ServerlessNotFoundError,
@@ -209,7 +210,7 @@ export const MANAGEMENT_RESOURCES = [
         noun: "network volume",
         render: (v) =>
           ({ id: v.id, name: v.name, size: v.size, dataCenterId: v.dataCenterId }) satisfies NetworkVolume,
-        create: NetworkVolumeCreateInputSchema,
+        create: NetworkVolumeCreateInputSchema.superRefine(inCatalog("dataCenterId")),
         update: NetworkVolumeUpdateInputSchema,
         updateAliases: [{ method: "POST", suffix: "/update" }],
       },
@@ -224,7 +225,7 @@ export const MANAGEMENT_RESOURCES = [
             dataCenter: v.dataCenterId,
             type: v.type,
           }) satisfies V2NetworkVolume,
-        create: V2NetworkVolumeCreateRequestSchema.transform(
+        create: V2NetworkVolumeCreateRequestSchema.superRefine(inCatalog("dataCenter")).transform(
           ({ dataCenter, ...rest }): VolumeCreate => ({ ...rest, dataCenterId: dataCenter }),
         ),
         update: V2NetworkVolumeUpdateInputSchema,
@@ -305,6 +306,23 @@ function requireVolumes(store: ManagementStore, ids: readonly string[] | undefin
     `networkVolumes: no network volume ${missing.join(", ")} in this account` +
       " (attach volumes by the id GET /v2/network-volumes lists)",
   );
+}
+
+/**
+ * A new volume's data centre must be one the catalog lists (`GET /v2/catalog/datacenters`): a
+ * validation failure of the named field, so v2 answers 422 and v1 400, as each dialect answers a
+ * field its rules refuse; the message lists the ids allowed.
+ */
+function inCatalog(field: "dataCenter" | "dataCenterId") {
+  return (value: { [key in typeof field]?: string }, ctx: z.RefinementCtx) => {
+    const id = value[field];
+    if (id === undefined || DATA_CENTER_IDS.includes(id)) return;
+    ctx.addIssue({
+      code: "custom",
+      path: [field],
+      message: `unknown data center ${id}; GET /v2/catalog/datacenters lists ${DATA_CENTER_IDS.join(", ")}`,
+    });
+  };
 }
 
 /** Store refusals that are the caller's fault: 400 in both dialects. */
