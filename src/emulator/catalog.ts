@@ -682,6 +682,9 @@ export function podCpuType(id: string): { record: CpuType; dataCenterIds: string
 }
 
 /** Every GPU type id of the catalog, in catalog order. */
+/** The ids of the catalog's data centres: where a network volume may be created. */
+export const DATA_CENTER_IDS: readonly string[] = DATA_CENTERS.map(({ record }) => record.id);
+
 export const GPU_TYPE_IDS: readonly string[] = GPU_TYPES.map((g) => g.record.id);
 
 /** CUDA version `a` compared with `b` numerically (12.11 > 12.2). */
