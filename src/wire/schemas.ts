@@ -65,13 +65,10 @@ export const S3ConfigSchema = z.strictObject({
     description:
       "URL of the S3-compatible service (http or https), e.g. `https://s3.us-east-1.amazonaws.com`.",
   }),
-  objectPath: z
-    .string({ error: "objectPath must be a string" })
-    .optional()
-    .meta({
-      description:
-        "Key prefix (folder) in the bucket under which the worker stores what it uploads; the official SDK sends it.",
-    }),
+  objectPath: z.string({ error: "objectPath must be a string" }).optional().meta({
+    description:
+      "Key prefix (folder) in the bucket under which the worker stores what it uploads; the official SDK sends it.",
+  }),
 });
 export type S3Config = z.infer<typeof S3ConfigSchema>;
 
@@ -86,12 +83,10 @@ export const JobRequestSchema = z.strictObject({
   webhook: httpUrl("webhook")
     .optional()
     .meta({ description: "Called with the job's status body when the job completes." }),
-  webhookV2: httpUrl("webhookV2")
-    .optional()
-    .meta({
-      description:
-        "The newer webhook field the official SDK sends beside `webhook`; the emulator delivers the job's status body to it exactly as to `webhook` (once per distinct URL when both are given).",
-    }),
+  webhookV2: httpUrl("webhookV2").optional().meta({
+    description:
+      "The newer webhook field the official SDK sends beside `webhook`; the emulator delivers the job's status body to it exactly as to `webhook` (once per distinct URL when both are given).",
+  }),
   policy: JobPolicySchema.optional(),
   s3Config: S3ConfigSchema.optional(),
 });
