@@ -114,6 +114,12 @@ describe("npm run demo", () => {
       /lastSmokeTest +: \{\n +costUsd +: \d+(\.\d+)?(e-\d+)?\n +failures: 0\n +jobIds +: \[\n +\[0\]: "[0-9a-f-]+(-u\d+)?"\n +\]\n +passed +: true\n[\s\S]*?version +: 1\n +\}/,
     );
     expect(created).toMatch(/volumeSizeGb +: 20\n/);
+    // The first preview already shows what each endpoint may cost an hour (the figures come from
+    // check, before anything exists), beside outputs not known until the update ([unknown]).
+    const firstPreview = created.slice(0, created.indexOf("Updating (dev)"));
+    expect(firstPreview).toMatch(
+      /\nOutputs:\n[\s\S]*? {4}endpointCost +: \{\n +ceilingUsd +: 2\.2\n +floorUsd +: 0\n +ratePerWorkerUsd: 1\.1\n +\}\n {4}endpointId +: \[unknown\]\n[\s\S]*?\nResources:\n {4}\+ 6 to create\n/,
+    );
     // What each endpoint may cost an hour at the emulator's list prices: the queue endpoint 0 with
     // no worker always on, 2 workers at 1.1 USD at most; the load balancer keeps one worker on.
     expect(created).toMatch(

@@ -55,6 +55,60 @@ describe("renderStep", () => {
     expect(text).toContain("  - gone : true");
   });
 
+  it("a first preview prints every printable stack output, sorted, a value not known yet as [unknown] (getResourceOutputsPropertiesString while planning)", () => {
+    const text = renderStep({
+      kind: "preview",
+      project: "p",
+      stack: "dev",
+      resources: [{ urn: urn("ServerlessEndpoint", "api"), op: "create" }],
+      outputs: {
+        endpointId: "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
+        cost: { floorUsd: 0, ceilingUsd: 2.2 },
+        empty: "",
+        none: [],
+        token: "[secret]",
+      },
+      errors: [],
+      durationMs: 0,
+    });
+    expect(text).toContain(
+      "Outputs:\n    cost      : {\n        ceilingUsd: 2.2\n        floorUsd  : 0\n    }\n    endpointId: [unknown]\n    token     : [secret]\n\nResources:\n    + 2 to create",
+    );
+  });
+
+  it("a later preview prints only the outputs that change, and none that only become unknown (massageStackPreviewOutputDiff)", () => {
+    const view = {
+      kind: "preview" as const,
+      project: "p",
+      stack: "dev",
+      resources: [{ urn: urn("ServerlessEndpoint", "api"), op: "update" as const }],
+      errors: [],
+      durationMs: 0,
+      previousOutputs: { version: 1, cost: { ceilingUsd: 2.2 }, url: "http://a", gone: "x" },
+    };
+    const text = renderStep({
+      ...view,
+      outputs: {
+        version: "04da6b54-80e4-46f7-96ec-b56ff0331ba9",
+        cost: { ceilingUsd: 22 },
+        url: "http://a",
+        added: 3,
+      },
+    });
+    expect(text).toContain(
+      'Outputs:\n  + added: 3\n  ~ cost : {\n        ceilingUsd: 22\n    }\n  - gone : "x"\n\nResources:',
+    );
+    expect(text).not.toContain("version");
+    expect(text).not.toContain("url");
+    // Nothing but unknowns and sames: no Outputs section at all.
+    const quiet = renderStep({
+      ...view,
+      previousOutputs: { version: 1 },
+      outputs: { version: "04da6b54-80e4-46f7-96ec-b56ff0331ba9" },
+    });
+    expect(quiet).not.toContain("Outputs:");
+  });
+
   it("lists a failed resource and the run's `update failed` under Diagnostics, and the stack as failed", () => {
     const text = renderStep({
       kind: "up",

@@ -766,9 +766,15 @@ async function main(): Promise<void> {
         // provider would compute stay unknown (the SDK treats a missing key as unknown in a dry run).
         resources.push({ urn, id: old?.id ?? "", op: planned.kind });
         if (planned.kind === "same") return toProgram(old!);
+        // The checked inputs stand in for the outputs, secret where the program's input was or
+        // where `additionalSecretOutputs` says (the engine keeps the marks in a preview too).
+        const secret = (k: string) =>
+          secretInputs.includes(k) || (opts.additionalSecretOutputs ?? []).includes(k);
         return {
           id: planned.kind === "create" || planned.kind === "replace" ? undefined : old!.id,
-          state: planned.inputs,
+          state: Object.fromEntries(
+            Object.entries(planned.inputs).map(([k, v]) => [k, secret(k) ? wrapSecret(v) : v]),
+          ),
         };
       }
 
@@ -930,11 +936,14 @@ async function main(): Promise<void> {
 
     const outputs: Record<string, unknown> = {};
     const secretOutputs: string[] = [];
-    if (errors.length === 0 && !preview && done) {
+    if (errors.length === 0 && done) {
+      // A preview's outputs are shown (the display's Outputs section), never stored.
       Object.assign(outputs, done.outputs);
       secretOutputs.push(...done.secretOutputs);
-      state.outputs = outputs;
-      state.secretOutputs = secretOutputs;
+      if (!preview) {
+        state.outputs = outputs;
+        state.secretOutputs = secretOutputs;
+      }
     }
     if (errors.length === 0) {
       // Resources that left the program and the old halves of replacements, in the engine's antichains.

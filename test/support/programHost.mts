@@ -226,10 +226,16 @@ async function main(): Promise<void> {
 
   const outputs: Record<string, unknown> = {};
   const secretOutputs: string[] = [];
-  if (stepErrors.length === 0 && programErrors.length === 0 && !sawSkipped && !start.preview) {
+  if (stepErrors.length === 0 && programErrors.length === 0 && !sawSkipped) {
+    // In a preview too: the stack's outputs reach the engine with what is known then, an export
+    // whose value is not known yet as the unknown sentinel (the display prints `[unknown]`).
     for (const [k, v] of Object.entries(raw ?? {})) {
       const o = pulumi.output(v as any) as any;
-      const [value, secret] = await Promise.all([o.promise(), o.isSecret]);
+      const [known, value, secret] = await Promise.all([o.isKnown, o.promise(), o.isSecret]);
+      if (!known) {
+        outputs[k] = UNKNOWN;
+        continue;
+      }
       if (value === undefined) continue;
       outputs[k] = value;
       if (secret) secretOutputs.push(k);

@@ -7,6 +7,9 @@
  * Only node: builtins; plain text (no colours), so it reads the same in a terminal and in a log.
  */
 
+/** The engine's unknown value on the wire (`UnknownStringValue`, sdk/go/common/resource/plugin/rpc.go). */
+const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+
 /** What happened to one resource in a step (the deploy harness's ops). */
 export type StepOp = "create" | "update" | "replace" | "same" | "delete" | "read" | "failed";
 
@@ -88,7 +91,8 @@ export function parseUrn(urn: string): { type: string; name: string } {
 /** A value in Pulumi's output notation: strings quoted, objects and arrays one entry per line. */
 export function renderValue(value: unknown, indent: string): string {
   if (value === null || value === undefined) return "<null>";
-  if (typeof value === "string") return value === "[secret]" ? "[secret]" : JSON.stringify(value);
+  if (typeof value === "string")
+    return value === "[secret]" ? "[secret]" : value === UNKNOWN ? "[unknown]" : JSON.stringify(value);
   if (typeof value !== "object") return String(value);
   const inner = `${indent}    `;
   if (Array.isArray(value)) {
@@ -96,7 +100,10 @@ export function renderValue(value: unknown, indent: string): string {
     const lines = value.map((v, i) => `${inner}[${i}]: ${renderValue(v, inner)}`);
     return `[\n${lines.join("\n")}\n${indent}]`;
   }
-  const entries = Object.entries(value as Record<string, unknown>);
+  // Keys in the display's order (`PropertyMap.StableKeys`: sorted).
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
   if (entries.length === 0) return "{}";
   const width = Math.max(...entries.map(([k]) => k.length));
   const lines = entries.map(([k, v]) => `${inner}${k.padEnd(width)}: ${renderValue(v, inner)}`);
@@ -174,32 +181,15 @@ export function renderStep(view: StepView): string {
     out.push(...hostOutput.map((l) => `    ${l}`));
   }
 
-  const keys = Object.keys(view.outputs);
-  const previous = view.previousOutputs;
-  const removed = previous ? Object.keys(previous).filter((k) => !(k in view.outputs)) : [];
   // A failed update prints no Outputs: the engine stops scheduling at the first failure, and the
   // stack's outputs (registered when the program's exports resolve) are not recorded
   // (deployment_executor.go, Execute: cancels the plan on a step error).
   const stepFailed = failed.length > 0 || programErrors.length > 0;
-  if (view.kind !== "destroy" && !isPreview && !stepFailed && (keys.length > 0 || removed.length > 0)) {
-    const width = Math.max(...[...keys, ...removed].map((k) => k.length));
-    out.push("", "Outputs:");
-    for (const k of keys) {
-      const now = view.outputs[k];
-      if (previous && !(k in previous)) {
-        out.push(`  + ${k.padEnd(width)}: ${renderValue(now, "    ")}`);
-      } else if (previous && !same(previous[k], now)) {
-        const shownNow = renderValue(now, "    ");
-        const text =
-          isScalar(previous[k]) && isScalar(now)
-            ? `${renderValue(previous[k], "")} => ${shownNow}`
-            : shownNow;
-        out.push(`  ~ ${k.padEnd(width)}: ${text}`);
-      } else {
-        out.push(`    ${k.padEnd(width)}: ${renderValue(now, "    ")}`);
-      }
-    }
-    for (const k of removed) out.push(`  - ${k.padEnd(width)}: ${renderValue(previous?.[k], "    ")}`);
+  if (view.kind !== "destroy" && !stepFailed) {
+    const lines = isPreview
+      ? previewOutputLines(view.outputs, view.previousOutputs)
+      : updateOutputLines(view.outputs, view.previousOutputs);
+    if (lines.length > 0) out.push("", "Outputs:", ...lines);
   }
 
   out.push("", "Resources:");
@@ -228,4 +218,80 @@ export function renderStep(view: StepView): string {
   if (errored) out.push(`    ${errored} errored`);
   if (!isPreview) out.push("", `Duration: ${formatDuration(view.durationMs)}${tag}`);
   return out.join("\n");
+}
+
+/**
+ * The Outputs section of an update (`printOutputs`, display/progress.go, with
+ * `getResourceOutputsPropertiesString` in display/object_diff.go): every stack output, even
+ * unchanged ones (the stack shows its sames outside planning); changed ones `~`, new ones `+`,
+ * removed ones `-`.
+ */
+function updateOutputLines(
+  outputs: Record<string, unknown>,
+  previous: Record<string, unknown> | undefined,
+): string[] {
+  const keys = Object.keys(outputs);
+  const removed = previous ? Object.keys(previous).filter((k) => !(k in outputs)) : [];
+  if (keys.length === 0 && removed.length === 0) return [];
+  const width = Math.max(...[...keys, ...removed].map((k) => k.length));
+  const lines: string[] = [];
+  for (const k of keys) {
+    const now = outputs[k];
+    if (previous && !(k in previous)) {
+      lines.push(`  + ${k.padEnd(width)}: ${renderValue(now, "    ")}`);
+    } else if (previous && !same(previous[k], now)) {
+      lines.push(`  ~ ${k.padEnd(width)}: ${changedText(previous[k], now)}`);
+    } else {
+      lines.push(`    ${k.padEnd(width)}: ${renderValue(now, "    ")}`);
+    }
+  }
+  for (const k of removed) lines.push(`  - ${k.padEnd(width)}: ${renderValue(previous?.[k], "    ")}`);
+  return lines;
+}
+
+/**
+ * The Outputs section of a preview (`getResourceOutputsPropertiesString` while planning, and
+ * `massageStackPreviewOutputDiff`, display/object_diff.go): a plan always shows the stack's
+ * outputs. With no earlier outputs, each one the display prints (`shouldPrintPropertyValue`: not
+ * null, "", [] or {}), a value not known yet as `[unknown]`; with earlier outputs, only what
+ * changes (sames are hidden while planning), and a value becoming unknown is not shown as a change.
+ */
+function previewOutputLines(
+  outputs: Record<string, unknown>,
+  previous: Record<string, unknown> | undefined,
+): string[] {
+  const printable = (v: unknown) =>
+    !(v === null || v === undefined || v === "") &&
+    !(Array.isArray(v) && v.length === 0) &&
+    !(typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length === 0);
+  const shown = (v: unknown) => (v === UNKNOWN ? "[unknown]" : renderValue(v, "    "));
+  if (previous === undefined) {
+    const keys = Object.keys(outputs)
+      .filter((k) => printable(outputs[k]))
+      .sort();
+    if (keys.length === 0) return [];
+    const width = Math.max(...keys.map((k) => k.length));
+    return keys.map((k) => `    ${k.padEnd(width)}: ${shown(outputs[k])}`);
+  }
+  const added = Object.keys(outputs).filter((k) => !(k in previous));
+  const removed = Object.keys(previous).filter((k) => !(k in outputs));
+  const changed = Object.keys(outputs).filter(
+    (k) => k in previous && outputs[k] !== UNKNOWN && !same(previous[k], outputs[k]),
+  );
+  const keys = [...added, ...removed, ...changed].sort();
+  if (keys.length === 0) return [];
+  const width = Math.max(...keys.map((k) => k.length));
+  return keys.map((k) =>
+    added.includes(k)
+      ? `  + ${k.padEnd(width)}: ${shown(outputs[k])}`
+      : removed.includes(k)
+        ? `  - ${k.padEnd(width)}: ${renderValue(previous[k], "    ")}`
+        : `  ~ ${k.padEnd(width)}: ${changedText(previous[k], outputs[k])}`,
+  );
+}
+
+/** A changed output: `old => new` for scalars, the new value for objects and arrays. */
+function changedText(before: unknown, now: unknown): string {
+  const shownNow = renderValue(now, "    ");
+  return isScalar(before) && isScalar(now) ? `${renderValue(before, "")} => ${shownNow}` : shownNow;
 }
