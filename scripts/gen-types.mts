@@ -62,6 +62,15 @@ const TARGETS: Target[] = [
     plainType: "NetworkVolumeArgsInput",
     out: "src/provider/networkVolume/args.generated.ts",
   },
+  {
+    name: "ContainerRegistryAuthArgs",
+    summary:
+      "Arguments of a `ContainerRegistryAuth`: the fields of the service's registry-auth create, plus `adoptExisting`.",
+    module: "src/provider/registryAuth/args.ts",
+    schema: "RegistryAuthArgsSchema",
+    plainType: "RegistryAuthArgsInput",
+    out: "src/provider/registryAuth/args.generated.ts",
+  },
 ];
 
 // Load `src/` TypeScript as ES modules: extensionless relative imports resolved to `.ts` files.

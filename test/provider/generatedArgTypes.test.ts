@@ -10,6 +10,8 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import type { InputsOf } from "../../src/provider/inputsOf";
 import type { NetworkVolumeArgsInput } from "../../src/provider/networkVolume/args";
 import type { NetworkVolumeArgs } from "../../src/provider/networkVolume/resource";
+import type { RegistryAuthArgsInput } from "../../src/provider/registryAuth/args";
+import type { ContainerRegistryAuthArgs } from "../../src/provider/registryAuth/resource";
 import type { JobRunInputs } from "../../src/provider/release/jobArgs";
 import type { JobRunArgs } from "../../src/provider/release/jobInputs";
 
@@ -31,6 +33,12 @@ describe("generated argument types", () => {
     expectTypeOf<Assignable<DerivedJobRunArgs, JobRunArgs>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<NetworkVolumeArgs, InputsOf<NetworkVolumeArgsInput>>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<InputsOf<NetworkVolumeArgsInput>, NetworkVolumeArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<
+      Assignable<ContainerRegistryAuthArgs, InputsOf<RegistryAuthArgsInput>>
+    >().toEqualTypeOf<true>();
+    expectTypeOf<
+      Assignable<InputsOf<RegistryAuthArgsInput>, ContainerRegistryAuthArgs>
+    >().toEqualTypeOf<true>();
     // The check can fail: a type missing a required argument is not accepted.
     expectTypeOf<Assignable<Omit<JobRunArgs, "endpointId">, JobRunArgs>>().toEqualTypeOf<false>();
   });
