@@ -71,6 +71,19 @@ const TARGETS: Target[] = [
     plainType: "RegistryAuthArgsInput",
     out: "src/provider/registryAuth/args.generated.ts",
   },
+  {
+    name: "TemplateArgs",
+    summary:
+      "Arguments of a `Template`: the fields of the REST v2 document's `CreateTemplateRequest`, under its\n" +
+      "names. What an argument left out means: the service's default at create; on an update, an\n" +
+      "argument removed from the program is set back to that default (`env: {}`, `ports: []`,\n" +
+      '`args: ""`, `registry: null`, `allowedCudaVersions: []`, `category: "NVIDIA"`,\n' +
+      "`public`/`serverless: false`, `startSsh`/`startJupyter: true`), except `disk` (kept as it is).",
+    module: "src/provider/template/args.ts",
+    schema: "TemplateArgsSchema",
+    plainType: "TemplateArgsInput",
+    out: "src/provider/template/args.generated.ts",
+  },
 ];
 
 // Load `src/` TypeScript as ES modules: extensionless relative imports resolved to `.ts` files.
