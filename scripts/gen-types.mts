@@ -6,7 +6,8 @@
  * Why generated: a type derived with `z.input` is right but loses the fields' doc comments in the
  * shipped `.d.ts` (declaration emit keeps no comments of inferred members), so a user hovering an
  * argument sees nothing. The schema carries each field's documentation as zod metadata
- * (`.meta({ description, default?, replaces? })`); this script turns it into an interface whose
+ * (`.meta({ description, default?, replaces? })`, `replaces` being `true` or the condition under which
+ * a change replaces); this script turns it into an interface whose
  * every member has that comment, while the member's TYPE stays derived from the schema by
  * TypeScript (`InputOf<Plain["field"]>`), so names, optionality and value types cannot drift.
  * Objects (and arrays of objects) are spelled out member by member, so nested fields keep their
@@ -84,6 +85,14 @@ const TARGETS: Target[] = [
     plainType: "TemplateArgsInput",
     out: "src/provider/template/args.generated.ts",
   },
+  {
+    name: "SshKeyArgs",
+    summary: "Arguments of an `SshKey`: the one key line it manages in the account's set.",
+    module: "src/provider/sshKey/args.ts",
+    schema: "SshKeyArgsSchema",
+    plainType: "SshKeyArgsInput",
+    out: "src/provider/sshKey/args.generated.ts",
+  },
 ];
 
 // Load `src/` TypeScript as ES modules: extensionless relative imports resolved to `.ts` files.
@@ -115,7 +124,8 @@ type Schema = import("zod").ZodType;
 interface FieldMeta {
   description?: string;
   default?: string;
-  replaces?: boolean;
+  /** `true`: any change replaces the resource; a string: the condition under which it does. */
+  replaces?: boolean | string;
 }
 
 /** The metadata of `schema` and of every wrapper below it (optional, default, ...), outermost first. */
@@ -162,7 +172,8 @@ function docComment(meta: FieldMeta, where: string, indent: string): string {
   }
   const lines = meta.description.trim().split("\n");
   if (meta.default !== undefined) lines.push(`@default ${meta.default}`);
-  if (meta.replaces) lines.push("Changing it replaces the resource.");
+  if (meta.replaces === true) lines.push("Changing it replaces the resource.");
+  else if (meta.replaces) lines.push(`Replaces the resource when ${meta.replaces}.`);
   if (lines.length === 1 && `${indent}/** ${lines[0]} */`.length <= 110)
     return `${indent}/** ${lines[0]} */\n`;
   return `${indent}/**\n${lines.map((l) => `${indent} *${l ? ` ${l}` : ""}`).join("\n")}\n${indent} */\n`;

@@ -86,7 +86,7 @@ function undocumentedOfResource(indexFile: string, name: string): string[] {
 }
 
 /** The resources whose every argument and output is documented from their one source. */
-const DOCUMENTED_RESOURCES = ["JobRun", "NetworkVolume", "ContainerRegistryAuth", "Template"];
+const DOCUMENTED_RESOURCES = ["JobRun", "NetworkVolume", "ContainerRegistryAuth", "Template", "SshKey"];
 
 describe("the shipped declarations", () => {
   const projectDir = inject("installedProjectDir");

@@ -14,6 +14,8 @@ import type { RegistryAuthArgsInput } from "../../src/provider/registryAuth/args
 import type { ContainerRegistryAuthArgs } from "../../src/provider/registryAuth/resource";
 import type { JobRunInputs } from "../../src/provider/release/jobArgs";
 import type { JobRunArgs } from "../../src/provider/release/jobInputs";
+import type { SshKeyArgsInput } from "../../src/provider/sshKey/args";
+import type { SshKeyArgs } from "../../src/provider/sshKey/resource";
 import type { TemplateArgsInput } from "../../src/provider/template/args";
 import type { TemplateArgs } from "../../src/provider/template/resource";
 
@@ -43,6 +45,8 @@ describe("generated argument types", () => {
     >().toEqualTypeOf<true>();
     expectTypeOf<Assignable<TemplateArgs, InputsOf<TemplateArgsInput>>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<InputsOf<TemplateArgsInput>, TemplateArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<SshKeyArgs, InputsOf<SshKeyArgsInput>>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<InputsOf<SshKeyArgsInput>, SshKeyArgs>>().toEqualTypeOf<true>();
     // The check can fail: a type missing a required argument is not accepted.
     expectTypeOf<Assignable<Omit<JobRunArgs, "endpointId">, JobRunArgs>>().toEqualTypeOf<false>();
   });

@@ -44,13 +44,13 @@ export interface TemplateArgs {
    */
   category?: InputOf<Plain["category"]>;
   /**
-   * Storage mounts: at most one persistent mount. Its size and path change in place; removing
-   * it replaces the template (a PATCH cannot remove a mount).
+   * Storage mounts: at most one persistent mount. Its size and path change in place.
+   * Replaces the resource when the persistent mount is removed (a PATCH cannot remove a mount).
    */
   mounts?: pulumi.Input<{
     /**
-     * The one persistent mount (host-local storage; network mounts are not allowed). Removing it
-     * replaces the template.
+     * The one persistent mount (host-local storage; network mounts are not allowed).
+     * Replaces the resource when it is removed (a PATCH cannot remove a mount).
      */
     persistent?: pulumi.Input<{
       /** Size in GB, at least 10. Changes in place. */

@@ -68,16 +68,14 @@ export const TemplateArgsSchema = TemplateCreateInputSchema.extend({
         })
         .optional()
         .meta({
-          description:
-            "The one persistent mount (host-local storage; network mounts are not allowed). Removing it\n" +
-            "replaces the template.",
+          description: "The one persistent mount (host-local storage; network mounts are not allowed).",
+          replaces: "it is removed (a PATCH cannot remove a mount)",
         }),
     })
     .optional()
     .meta({
-      description:
-        "Storage mounts: at most one persistent mount. Its size and path change in place; removing\n" +
-        "it replaces the template (a PATCH cannot remove a mount).",
+      description: "Storage mounts: at most one persistent mount. Its size and path change in place.",
+      replaces: "the persistent mount is removed (a PATCH cannot remove a mount)",
     }),
   allowedCudaVersions: body.allowedCudaVersions.meta({
     description: "Acceptable CUDA versions (`major.minor`); empty or left out means any. Changes in place.",
