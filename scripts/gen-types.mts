@@ -93,6 +93,17 @@ const TARGETS: Target[] = [
     plainType: "SshKeyArgsInput",
     out: "src/provider/sshKey/args.generated.ts",
   },
+  {
+    name: "PodArgs",
+    summary:
+      "Arguments of a `Pod`: the fields of the REST v2 document's `CreatePodRequest` under its names, plus\n" +
+      "`fallbackGpuIds`, `desiredStatus`, `waitFor`, `waitTimeoutMs` and `maxHourlyUsd`. What the program\n" +
+      "omits, the service decides (an omitted field keeps the pod's value on an update).",
+    module: "src/provider/pod/args.ts",
+    schema: "PodArgsSchema",
+    plainType: "PodArgsInput",
+    out: "src/provider/pod/args.generated.ts",
+  },
 ];
 
 // Load `src/` TypeScript as ES modules: extensionless relative imports resolved to `.ts` files.
@@ -171,9 +182,10 @@ function docComment(meta: FieldMeta, where: string, indent: string): string {
     throw new Error(`${where} has no description: give it .meta({ description: "..." }) in its schema`);
   }
   const lines = meta.description.trim().split("\n");
-  if (meta.default !== undefined) lines.push(`@default ${meta.default}`);
   if (meta.replaces === true) lines.push("Changing it replaces the resource.");
   else if (meta.replaces) lines.push(`Replaces the resource when ${meta.replaces}.`);
+  // Tags last: text after a tag belongs to it.
+  if (meta.default !== undefined) lines.push(`@default ${meta.default}`);
   if (lines.length === 1 && `${indent}/** ${lines[0]} */`.length <= 110)
     return `${indent}/** ${lines[0]} */\n`;
   return `${indent}/**\n${lines.map((l) => `${indent} *${l ? ` ${l}` : ""}`).join("\n")}\n${indent} */\n`;
@@ -207,6 +219,17 @@ function render(schema: Schema, plain: string, where: string, indent: string): s
   if (kind === "object") {
     const shape = (base as unknown as { shape: Record<string, Schema> }).shape;
     spelled = `pulumi.Input<{\n${members(shape, nonNull, where, `${indent}  `)}${indent}}>`;
+  } else if (kind === "union") {
+    // A union with one object arm (`"none" | "ssh" | { port, path? }`): the arm spelled out, so its
+    // members keep their comments; the whole union one input, as a hand-written type would take it.
+    const options = (base as unknown as { options: Schema[] }).options;
+    const objects = options.filter((o) => typeOf(unwrap(o)) === "object");
+    if (objects.length === 1) {
+      const shape = (unwrap(objects[0] as Schema) as unknown as { shape: Record<string, Schema> }).shape;
+      const arm = `Extract<${nonNull}, object>`;
+      const others = options.length > 1 ? `Exclude<${nonNull}, object> | ` : "";
+      spelled = `pulumi.Input<${others}{\n${members(shape, arm, where, `${indent}  `)}${indent}}>`;
+    }
   } else if (kind === "array") {
     const element = (base as unknown as { element: Schema }).element;
     if (typeOf(unwrap(element)) === "object") {

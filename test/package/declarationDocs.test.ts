@@ -86,7 +86,14 @@ function undocumentedOfResource(indexFile: string, name: string): string[] {
 }
 
 /** The resources whose every argument and output is documented from their one source. */
-const DOCUMENTED_RESOURCES = ["JobRun", "NetworkVolume", "ContainerRegistryAuth", "Template", "SshKey"];
+const DOCUMENTED_RESOURCES = [
+  "JobRun",
+  "NetworkVolume",
+  "ContainerRegistryAuth",
+  "Template",
+  "SshKey",
+  "Pod",
+];
 
 describe("the shipped declarations", () => {
   const projectDir = inject("installedProjectDir");

@@ -6,10 +6,13 @@
 import { execFile } from "node:child_process";
 import * as path from "node:path";
 import { promisify } from "node:util";
+import type * as pulumi from "@pulumi/pulumi";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { InputsOf } from "../../src/provider/inputsOf";
 import type { NetworkVolumeArgsInput } from "../../src/provider/networkVolume/args";
 import type { NetworkVolumeArgs } from "../../src/provider/networkVolume/resource";
+import type { PodArgsInput } from "../../src/provider/pod/args";
+import type { PodArgs, PodWaitFor } from "../../src/provider/pod/resource";
 import type { RegistryAuthArgsInput } from "../../src/provider/registryAuth/args";
 import type { ContainerRegistryAuthArgs } from "../../src/provider/registryAuth/resource";
 import type { JobRunInputs } from "../../src/provider/release/jobArgs";
@@ -47,6 +50,20 @@ describe("generated argument types", () => {
     expectTypeOf<Assignable<InputsOf<TemplateArgsInput>, TemplateArgs>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<SshKeyArgs, InputsOf<SshKeyArgsInput>>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<InputsOf<SshKeyArgsInput>, SshKeyArgs>>().toEqualTypeOf<true>();
+    // A union with an object arm is one input as a whole (an `Output` of the union fits), as the
+    // hand-written `Input<PodWaitFor>` was; its object arm's members are inputs too.
+    type WaitFor = NonNullable<PodArgsInput["waitFor"]>;
+    type DerivedPodArgs = Omit<InputsOf<PodArgsInput>, "waitFor"> & {
+      waitFor?:
+        | pulumi.Input<Exclude<WaitFor, object> | InputsOf<Extract<WaitFor, object>>>
+        | pulumi.Input<undefined>;
+    };
+    expectTypeOf<Assignable<PodArgs, DerivedPodArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<DerivedPodArgs, PodArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<InputsOf<PodArgsInput>, PodArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<
+      Assignable<{ waitFor?: pulumi.Input<PodWaitFor> }, Pick<PodArgs, "waitFor">>
+    >().toEqualTypeOf<true>();
     // The check can fail: a type missing a required argument is not accepted.
     expectTypeOf<Assignable<Omit<JobRunArgs, "endpointId">, JobRunArgs>>().toEqualTypeOf<false>();
   });
