@@ -13,11 +13,16 @@
  * Objects (and arrays of objects) are spelled out member by member, so nested fields keep their
  * comments too.
  *
+ * It also writes `docs/reference/facts.json`, what a reference page needs of each argument, from
+ * the same schemas: per resource, each argument's path (nested ones dotted, array items `[]`), type
+ * text, whether it is required, its description and default, and whether a change updates the
+ * resource in place or replaces it (and when).
+ *
  * It loads the schemas from `src/` directly (TypeScript transpiled on the fly by the project's own
  * `typescript`), so it runs before `tsc`. `--check` writes nothing and exits 1 when a generated file
  * is missing or differs from what the schemas give (a test runs it).
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { registerHooks } from "node:module";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -273,19 +278,121 @@ function generate(t: Target, mod: Record<string, unknown>): string {
   );
 }
 
+/** What a reference page says of one argument (nested ones by dotted path, array items as `[]`). */
+interface ArgumentFact {
+  path: string;
+  type: string;
+  required: boolean;
+  description: string;
+  default?: string;
+  /** `"updates in place"`, `"replaces"` or `"replaces when <condition>"`. */
+  change: string;
+}
+
+/** The value type of `schema` as short TypeScript-like text (`"QUEUE" | "LOAD_BALANCER"`, `string[]`). */
+function typeText(schema: Schema): string {
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+  switch (def.type) {
+    case "optional":
+    case "default":
+    case "prefault":
+    case "readonly":
+    case "catch":
+    case "nonoptional":
+      return typeText(def.innerType as Schema);
+    case "pipe":
+      return typeText(def.in as Schema);
+    case "nullable":
+      return `${typeText(def.innerType as Schema)} | null`;
+    case "enum":
+      return Object.values(def.entries as Record<string, string>)
+        .map((v) => JSON.stringify(v))
+        .join(" | ");
+    case "literal":
+      return (def.values as unknown[]).map((v) => JSON.stringify(v)).join(" | ");
+    case "array": {
+      const item = typeText(def.element as Schema);
+      return item.includes(" ") ? `(${item})[]` : `${item}[]`;
+    }
+    case "record":
+      return `Record<string, ${typeText(def.valueType as Schema)}>`;
+    case "union":
+      return (def.options as Schema[]).map(typeText).join(" | ");
+    case "string":
+    case "number":
+    case "boolean":
+    case "object":
+    case "unknown":
+    case "any":
+      return def.type;
+    default:
+      return "unknown";
+  }
+}
+
+/** The facts of every argument of `shape`, nested objects (and their array items, union arms) included. */
+function facts(shape: Record<string, Schema>, prefix: string): ArgumentFact[] {
+  const found: ArgumentFact[] = [];
+  for (const [key, field] of Object.entries(shape)) {
+    const meta = metaOf(field);
+    const where = `${prefix}${key}`;
+    found.push({
+      path: where,
+      type: typeText(field),
+      required: (field as unknown as { _zod: { optin?: string } })._zod.optin === undefined,
+      description: meta.description?.trim().replace(/\s*\n\s*/g, " ") ?? "",
+      ...(meta.default !== undefined ? { default: meta.default } : {}),
+      change:
+        meta.replaces === true
+          ? "replaces"
+          : meta.replaces
+            ? `replaces when ${meta.replaces}`
+            : "updates in place",
+    });
+    const base = unwrap(field);
+    const kind = typeOf(base);
+    const nested = (s: Schema) => (s as unknown as { shape: Record<string, Schema> }).shape;
+    if (kind === "object") found.push(...facts(nested(base), `${where}.`));
+    if (kind === "array") {
+      const item = unwrap((base as unknown as { element: Schema }).element);
+      if (typeOf(item) === "object") found.push(...facts(nested(item), `${where}[].`));
+    }
+    if (kind === "union") {
+      for (const arm of (base as unknown as { options: Schema[] }).options) {
+        if (typeOf(unwrap(arm)) === "object") found.push(...facts(nested(unwrap(arm)), `${where}.`));
+      }
+    }
+  }
+  return found;
+}
+
+/** The reference facts file: per resource (by class name), its arguments' facts. */
+const FACTS_FILE = "docs/reference/facts.json";
+
 const check = process.argv.includes("--check");
 const stale: string[] = [];
+const allFacts: Record<string, ArgumentFact[]> = {};
+const writeIfChanged = (out: string, text: string) => {
+  const file = path.join(REPO_DIR, out);
+  const current = existsSync(file) ? readFileSync(file, "utf8") : undefined;
+  if (current === text) return;
+  stale.push(out);
+  if (!check) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  }
+};
 for (const t of TARGETS) {
   const mod = (await import(pathToFileURL(path.join(REPO_DIR, t.module)).href)) as Record<string, unknown>;
-  const text = generate(t, mod);
-  const file = path.join(REPO_DIR, t.out);
-  const current = existsSync(file) ? readFileSync(file, "utf8") : undefined;
-  if (current === text) continue;
-  stale.push(t.out);
-  if (!check) writeFileSync(file, text);
+  writeIfChanged(t.out, generate(t, mod));
+  const shape = (mod[t.schema] as { shape: Record<string, Schema> }).shape;
+  allFacts[t.name.replace(/Args$/, "")] = facts(shape, "");
 }
+writeIfChanged(FACTS_FILE, `${JSON.stringify(allFacts, null, 2)}\n`);
 if (check && stale.length > 0) {
-  process.stderr.write(`stale generated argument types (run npm run gen:types): ${stale.join(", ")}\n`);
+  process.stderr.write(
+    `stale generated argument types or reference facts (run npm run gen:types): ${stale.join(", ")}\n`,
+  );
   process.exit(1);
 }
 if (!check && stale.length > 0) process.stdout.write(`wrote ${stale.join(", ")}\n`);

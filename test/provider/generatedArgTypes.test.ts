@@ -4,6 +4,7 @@
  * schema-derived types accept.
  */
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
@@ -66,5 +67,52 @@ describe("generated argument types", () => {
     >().toEqualTypeOf<true>();
     // The check can fail: a type missing a required argument is not accepted.
     expectTypeOf<Assignable<Omit<JobRunArgs, "endpointId">, JobRunArgs>>().toEqualTypeOf<false>();
+  });
+
+  describe("reference facts (docs/reference/facts.json)", () => {
+    interface Fact {
+      path: string;
+      type: string;
+      required: boolean;
+      description: string;
+      default?: string;
+      change: string;
+    }
+    const facts = JSON.parse(
+      readFileSync(path.join(REPO_DIR, "docs/reference/facts.json"), "utf8"),
+    ) as Record<string, Fact[]>;
+    const fact = (resource: string, at: string) => facts[resource]?.find((f) => f.path === at);
+
+    it("describe every argument of every generated resource, nested ones included", () => {
+      expect(Object.keys(facts).sort()).toEqual(
+        ["ContainerRegistryAuth", "JobRun", "NetworkVolume", "Pod", "SshKey", "Template"].sort(),
+      );
+      for (const list of Object.values(facts)) {
+        for (const f of list) expect(f.description, f.path).not.toBe("");
+      }
+      expect(fact("Template", "mounts.persistent.size")).toMatchObject({ type: "number", required: true });
+      expect(fact("Pod", "mounts.network[].volumeId")).toMatchObject({ type: "string", required: true });
+      expect(fact("Pod", "waitFor.port")).toMatchObject({ type: "number", required: true });
+    });
+
+    it("give the type, whether required, the default and whether a change replaces", () => {
+      expect(fact("NetworkVolume", "dataCenterId")).toMatchObject({
+        type: "string",
+        required: true,
+        change: "replaces",
+      });
+      expect(fact("NetworkVolume", "size")).toMatchObject({ change: "updates in place" });
+      expect(fact("NetworkVolume", "type")).toMatchObject({
+        type: '"STANDARD" | "HIGH_PERFORMANCE"',
+        required: false,
+      });
+      expect(fact("Pod", "waitFor")).toMatchObject({ default: '"running"', required: false });
+      expect(fact("Pod", "cloud")).toMatchObject({ default: '"SECURE"', change: "replaces" });
+      expect(fact("SshKey", "publicKey")?.change).toMatch(/^replaces when the key itself changes/);
+      expect(fact("ContainerRegistryAuth", "adoptExisting")).toMatchObject({
+        default: "false",
+        change: "updates in place",
+      });
+    });
   });
 });
