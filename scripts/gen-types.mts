@@ -6,17 +6,23 @@
  * Why generated: a type derived with `z.input` is right but loses the fields' doc comments in the
  * shipped `.d.ts` (declaration emit keeps no comments of inferred members), so a user hovering an
  * argument sees nothing. The schema carries each field's documentation as zod metadata
- * (`.meta({ description, default?, replaces? })`); this script turns it into an interface whose
+ * (`.meta({ description, default?, replaces? })`, `replaces` being `true` or the condition under which
+ * a change replaces); this script turns it into an interface whose
  * every member has that comment, while the member's TYPE stays derived from the schema by
  * TypeScript (`InputOf<Plain["field"]>`), so names, optionality and value types cannot drift.
  * Objects (and arrays of objects) are spelled out member by member, so nested fields keep their
  * comments too.
  *
+ * It also writes `docs/reference/facts.json`, what a reference page needs of each argument, from
+ * the same schemas: per resource, each argument's path (nested ones dotted, array items `[]`), type
+ * text, whether it is required, its description and default, and whether a change updates the
+ * resource in place or replaces it (and when).
+ *
  * It loads the schemas from `src/` directly (TypeScript transpiled on the fly by the project's own
  * `typescript`), so it runs before `tsc`. `--check` writes nothing and exits 1 when a generated file
  * is missing or differs from what the schemas give (a test runs it).
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { registerHooks } from "node:module";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -62,6 +68,47 @@ const TARGETS: Target[] = [
     plainType: "NetworkVolumeArgsInput",
     out: "src/provider/networkVolume/args.generated.ts",
   },
+  {
+    name: "ContainerRegistryAuthArgs",
+    summary:
+      "Arguments of a `ContainerRegistryAuth`: the fields of the service's registry-auth create, plus `adoptExisting`.",
+    module: "src/provider/registryAuth/args.ts",
+    schema: "RegistryAuthArgsSchema",
+    plainType: "RegistryAuthArgsInput",
+    out: "src/provider/registryAuth/args.generated.ts",
+  },
+  {
+    name: "TemplateArgs",
+    summary:
+      "Arguments of a `Template`: the fields of the REST v2 document's `CreateTemplateRequest`, under its\n" +
+      "names. What an argument left out means: the service's default at create; on an update, an\n" +
+      "argument removed from the program is set back to that default (`env: {}`, `ports: []`,\n" +
+      '`args: ""`, `registry: null`, `allowedCudaVersions: []`, `category: "NVIDIA"`,\n' +
+      "`public`/`serverless: false`, `startSsh`/`startJupyter: true`), except `disk` (kept as it is).",
+    module: "src/provider/template/args.ts",
+    schema: "TemplateArgsSchema",
+    plainType: "TemplateArgsInput",
+    out: "src/provider/template/args.generated.ts",
+  },
+  {
+    name: "SshKeyArgs",
+    summary: "Arguments of an `SshKey`: the one key line it manages in the account's set.",
+    module: "src/provider/sshKey/args.ts",
+    schema: "SshKeyArgsSchema",
+    plainType: "SshKeyArgsInput",
+    out: "src/provider/sshKey/args.generated.ts",
+  },
+  {
+    name: "PodArgs",
+    summary:
+      "Arguments of a `Pod`: the fields of the REST v2 document's `CreatePodRequest` under its names, plus\n" +
+      "`fallbackGpuIds`, `desiredStatus`, `waitFor`, `waitTimeoutMs` and `maxHourlyUsd`. What the program\n" +
+      "omits, the service decides (an omitted field keeps the pod's value on an update).",
+    module: "src/provider/pod/args.ts",
+    schema: "PodArgsSchema",
+    plainType: "PodArgsInput",
+    out: "src/provider/pod/args.generated.ts",
+  },
 ];
 
 // Load `src/` TypeScript as ES modules: extensionless relative imports resolved to `.ts` files.
@@ -93,7 +140,8 @@ type Schema = import("zod").ZodType;
 interface FieldMeta {
   description?: string;
   default?: string;
-  replaces?: boolean;
+  /** `true`: any change replaces the resource; a string: the condition under which it does. */
+  replaces?: boolean | string;
 }
 
 /** The metadata of `schema` and of every wrapper below it (optional, default, ...), outermost first. */
@@ -139,8 +187,10 @@ function docComment(meta: FieldMeta, where: string, indent: string): string {
     throw new Error(`${where} has no description: give it .meta({ description: "..." }) in its schema`);
   }
   const lines = meta.description.trim().split("\n");
+  if (meta.replaces === true) lines.push("Changing it replaces the resource.");
+  else if (meta.replaces) lines.push(`Replaces the resource when ${meta.replaces}.`);
+  // Tags last: text after a tag belongs to it.
   if (meta.default !== undefined) lines.push(`@default ${meta.default}`);
-  if (meta.replaces) lines.push("Changing it replaces the resource.");
   if (lines.length === 1 && `${indent}/** ${lines[0]} */`.length <= 110)
     return `${indent}/** ${lines[0]} */\n`;
   return `${indent}/**\n${lines.map((l) => `${indent} *${l ? ` ${l}` : ""}`).join("\n")}\n${indent} */\n`;
@@ -174,6 +224,17 @@ function render(schema: Schema, plain: string, where: string, indent: string): s
   if (kind === "object") {
     const shape = (base as unknown as { shape: Record<string, Schema> }).shape;
     spelled = `pulumi.Input<{\n${members(shape, nonNull, where, `${indent}  `)}${indent}}>`;
+  } else if (kind === "union") {
+    // A union with one object arm (`"none" | "ssh" | { port, path? }`): the arm spelled out, so its
+    // members keep their comments; the whole union one input, as a hand-written type would take it.
+    const options = (base as unknown as { options: Schema[] }).options;
+    const objects = options.filter((o) => typeOf(unwrap(o)) === "object");
+    if (objects.length === 1) {
+      const shape = (unwrap(objects[0] as Schema) as unknown as { shape: Record<string, Schema> }).shape;
+      const arm = `Extract<${nonNull}, object>`;
+      const others = options.length > 1 ? `Exclude<${nonNull}, object> | ` : "";
+      spelled = `pulumi.Input<${others}{\n${members(shape, arm, where, `${indent}  `)}${indent}}>`;
+    }
   } else if (kind === "array") {
     const element = (base as unknown as { element: Schema }).element;
     if (typeOf(unwrap(element)) === "object") {
@@ -217,19 +278,121 @@ function generate(t: Target, mod: Record<string, unknown>): string {
   );
 }
 
+/** What a reference page says of one argument (nested ones by dotted path, array items as `[]`). */
+interface ArgumentFact {
+  path: string;
+  type: string;
+  required: boolean;
+  description: string;
+  default?: string;
+  /** `"updates in place"`, `"replaces"` or `"replaces when <condition>"`. */
+  change: string;
+}
+
+/** The value type of `schema` as short TypeScript-like text (`"QUEUE" | "LOAD_BALANCER"`, `string[]`). */
+function typeText(schema: Schema): string {
+  const def = (schema as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+  switch (def.type) {
+    case "optional":
+    case "default":
+    case "prefault":
+    case "readonly":
+    case "catch":
+    case "nonoptional":
+      return typeText(def.innerType as Schema);
+    case "pipe":
+      return typeText(def.in as Schema);
+    case "nullable":
+      return `${typeText(def.innerType as Schema)} | null`;
+    case "enum":
+      return Object.values(def.entries as Record<string, string>)
+        .map((v) => JSON.stringify(v))
+        .join(" | ");
+    case "literal":
+      return (def.values as unknown[]).map((v) => JSON.stringify(v)).join(" | ");
+    case "array": {
+      const item = typeText(def.element as Schema);
+      return item.includes(" ") ? `(${item})[]` : `${item}[]`;
+    }
+    case "record":
+      return `Record<string, ${typeText(def.valueType as Schema)}>`;
+    case "union":
+      return (def.options as Schema[]).map(typeText).join(" | ");
+    case "string":
+    case "number":
+    case "boolean":
+    case "object":
+    case "unknown":
+    case "any":
+      return def.type;
+    default:
+      return "unknown";
+  }
+}
+
+/** The facts of every argument of `shape`, nested objects (and their array items, union arms) included. */
+function facts(shape: Record<string, Schema>, prefix: string): ArgumentFact[] {
+  const found: ArgumentFact[] = [];
+  for (const [key, field] of Object.entries(shape)) {
+    const meta = metaOf(field);
+    const where = `${prefix}${key}`;
+    found.push({
+      path: where,
+      type: typeText(field),
+      required: (field as unknown as { _zod: { optin?: string } })._zod.optin === undefined,
+      description: meta.description?.trim().replace(/\s*\n\s*/g, " ") ?? "",
+      ...(meta.default !== undefined ? { default: meta.default } : {}),
+      change:
+        meta.replaces === true
+          ? "replaces"
+          : meta.replaces
+            ? `replaces when ${meta.replaces}`
+            : "updates in place",
+    });
+    const base = unwrap(field);
+    const kind = typeOf(base);
+    const nested = (s: Schema) => (s as unknown as { shape: Record<string, Schema> }).shape;
+    if (kind === "object") found.push(...facts(nested(base), `${where}.`));
+    if (kind === "array") {
+      const item = unwrap((base as unknown as { element: Schema }).element);
+      if (typeOf(item) === "object") found.push(...facts(nested(item), `${where}[].`));
+    }
+    if (kind === "union") {
+      for (const arm of (base as unknown as { options: Schema[] }).options) {
+        if (typeOf(unwrap(arm)) === "object") found.push(...facts(nested(unwrap(arm)), `${where}.`));
+      }
+    }
+  }
+  return found;
+}
+
+/** The reference facts file: per resource (by class name), its arguments' facts. */
+const FACTS_FILE = "docs/reference/facts.json";
+
 const check = process.argv.includes("--check");
 const stale: string[] = [];
+const allFacts: Record<string, ArgumentFact[]> = {};
+const writeIfChanged = (out: string, text: string) => {
+  const file = path.join(REPO_DIR, out);
+  const current = existsSync(file) ? readFileSync(file, "utf8") : undefined;
+  if (current === text) return;
+  stale.push(out);
+  if (!check) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  }
+};
 for (const t of TARGETS) {
   const mod = (await import(pathToFileURL(path.join(REPO_DIR, t.module)).href)) as Record<string, unknown>;
-  const text = generate(t, mod);
-  const file = path.join(REPO_DIR, t.out);
-  const current = existsSync(file) ? readFileSync(file, "utf8") : undefined;
-  if (current === text) continue;
-  stale.push(t.out);
-  if (!check) writeFileSync(file, text);
+  writeIfChanged(t.out, generate(t, mod));
+  const shape = (mod[t.schema] as { shape: Record<string, Schema> }).shape;
+  allFacts[t.name.replace(/Args$/, "")] = facts(shape, "");
 }
+writeIfChanged(FACTS_FILE, `${JSON.stringify(allFacts, null, 2)}\n`);
 if (check && stale.length > 0) {
-  process.stderr.write(`stale generated argument types (run npm run gen:types): ${stale.join(", ")}\n`);
+  process.stderr.write(
+    `stale generated argument types or reference facts (run npm run gen:types): ${stale.join(", ")}\n`,
+  );
   process.exit(1);
 }
 if (!check && stale.length > 0) process.stdout.write(`wrote ${stale.join(", ")}\n`);

@@ -4,14 +4,24 @@
  * schema-derived types accept.
  */
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { promisify } from "node:util";
+import type * as pulumi from "@pulumi/pulumi";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { InputsOf } from "../../src/provider/inputsOf";
 import type { NetworkVolumeArgsInput } from "../../src/provider/networkVolume/args";
 import type { NetworkVolumeArgs } from "../../src/provider/networkVolume/resource";
+import type { PodArgsInput } from "../../src/provider/pod/args";
+import type { PodArgs, PodWaitFor } from "../../src/provider/pod/resource";
+import type { RegistryAuthArgsInput } from "../../src/provider/registryAuth/args";
+import type { ContainerRegistryAuthArgs } from "../../src/provider/registryAuth/resource";
 import type { JobRunInputs } from "../../src/provider/release/jobArgs";
 import type { JobRunArgs } from "../../src/provider/release/jobInputs";
+import type { SshKeyArgsInput } from "../../src/provider/sshKey/args";
+import type { SshKeyArgs } from "../../src/provider/sshKey/resource";
+import type { TemplateArgsInput } from "../../src/provider/template/args";
+import type { TemplateArgs } from "../../src/provider/template/resource";
 
 const execFileAsync = promisify(execFile);
 const REPO_DIR = path.resolve(__dirname, "..", "..");
@@ -31,7 +41,78 @@ describe("generated argument types", () => {
     expectTypeOf<Assignable<DerivedJobRunArgs, JobRunArgs>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<NetworkVolumeArgs, InputsOf<NetworkVolumeArgsInput>>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<InputsOf<NetworkVolumeArgsInput>, NetworkVolumeArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<
+      Assignable<ContainerRegistryAuthArgs, InputsOf<RegistryAuthArgsInput>>
+    >().toEqualTypeOf<true>();
+    expectTypeOf<
+      Assignable<InputsOf<RegistryAuthArgsInput>, ContainerRegistryAuthArgs>
+    >().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<TemplateArgs, InputsOf<TemplateArgsInput>>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<InputsOf<TemplateArgsInput>, TemplateArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<SshKeyArgs, InputsOf<SshKeyArgsInput>>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<InputsOf<SshKeyArgsInput>, SshKeyArgs>>().toEqualTypeOf<true>();
+    // A union with an object arm is one input as a whole (an `Output` of the union fits), as the
+    // hand-written `Input<PodWaitFor>` was; its object arm's members are inputs too.
+    type WaitFor = NonNullable<PodArgsInput["waitFor"]>;
+    type DerivedPodArgs = Omit<InputsOf<PodArgsInput>, "waitFor"> & {
+      waitFor?:
+        | pulumi.Input<Exclude<WaitFor, object> | InputsOf<Extract<WaitFor, object>>>
+        | pulumi.Input<undefined>;
+    };
+    expectTypeOf<Assignable<PodArgs, DerivedPodArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<DerivedPodArgs, PodArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<InputsOf<PodArgsInput>, PodArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<
+      Assignable<{ waitFor?: pulumi.Input<PodWaitFor> }, Pick<PodArgs, "waitFor">>
+    >().toEqualTypeOf<true>();
     // The check can fail: a type missing a required argument is not accepted.
     expectTypeOf<Assignable<Omit<JobRunArgs, "endpointId">, JobRunArgs>>().toEqualTypeOf<false>();
+  });
+
+  describe("reference facts (docs/reference/facts.json)", () => {
+    interface Fact {
+      path: string;
+      type: string;
+      required: boolean;
+      description: string;
+      default?: string;
+      change: string;
+    }
+    const facts = JSON.parse(
+      readFileSync(path.join(REPO_DIR, "docs/reference/facts.json"), "utf8"),
+    ) as Record<string, Fact[]>;
+    const fact = (resource: string, at: string) => facts[resource]?.find((f) => f.path === at);
+
+    it("describe every argument of every generated resource, nested ones included", () => {
+      expect(Object.keys(facts).sort()).toEqual(
+        ["ContainerRegistryAuth", "JobRun", "NetworkVolume", "Pod", "SshKey", "Template"].sort(),
+      );
+      for (const list of Object.values(facts)) {
+        for (const f of list) expect(f.description, f.path).not.toBe("");
+      }
+      expect(fact("Template", "mounts.persistent.size")).toMatchObject({ type: "number", required: true });
+      expect(fact("Pod", "mounts.network[].volumeId")).toMatchObject({ type: "string", required: true });
+      expect(fact("Pod", "waitFor.port")).toMatchObject({ type: "number", required: true });
+    });
+
+    it("give the type, whether required, the default and whether a change replaces", () => {
+      expect(fact("NetworkVolume", "dataCenterId")).toMatchObject({
+        type: "string",
+        required: true,
+        change: "replaces",
+      });
+      expect(fact("NetworkVolume", "size")).toMatchObject({ change: "updates in place" });
+      expect(fact("NetworkVolume", "type")).toMatchObject({
+        type: '"STANDARD" | "HIGH_PERFORMANCE"',
+        required: false,
+      });
+      expect(fact("Pod", "waitFor")).toMatchObject({ default: '"running"', required: false });
+      expect(fact("Pod", "cloud")).toMatchObject({ default: '"SECURE"', change: "replaces" });
+      expect(fact("SshKey", "publicKey")?.change).toMatch(/^replaces when the key itself changes/);
+      expect(fact("ContainerRegistryAuth", "adoptExisting")).toMatchObject({
+        default: "false",
+        change: "updates in place",
+      });
+    });
   });
 });

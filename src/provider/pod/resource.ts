@@ -9,6 +9,9 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
+import type { PodArgs } from "./args.generated";
+
+export type { PodArgs };
 
 /**
  * Module the serialized provider loads in the provider host (resolved from the program's
@@ -57,70 +60,6 @@ export type PodWaitFor =
       /** Status that counts as ready. @default 200 */
       expectStatus?: number;
     };
-
-/**
- * Arguments of a {@link Pod}: the fields of the REST v2 document's `CreatePodRequest` under its
- * names, plus `fallbackGpuIds`, `desiredStatus`, `waitFor`, `waitTimeoutMs` and `maxHourlyUsd`. What the program
- * omits, the service decides (an omitted field keeps the pod's value on an update).
- */
-export interface PodArgs {
-  /** Name of the pod. Changes in place. */
-  name: pulumi.Input<string>;
-  /** Docker image reference (required unless `templateId`). Changes in place (restarts the container). */
-  image?: pulumi.Input<string>;
-  /** Arguments passed to the container entrypoint. Changes in place. */
-  args?: pulumi.Input<string>;
-  /** Container disk in GB. Changes in place. */
-  disk?: pulumi.Input<number>;
-  /**
-   * Environment variables. Stored as ONE secret (with what the service adds: `PUBLIC_KEY`, a
-   * generated `JUPYTER_PASSWORD`); no value appears in any other output, error or log. Changes in
-   * place, always sent whole.
-   */
-  env?: pulumi.Input<Record<string, pulumi.Input<string>>>;
-  /** Exposed ports as `<port>/http` or `<port>/tcp`. Changes in place. */
-  ports?: pulumi.Input<pulumi.Input<string>[]>;
-  /** Container registry credential id (a `ContainerRegistryAuth`'s id) for a private image. Changes in place. */
-  registry?: pulumi.Input<string>;
-  /** A GPU pod: exactly one of `gpu` or `cpu`. The type (unless it is the one the pod landed on) and the count replace the pod. */
-  gpu?: pulumi.Input<PodGpu>;
-  /** A CPU pod: exactly one of `gpu` or `cpu`. Any change replaces the pod. */
-  cpu?: pulumi.Input<PodCpu>;
-  /** `SECURE` or `COMMUNITY`. Replaces the pod. @default "SECURE" */
-  cloud?: pulumi.Input<"SECURE" | "COMMUNITY">;
-  /** Preferred data centers (empty: the scheduler chooses). Replaces the pod only when it is no longer in one of them. */
-  dataCenterIds?: pulumi.Input<pulumi.Input<string>[]>;
-  /** Storage. The kind (and a network volume) replaces the pod; a persistent disk's size and path change in place. */
-  mounts?: pulumi.Input<PodMounts>;
-  /** Global networking. Changes in place. @default false */
-  globalNetworking?: pulumi.Input<boolean>;
-  /** Refuse stop and terminate while true (set it false before deleting). Changes in place. */
-  locked?: pulumi.Input<boolean>;
-  /** Inject the account's SSH keys as `PUBLIC_KEY`. Create-only: replaces the pod. @default false */
-  startSsh?: pulumi.Input<boolean>;
-  /** Start JupyterLab with a generated `JUPYTER_PASSWORD` (secret). Create-only: replaces the pod. @default false */
-  startJupyter?: pulumi.Input<boolean>;
-  /** A pod template's id whose settings the body overrides. Replaces the pod. */
-  templateId?: pulumi.Input<string>;
-  /**
-   * GPU type ids tried in order after `gpu.id` when the service has no capacity for it (or no
-   * access). A change makes no service call.
-   */
-  fallbackGpuIds?: pulumi.Input<pulumi.Input<string>[]>;
-  /** `RUNNING` or `EXITED` (stopped, disk kept). A change is a stop or start, not a replace. @default "RUNNING" */
-  desiredStatus?: pulumi.Input<"RUNNING" | "EXITED">;
-  /** What create, update and start wait for before returning. @default "running" */
-  waitFor?: pulumi.Input<PodWaitFor>;
-  /** Bound of that wait, in ms; past it the step fails and the pod stays in the stack. @default 600000 */
-  waitTimeoutMs?: pulumi.Input<number>;
-  /**
-   * Budget of this pod, in US dollars an hour: a change whose `hourlyCost.ceilingUsd` (the
-   * dearest of `gpu.id` and `fallbackGpuIds` at the pod price of its `cloud`, × GPUs) is over it
-   * fails `check`, before anything is created or changed. The stack config `runpod:maxHourlyUsd`
-   * bounds the sum of every resource's ceiling. List prices: negotiated discounts are not in them.
-   */
-  maxHourlyUsd?: pulumi.Input<number>;
-}
 
 /**
  * A RunPod pod (`pulumi-nodejs:dynamic/runpod:Pod`), REST v2 only. It lands on the first GPU

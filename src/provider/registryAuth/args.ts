@@ -24,11 +24,44 @@ const notBlank = (field: BodyField) =>
 
 /** Strict schema of the arguments (an unknown key is a typo and fails). */
 export const RegistryAuthArgsSchema = ContainerRegistryAuthCreateInputSchema.extend({
-  name: notBlank("name"),
-  username: notBlank("username"),
-  password: notBlank("password"),
-  adoptExisting: z.boolean({ error: "adoptExisting must be a boolean (true or false)" }).optional(),
+  name: notBlank("name").meta({
+    description:
+      "Name of the credential, unique within the RunPod account; templates and endpoints refer to\n" +
+      "the credential by its id, the console shows this name. A change creates the new credential\n" +
+      "first, then deletes the old one.",
+    replaces: true,
+  }),
+  username: notBlank("username").meta({
+    description:
+      "Registry username. The service never returns it, so refresh cannot detect a change made\n" +
+      "outside Pulumi. On a change the old credential is deleted first (names are unique; with\n" +
+      "`retainOnDelete: true` the old one stays and the create fails naming it).",
+    replaces: true,
+  }),
+  password: notBlank("password").meta({
+    description:
+      "Registry password or access token. Always stored as a secret, even when given as a plain\n" +
+      "string. Write-only on the service. On a change the old credential is deleted first.",
+    replaces: true,
+  }),
+  adoptExisting: z
+    .boolean({ error: "adoptExisting must be a boolean (true or false)" })
+    .optional()
+    .meta({
+      description:
+        "What to do when a credential with this `name` already exists in the account and this stack\n" +
+        "did not create it. `false`: creation fails with an error naming the existing credential's\n" +
+        "id. `true`: this resource takes the existing credential over; from then on the stack owns it\n" +
+        "and `pulumi destroy` deletes it. Adopting cannot verify that the stored username and password\n" +
+        "match `username` and `password` (the service never returns them); change `password`\n" +
+        "afterwards to have Pulumi replace it with known values. Only consulted when the credential\n" +
+        "is created; a change later is an update that does nothing on the service.",
+      default: "false",
+    }),
 });
+
+/** The arguments as a program gives them (before `check`); the generated `ContainerRegistryAuthArgs` derives from it. */
+export type RegistryAuthArgsInput = z.input<typeof RegistryAuthArgsSchema>;
 
 /** Inputs as the provider sees them after `check`. */
 export type RegistryAuthInputs = z.infer<typeof RegistryAuthArgsSchema>;

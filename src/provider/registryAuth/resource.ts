@@ -11,45 +11,15 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
+import type { ContainerRegistryAuthArgs } from "./args.generated";
+
+export type { ContainerRegistryAuthArgs };
 
 /**
  * Module the serialized provider loads in the provider host (resolved from the program's
  * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
  */
 const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js";
-
-/** Arguments of a {@link ContainerRegistryAuth}. */
-export interface ContainerRegistryAuthArgs {
-  /**
-   * Name of the credential, unique within the RunPod account; templates and endpoints refer to
-   * the credential by its id, the console shows this name. Changing it replaces the credential
-   * (a new one is created first, then the old one is deleted).
-   */
-  name: pulumi.Input<string>;
-  /**
-   * Registry username. The service never returns it, so refresh cannot detect a change made
-   * outside Pulumi. Changing it replaces the credential (old one deleted first: names are unique; with
-   * `retainOnDelete: true` the old one stays and the create fails naming it).
-   */
-  username: pulumi.Input<string>;
-  /**
-   * Registry password or access token. Always stored as a secret, even when given as a plain
-   * string. Write-only on the service. Changing it replaces the credential (old one deleted first).
-   */
-  password: pulumi.Input<string>;
-  /**
-   * What to do when a credential with this `name` already exists in the account and this stack
-   * did not create it. `false` (the default): creation fails with an error naming the existing
-   * credential's id. `true`: this resource takes the existing credential over; from then on
-   * the stack owns it and `pulumi destroy` deletes it. Adopting cannot verify that the stored
-   * username and password match `username` and `password` (the service never returns them);
-   * change `password` afterwards to have Pulumi replace it with known values.
-   * Only consulted when the credential is created; a change later is an update that does nothing
-   * on the service.
-   * @default false
-   */
-  adoptExisting?: pulumi.Input<boolean>;
-}
 
 /**
  * A RunPod container registry credential (`pulumi-nodejs:dynamic/runpod:ContainerRegistryAuth`).

@@ -178,9 +178,16 @@ export type SmokeTestArgs = Omit<
  * `runpod:apiKey` (or `RUNPOD_API_KEY`); a REST v1 `runpod:restUrl` fails the preview.
  */
 export class ServerlessEndpoint extends pulumi.dynamic.Resource {
+  /** Name, as the service stores it (refresh shows a rename made elsewhere). */
   declare readonly name: pulumi.Output<string>;
+  /** `QUEUE` or `LOAD_BALANCER`. */
   declare readonly type: pulumi.Output<string>;
+  /**
+   * Autoscaling signal as the service holds it: `QUEUE_DELAY` with `queueDelay` (s) or
+   * `REQUEST_COUNT` with `requestCount`.
+   */
   declare readonly scaling: pulumi.Output<{ type: string; queueDelay?: number; requestCount?: number }>;
+  /** GPU workers' pools, excluded types, GPUs per worker and CUDA constraint (GPU endpoints). */
   declare readonly gpu: pulumi.Output<
     | {
         pools: string[];
@@ -191,22 +198,37 @@ export class ServerlessEndpoint extends pulumi.dynamic.Resource {
       }
     | undefined
   >;
+  /** CPU workers' eligible configurations, with the memory the service gives each (CPU endpoints). */
   declare readonly cpu: pulumi.Output<{ id: string; vcpuCount: number; memory?: number }[] | undefined>;
+  /** The template the endpoint took its container settings from, if any. */
   declare readonly templateId: pulumi.Output<string | undefined>;
+  /** Docker image reference the endpoint runs. */
   declare readonly image: pulumi.Output<string | undefined>;
+  /** Arguments passed to the container's entrypoint. */
   declare readonly args: pulumi.Output<string | undefined>;
+  /** Container disk in GB. */
   declare readonly disk: pulumi.Output<number | undefined>;
   /** The environment, always secret. */
   declare readonly env: pulumi.Output<Record<string, string> | undefined>;
+  /** Exposed ports as `port/protocol`. */
   declare readonly ports: pulumi.Output<string[] | undefined>;
+  /** Registry credential id for a private image, or null. */
   declare readonly registry: pulumi.Output<string | null | undefined>;
+  /** Data centres the workers may run in (as the service holds them). */
   declare readonly dataCenterIds: pulumi.Output<string[]>;
+  /** FlashBoot mode: `OFF`, `FLASHBOOT` or `PRIORITY_FLASHBOOT`. */
   declare readonly flashboot: pulumi.Output<string>;
+  /** Ids of the network volumes attached. */
   declare readonly networkVolumes: pulumi.Output<string[]>;
+  /** Per-request execution timeout in ms. */
   declare readonly timeout: pulumi.Output<number>;
+  /** Worker bounds: `min`, `max` and `idleTimeout` (seconds). */
   declare readonly workers: pulumi.Output<{ min: number; max: number; idleTimeout?: number }>;
+  /** The rollout setting as given; left out, create and update act as `"wait"`. */
   declare readonly rollout: pulumi.Output<"wait" | "ignore" | undefined>;
+  /** The rollout wait bound as given, in ms; left out, 600000 (10 minutes). */
   declare readonly rolloutTimeoutMs: pulumi.Output<number | undefined>;
+  /** The smoke test as given; a secret when it has `http.headers`. */
   declare readonly smokeTest: pulumi.Output<Record<string, unknown> | undefined>;
   /**
    * What the last smoke test found: the release it tested (`version`), whether it `passed`, the

@@ -15,6 +15,7 @@
  * whatever their comments.
  */
 import { createHash } from "node:crypto";
+import { z } from "zod";
 import { isUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
 
@@ -170,6 +171,31 @@ export function describeStoredKey(line: string): {
   return { publicKey: line, type, comment, fingerprint: decodes ? fingerprintOf(base64) : null };
 }
 
+/**
+ * The arguments' one schema: their names, the program's argument type and its docs come from it.
+ * `check` below judges `publicKey` with {@link parsePublicKey}, whose messages name what is wrong
+ * with the line, rather than with the schema's string rule.
+ */
+export const SshKeyArgsSchema = z.strictObject({
+  publicKey: z.string().meta({
+    description:
+      "One authorized_keys line, `<type> <base64-key> [comment]`, as in `~/.ssh/id_ed25519.pub`\n" +
+      "(surrounding whitespace, such as the file's final newline, is dropped). Types:\n" +
+      "`ssh-ed25519`, `ssh-rsa`, `ecdsa-sha2-nistp256`/`384`/`521`, `sk-ssh-ed25519@openssh.com`,\n" +
+      "`sk-ecdsa-sha2-nistp256@openssh.com`. Checked in the preview, before any network call: the\n" +
+      "base64 must decode to a key of the type the line names; one line only; no authorized_keys\n" +
+      "options (`command=`, `from=`). A new comment on the same key changes the entry in place;\n" +
+      "for another key, the new key is added before the old one is removed.",
+    replaces: "the key itself changes (a new comment alone updates in place)",
+  }),
+});
+
+/** The arguments as a program gives them; the generated `SshKeyArgs` derives from it. */
+export type SshKeyArgsInput = z.input<typeof SshKeyArgsSchema>;
+
+/** Every argument name. */
+const ARG_NAMES = Object.keys(SshKeyArgsSchema.shape);
+
 /** `check`'s failures for the arguments: `publicKey` (required, one key line); no other argument. */
 export function checkSshKeyArgs(news: Record<string, unknown>): {
   inputs: Record<string, unknown>;
@@ -178,8 +204,8 @@ export function checkSshKeyArgs(news: Record<string, unknown>): {
   const { __provider: _provider, ...given } = news;
   const failures: { property: string; reason: string }[] = [];
   for (const key of Object.keys(given)) {
-    if (key !== "publicKey" && given[key] !== undefined) {
-      failures.push({ property: "", reason: `unknown property ${key}; allowed: publicKey` });
+    if (!ARG_NAMES.includes(key) && given[key] !== undefined) {
+      failures.push({ property: "", reason: `unknown property ${key}; allowed: ${ARG_NAMES.join(", ")}` });
     }
   }
   const value = given.publicKey;

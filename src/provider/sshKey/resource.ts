@@ -10,26 +10,15 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
+import type { SshKeyArgs } from "./args.generated";
+
+export type { SshKeyArgs };
 
 /**
  * Module the serialized provider loads in the provider host (resolved from the program's
  * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
  */
 const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/sshKey/operations.js";
-
-/** Arguments of an {@link SshKey}. */
-export interface SshKeyArgs {
-  /**
-   * One authorized_keys line, `<type> <base64-key> [comment]`, as in `~/.ssh/id_ed25519.pub`
-   * (surrounding whitespace, such as the file's final newline, is dropped). Types:
-   * `ssh-ed25519`, `ssh-rsa`, `ecdsa-sha2-nistp256`/`384`/`521`, `sk-ssh-ed25519@openssh.com`,
-   * `sk-ecdsa-sha2-nistp256@openssh.com`. Checked in the preview, before any network call: the
-   * base64 must decode to a key of the type the line names; one line only; no authorized_keys
-   * options (`command=`, `from=`). A new comment on the same key changes the entry in place;
-   * another key replaces the resource (the new key is added before the old one is removed).
-   */
-  publicKey: pulumi.Input<string>;
-}
 
 /**
  * One SSH public key in the RunPod account's set (`pulumi-nodejs:dynamic/runpod:SshKey`), REST v2

@@ -14,7 +14,7 @@
  * the template always looks like one created from the program as it is now.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { z } from "zod";
+import { z } from "zod";
 import { resolveRestUrl, secretEnvValues, TemplateCreateInputSchema } from "../../client";
 import { givenArgs, unknownArgFailures } from "../common/checkArgs";
 import { redact } from "../common/redaction";
@@ -26,9 +26,90 @@ const body = TemplateCreateInputSchema.shape;
 
 /** Strict schema of the arguments (an unknown key is a typo and fails). */
 export const TemplateArgsSchema = TemplateCreateInputSchema.extend({
-  name: body.name.refine((value) => value.trim() !== "", { error: "name must not be empty" }),
-  image: body.image.refine((value) => value.trim() !== "", { error: "image must not be empty" }),
+  name: body.name
+    .refine((value) => value.trim() !== "", { error: "name must not be empty" })
+    .meta({ description: "Name of the template (need not be unique). Changes in place." }),
+  image: body.image
+    .refine((value) => value.trim() !== "", { error: "image must not be empty" })
+    .meta({
+      description:
+        "Docker image reference, e.g. `me/worker:1.4`. Changes in place, but reaches only endpoints\n" +
+        "created afterwards: pass it to the endpoint too (`image: template.image`) to roll one out.",
+    }),
+  args: body.args.meta({ description: "Arguments passed to the container entrypoint. Changes in place." }),
+  disk: body.disk.meta({
+    description:
+      "Container disk in GB (ephemeral), at least 1. Changes in place; left out, the service's value stays.",
+  }),
+  env: body.env.meta({
+    description:
+      "Environment variables. Always stored as ONE secret (the whole map), in state and outputs;\n" +
+      "no value of it appears in any other output, error or log. Changes in place; removed from\n" +
+      "the program, the template's variables are removed (`env: {}`).",
+  }),
+  ports: body.ports.meta({
+    description: 'Exposed ports as `port/protocol`, e.g. `["8000/http", "22/tcp"]`. Changes in place.',
+  }),
+  registry: body.registry.meta({
+    description:
+      "Container registry credential id for a private image (a `ContainerRegistryAuth`'s id), or\n" +
+      "`null` for none. Changes in place.",
+  }),
+  mounts: z
+    .strictObject({
+      persistent: z
+        .strictObject({
+          size: body.mounts.unwrap().shape.persistent.unwrap().shape.size.meta({
+            description: "Size in GB, at least 10. Changes in place.",
+          }),
+          path: body.mounts.unwrap().shape.persistent.unwrap().shape.path.meta({
+            description: "Mount path inside the container, e.g. `/workspace`. Changes in place.",
+          }),
+        })
+        .optional()
+        .meta({
+          description: "The one persistent mount (host-local storage; network mounts are not allowed).",
+          replaces: "it is removed (a PATCH cannot remove a mount)",
+        }),
+    })
+    .optional()
+    .meta({
+      description: "Storage mounts: at most one persistent mount. Its size and path change in place.",
+      replaces: "the persistent mount is removed (a PATCH cannot remove a mount)",
+    }),
+  allowedCudaVersions: body.allowedCudaVersions.meta({
+    description: "Acceptable CUDA versions (`major.minor`); empty or left out means any. Changes in place.",
+  }),
+  category: body.category.meta({
+    description:
+      "How the console groups the template: `CPU`, `NVIDIA` or `AMD` (no effect on hardware).\n" +
+      "Changes in place.",
+    default: '"NVIDIA"',
+  }),
+  public: body.public.meta({
+    description: "Visible to other RunPod users. Changes in place.",
+    default: "false",
+  }),
+  serverless: body.serverless.meta({
+    description:
+      "For serverless workers (`true`) or pods (`false`): endpoints take serverless templates.\n" +
+      "Changes in place.",
+    default: "false",
+  }),
+  startJupyter: body.startJupyter.meta({
+    description:
+      "Start JupyterLab in containers made from it (`JUPYTER_PASSWORD` injection). Changes in place.",
+    default: "true",
+  }),
+  startSsh: body.startSsh.meta({
+    description:
+      "Provision SSH access in containers made from it (`PUBLIC_KEY` injection). Changes in place.",
+    default: "true",
+  }),
 });
+
+/** The arguments as a program gives them (before `check`); the generated `TemplateArgs` derives from it. */
+export type TemplateArgsInput = z.input<typeof TemplateArgsSchema>;
 
 /** Inputs as the provider sees them after `check`: the create body. */
 export type TemplateInputs = z.infer<typeof TemplateArgsSchema>;

@@ -9,6 +9,9 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
+import type { TemplateArgs } from "./args.generated";
+
+export type { TemplateArgs };
 
 /**
  * Module the serialized provider loads in the provider host (resolved from the program's
@@ -22,65 +25,6 @@ export interface TemplatePersistentMount {
   size: number;
   /** Mount path inside the container, e.g. `/workspace`. */
   path: string;
-}
-
-/**
- * Arguments of a {@link Template}: the fields of the REST v2 document's `CreateTemplateRequest`,
- * under its names. What an argument left out means: the service's default at create; on an
- * update, an argument removed from the program is set back to that default (`env: {}`,
- * `ports: []`, `args: ""`, `registry: null`, `allowedCudaVersions: []`, `category: "NVIDIA"`,
- * `public`/`serverless: false`, `startSsh`/`startJupyter: true`), except `disk` (kept as it is).
- */
-export interface TemplateArgs {
-  /** Name of the template (need not be unique). Changes in place. */
-  name: pulumi.Input<string>;
-  /**
-   * Docker image reference, e.g. `me/worker:1.4`. Changes in place, but reaches only endpoints
-   * created afterwards: pass it to the endpoint too (`image: template.image`) to roll one out.
-   */
-  image: pulumi.Input<string>;
-  /** Arguments passed to the container entrypoint. Changes in place. */
-  args?: pulumi.Input<string>;
-  /** Container disk in GB (ephemeral), at least 1. Changes in place; left out, the service's value stays. */
-  disk?: pulumi.Input<number>;
-  /**
-   * Environment variables. Always stored as ONE secret (the whole map), in state and outputs;
-   * no value of it appears in any other output, error or log. Changes in place; removed from
-   * the program, the template's variables are removed (`env: {}`).
-   */
-  env?: pulumi.Input<Record<string, pulumi.Input<string>>>;
-  /** Exposed ports as `port/protocol`, e.g. `["8000/http", "22/tcp"]`. Changes in place. */
-  ports?: pulumi.Input<pulumi.Input<string>[]>;
-  /**
-   * Container registry credential id for a private image (a `ContainerRegistryAuth`'s id), or
-   * `null` for none. Changes in place.
-   */
-  registry?: pulumi.Input<string | null>;
-  /**
-   * Storage mounts: at most one persistent mount. Its size and path change in place; removing
-   * it replaces the template (a PATCH cannot remove a mount).
-   */
-  mounts?: pulumi.Input<{ persistent?: pulumi.Input<TemplatePersistentMount> }>;
-  /** Acceptable CUDA versions (`major.minor`); empty or left out means any. Changes in place. */
-  allowedCudaVersions?: pulumi.Input<pulumi.Input<string>[]>;
-  /**
-   * How the console groups the template: `CPU`, `NVIDIA` or `AMD` (no effect on hardware).
-   * Changes in place.
-   * @default "NVIDIA"
-   */
-  category?: pulumi.Input<"CPU" | "NVIDIA" | "AMD">;
-  /** Visible to other RunPod users. Changes in place. @default false */
-  public?: pulumi.Input<boolean>;
-  /**
-   * For serverless workers (`true`) or pods (`false`): endpoints take serverless templates.
-   * Changes in place.
-   * @default false
-   */
-  serverless?: pulumi.Input<boolean>;
-  /** Start JupyterLab in containers made from it (`JUPYTER_PASSWORD` injection). Changes in place. @default true */
-  startJupyter?: pulumi.Input<boolean>;
-  /** Provision SSH access in containers made from it (`PUBLIC_KEY` injection). Changes in place. @default true */
-  startSsh?: pulumi.Input<boolean>;
 }
 
 /**
