@@ -19,9 +19,11 @@
  * level over all products.
  *
  * Pod stock is live: the emulator's pods (`pods/podStore.ts`) take GPUs from a count per GPU type,
- * data centre and cloud seeded from the `POD` levels below ({@link podStockSeed}), and the `POD`
- * level the catalog answers is worked out from what is left ({@link PodStockView}). `NVIDIA H200`
- * has no pod stock anywhere.
+ * data centre and cloud seeded from the `POD` levels below ({@link podStockSeed}), and CPU pods
+ * take vCPUs from a count per flavour and data centre ({@link cpuPodStockSeed}); the `POD` level
+ * the catalog answers (on GPU and CPU types, and in a data centre's `gpuAvailability` /
+ * `cpuAvailability`) is worked out from what is left ({@link PodStockView}). `NVIDIA H200` has no
+ * pod stock anywhere.
  *
  * Pools: an endpoint's `gpu.pools` must name pools of this catalog, or {@link EMULATOR_POOL}, the
  * pool of the endpoints given with `--endpoint` (it has no GPU type: the built-in worker runs in
@@ -461,8 +463,13 @@ function gpuAvailability(
   };
 }
 
-function cpuAvailability(entry: CpuEntry, query: CpuQuery): Partial<CpuType> {
-  let dataCenters = levels(entry.stock, query.product ?? [], undefined);
+function cpuAvailability(entry: CpuEntry, query: CpuQuery, live: PodStockView | undefined): Partial<CpuType> {
+  let dataCenters = levels(
+    entry.stock,
+    query.product ?? [],
+    undefined,
+    live && ((dc) => live.cpuLevel(entry.record.id, dc)),
+  );
   if ((query.vcpuCount ?? 2) > (entry.record.vcpu?.max ?? 0)) {
     dataCenters = dataCenters.map((d) => ({ ...d, availability: "NONE" }));
   }
@@ -500,54 +507,76 @@ export function getGpuType(id: string, query: GpuQuery, live?: PodStockView): Gp
 }
 
 /** `GET /v2/catalog/cpus`. */
-export function listCpuTypes(query: CpuQuery): CpuType[] {
+export function listCpuTypes(query: CpuQuery, live?: PodStockView): CpuType[] {
   return CPU_TYPES.map((c) => ({
     ...structuredClone(c.record),
-    ...(wantsAvailability(query.include) ? cpuAvailability(c, query) : {}),
+    ...(wantsAvailability(query.include) ? cpuAvailability(c, query, live) : {}),
   }));
 }
 
 /** `GET /v2/catalog/cpus/{id}`; undefined when there is no such flavour. */
-export function getCpuType(id: string, query: CpuQuery): CpuType | undefined {
-  return listCpuTypes(query).find((c) => c.id === id);
+export function getCpuType(id: string, query: CpuQuery, live?: PodStockView): CpuType | undefined {
+  return listCpuTypes(query, live).find((c) => c.id === id);
 }
 
-/** A data centre with the availability arrays `include` asks for. */
-function renderDataCenter(entry: DataCenterEntry, include: readonly string[] | undefined): DataCenter {
+/**
+ * A data centre with the availability arrays `include` asks for: each resource at its best level
+ * over all products, the `POD` level being the live one (a GPU type's best over both clouds).
+ */
+function renderDataCenter(
+  entry: DataCenterEntry,
+  include: readonly string[] | undefined,
+  live: PodStockView | undefined,
+): DataCenter {
   const id = entry.record.id;
-  const offered = (resources: readonly { record: { id: string; name: string }; stock: Stock }[]) =>
+  const offered = (
+    resources: readonly { record: { id: string; name: string }; stock: Stock }[],
+    podLevel: (resourceId: string) => AvailabilityLevel | undefined,
+  ) =>
     resources.flatMap(({ record, stock }) => {
       const here = stock[id];
-      const all = here ? Object.values(here) : [];
+      if (!here) return [];
+      const all = Object.entries(here).map(([product, level]) =>
+        product === "POD" ? (podLevel(record.id) ?? level) : level,
+      );
       return all.length > 0 ? [{ id: record.id, name: record.name, availability: best(all) }] : [];
     });
   const out: DataCenter = structuredClone(entry.record);
   if (include?.includes("GPU_AVAILABILITY")) {
-    const gpus = offered(GPU_TYPES);
+    const gpus = offered(GPU_TYPES, (gpuId) => {
+      const clouds = (["SECURE", "COMMUNITY"] as const)
+        .map((cloud) => live?.gpuLevel(gpuId, id, cloud))
+        .filter((l) => l !== undefined);
+      return clouds.length > 0 ? best(clouds) : undefined;
+    });
     if (gpus.length > 0) out.gpuAvailability = gpus;
   }
   if (include?.includes("CPU_AVAILABILITY")) {
-    const cpus = offered(CPU_TYPES);
+    const cpus = offered(CPU_TYPES, (cpuId) => live?.cpuLevel(cpuId, id));
     if (cpus.length > 0) out.cpuAvailability = cpus;
   }
   return out;
 }
 
 /** `GET /v2/catalog/datacenters`: `regions` any of, `networkVolumeTypes` and `compliance` all of. */
-export function listDataCenters(query: DataCentersQuery): DataCenter[] {
+export function listDataCenters(query: DataCentersQuery, live?: PodStockView): DataCenter[] {
   return DATA_CENTERS.filter(({ record }) => {
     if (query.regions && !query.regions.includes(record.region as never)) return false;
     if (query.networkVolumeTypes?.some((t) => !record.networkVolumeTypes?.includes(t))) return false;
     if (query.compliance?.some((c) => !record.compliance?.includes(c))) return false;
     if (query.globalNetwork !== undefined && record.globalNetwork !== query.globalNetwork) return false;
     return true;
-  }).map((entry) => renderDataCenter(entry, query.include));
+  }).map((entry) => renderDataCenter(entry, query.include, live));
 }
 
 /** `GET /v2/catalog/datacenters/{id}`; undefined when there is no such data centre. */
-export function getDataCenter(id: string, query: DataCenterQuery): DataCenter | undefined {
+export function getDataCenter(
+  id: string,
+  query: DataCenterQuery,
+  live?: PodStockView,
+): DataCenter | undefined {
   const entry = DATA_CENTERS.find((d) => d.record.id === id);
-  return entry ? renderDataCenter(entry, query.include) : undefined;
+  return entry ? renderDataCenter(entry, query.include, live) : undefined;
 }
 
 /** A public template of any source by id (pods may be created from one), or undefined. */
@@ -566,9 +595,10 @@ export function listPublicTemplates(query: z.output<typeof PublicTemplatesQueryI
 // Pod stock
 // ---------------------------------------------------------------------------------------------
 
-/** The live `POD` level of a GPU type in a data centre and cloud; undefined keeps the fixed level. */
+/** The live `POD` levels of GPU types and CPU flavours; undefined keeps the fixed level. */
 export interface PodStockView {
   gpuLevel(gpuId: string, dataCenterId: string, cloud: string): AvailabilityLevel | undefined;
+  cpuLevel(cpuId: string, dataCenterId: string): AvailabilityLevel | undefined;
 }
 
 /** GPUs free per data centre and cloud at a fixed level, before any pod takes one. */
@@ -609,6 +639,30 @@ export function podStockSeed(): {
   return out;
 }
 
+/** vCPUs free per CPU flavour and data centre at a fixed level: 16 per GPU of {@link POD_STOCK_PER_LEVEL}. */
+export const CPU_POD_VCPUS_PER_UNIT = 16;
+
+/** The level a count of free vCPUs shows as (the inverse of {@link cpuPodStockSeed}'s seeding). */
+export function podCpuStockLevel(freeVcpus: number): AvailabilityLevel {
+  return podStockLevel(Math.ceil(freeVcpus / CPU_POD_VCPUS_PER_UNIT));
+}
+
+/** Free vCPUs per (CPU flavour, data centre) at start, from the fixed `POD` levels. */
+export function cpuPodStockSeed(): { cpuId: string; dataCenterId: string; freeVcpus: number }[] {
+  const out: { cpuId: string; dataCenterId: string; freeVcpus: number }[] = [];
+  for (const { record, stock } of CPU_TYPES) {
+    for (const [dataCenterId, products] of Object.entries(stock)) {
+      if (products.POD === undefined) continue;
+      out.push({
+        cpuId: record.id,
+        dataCenterId,
+        freeVcpus: POD_STOCK_PER_LEVEL[products.POD] * CPU_POD_VCPUS_PER_UNIT,
+      });
+    }
+  }
+  return out;
+}
+
 /** A GPU type of the catalog and its machines' CUDA versions (with capacity or not), for pods. */
 export function podGpuType(
   id: string,
@@ -628,6 +682,9 @@ export function podCpuType(id: string): { record: CpuType; dataCenterIds: string
 }
 
 /** Every GPU type id of the catalog, in catalog order. */
+/** The ids of the catalog's data centres: where a network volume may be created. */
+export const DATA_CENTER_IDS: readonly string[] = DATA_CENTERS.map(({ record }) => record.id);
+
 export const GPU_TYPE_IDS: readonly string[] = GPU_TYPES.map((g) => g.record.id);
 
 /** CUDA version `a` compared with `b` numerically (12.11 > 12.2). */

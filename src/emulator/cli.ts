@@ -74,6 +74,8 @@ Flags:
   --retention-runsync-ms MS   the same for /runsync results alone (default 60000)
   --retention-max-bytes N     most bytes of finished jobs' outputs kept; past it the oldest are
                               evicted early and their /status answers 404 saying so (default 256000000)
+  --retention-max-jobs N      most finished jobs kept, all endpoints together; past it the oldest
+                              are forgotten early, as past --retention-max-bytes (default 100000)
   --faults SPEC               inject faults, e.g. "429=0.05,503=0.05,500=0.05,reset=0.05,latency=0-200":
                               429/503 before acting (with Retry-After), 500 after acting on a
                               POST, reset before or after at random, latency in ms (default none)
@@ -99,6 +101,8 @@ Flags:
                               500 ms (default 3000)
   --pod-start-ms MS           pods: time from create (or start) to RUNNING, half PROVISIONING and
                               half STARTING, on the emulator clock (default 2000)
+  --balance-usd USD           the account's balance: a pod create or start whose pod costs more
+                              an hour answers 402 (default: no limit)
   --no-parent-watch           keep serving when the parent process exits (see below)
   --version                   print the version
   --help                      print this help
@@ -222,6 +226,7 @@ export function parseCommand(argv: string[]): Command {
         retention: { type: "string" },
         "retention-run-ms": { type: "string" },
         "retention-max-bytes": { type: "string" },
+        "retention-max-jobs": { type: "string" },
         "retention-runsync-ms": { type: "string" },
         faults: { type: "string" },
         "fault-seed": { type: "string" },
@@ -230,6 +235,7 @@ export function parseCommand(argv: string[]): Command {
         "rollout-ms": { type: "string" },
         "load-balancer-request-wait-ms": { type: "string" },
         "pod-start-ms": { type: "string" },
+        "balance-usd": { type: "string" },
         "no-parent-watch": { type: "boolean" },
         version: { type: "boolean", short: "v" },
         help: { type: "boolean", short: "h" },
@@ -270,8 +276,9 @@ export function parseCommand(argv: string[]): Command {
   const runMs = int("retention-run-ms", s("retention-run-ms")) ?? retention.runMs;
   const runsyncMs = int("retention-runsync-ms", s("retention-runsync-ms")) ?? retention.runsyncMs;
   const maxBytes = int("retention-max-bytes", s("retention-max-bytes"));
-  if (runMs !== undefined || runsyncMs !== undefined || maxBytes !== undefined) {
-    options.retention = { runMs, runsyncMs, maxBytes };
+  const maxJobs = int("retention-max-jobs", s("retention-max-jobs"));
+  if (runMs !== undefined || runsyncMs !== undefined || maxBytes !== undefined || maxJobs !== undefined) {
+    options.retention = { runMs, runsyncMs, maxBytes, ...(maxJobs !== undefined ? { maxJobs } : {}) };
   }
   if (s("faults") !== undefined) options.faults = s("faults");
   options.faultSeed = int("fault-seed", s("fault-seed"));
@@ -287,6 +294,15 @@ export function parseCommand(argv: string[]): Command {
     s("load-balancer-request-wait-ms"),
   );
   options.podStartMs = int("pod-start-ms", s("pod-start-ms"));
+  const balance = s("balance-usd");
+  if (balance !== undefined) {
+    if (!/^\d+(\.\d+)?$/.test(balance)) {
+      throw new UsageError(
+        `--balance-usd must be a number of US dollars >= 0, got ${JSON.stringify(balance)}`,
+      );
+    }
+    options.balanceUsd = Number(balance);
+  }
   for (const key of Object.keys(options) as (keyof EmulatorOptions)[]) {
     if (options[key] === undefined) delete options[key];
   }

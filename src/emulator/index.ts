@@ -67,6 +67,11 @@ export interface RunningEmulator {
   clock: Clock;
   /** Counters and records for tests. */
   stats(): EmulatorStats;
+  /**
+   * Sets the account's balance, USD (undefined: no limit): a pod create or start whose pod costs
+   * more an hour answers 402 from then on. The option `balanceUsd` sets it at start.
+   */
+  setBalanceUsd(usd: number | undefined): void;
   /** Stops serving, ends open connections, stops timers, and flushes the state file. */
   close(): Promise<void>;
 }
@@ -115,6 +120,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     usage: meter,
     clock: resolved.clock,
     podStartMs: resolved.podStartMs,
+    ...(resolved.balanceUsd !== undefined ? { balanceUsd: resolved.balanceUsd } : {}),
     store,
     templates: (id) => serverless.getTemplate(id) ?? findPublicTemplate(id),
   });
@@ -154,6 +160,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     apiKeys: [...resolved.apiKeys],
     port,
     clock: resolved.clock,
+    setBalanceUsd(usd) {
+      pods.setBalanceUsd(usd);
+    },
     stats() {
       const endpoints: Record<string, EndpointCounters> = {};
       const submitted: Record<string, number> = {};

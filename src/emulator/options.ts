@@ -14,6 +14,7 @@ import { POD_START_DEFAULT_MS } from "./pods/podStore";
 import {
   EMULATOR_MANAGEMENT_RATE_LIMIT,
   LOAD_BALANCER_REQUEST_WAIT_DEFAULT_MS,
+  MAX_RETAINED_JOBS,
   MAX_RETAINED_RESULT_BYTES,
   RUN_RESULT_RETENTION_MS,
   RUNSYNC_RESULT_RETENTION_MS,
@@ -53,9 +54,11 @@ export interface EmulatorOptions {
   webhookRetryDelayMs?: number;
   /**
    * How long finished jobs stay readable, ms, and the most bytes of their outputs kept (the oldest
-   * are evicted early past it). @default { runMs: 1800000, runsyncMs: 60000, maxBytes: 256000000 }
+   * are evicted early past it), and the most finished jobs kept, all endpoints together (the
+   * oldest are forgotten early past it).
+   * @default { runMs: 1800000, runsyncMs: 60000, maxBytes: 256000000, maxJobs: 100000 }
    */
-  retention?: { runMs?: number; runsyncMs?: number; maxBytes?: number };
+  retention?: { runMs?: number; runsyncMs?: number; maxBytes?: number; maxJobs?: number };
   /** Fault injection: `"429=0.05,503=0.05,500=0.05,reset=0.05,latency=0-200"` or the parsed object. @default none */
   faults?: string | FaultConfig;
   /** Seed of the fault sequence, for deterministic tests. @default random */
@@ -92,6 +95,12 @@ export interface EmulatorOptions {
    * `PROVISIONING`, half in `STARTING`. @default 2000
    */
   podStartMs?: number;
+  /**
+   * The account's balance, USD: a pod create or start whose pod costs more an hour answers 402
+   * (the service's short balance). A fixed figure: running pods do not spend it; the running
+   * emulator's `setBalanceUsd` changes it. @default no limit
+   */
+  balanceUsd?: number;
 }
 
 /** Options after resolution. */
@@ -114,6 +123,7 @@ export interface ResolvedOptions {
   coldStartMs?: number;
   loadBalancerRequestWaitMs: number;
   podStartMs: number;
+  balanceUsd?: number;
 }
 
 function nonNegativeInt(name: string, value: unknown, fallback: number): number {
@@ -220,6 +230,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
       RUNSYNC_RESULT_RETENTION_MS,
     ),
     maxBytes: nonNegativeInt("retention.maxBytes", options.retention?.maxBytes, MAX_RETAINED_RESULT_BYTES),
+    maxJobs: nonNegativeInt("retention.maxJobs", options.retention?.maxJobs, MAX_RETAINED_JOBS),
   };
   const faults =
     options.faults === undefined
@@ -247,7 +258,17 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
       }
     }
   }
+  const { balanceUsd } = options;
+  if (
+    balanceUsd !== undefined &&
+    !(typeof balanceUsd === "number" && Number.isFinite(balanceUsd) && balanceUsd >= 0)
+  ) {
+    throw new Error(
+      `balanceUsd must be a finite number of US dollars >= 0, got ${JSON.stringify(balanceUsd)}`,
+    );
+  }
   return {
+    ...(balanceUsd !== undefined ? { balanceUsd } : {}),
     port,
     host,
     apiKeys,

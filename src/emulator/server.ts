@@ -6,7 +6,8 @@
  *   wrapped lists, `dataCenter`, 201 on create; `/v2/pods` and `/v2/account/ssh-keys` (`http/podRoutes.ts`);
  *   `/v2/billing/...` (`http/billingRoutes.ts`, adding up what `billing/meter.ts` metered). Every first segment of the v2 document (`pods`,
  *   `serverless`, ...) is reserved: no endpoint may use it.
- * - `/v2/{endpointId}/...`: the job interface, errors `{"message": "..."}`.
+ * - `/v2/{endpointId}/...`: the job interface, errors `{"message": "..."}`; its OpenAI-compatible
+ *   route `/v2/{endpointId}/openai/v1/...` (`http/openAiRoutes.ts`), errors as OpenAI gives them.
  * - `/lb/{endpointId}/...`: load-balancer endpoints (`http/loadBalancerRoutes.ts`), errors `{"error": "..."}`.
  *
  * The pieces: `http/pipeline.ts` (auth, faults, rate limits, latency, body limits, the answers to
@@ -21,6 +22,7 @@ import { registerCatalogRoutes } from "./http/catalogRoutes";
 import { registerJobRoutes } from "./http/jobRoutes";
 import { registerLoadBalancerRoutes } from "./http/loadBalancerRoutes";
 import { registerManagementRoutes } from "./http/management";
+import { registerOpenAiRoutes } from "./http/openAiRoutes";
 import { createApp, type PipelineDeps } from "./http/pipeline";
 import { registerPodRoutes } from "./http/podRoutes";
 import { registerServerlessRoutes } from "./http/serverlessRoutes";
@@ -49,6 +51,7 @@ export interface ServerDeps extends PipelineDeps {
 export function buildServer(deps: ServerDeps): FastifyInstance {
   const app = createApp(deps);
   registerJobRoutes(app, deps.engine);
+  registerOpenAiRoutes(app, deps.engine);
   registerManagementRoutes(app, { store: deps.store, serverless: deps.serverless });
   registerServerlessRoutes(app, deps.serverless);
   registerCatalogRoutes(app, deps.pods);

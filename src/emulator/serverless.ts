@@ -43,13 +43,14 @@ import {
   TemplateSchema,
   type TemplateUpdateInputSchema,
 } from "../wire/serverless";
-import { requireKnownPools } from "./catalog";
+import { findPublicTemplate, requireKnownPools } from "./catalog";
 import type { Clock } from "./clock";
 import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
 import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine, WORKER_START_MS } from "./jobs/engine";
 import {
   MAX_ENDPOINTS_PER_ACCOUNT,
   MAX_ENV_BYTES,
+  MAX_RELEASES_PER_ENDPOINT,
   MAX_TEMPLATES_PER_ACCOUNT,
   MAX_WORKERS_PER_ENDPOINT,
 } from "./serviceFacts";
@@ -59,6 +60,10 @@ import { type ManagementStore, randomId } from "./store";
 export class ServerlessConflictError extends Error {}
 /** A request for something the emulator does not do (the server answers 501). */
 export class ServerlessUnsupportedError extends Error {}
+/** A request naming something that does not exist (the server answers 404). */
+export class ServerlessNotFoundError extends Error {}
+/** A request that is well formed but fails the document's validation (the server answers 422). */
+export class ServerlessValidationError extends Error {}
 
 /** The container settings of an endpoint (the v2 document's `ContainerConfig`). */
 const CONTAINER_FIELDS = ["image", "args", "disk", "ports", "env", "registry"] as const;
@@ -373,10 +378,54 @@ export class ServerlessStore {
     return this.listEndpoints().filter((e) => (e.record.networkVolumes ?? []).includes(volumeId));
   }
 
+  /**
+   * The serverless template an endpoint is based on: one of the account's or a public catalog
+   * template. As the document says: an unknown id is 404, a pod template (`serverless: false`) 422.
+   */
   #template(id: string): Template {
-    const found = this.#templates.get(id);
-    if (!found) throw new ServerlessConflictError(`templateId: no template ${id}`);
+    const own = this.#templates.get(id);
+    const listed = own ? undefined : findPublicTemplate(id);
+    const found: Template | undefined =
+      own ??
+      (listed && {
+        args: "",
+        disk: 20,
+        ports: [],
+        env: {},
+        registry: null,
+        public: true,
+        category: "NVIDIA",
+        startSsh: true,
+        startJupyter: true,
+        allowedCudaVersions: [],
+        ...listed,
+        image: listed.image ?? "",
+        mounts: listed.mounts ?? {},
+        serverless: listed.serverless ?? false,
+      });
+    if (!found) {
+      throw new ServerlessNotFoundError(
+        `templateId: no template ${id} in this account or the public catalog (GET /v2/templates, GET /v2/catalog/templates)`,
+      );
+    }
+    if (!found.serverless) {
+      throw new ServerlessValidationError(
+        `templateId: template ${id} is a pod template (serverless: false); an endpoint takes a serverless template`,
+      );
+    }
     return found;
+  }
+
+  /** A deleted registry credential: templates that named it lose the reference (`registry: null`). */
+  async forgetRegistry(registryId: string): Promise<void> {
+    let changed = false;
+    for (const [id, template] of this.#templates) {
+      if (template.registry === registryId) {
+        this.#templates.set(id, { ...template, registry: null });
+        changed = true;
+      }
+    }
+    if (changed) await this.#save();
   }
 
   /** The CUDA rule on a merged GPU config (the schema sees only the patch). */
@@ -505,6 +554,9 @@ export class ServerlessStore {
     if (diff.length > 0) {
       const version = this.#engine.version(id) + 1;
       stored.releases.push(this.#releaseRecord(version, diff));
+      if (stored.releases.length > MAX_RELEASES_PER_ENDPOINT) {
+        stored.releases.splice(0, stored.releases.length - MAX_RELEASES_PER_ENDPOINT);
+      }
       this.#engine.publishRelease(id, { version, image: next.image, env: { ...next.env } });
     }
     await this.#save();

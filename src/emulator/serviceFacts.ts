@@ -34,6 +34,12 @@ export const EMULATOR_MANAGEMENT_RATE_LIMIT: RateLimitRule = Object.freeze({
  */
 export const MAX_RETAINED_RESULT_BYTES = 256 * 1_000_000;
 export const MAX_WORKERS_PER_ENDPOINT = 10_000;
+/**
+ * Finished jobs kept readable at most, all endpoints together (`retention.maxJobs`): each holds its
+ * input, which the byte budget does not count, so jobs with small outputs would otherwise pile up
+ * for their whole retention time. Past it the oldest are forgotten early, as past the byte budget.
+ */
+export const MAX_RETAINED_JOBS = 100_000;
 
 /**
  * Bounds of what one object and one account hold (the documents publish none; the emulator keeps
@@ -45,6 +51,16 @@ export const MAX_WORKERS_PER_ENDPOINT = 10_000;
 export const MAX_ENV_BYTES = 64 * 1000;
 export const MAX_ENDPOINTS_PER_ACCOUNT = 200;
 export const MAX_TEMPLATES_PER_ACCOUNT = 200;
+/** Network volumes, registry auths and pods the one account holds at most (a create past it: 400). */
+export const MAX_NETWORK_VOLUMES_PER_ACCOUNT = 100;
+export const MAX_REGISTRY_AUTHS_PER_ACCOUNT = 100;
+export const MAX_PODS_PER_ACCOUNT = 200;
+/**
+ * Releases kept per endpoint: the newest this many (each carries its diff, env values included,
+ * so an endpoint PATCHed for ever would otherwise grow without end); older ones drop out of
+ * `/releases`, the versions of those kept are unchanged.
+ */
+export const MAX_RELEASES_PER_ENDPOINT = 20;
 
 /**
  * Load-balancer endpoints (`type: "LOAD_BALANCER"`), as the service documents them: requests go

@@ -14,6 +14,7 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { promisify } from "node:util";
 import { V2_VOLUME_SIZE } from "../wire/schemas";
+import { MAX_NETWORK_VOLUMES_PER_ACCOUNT, MAX_REGISTRY_AUTHS_PER_ACCOUNT } from "./serviceFacts";
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
 
@@ -77,6 +78,14 @@ export class VolumeSizeError extends Error {}
 export class DuplicateNameError extends Error {}
 /** Thrown when an update would shrink a volume (both dialects answer 400). */
 export class ShrinkError extends Error {}
+/** Thrown when the account holds the most objects of a kind it may (both dialects answer 400). */
+export class AccountFullError extends Error {
+  constructor(kind: string, held: number, max: number) {
+    super(
+      `the account holds ${held} ${kind}, the most it may hold (${max}); delete one before creating another`,
+    );
+  }
+}
 
 const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -244,9 +253,20 @@ export class ManagementStore {
         );
       }
     };
+    const refuseFull = () => {
+      if (this.#registryAuths.size >= MAX_REGISTRY_AUTHS_PER_ACCOUNT) {
+        throw new AccountFullError(
+          "registry auths",
+          this.#registryAuths.size,
+          MAX_REGISTRY_AUTHS_PER_ACCOUNT,
+        );
+      }
+    };
     refuseTakenName();
+    refuseFull();
     const passwordHash = await hashPassword(input.password);
-    refuseTakenName(); // another create may have taken the name while hashing
+    refuseTakenName(); // another create may have taken the name (or the last room) while hashing
+    refuseFull();
     let id = randomId(25);
     while (this.#registryAuths.has(id)) id = randomId(25);
     const record: StoredRegistryAuth = {
@@ -286,6 +306,9 @@ export class ManagementStore {
   }): Promise<StoredVolume> {
     const problem = volumeSizeProblem(input.size);
     if (problem) throw new VolumeSizeError(problem);
+    if (this.#volumes.size >= MAX_NETWORK_VOLUMES_PER_ACCOUNT) {
+      throw new AccountFullError("network volumes", this.#volumes.size, MAX_NETWORK_VOLUMES_PER_ACCOUNT);
+    }
     let id = randomId(10);
     while (this.#volumes.has(id)) id = randomId(10);
     const record: StoredVolume = {

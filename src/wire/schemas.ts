@@ -65,6 +65,10 @@ export const S3ConfigSchema = z.strictObject({
     description:
       "URL of the S3-compatible service (http or https), e.g. `https://s3.us-east-1.amazonaws.com`.",
   }),
+  objectPath: z.string({ error: "objectPath must be a string" }).optional().meta({
+    description:
+      "Key prefix (folder) in the bucket under which the worker stores what it uploads; the official SDK sends it.",
+  }),
 });
 export type S3Config = z.infer<typeof S3ConfigSchema>;
 
@@ -79,6 +83,10 @@ export const JobRequestSchema = z.strictObject({
   webhook: httpUrl("webhook")
     .optional()
     .meta({ description: "Called with the job's status body when the job completes." }),
+  webhookV2: httpUrl("webhookV2").optional().meta({
+    description:
+      "The newer webhook field the official SDK sends beside `webhook`; the emulator delivers the job's status body to it exactly as to `webhook` (once per distinct URL when both are given).",
+  }),
   policy: JobPolicySchema.optional(),
   s3Config: S3ConfigSchema.optional(),
 });
@@ -158,6 +166,14 @@ export const HealthSchema = z.looseObject({
   workers: z.looseObject({
     idle: z.number().int(),
     running: z.number().int(),
+    /** Workers starting (cold start or a rollout's replacement). */
+    initializing: z.number().int().optional(),
+    /** Workers started and healthy, busy or not. */
+    ready: z.number().int().optional(),
+    /** Workers held back by the service (capacity or account limits). */
+    throttled: z.number().int().optional(),
+    /** Workers that failed to start or their health checks. */
+    unhealthy: z.number().int().optional(),
   }),
 });
 export type Health = z.infer<typeof HealthSchema>;

@@ -111,6 +111,7 @@ describe("runpod-emulator CLI", () => {
       "--retention",
       "--retention-run-ms",
       "--retention-runsync-ms",
+      "--retention-max-jobs",
       "--faults",
       "--fault-seed",
       "--rate-limits",
@@ -118,6 +119,7 @@ describe("runpod-emulator CLI", () => {
       "--rollout-ms",
       "--load-balancer-request-wait-ms",
       "--pod-start-ms",
+      "--balance-usd",
       "--no-parent-watch",
       "--version",
       "--help",
@@ -139,6 +141,14 @@ describe("runpod-emulator CLI", () => {
       runMs: 5,
       runsyncMs: undefined,
     });
+  });
+
+  it("--balance-usd sets the account's balance in US dollars and refuses anything but a number", () => {
+    expect(parseCli(["--balance-usd", "12.5"])?.balanceUsd).toBe(12.5);
+    expect(() => parseCli(["--balance-usd=-1"])).toThrow(
+      /--balance-usd must be a number of US dollars >= 0, got "-1"/,
+    );
+    expect(() => parseCli(["--balance-usd", "lots"])).toThrow(/--balance-usd/);
   });
 
   it("--rate-limits FILE reads a table of rows, including rows the service does not publish", async () => {

@@ -35,7 +35,14 @@ describe("RunpodClient against the emulator", () => {
     const long = await ep.run({ input: { sleepMs: 60_000 } });
     expect((await ep.cancel(long.id)).status).toBe("CANCELLED");
     expect(await ep.purgeQueue()).toEqual({ removed: 0, status: "completed" });
-    expect((await ep.health()).workers).toEqual({ idle: 2, running: 0 });
+    expect((await ep.health()).workers).toEqual({
+      idle: 2,
+      initializing: 0,
+      ready: 2,
+      running: 0,
+      throttled: 0,
+      unhealthy: 0,
+    });
     await expect(ep.status("no-such-job")).rejects.toBeInstanceOf(NotFoundError);
   });
 

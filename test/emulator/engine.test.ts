@@ -7,7 +7,7 @@ function engineOn(clock: ManualClock): JobEngine {
   return new JobEngine({
     clock,
     endpoints: [{ id: "ep", workersMax: 1 }],
-    retention: { runMs: 1_800_000, runsyncMs: 60_000, maxBytes: 256_000_000 },
+    retention: { runMs: 1_800_000, runsyncMs: 60_000, maxBytes: 256_000_000, maxJobs: 100_000 },
     webhooks: new WebhookSender(clock),
   });
 }

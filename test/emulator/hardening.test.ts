@@ -25,7 +25,7 @@ afterEach(async () => {
 describe("network volume sizes (item 10)", () => {
   it("refuses a v1 create below REST v2's minimum, naming size and the range", async () => {
     h = await harness();
-    const small = await h.call("POST", "/v1/networkvolumes", { name: "s", size: 5, dataCenterId: "EU" });
+    const small = await h.call("POST", "/v1/networkvolumes", { name: "s", size: 5, dataCenterId: "EU-RO-1" });
     expect(small.status).toBe(400);
     expect(small.body.message).toMatch(/^size must be an integer from 10 to 4096 GB, got 5/);
     expect((await h.call("GET", "/v2/network-volumes")).body).toEqual({ networkVolumes: [] });
@@ -34,7 +34,11 @@ describe("network volume sizes (item 10)", () => {
   it("shows every volume created over v1 (10..4000 GB) as a valid v2 NetworkVolume", async () => {
     h = await harness();
     for (const size of [10, 4000]) {
-      const created = await h.call("POST", "/v1/networkvolumes", { name: "n", size, dataCenterId: "EU" });
+      const created = await h.call("POST", "/v1/networkvolumes", {
+        name: "n",
+        size,
+        dataCenterId: "EU-RO-1",
+      });
       expect(created.status).toBe(200);
       expect(
         check("NetworkVolume", (await h.call("GET", `/v2/network-volumes/${created.body.id}`)).body),
@@ -47,10 +51,10 @@ describe("network volume sizes (item 10)", () => {
 
   it("refuses seeded volumes outside 10..4096 GB, naming the volume's field", async () => {
     await expect(
-      harness({ volumes: [{ id: "tiny", name: "t", size: 9, dataCenterId: "EU" }] }),
+      harness({ volumes: [{ id: "tiny", name: "t", size: 9, dataCenterId: "EU-RO-1" }] }),
     ).rejects.toThrow(/^volumes\[0\]\.size must be an integer from 10 to 4096 GB, got 9/);
     await expect(
-      harness({ volumes: [{ id: "huge", name: "h", size: 4097, dataCenterId: "EU" }] }),
+      harness({ volumes: [{ id: "huge", name: "h", size: 4097, dataCenterId: "EU-RO-1" }] }),
     ).rejects.toThrow(/volumes\[0\]\.size must be an integer from 10 to 4096 GB, got 4097/);
   });
 
@@ -161,9 +165,9 @@ describe("RateLimit headers on v2 answers (item 12)", () => {
     h = await harness({ rateLimits: true });
     const answers = [
       await h.call("GET", "/v2/registries"),
-      await h.call("POST", "/v2/network-volumes", { name: "n", size: 10, dataCenter: "EU" }),
+      await h.call("POST", "/v2/network-volumes", { name: "n", size: 10, dataCenter: "EU-RO-1" }),
       await h.call("GET", "/v2/network-volumes/nope"),
-      await h.call("POST", "/v2/network-volumes", { name: "n", size: 1, dataCenter: "EU" }),
+      await h.call("POST", "/v2/network-volumes", { name: "n", size: 1, dataCenter: "EU-RO-1" }),
       await h.call("GET", "/v2/clusters"),
     ];
     expect(answers.map((a) => a.status)).toEqual([200, 201, 404, 422, 501]);

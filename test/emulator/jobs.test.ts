@@ -184,7 +184,14 @@ describe("cancel, retry, purge", () => {
     const run = await h.call("POST", "/v2/solo/run", { input: { sleepMs: 60_000 } });
     await untilStatus(h, "solo", run.body.id, "IN_PROGRESS");
     expect((await h.call("POST", `/v2/solo/cancel/${run.body.id}`)).body.status).toBe("CANCELLED");
-    expect((await h.call("GET", "/v2/solo/health")).body.workers).toEqual({ idle: 1, running: 0 });
+    expect((await h.call("GET", "/v2/solo/health")).body.workers).toEqual({
+      idle: 1,
+      initializing: 0,
+      ready: 1,
+      running: 0,
+      throttled: 0,
+      unhealthy: 0,
+    });
     const next = await h.call("POST", "/v2/solo/run", { input: {} });
     await untilStatus(h, "solo", next.body.id, "COMPLETED");
   });
@@ -252,12 +259,12 @@ describe("health", () => {
     await h.clock.settle();
     expect((await h.call("GET", "/v2/pool/health")).body).toEqual({
       jobs: { completed: 0, failed: 0, inProgress: 2, inQueue: 1, retried: 0 },
-      workers: { idle: 0, running: 2 },
+      workers: { idle: 0, initializing: 0, ready: 2, running: 2, throttled: 0, unhealthy: 0 },
     });
     await h.clock.advance(200);
     expect((await h.call("GET", "/v2/pool/health")).body).toEqual({
       jobs: { completed: 3, failed: 0, inProgress: 0, inQueue: 0, retried: 0 },
-      workers: { idle: 2, running: 0 },
+      workers: { idle: 2, initializing: 0, ready: 2, running: 0, throttled: 0, unhealthy: 0 },
     });
   });
 });
@@ -356,8 +363,11 @@ describe("cold start and low priority", () => {
     expect((await h.call("GET", `/v2/cold/status/${low.body.id}`)).body.status).toBe("IN_QUEUE");
     expect((await h.call("GET", "/v2/cold/health")).body.workers).toEqual({
       idle: 0,
-      running: 0,
       initializing: 0,
+      ready: 0,
+      running: 0,
+      throttled: 0,
+      unhealthy: 0,
     });
     const normal = await h.call("POST", "/v2/cold/run", { input: { sleepMs: 100 } });
     await h.clock.settle();

@@ -84,7 +84,11 @@ describe("REST v1 network volumes", () => {
 
   it("validates sizes against v1 bounds (0..4000)", async () => {
     h = await harness();
-    const res = await h.call("POST", "/v1/networkvolumes", { name: "x", size: 4001, dataCenterId: "EU" });
+    const res = await h.call("POST", "/v1/networkvolumes", {
+      name: "x",
+      size: 4001,
+      dataCenterId: "EU-RO-1",
+    });
     expect(res.status).toBe(400);
     expect(res.body.message).toBe("size must be at most 4000 GB");
   });
@@ -141,7 +145,7 @@ describe("REST v2 management", () => {
 
   it("answers errors as application/problem+json: 422 for validation with the list of errors", async () => {
     h = await harness();
-    const res = await h.call("POST", "/v2/network-volumes", { name: "", size: 5, dataCenter: "EU" });
+    const res = await h.call("POST", "/v2/network-volumes", { name: "", size: 5, dataCenter: "EU-RO-1" });
     expect(res.status).toBe(422);
     expect(res.headers["content-type"]).toMatch(/^application\/problem\+json/);
     expect(res.body).toMatchObject({ title: "Unprocessable Entity", status: 422 });
@@ -151,7 +155,7 @@ describe("REST v2 management", () => {
 
   it("answers 400 problem+json to a shrink, a duplicate name and malformed JSON", async () => {
     h = await harness();
-    const vol = await h.call("POST", "/v2/network-volumes", { name: "v", size: 20, dataCenter: "EU" });
+    const vol = await h.call("POST", "/v2/network-volumes", { name: "v", size: 20, dataCenter: "EU-RO-1" });
     const shrink = await h.call("PATCH", `/v2/network-volumes/${vol.body.id}`, { size: 10 });
     expect(shrink.status).toBe(400);
     expect(shrink.body).toMatchObject({
@@ -197,7 +201,11 @@ describe("state file", () => {
         username: "u",
         password: "hunter2-plaintext",
       });
-      const vol = await h.call("POST", "/v2/network-volumes", { name: "vol", size: 10, dataCenter: "EU" });
+      const vol = await h.call("POST", "/v2/network-volumes", {
+        name: "vol",
+        size: 10,
+        dataCenter: "EU-RO-1",
+      });
       await h.close();
       const text = await readFile(stateFile, "utf8");
       expect(text).not.toContain("hunter2-plaintext");

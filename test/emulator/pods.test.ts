@@ -304,6 +304,103 @@ describe("emulator pod stock", () => {
     expect(start.status).toBe(400);
     expect(start.body.detail).toContain(NO_CAPACITY_MESSAGE);
   });
+
+  it("shows pod stock going down and back up in a data centre's gpuAvailability", async () => {
+    const level = async () => {
+      const dc = (await h.call("GET", "/v2/catalog/datacenters/US-KS-2?include=GPU_AVAILABILITY")).body;
+      return dc.gpuAvailability.find((g: { id: string }) => g.id === "AMD Instinct MI300X OAM")?.availability;
+    };
+    const listed = async () => {
+      const all = (await h.call("GET", "/v2/catalog/datacenters?include=GPU_AVAILABILITY")).body.dataCenters;
+      const dc = all.find((d: { id: string }) => d.id === "US-KS-2");
+      return dc.gpuAvailability.find((g: { id: string }) => g.id === "AMD Instinct MI300X OAM")?.availability;
+    };
+    expect(await level()).toBe("LOW");
+    const pod = await create({
+      gpu: { id: "AMD Instinct MI300X OAM", count: 2 },
+      dataCenterIds: ["US-KS-2"],
+    });
+    expect(pod.status).toBe(201);
+    expect(await level()).toBe("NONE");
+    expect(await listed()).toBe("NONE");
+    await h.call("DELETE", `/v2/pods/${pod.body.id}`);
+    expect(await level()).toBe("LOW");
+    expect(await listed()).toBe("LOW");
+  });
+
+  it("takes vCPUs of a CPU flavour's stock, refuses a CPU pod with none left, and shows it in the catalog", async () => {
+    const cpuLevel = async () => {
+      const cpu = (await h.call("GET", "/v2/catalog/cpus/cpu5c?include=AVAILABILITY&product=POD")).body;
+      return cpu.dataCenters?.find((d: { id: string }) => d.id === "EU-SE-1")?.availability ?? "NONE";
+    };
+    const dcLevel = async () => {
+      const dc = (await h.call("GET", "/v2/catalog/datacenters/EU-SE-1?include=CPU_AVAILABILITY")).body;
+      return dc.cpuAvailability.find((c: { id: string }) => c.id === "cpu5c")?.availability;
+    };
+    const cpuPod = (vcpuCount: number) =>
+      h.call("POST", "/v2/pods", {
+        name: "c",
+        image: "x",
+        cpu: { id: "cpu5c", vcpuCount },
+        dataCenterIds: ["EU-SE-1"],
+      });
+    expect(await cpuLevel()).toBe("LOW");
+    expect(await dcLevel()).toBe("LOW");
+    const big = await cpuPod(32);
+    expect(big.status).toBe(201);
+    expect(big.body.dataCenterId).toBe("EU-SE-1");
+    expect(await cpuLevel()).toBe("NONE");
+    expect(await dcLevel()).toBe("NONE");
+    const refused = await cpuPod(2);
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toBe(NO_CAPACITY_MESSAGE);
+    await h.call("POST", `/v2/pods/${big.body.id}/action`, { action: "stop" });
+    expect(await cpuLevel()).toBe("LOW");
+    expect((await cpuPod(2)).status).toBe(201);
+    const restart = await h.call("POST", `/v2/pods/${big.body.id}/action`, { action: "start" });
+    expect(restart.status).toBe(400);
+    expect(restart.body.detail).toContain(NO_CAPACITY_MESSAGE);
+  });
+});
+
+describe("emulator account balance", () => {
+  it("answers 402 to a pod create that costs more an hour than the balance, and creates nothing", async () => {
+    h.emu.setBalanceUsd(0.1);
+    const refused = await create({});
+    expect(refused.status).toBe(402);
+    expect(refused.headers["content-type"]).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({ status: 402, title: "Payment Required" });
+    expect(refused.body.detail).toMatch(/^Insufficient balance: .*\$0\.1\b/);
+    expect((await h.call("GET", "/v2/pods")).body.pods).toEqual([]);
+    expect(await podLevel(GPU, "US-KS-2")).not.toBe("NONE");
+    h.emu.setBalanceUsd(undefined);
+    expect((await create({})).status).toBe(201);
+  });
+
+  it("answers 402 to a start once the balance is short, and lets the pod start when it is topped up", async () => {
+    const pod = await create({});
+    await h.call("POST", `/v2/pods/${pod.body.id}/action`, { action: "stop" });
+    h.emu.setBalanceUsd(0);
+    const start = await h.call("POST", `/v2/pods/${pod.body.id}/action`, { action: "start" });
+    expect(start.status).toBe(402);
+    expect((await h.call("GET", `/v2/pods/${pod.body.id}`)).body.status).toBe("EXITED");
+    h.emu.setBalanceUsd(100);
+    expect((await h.call("POST", `/v2/pods/${pod.body.id}/action`, { action: "start" })).status).toBe(200);
+  });
+
+  it("takes the balance from the balanceUsd option", async () => {
+    const low = await harness({ podStartMs: START_MS, balanceUsd: 0 });
+    try {
+      const refused = await low.call("POST", "/v2/pods", {
+        name: "c",
+        image: "x",
+        cpu: { id: "cpu3c", vcpuCount: 2 },
+      });
+      expect(refused.status).toBe(402);
+    } finally {
+      await low.close();
+    }
+  });
 });
 
 describe("emulator pod runtime", () => {

@@ -99,8 +99,11 @@ describe("a rolling update", () => {
     ]);
     expect((await h.call("GET", "/v2/svc/health")).body.workers).toEqual({
       idle: 1,
-      running: 0,
       initializing: 1,
+      ready: 1,
+      running: 0,
+      throttled: 0,
+      unhealthy: 0,
     });
     expect((await releases("svc")).rollout).toEqual({
       inProgress: true,
@@ -126,7 +129,14 @@ describe("a rolling update", () => {
       percentOnLatest: 100,
     });
     expect(done.releases.map((r: { workerCount: number }) => r.workerCount)).toEqual([2, 0]);
-    expect((await h.call("GET", "/v2/svc/health")).body.workers).toEqual({ idle: 2, running: 0 });
+    expect((await h.call("GET", "/v2/svc/health")).body.workers).toEqual({
+      idle: 2,
+      initializing: 0,
+      ready: 2,
+      running: 0,
+      throttled: 0,
+      unhealthy: 0,
+    });
     const after = await runsync("svc");
     expect(["svc-worker-3", "svc-worker-4"]).toContain(after.workerId);
   });

@@ -73,7 +73,14 @@ describe("/v2/serverless", () => {
     expect(ran.status).toBe(200);
     expect(ran.body).toMatchObject({ status: "COMPLETED", output: { prompt: "hi" } });
     expect(ran.body.workerId).toMatch(new RegExp(`^${id}-worker-\\d+$`));
-    expect((await h.call("GET", `/v2/${id}/health`)).body.workers).toEqual({ idle: 2, running: 0 });
+    expect((await h.call("GET", `/v2/${id}/health`)).body.workers).toEqual({
+      idle: 2,
+      initializing: 0,
+      ready: 2,
+      running: 0,
+      throttled: 0,
+      unhealthy: 0,
+    });
     const got = await h.call("GET", `/v2/serverless/${id}`);
     expect(got.body).toEqual(created.body);
     const list = await h.call("GET", "/v2/serverless");
@@ -224,7 +231,14 @@ describe("/v2/serverless", () => {
     expect(workers.body.summary).toMatchObject({ idle: 3, total: 3 });
     await h.call("PATCH", "/v2/serverless/echo", { workers: { max: 1 } });
     expect((await h.call("GET", "/v2/serverless/echo/workers")).body.summary.total).toBe(1);
-    expect((await h.call("GET", "/v2/echo/health")).body.workers).toEqual({ idle: 1, running: 0 });
+    expect((await h.call("GET", "/v2/echo/health")).body.workers).toEqual({
+      idle: 1,
+      initializing: 0,
+      ready: 1,
+      running: 0,
+      throttled: 0,
+      unhealthy: 0,
+    });
   });
 });
 
@@ -290,8 +304,31 @@ describe("/v2/templates", () => {
     expect(inUse.status).toBe(400);
     problem(inUse);
     expect(inUse.body.detail).toMatch(new RegExp(`used by endpoint ${ep.body.id}`));
-    const unknown = await h.call("POST", "/v2/serverless", { ...body, templateId: "nope" });
-    expect(unknown.status).toBe(400);
-    expect(unknown.body.detail).toMatch(/no template nope/);
+  });
+
+  it("refuses an endpoint from an unknown template with 404 and from a pod template with 422", async () => {
+    h = await harness();
+    const { image: _image, env: _env, ...rest } = GPU_ENDPOINT;
+    const unknown = await h.call("POST", "/v2/serverless", { ...rest, templateId: "nope" });
+    expect(unknown.status).toBe(404);
+    problem(unknown);
+    expect(unknown.body.detail).toMatch(/^templateId: no template nope/);
+    const pod = (await h.call("POST", "/v2/templates", { ...TEMPLATE, serverless: false })).body;
+    const fromPod = await h.call("POST", "/v2/serverless", { ...rest, templateId: pod.id });
+    expect(fromPod.status).toBe(422);
+    problem(fromPod);
+    expect(fromPod.body.detail).toMatch(/^templateId: template \w+ is a pod template/);
+    expect((await h.call("GET", "/v2/serverless")).body.endpoints).toHaveLength(1); // only the seeded echo
+  });
+
+  it("leaves templates with registry: null when their registry credential is deleted", async () => {
+    h = await harness();
+    const reg = (await h.call("POST", "/v2/registries", { name: "r", username: "u", password: "p" })).body;
+    const tpl = (await h.call("POST", "/v2/templates", { ...TEMPLATE, registry: reg.id })).body;
+    expect(tpl.registry).toBe(reg.id);
+    expect((await h.call("DELETE", `/v2/registries/${reg.id}`)).status).toBe(204);
+    const after = await h.call("GET", `/v2/templates/${tpl.id}`);
+    expect(after.body.registry).toBeNull();
+    expect(check("Template", after.body)).toEqual([]);
   });
 });

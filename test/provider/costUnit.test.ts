@@ -166,8 +166,10 @@ describe("budgets", () => {
       10,
       17.6,
       "workers.max 8 × 2.2 USD/h per worker",
+      "its workers.max",
     );
     expect(text).toContain('ServerlessEndpoint "api": its hourly ceiling 17.6 USD/h');
+    expect(text).toContain("Lower its workers.max, or raise maxHourlyUsd.");
     expect(text).toContain("workers.max 8 × 2.2 USD/h per worker");
     expect(text).toContain("over maxHourlyUsd 10 USD/h");
   });
@@ -192,5 +194,20 @@ describe("budgets", () => {
     expect(text).toContain('ServerlessEndpoint "a" 4.4 USD/h (workers.max 4 × 1.1 USD/h per worker)');
     expect(text).toContain('ServerlessEndpoint "b" 2.2 USD/h');
     expect(text).toContain("RUNPOD_MAX_HOURLY_USD");
+  });
+
+  it("advises lowering the largest part in that resource's own terms: a pod's GPUs, not a workers.max", () => {
+    const text = stackBudgetFailure(5, [
+      { label: 'ServerlessEndpoint "a"', ceilingUsd: 1.1, lower: "its workers.max" },
+      {
+        label: 'Pod "trainer"',
+        ceilingUsd: 23.92,
+        lower: "its GPU count or GPU types (gpu.id, fallbackGpuIds)",
+      },
+    ]);
+    expect(text).toContain(
+      'Lower the largest part, Pod "trainer": its GPU count or GPU types (gpu.id, fallbackGpuIds); or raise the budget (pulumi config set runpod:maxHourlyUsd <usd>',
+    );
+    expect(text).not.toContain("workers.max;");
   });
 });

@@ -7,6 +7,7 @@ import {
   APIConnectionError,
   APIError,
   APITimeoutError,
+  APIUserAbortError,
   BadRequestError,
   NotFoundError,
   RunpodError,
@@ -191,6 +192,33 @@ describe("createReconciled", () => {
       throw serverError();
     });
     await expect(createReconciled(s.options)).rejects.toThrow(/listing to check also failed.*delete it/s);
+  });
+
+  it("lists again after an abort that cut the POST on the wire, and records the object the service made", async () => {
+    const s = service(
+      [
+        [{ id: "old", name: "api" }],
+        [
+          { id: "old", name: "api" },
+          { id: "made", name: "api", size: 10 },
+        ],
+      ],
+      async () => {
+        throw new APIUserAbortError("Request was aborted.", { sent: true });
+      },
+    );
+    const result = await createReconciled(s.options);
+    expect(result.record).toEqual({ id: "made", name: "api", size: 10 });
+    expect(result.recoveredAfter).toMatch(/created it anyway \(id made/);
+    expect(s.calls).toEqual(["list", "create", "list"]);
+  });
+
+  it("passes an abort that came before the POST was sent through without listing again", async () => {
+    const s = service([[]], async () => {
+      throw new APIUserAbortError("Request was aborted.", { sent: false });
+    });
+    await expect(createReconciled(s.options)).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(s.calls).toEqual(["list", "create"]);
   });
 
   it("passes a refusal (400) through without listing again: the service did not act", async () => {

@@ -326,6 +326,27 @@ describe("Pod in the provider host (REST v2)", () => {
     expect(await named(name)).toEqual([]);
   });
 
+  it("stops at the emulator's own short balance (402), naming it, with no pod and no other candidate tried", async () => {
+    const name = fresh("emu-balance");
+    const { inputs } = await host.check(urn(name), {}, withProvider(gpuPod(name)));
+    const posts = () => proxy.seen.filter((r) => r.method === "POST" && r.path === "/v2/pods").length;
+    const before = posts();
+    emu.setBalanceUsd(0.01);
+    try {
+      const error = await hostFailure(() => host.create(urn(name), inputs));
+      // gpu.id has no stock (400), the fallback meets the short balance (402): the loop ends there.
+      expect(posts() - before).toBe(2);
+      expect(error.message).toMatch(
+        /balance is too low \(402\b.*Insufficient balance.*No other GPU type was tried/,
+      );
+      expect(error.message).toContain(stocked);
+      expect(error.message).toMatch(new RegExp(`Tried before it: ${NO_STOCK}: 400 `));
+    } finally {
+      emu.setBalanceUsd(undefined);
+    }
+    expect(await named(name)).toEqual([]);
+  });
+
   it("fails partially on a pod that goes to ERROR, naming the status history and quoting its log", async () => {
     const name = fresh("error");
     const { inputs } = await host.check(

@@ -629,6 +629,35 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
     expect((await client.serverless.releases(id)).endpointVersion).toBe(2);
   });
 
+  it("plans a re-test after a refresh when the recorded gate failed on the release that serves", async () => {
+    const name = fresh("keep-refresh");
+    const smokeTest = { ...SMOKE, onFailure: "keep" };
+    const { id, outs, inputs } = await create("keep-refresh", base(name, { smokeTest }));
+    const news = await checked(
+      "keep-refresh",
+      { ...inputs, env: { HF_TOKEN: TOKEN, RUNPOD_EMULATOR_FAIL: BROKEN } },
+      inputs,
+    );
+    const [error] = await Promise.all([
+      failing(() => host.update(id, urn("keep-refresh"), outs, news)),
+      rollOutOnceWaiting(`"${name}" (id ${id})`, 2),
+    ]);
+    expect(error.properties).toMatchObject({ version: 2, lastSmokeTest: { version: 2, passed: false } });
+    // A refresh reads what runs and clears the engine's init errors (step.go RefreshStep.Apply), so
+    // only the diff can bring the failed release back to its gate: with the program unchanged, it
+    // must still plan an update.
+    const read = await host.read(id, urn("keep-refresh"), error.properties, news);
+    expect(read.props).toMatchObject({ version: 2, lastSmokeTest: { version: 2, passed: false } });
+    expect(await host.diff(id, urn("keep-refresh"), read.props, news)).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    // And the update it plans runs the gate again on the release that serves.
+    const again = await failing(() => host.update(id, urn("keep-refresh"), read.props, news));
+    expect(again.message).toContain("the smoke test of release version 2 failed");
+    expect(again.properties.lastSmokeTest.jobIds).not.toEqual(error.properties.lastSmokeTest.jobIds);
+  });
+
   it("fails a create whose first release fails its gate: the endpoint stays, and the next up tests it again", async () => {
     const name = fresh("born-broken");
     const props = base(name, { env: { HF_TOKEN: TOKEN, RUNPOD_EMULATOR_FAIL: BROKEN } });

@@ -272,6 +272,22 @@ describe("the endpoint rollout wait", () => {
     expect(readsAt).toEqual([0, 1_000, 2_000]);
   });
 
+  it("does not call a stall when a new worker is unhealthy, healthy, then unhealthy again", async () => {
+    const { wait } = replay(
+      at(2, ["c", "UNHEALTHY", 2], ["b", "IDLE", 1]),
+      at(2, ["c", "IDLE", 2], ["b", "IDLE", 1]),
+      at(2, ["c", "UNHEALTHY", 2], ["b", "IDLE", 1]),
+      at(2, ["c", "IDLE", 2], ["d", "IDLE", 2]),
+    );
+    expect(await wait()).toMatchObject({ ok: true, value: { version: 2, reads: 4, workers: 2 } });
+  });
+
+  it("does not count a stale UNHEALTHY worker as one of the new release", async () => {
+    const oldUnhealthy = at(2, ["a", "UNHEALTHY", 1], ["c", "IDLE", 2]);
+    const { wait } = replay(oldUnhealthy, oldUnhealthy, at(2, ["c", "IDLE", 2], ["d", "IDLE", 2]));
+    expect(await wait()).toMatchObject({ ok: true, value: { version: 2, reads: 3, workers: 2 } });
+  });
+
   it("times out at timeoutMs, on the first read at or past it, saying how far the rollout got", async () => {
     const { readsAt, wait } = replay(at(2, ["c", "INITIALIZING", 2], ["b", "IDLE", 1]));
     const ended = await wait(5_000);

@@ -89,15 +89,15 @@ export function registerCatalogRoutes(app: FastifyInstance, podStock?: PodStockV
     "cpus",
     "cpus",
     "CPU type",
-    { ...cpuQuery, read: listCpuTypes },
-    { ...cpuQuery, read: getCpuType },
+    { ...cpuQuery, read: (q) => listCpuTypes(q, podStock) },
+    { ...cpuQuery, read: (id, q) => getCpuType(id, q, podStock) },
   );
   collection(
     "datacenters",
     "dataCenters",
     "data center",
-    { schema: DataCentersQueryInputSchema, read: listDataCenters },
-    { schema: DataCenterQueryInputSchema, read: getDataCenter },
+    { schema: DataCentersQueryInputSchema, read: (q) => listDataCenters(q, podStock) },
+    { schema: DataCenterQueryInputSchema, read: (id, q) => getDataCenter(id, q, podStock) },
   );
 
   app.get("/v2/catalog/templates", options, async (request) => ({

@@ -41,7 +41,8 @@ export function registerJobRoutes(app: FastifyInstance, engine: JobEngine): void
       throw new HttpError(
         404,
         `job ${jobId} on endpoint ${endpointId}: its result was evicted early, oldest first, because the ` +
-          `emulator keeps at most ${engine.maxRetainedBytes} bytes of results (retention.maxBytes)`,
+          `emulator keeps at most ${engine.maxRetainedBytes} bytes of results (retention.maxBytes) and ` +
+          `${engine.maxRetainedJobs} finished jobs (retention.maxJobs)`,
       );
     }
     if (!found)

@@ -17,11 +17,14 @@
  *   delays the answer n ms of the emulator clock; `RUNPOD_EMULATOR_FAIL=<text>` answers 500
  *   `{"error": "<text>"}` (and logs `error: <text>`). Every served request is one line of the
  *   worker's container log: `POST /v1/chat/completions 200`.
+ * - An answer of the built-in server that is an event stream (a completion with `"stream": true`)
+ *   goes out as `text/event-stream`.
  * - No header names the worker or version: a client reads `/v2/serverless/<id>/workers`.
  */
+import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../clock";
-import { builtinServerAnswer } from "../jobs/builtinServer";
+import { builtinServerAnswer, sseFrames } from "../jobs/builtinServer";
 import { sleep } from "../jobs/builtinWorker";
 import { type JobEngine, MISBEHAVE_ENV } from "../jobs/engine";
 import type { ServerlessStore } from "../serverless";
@@ -46,6 +49,18 @@ function splitUrl(url: string): { path: string } {
   const rest = full.slice(LOAD_BALANCER_PREFIX.length + 1); // "<id>/..."
   const slash = rest.indexOf("/");
   return { path: slash === -1 ? "/" : rest.slice(slash) };
+}
+
+/**
+ * Answers with `events` as an OpenAI server-sent event stream (`text/event-stream`, one
+ * `data: <json>` event each, then `data: [DONE]`), written frame by frame.
+ */
+export function sendEventStream(reply: FastifyReply, status: number, events: readonly unknown[]) {
+  return reply
+    .code(status)
+    .header("content-type", "text/event-stream; charset=utf-8")
+    .header("cache-control", "no-cache")
+    .send(Readable.from(sseFrames(events)));
 }
 
 export function registerLoadBalancerRoutes(app: FastifyInstance, deps: LoadBalancerDeps): void {
@@ -88,6 +103,7 @@ export function registerLoadBalancerRoutes(app: FastifyInstance, deps: LoadBalan
     }
     let status: number;
     let body: unknown;
+    let events: unknown[] | undefined;
     const fail = env[MISBEHAVE_ENV.fail];
     if (fail !== undefined) {
       const message = fail || "handler failed";
@@ -96,7 +112,7 @@ export function registerLoadBalancerRoutes(app: FastifyInstance, deps: LoadBalan
       status = 500;
       body = { error: message };
     } else {
-      ({ status, body } = builtinServerAnswer(
+      ({ status, body, events } = builtinServerAnswer(
         {
           method,
           path,
@@ -110,6 +126,7 @@ export function registerLoadBalancerRoutes(app: FastifyInstance, deps: LoadBalan
     }
     engine.logRequest(worker.id, `${method} ${path} ${status}`);
     worker.done(); // after its log line: a worker leaving once it is done closes its log
+    if (events) return sendEventStream(reply, status, events);
     return reply.code(status).send(body);
   };
 

@@ -35,14 +35,18 @@ import {
   TemplateCreateInputSchema,
   TemplateUpdateInputSchema,
 } from "../../wire/serverless";
+import { DATA_CENTER_IDS } from "../catalog";
 import {
   ServerlessConflictError,
+  ServerlessNotFoundError,
   type ServerlessStore,
   ServerlessUnsupportedError,
+  ServerlessValidationError,
   type StoredEndpoint,
   type StoredTemplate,
 } from "../serverless";
 import {
+  AccountFullError,
   DuplicateNameError,
   type ManagementStore,
   ShrinkError,
@@ -170,7 +174,12 @@ export const MANAGEMENT_RESOURCES = [
     list: ({ store }) => store.listRegistryAuths(),
     get: ({ store }, id) => store.getRegistryAuth(id),
     create: ({ store }, input) => store.createRegistryAuth(input),
-    delete: ({ store }, id) => store.deleteRegistryAuth(id),
+    // The document: templates naming a deleted credential silently lose it (`registry: null`).
+    delete: async ({ store, serverless }, id) => {
+      const deleted = await store.deleteRegistryAuth(id);
+      if (deleted) await serverless.forgetRegistry(id);
+      return deleted;
+    },
     wire: {
       v1: {
         path: "/containerregistryauth",
@@ -202,7 +211,7 @@ export const MANAGEMENT_RESOURCES = [
         noun: "network volume",
         render: (v) =>
           ({ id: v.id, name: v.name, size: v.size, dataCenterId: v.dataCenterId }) satisfies NetworkVolume,
-        create: NetworkVolumeCreateInputSchema,
+        create: NetworkVolumeCreateInputSchema.superRefine(inCatalog("dataCenterId")),
         update: NetworkVolumeUpdateInputSchema,
         updateAliases: [{ method: "POST", suffix: "/update" }],
       },
@@ -217,7 +226,7 @@ export const MANAGEMENT_RESOURCES = [
             dataCenter: v.dataCenterId,
             type: v.type,
           }) satisfies V2NetworkVolume,
-        create: V2NetworkVolumeCreateRequestSchema.transform(
+        create: V2NetworkVolumeCreateRequestSchema.superRefine(inCatalog("dataCenter")).transform(
           ({ dataCenter, ...rest }): VolumeCreate => ({ ...rest, dataCenterId: dataCenter }),
         ),
         update: V2NetworkVolumeUpdateInputSchema,
@@ -300,6 +309,23 @@ function requireVolumes(store: ManagementStore, ids: readonly string[] | undefin
   );
 }
 
+/**
+ * A new volume's data centre must be one the catalog lists (`GET /v2/catalog/datacenters`): a
+ * validation failure of the named field, so v2 answers 422 and v1 400, as each dialect answers a
+ * field its rules refuse; the message lists the ids allowed.
+ */
+function inCatalog(field: "dataCenter" | "dataCenterId") {
+  return (value: { [key in typeof field]?: string }, ctx: z.RefinementCtx) => {
+    const id = value[field];
+    if (id === undefined || DATA_CENTER_IDS.includes(id)) return;
+    ctx.addIssue({
+      code: "custom",
+      path: [field],
+      message: `unknown data center ${id}; GET /v2/catalog/datacenters lists ${DATA_CENTER_IDS.join(", ")}`,
+    });
+  };
+}
+
 /** Store refusals that are the caller's fault: 400 in both dialects. */
 async function storeCall<T>(action: () => Promise<T> | T): Promise<T> {
   try {
@@ -307,6 +333,7 @@ async function storeCall<T>(action: () => Promise<T> | T): Promise<T> {
   } catch (err) {
     if (
       err instanceof DuplicateNameError ||
+      err instanceof AccountFullError ||
       err instanceof ShrinkError ||
       err instanceof VolumeSizeError ||
       err instanceof ServerlessConflictError
@@ -314,6 +341,8 @@ async function storeCall<T>(action: () => Promise<T> | T): Promise<T> {
       throw new HttpError(400, err.message);
     }
     if (err instanceof ServerlessUnsupportedError) throw new HttpError(501, err.message);
+    if (err instanceof ServerlessNotFoundError) throw new HttpError(404, err.message);
+    if (err instanceof ServerlessValidationError) throw new HttpError(422, err.message);
     throw err;
   }
 }

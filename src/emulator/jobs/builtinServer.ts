@@ -8,6 +8,14 @@
  * - `POST /v1/chat/completions`: 200, an OpenAI chat completion whose message is
  *   `echo: <content of the last user message>`; 400 `{"error": "messages: required array"}` without
  *   a `messages` array.
+ * - `POST /v1/completions`: 200, an OpenAI text completion whose text is `echo: <prompt>` (a
+ *   prompt array is joined with newlines); 400 `{"error": "prompt: required string or array of strings"}`
+ *   without one.
+ * - Both completions with `"stream": true` in the body: server-sent events as OpenAI streams them,
+ *   one `data: <chunk JSON>` event per word of the text (`chat.completion.chunk` with a `delta`,
+ *   the first carrying the role; `text_completion` with `text`), then a chunk with
+ *   `finish_reason: "stop"`, a usage chunk when `stream_options.include_usage` is true, and
+ *   `data: [DONE]`. The answer's `events` holds the chunks; whoever sends it frames them.
  *
  * Health (`/ping` or `HEALTH_CHECK_PATH`) is answered by the load balancer (`loadBalancerRoutes.ts`).
  */
@@ -32,6 +40,40 @@ export interface ServerRequest {
 export interface ServerAnswer {
   status: number;
   body: unknown;
+  /**
+   * Present when the answer is a server-sent event stream: the JSON payload of each `data:` event,
+   * in order, before the closing `data: [DONE]`. `body` is then unused.
+   */
+  events?: unknown[];
+}
+
+/** The `data:` payload that ends an OpenAI event stream. */
+export const SSE_DONE = "[DONE]";
+
+/** `events` framed as OpenAI frames a stream: `data: <json>` per event, then `data: [DONE]`. */
+export function sseFrames(events: readonly unknown[]): string[] {
+  return [...events.map((event) => `data: ${JSON.stringify(event)}\n\n`), `data: ${SSE_DONE}\n\n`];
+}
+
+/** The text split into streamed pieces: each word with the whitespace before it. */
+function pieces(text: string): string[] {
+  return text.match(/\s*\S+/g) ?? [];
+}
+
+/** The usage block of a completion of `promptTokens` whose answer is `text`. */
+function usage(promptTokens: number, text: string) {
+  const completionTokens = tokens(text);
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
+}
+
+/** The request's `stream` and `stream_options.include_usage` flags. */
+function streamFlags(body: Record<string, unknown> | null): { stream: boolean; includeUsage: boolean } {
+  const options = body?.stream_options as { include_usage?: unknown } | undefined;
+  return { stream: body?.stream === true, includeUsage: options?.include_usage === true };
 }
 
 /** Words of a text, the emulator's token count. */
@@ -86,7 +128,7 @@ export function builtinServerAnswer(
     };
   }
   if (path === "/v1/chat/completions" && method === "POST") {
-    const body = request.body as { messages?: unknown; model?: unknown } | null;
+    const body = request.body as ({ messages?: unknown; model?: unknown } & Record<string, unknown>) | null;
     const messages = body && typeof body === "object" ? body.messages : undefined;
     if (!Array.isArray(messages)) return { status: 400, body: { error: "messages: required array" } };
     const lastUser = [...messages]
@@ -99,20 +141,78 @@ export function builtinServerAnswer(
       (sum: number, m) => sum + tokens(contentText((m as { content?: unknown } | null)?.content)),
       0,
     );
-    const completionTokens = tokens(content);
+    const head = {
+      id: `chatcmpl-${randomBytes(12).toString("hex")}`,
+      created: Math.floor(nowMs / 1000),
+      model: typeof body?.model === "string" && body.model !== "" ? body.model : model,
+    };
+    const { stream, includeUsage } = streamFlags(body);
+    if (stream) {
+      const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
+        ...head,
+        object: "chat.completion.chunk",
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      });
+      const events: unknown[] = pieces(content).map((piece, i) =>
+        chunk(i === 0 ? { role: "assistant", content: piece } : { content: piece }, null),
+      );
+      events.push(chunk({}, "stop"));
+      if (includeUsage) {
+        events.push({
+          ...head,
+          object: "chat.completion.chunk",
+          choices: [],
+          usage: usage(promptTokens, content),
+        });
+      }
+      return { status: 200, body: null, events };
+    }
     return {
       status: 200,
       body: {
-        id: `chatcmpl-${randomBytes(12).toString("hex")}`,
+        ...head,
         object: "chat.completion",
-        created: Math.floor(nowMs / 1000),
-        model: typeof body?.model === "string" && body.model !== "" ? body.model : model,
         choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-        usage: {
-          prompt_tokens: promptTokens,
-          completion_tokens: completionTokens,
-          total_tokens: promptTokens + completionTokens,
-        },
+        usage: usage(promptTokens, content),
+      },
+    };
+  }
+  if (path === "/v1/completions" && method === "POST") {
+    const body = request.body as ({ prompt?: unknown; model?: unknown } & Record<string, unknown>) | null;
+    const prompt = body && typeof body === "object" ? body.prompt : undefined;
+    const promptText =
+      typeof prompt === "string"
+        ? prompt
+        : Array.isArray(prompt) && prompt.length > 0 && prompt.every((p) => typeof p === "string")
+          ? prompt.join("\n")
+          : undefined;
+    if (promptText === undefined) {
+      return { status: 400, body: { error: "prompt: required string or array of strings" } };
+    }
+    const text = `echo: ${promptText}`;
+    const head = {
+      id: `cmpl-${randomBytes(12).toString("hex")}`,
+      object: "text_completion",
+      created: Math.floor(nowMs / 1000),
+      model: typeof body?.model === "string" && body.model !== "" ? body.model : model,
+    };
+    const { stream, includeUsage } = streamFlags(body);
+    if (stream) {
+      const chunk = (piece: string, finish: string | null) => ({
+        ...head,
+        choices: [{ index: 0, text: piece, logprobs: null, finish_reason: finish }],
+      });
+      const events: unknown[] = pieces(text).map((piece) => chunk(piece, null));
+      events.push(chunk("", "stop"));
+      if (includeUsage) events.push({ ...head, choices: [], usage: usage(tokens(promptText), text) });
+      return { status: 200, body: null, events };
+    }
+    return {
+      status: 200,
+      body: {
+        ...head,
+        choices: [{ index: 0, text, logprobs: null, finish_reason: "stop" }],
+        usage: usage(tokens(promptText), text),
       },
     };
   }

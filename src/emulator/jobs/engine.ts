@@ -305,19 +305,29 @@ export class JobEngine {
     return chunks;
   }
 
-  /** The `/health` body. `failed` counts FAILED and TIMED_OUT jobs since start. */
+  /**
+   * The `/health` body. `failed` counts FAILED and TIMED_OUT jobs since start. `workers` carries
+   * every count the official SDK reads, from the same statuses `/workers` shows: `running` (busy,
+   * or serving load-balancer requests), `idle`, `initializing` (starting), `unhealthy`, `ready`
+   * (started and healthy: `idle + running`) and `throttled` (always 0: the emulator never
+   * throttles). Cold (scaled-to-zero) workers are in none of them.
+   */
   health(endpointId: string) {
     const ep = this.#ep(endpointId);
     let inProgress = 0;
     for (const job of ep.jobs.values()) if (job.status === "IN_PROGRESS") inProgress++;
-    const running = ep.workers.filter((w) => w.state === "busy").length;
-    const idle = ep.workers.filter((w) => w.state === "idle").length;
-    const initializing = ep.workers.filter((w) => w.state === "starting").length;
-    // A warm endpoint shows `initializing` only while a rollout starts a worker in place of a stale one.
-    const workers: { idle: number; running: number; initializing?: number } =
-      ep.config.coldStartMs === undefined && initializing === 0
-        ? { idle, running }
-        : { idle, running, initializing };
+    const views = this.#pool.views(ep);
+    const count = (status: string) => views.filter((w) => w.status === status).length;
+    const running = count("RUNNING");
+    const idle = count("IDLE");
+    const workers = {
+      idle,
+      initializing: count("INITIALIZING"),
+      ready: idle + running,
+      running,
+      throttled: 0,
+      unhealthy: count("UNHEALTHY"),
+    };
     return {
       jobs: {
         completed: ep.counters.completed,
@@ -335,6 +345,16 @@ export class JobEngine {
   /** Most bytes of results kept (`retention.maxBytes`), for the 404 of an evicted one. */
   get maxRetainedBytes(): number {
     return this.#retention.maxBytes;
+  }
+
+  /** Most finished jobs kept (`retention.maxJobs`), for the 404 of an evicted one. */
+  get maxRetainedJobs(): number {
+    return this.#retention.maxJobs;
+  }
+
+  /** Finished jobs kept now, all endpoints together. */
+  get retainedJobs(): number {
+    return this.#retention.finishedJobs;
   }
 
   /** True when the job's result was evicted early to keep memory bounded (its 404 says so). */

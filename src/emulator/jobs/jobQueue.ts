@@ -216,8 +216,11 @@ export class JobQueue {
     else ep.counters.cancelled++;
     this.#retention.scheduleExpiry(ep, job);
     notifyWaiters(job);
-    const webhook = job.request.webhook;
-    if (webhook) this.#webhooks.send(job.id, webhook, statusBody(job, this.#core.clock.now()));
+    const hooks = new Set([job.request.webhook, job.request.webhookV2].filter((url) => url !== undefined));
+    if (hooks.size > 0) {
+      const body = statusBody(job, this.#core.clock.now());
+      for (const url of hooks) this.#webhooks.send(job.id, url, body);
+    }
     this.dispatch(ep);
   }
 

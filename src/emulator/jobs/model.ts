@@ -41,6 +41,11 @@ export interface Retention {
    * early and their `/status` answers 404 saying so. @default 256000000 (256 MB)
    */
   maxBytes: number;
+  /**
+   * Most finished jobs kept, all endpoints together; past it the oldest are forgotten early and
+   * their `/status` answers 404 saying so. @default 100000
+   */
+  maxJobs: number;
 }
 
 export type WorkerState = "cold" | "starting" | "idle" | "busy" | "unhealthy";

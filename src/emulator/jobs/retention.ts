@@ -1,8 +1,8 @@
 /**
  * How long finished jobs stay readable: `retention.runMs` (30 min) after completion, or
  * `retention.runsyncMs` (60 s) for a runsync job, or less when `/status` gave a `ttl`; then 404.
- * Outputs count against `retention.maxBytes`: past it the oldest results are evicted early, and
- * their `/status` answers 404 saying so.
+ * Outputs count against `retention.maxBytes`, and every finished job against `retention.maxJobs`:
+ * past either the oldest results are evicted early, and their `/status` answers 404 saying so.
  */
 import {
   clearJobTimers,
@@ -23,6 +23,8 @@ export class ResultRetention {
   /** Finished jobs holding an output, oldest first, and their outputs' bytes in all. */
   readonly #retained = new Set<JobRecord>();
   #retainedBytes = 0;
+  /** Every finished job still kept, oldest first (the `retention.maxJobs` bound). */
+  readonly #finished = new Set<JobRecord>();
   /** Ids (`endpoint/job`) of results evicted early, the newest {@link MAX_EVICTED_IDS}. */
   readonly #evicted = new Set<string>();
 
@@ -34,6 +36,16 @@ export class ResultRetention {
   /** Most bytes of results kept (`retention.maxBytes`), for the 404 of an evicted one. */
   get maxBytes(): number {
     return this.#retention.maxBytes;
+  }
+
+  /** Most finished jobs kept (`retention.maxJobs`), for the 404 of an evicted one. */
+  get maxJobs(): number {
+    return this.#retention.maxJobs;
+  }
+
+  /** Finished jobs kept now, all endpoints together. */
+  get finishedJobs(): number {
+    return this.#finished.size;
   }
 
   /** True when the job's result was evicted early to keep memory bounded (its 404 says so). */
@@ -51,15 +63,24 @@ export class ResultRetention {
     this.#retained.add(job);
     for (const oldest of this.#retained) {
       if (this.#retainedBytes <= this.#retention.maxBytes || oldest === job) break;
-      this.#evicted.add(`${oldest.endpointId}/${oldest.id}`);
-      if (this.#evicted.size > MAX_EVICTED_IDS)
-        this.#evicted.delete(this.#evicted.values().next().value as string);
-      this.forget(this.#core.endpoint(oldest.endpointId), oldest);
+      this.#evict(oldest);
     }
   }
 
-  /** Takes a job's output out of the retained-results budget (a retry, or the job is forgotten). */
+  /** Forgets a job early, remembering its id for a 404 that says why. */
+  #evict(job: JobRecord): void {
+    this.#evicted.add(`${job.endpointId}/${job.id}`);
+    if (this.#evicted.size > MAX_EVICTED_IDS)
+      this.#evicted.delete(this.#evicted.values().next().value as string);
+    this.forget(this.#core.endpoint(job.endpointId), job);
+  }
+
+  /**
+   * Takes a job out of the kept finished jobs and its output out of the retained-results budget
+   * (a retry, or the job is forgotten).
+   */
   dropOutput(job: JobRecord): void {
+    this.#finished.delete(job);
     if (job.retainedBytes === undefined) return;
     this.#retainedBytes -= job.retainedBytes;
     job.retainedBytes = undefined;
@@ -69,6 +90,7 @@ export class ResultRetention {
   /** Forgets a job: its timers stop, its output leaves the budget, and `/status` answers 404. */
   forget(ep: EndpointState, job: JobRecord): void {
     this.dropOutput(job);
+    this.#finished.delete(job);
     clearJobTimers(this.#core.clock, job);
     ep.jobs.delete(job.id);
     notifyWaiters(job);
@@ -77,6 +99,13 @@ export class ResultRetention {
   /** Schedules a finished job's removal after its retention time. */
   scheduleExpiry(ep: EndpointState, job: JobRecord): void {
     if (job.completedAt === undefined) return;
+    this.#finished.delete(job); // a retried job finishes again: it is the newest now
+    this.#finished.add(job);
+    for (const oldest of this.#finished) {
+      if (this.#finished.size <= this.#retention.maxJobs || oldest === job) break;
+      this.#evict(oldest);
+    }
+    if (!this.#finished.has(job)) return;
     const base = job.kind === "sync" ? this.#retention.runsyncMs : this.#retention.runMs;
     const keep = Math.min(base, job.resultTtlMs ?? base);
     this.#expireAt(ep, job, job.completedAt + keep);

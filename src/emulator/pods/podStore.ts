@@ -5,9 +5,13 @@
  * - Placement: a create places the one GPU type asked for, in a data centre of `dataCenterIds`
  *   (any when empty) with enough free GPUs of that type in the pod's `cloud`, and a CUDA version
  *   the request accepts; it never falls back. Stock is a count per GPU type, data centre and cloud
- *   (`catalog.ts` `podStockSeed`), taken while the pod holds compute and given back on stop and
- *   delete; the catalog's `POD` availability shows what is left. No capacity is a 400 with only a
- *   human-readable `detail`, as the document says.
+ *   (`catalog.ts` `podStockSeed`), and for CPU pods a count of free vCPUs per flavour and data
+ *   centre (`cpuPodStockSeed`), taken while the pod holds compute and given back on stop and
+ *   delete; the catalog's `POD` availability (GPU and CPU types, data centres) shows what is left.
+ *   No capacity is a 400 with only a human-readable `detail`, as the document says.
+ * - Balance: with `balanceUsd` set (the emulator's option, or `setBalanceUsd`), a create or start
+ *   whose pod costs more an hour than the balance answers 402, as the document says a short
+ *   balance does. The balance is a fixed figure the test sets: running pods do not spend it.
  * - Lifecycle on the emulator's clock: `PROVISIONING`, then `STARTING` after half of `podStartMs`,
  *   then `RUNNING` after the other half. An image containing `unpullable` ends in `ERROR`, with the
  *   pull error in the pod's log. `stop` (EXITED, compute released), `start` (EXITED or ERROR, back
@@ -38,7 +42,9 @@ import type { Template } from "../../wire/serverless";
 import type { PodUsageSink } from "../billing/meter";
 import {
   compareCuda,
+  cpuPodStockSeed,
   type PodStockView,
+  podCpuStockLevel,
   podCpuType,
   podGpuType,
   podStockLevel,
@@ -46,6 +52,7 @@ import {
 } from "../catalog";
 import type { Clock, TimerHandle } from "../clock";
 import { WorkerLogs } from "../jobs/workerLogs";
+import { MAX_PODS_PER_ACCOUNT } from "../serviceFacts";
 import { type ManagementStore, randomId } from "../store";
 import { httpListener, type PodListener, sshListener } from "./listeners";
 
@@ -118,6 +125,10 @@ export class PodStore implements PodStockView {
   readonly #pods = new Map<string, StoredPod>();
   /** Free GPUs by `gpuId|dataCenterId|cloud`. */
   readonly #stock = new Map<string, number>();
+  /** Free vCPUs by `cpuId|dataCenterId` (CPU pods run in the SECURE cloud only). */
+  readonly #cpuStock = new Map<string, number>();
+  /** The account's balance, USD; undefined: no limit. */
+  #balanceUsd: number | undefined;
   #sshKeys: string[] = [];
   /** Pod logs (one log per pod). */
   readonly logs = new WorkerLogs();
@@ -130,13 +141,17 @@ export class PodStore implements PodStockView {
     templates: (id: string) => Template | undefined;
     /** Meters the time pods run (the billing routes add it up). */
     usage?: PodUsageSink;
+    /** The account's balance, USD: a pod costing more an hour is refused with 402. @default no limit */
+    balanceUsd?: number;
   }) {
+    this.#balanceUsd = options.balanceUsd;
     if (options.usage) this.#usage = options.usage;
     this.#clock = options.clock;
     this.#templates = options.templates;
     this.#startMs = options.podStartMs;
     this.#volumes = options.store;
     for (const s of podStockSeed()) this.#stock.set(key(s.gpuId, s.dataCenterId, s.cloud), s.free);
+    for (const s of cpuPodStockSeed()) this.#cpuStock.set(cpuKey(s.cpuId, s.dataCenterId), s.freeVcpus);
     this.#load(options.store);
     options.store.attachPods(() => this.#snapshot());
   }
@@ -202,24 +217,63 @@ export class PodStore implements PodStockView {
     return free === undefined ? undefined : podStockLevel(free);
   }
 
+  /** The live `POD` level of a CPU flavour in a data centre (the catalog's view). */
+  cpuLevel(cpuId: string, dataCenterId: string): AvailabilityLevel | undefined {
+    const free = this.#cpuStock.get(cpuKey(cpuId, dataCenterId));
+    return free === undefined ? undefined : podCpuStockLevel(free);
+  }
+
   /** Free GPUs of a type in a data centre and cloud (0 when it is not offered there). */
   freeGpus(gpuId: string, dataCenterId: string, cloud = "SECURE"): number {
     return this.#stock.get(key(gpuId, dataCenterId, cloud)) ?? 0;
   }
 
+  /** Free vCPUs of a CPU flavour in a data centre (0 when it is not offered there). */
+  freeVcpus(cpuId: string, dataCenterId: string): number {
+    return this.#cpuStock.get(cpuKey(cpuId, dataCenterId)) ?? 0;
+  }
+
+  /** Takes (`sign` -1) or gives back (+1) the pod's compute in `dataCenterId`. */
+  #move(pod: Pod, dataCenterId: string, sign: 1 | -1): void {
+    if (pod.gpu) {
+      const k = key(pod.gpu.id, dataCenterId, pod.cloud ?? "SECURE");
+      this.#stock.set(k, (this.#stock.get(k) ?? 0) + sign * (pod.gpu.count ?? 1));
+    } else if (pod.cpu) {
+      const k = cpuKey(pod.cpu.id, dataCenterId);
+      this.#cpuStock.set(k, (this.#cpuStock.get(k) ?? 0) + sign * (pod.cpu.vcpuCount ?? 0));
+    }
+  }
+
   #take(pod: Pod, dataCenterId: string): void {
-    if (!pod.gpu) return;
-    const k = key(pod.gpu.id, dataCenterId, pod.cloud ?? "SECURE");
-    this.#stock.set(k, (this.#stock.get(k) ?? 0) - (pod.gpu.count ?? 1));
+    this.#move(pod, dataCenterId, -1);
   }
 
   #release(stored: StoredPod): void {
     if (!stored.holds) return;
     stored.holds = false;
     const { pod } = stored;
-    if (!pod.gpu || !pod.dataCenterId) return;
-    const k = key(pod.gpu.id, pod.dataCenterId, pod.cloud ?? "SECURE");
-    this.#stock.set(k, (this.#stock.get(k) ?? 0) + (pod.gpu.count ?? 1));
+    if (!pod.dataCenterId) return;
+    this.#move(pod, pod.dataCenterId, 1);
+  }
+
+  // Balance -------------------------------------------------------------------------------------
+
+  /** Sets the account's balance, USD (undefined: no limit); pods already running keep running. */
+  setBalanceUsd(usd: number | undefined): void {
+    if (usd !== undefined && !(Number.isFinite(usd) && usd >= 0)) {
+      throw new Error(`balanceUsd must be a finite number >= 0, got ${String(usd)}`);
+    }
+    this.#balanceUsd = usd;
+  }
+
+  /** 402 when the balance does not cover one hour of `costPerHour` (what the service asks for). */
+  #requireBalance(costPerHour: number, what: string): void {
+    const balance = this.#balanceUsd;
+    if (balance === undefined || balance >= costPerHour) return;
+    throw new PodError(
+      402,
+      `Insufficient balance: ${what} costs $${costPerHour}/hr and the account's balance is $${balance}; add funds to run it`,
+    );
   }
 
   // SSH keys ------------------------------------------------------------------------------------
@@ -246,6 +300,12 @@ export class PodStore implements PodStockView {
 
   /** Creates a pod (PROVISIONING) or throws `PodError` (400 for a rule or no capacity, 404 for an unknown volume). */
   create(request: CreateBody): Pod {
+    if (this.#pods.size >= MAX_PODS_PER_ACCOUNT) {
+      throw new PodError(
+        400,
+        `the account holds ${this.#pods.size} pods, the most it may hold (${MAX_PODS_PER_ACCOUNT}); delete one before creating another`,
+      );
+    }
     const body = request.templateId ? this.#fromTemplate(request, request.templateId) : request;
     const cloud = body.cloud ?? "SECURE";
     let dataCenters = body.dataCenterIds && body.dataCenterIds.length > 0 ? body.dataCenterIds : undefined;
@@ -276,6 +336,10 @@ export class PodStore implements PodStockView {
       const ram = podCpuType(cpu.id)?.record.ramGbPerVcpu ?? 2;
       compute = { cpu: { id: cpu.id, vcpuCount: cpu.vcpuCount, memory: Math.round(ram * cpu.vcpuCount) } };
     }
+    this.#requireBalance(
+      placed.cost,
+      `a pod on ${body.gpu ? `${body.gpu.count ?? 1} x ${body.gpu.id}` : `${compute.cpu?.vcpuCount} vCPU ${compute.cpu?.id}`}`,
+    );
     const env = { ...(body.env ?? {}) };
     if (body.startSsh && this.#sshKeys.length > 0 && env.PUBLIC_KEY === undefined) {
       env.PUBLIC_KEY = this.#sshKeys.join("\n");
@@ -377,6 +441,13 @@ export class PodStore implements PodStockView {
           `${NO_CAPACITY_MESSAGE} (not enough free ${pod.gpu.id} GPUs in ${dc}, where the pod's disk is)`,
         );
       }
+      if (pod.cpu && this.freeVcpus(pod.cpu.id, dc) < (pod.cpu.vcpuCount ?? 0)) {
+        throw new PodError(
+          400,
+          `${NO_CAPACITY_MESSAGE} (not enough free ${pod.cpu.id} vCPUs in ${dc}, where the pod's disk is)`,
+        );
+      }
+      this.#requireBalance(pod.cost ?? 0, `pod ${pod.id}`);
       this.#take(pod, dc);
       stored.holds = true;
       this.#log(stored, "system", "pod starting");
@@ -531,10 +602,15 @@ export class PodStore implements PodStockView {
       throw new PodError(400, `cpu.vcpuCount: ${cpu.id} has at most ${max} vCPUs, got ${cpu.vcpuCount}`);
     }
     if (cloud !== "SECURE") throw new PodError(400, "cloud: CPU pods run in the SECURE cloud only");
-    const dc = type.dataCenterIds.find((d) => !dataCenters || dataCenters.includes(d));
-    if (!dc) throw new PodError(400, NO_CAPACITY_MESSAGE);
+    let best: { dc: string; free: number } | undefined;
+    for (const dc of type.dataCenterIds) {
+      if (dataCenters && !dataCenters.includes(dc)) continue;
+      const free = this.freeVcpus(cpu.id, dc);
+      if (free >= cpu.vcpuCount && (!best || free > best.free)) best = { dc, free };
+    }
+    if (!best) throw new PodError(400, NO_CAPACITY_MESSAGE);
     return {
-      dataCenterId: dc,
+      dataCenterId: best.dc,
       cudaVersion: null,
       cost: round((type.record.price?.securePerVcpu ?? 0) * cpu.vcpuCount),
     };
@@ -697,6 +773,10 @@ export class PodStore implements PodStockView {
 
 function key(gpuId: string, dataCenterId: string, cloud: string): string {
   return `${gpuId}|${dataCenterId}|${cloud}`;
+}
+
+function cpuKey(cpuId: string, dataCenterId: string): string {
+  return `${cpuId}|${dataCenterId}`;
 }
 
 function round(usd: number): number {

@@ -8,7 +8,10 @@
  * this module, so the ledger sees every resource. Each resource counts once, keyed by its URN (a
  * second check of the same resource replaces its figure).
  */
-import { usd } from "./prices";
+import { isUnknown, UNKNOWN } from "../common/unknown";
+import { describeError } from "../common/wording";
+import { COST_KEYS, type RunpodSettings } from "../config";
+import { type HourlyCost, usd } from "./prices";
 
 /** The stack config key of the deployment's budget. */
 export const STACK_BUDGET_KEY = "runpod:maxHourlyUsd";
@@ -40,6 +43,8 @@ export interface LedgerEntry {
   ceilingUsd: number;
   /** How the ceiling is made, e.g. `workers.max 4 × 1.1 USD/h`. */
   how?: string;
+  /** What lowers it, for the advice, e.g. `its workers.max or the GPUs per worker, or cheaper pools`. */
+  lower?: string;
 }
 
 const ledger = new Map<string, LedgerEntry>();
@@ -75,23 +80,33 @@ export function resourceBudgetFailure(
   budget: number,
   ceiling: number,
   how: string,
-  advice = "Lower workers.max or the GPUs per worker, choose cheaper pools, or raise maxHourlyUsd.",
+  lower: string,
 ): string {
   return (
     `${label}: its hourly ceiling ${money(ceiling)} (${how}, list prices) is over maxHourlyUsd ${money(budget)}. ` +
-    `Nothing was created or changed. ${advice}`
+    `Nothing was created or changed. Lower ${lower}, or raise maxHourlyUsd.`
   );
 }
 
-/** The failure of the stack budget: the sum, each resource that makes it up, and what to change. */
+/**
+ * The failure of the stack budget: the sum, each resource that makes it up, and what to change:
+ * the largest part first (its own advice: a pod's GPUs, an endpoint's workers.max), or the budget.
+ */
 export function stackBudgetFailure(budget: number, entries: readonly LedgerEntry[]): string {
   const total = entries.reduce((sum, e) => sum + e.ceilingUsd, 0);
   const parts = entries
     .map((e) => `${e.label} ${money(e.ceilingUsd)}${e.how ? ` (${e.how})` : ""}`)
     .join("; ");
+  const largest = entries.reduce<LedgerEntry | undefined>(
+    (top, e) => (top === undefined || e.ceilingUsd > top.ceilingUsd ? e : top),
+    undefined,
+  );
+  const lowerLargest = largest?.lower
+    ? `Lower the largest part, ${largest.label}: ${largest.lower}; or raise`
+    : "Raise";
   return (
     `${STACK_BUDGET_KEY} is ${money(budget)}, but the hourly ceilings of this deployment's RunPod resources add up to ` +
-    `${money(total)} (list prices): ${parts}. Nothing was created or changed. Lower a workers.max, or raise the budget ` +
+    `${money(total)} (list prices): ${parts}. Nothing was created or changed. ${lowerLargest} the budget ` +
     `(pulumi config set ${STACK_BUDGET_KEY} <usd>, or the environment variable ${STACK_BUDGET_ENV}).`
   );
 }
@@ -99,4 +114,112 @@ export function stackBudgetFailure(budget: number, entries: readonly LedgerEntry
 /** The failure when a budget applies but a ceiling cannot be known before the service answers. */
 export function unknownCeilingFailure(label: string, what: string, why: string): string {
   return `${label}: ${what} applies, but its hourly ceiling cannot be worked out: ${why}. Nothing was created or changed.`;
+}
+
+/** The name of the stack budget for a message: the config key, or the environment variable that set it. */
+export function stackBudgetName(settings: RunpodSettings | undefined): string {
+  const where = settings?.cost?.sources.maxHourlyUsd;
+  return where === "env" ? COST_KEYS.maxHourlyUsd.env : COST_KEYS.maxHourlyUsd.key;
+}
+
+export interface CheckFailure {
+  property: string;
+  reason: string;
+}
+
+/** What one resource's `check` knows of its cost, for {@link judgeBudgets}. */
+export interface CostCase {
+  settings: RunpodSettings | undefined;
+  /** The resource's arguments (its own `maxHourlyUsd` is read from them). */
+  args: Record<string, unknown>;
+  /** The resource's key in the stack's ledger (its URN). */
+  key: string;
+  /** How messages name it, e.g. `Pod "trainer"`. */
+  label: string;
+  /** The arguments that decide the price are unknown (a preview): the figure is unknown, nothing is judged. */
+  unknownArgs?: boolean;
+  /** The arguments name something to price (compute), and the provider can read the catalog. */
+  priceable: boolean;
+  /** True when the provider could read the catalog (a REST v2 API key); false says why not in a failure. */
+  canRead: boolean;
+  /** The priced figure, read from the catalog (once per host). */
+  price: () => Promise<HourlyCost | typeof UNKNOWN>;
+  /** Why a price that comes back unknown fails a budget; absent, an unknown price is unknown in the preview. */
+  unknownPriceFailure?: string;
+  /** How the ceiling is made, for messages. */
+  how: (cost: HourlyCost) => string;
+  /** What lowers this resource's ceiling, for the advice (`its workers.max ...`). */
+  lower: string;
+}
+
+/**
+ * `check`'s cost work for one resource: its `hourlyCost` as the arguments make it, and the
+ * failures of the budgets it is over: `maxHourlyUsd` (its own ceiling) and the stack's
+ * `runpod:maxHourlyUsd` (the sum of the ceilings of every resource this host has checked, each
+ * counted once by key). A budget that applies to a ceiling that cannot be worked out fails saying
+ * why; a bad stack budget fails naming it (a bad own budget is the argument check's failure).
+ * Judged before any network write; the ledger keeps this resource's figure only when it passes.
+ */
+export async function judgeBudgets(
+  c: CostCase,
+): Promise<{ hourlyCost?: HourlyCost | typeof UNKNOWN; failures: CheckFailure[] }> {
+  const failures: CheckFailure[] = [];
+  const own = isUnknown(c.args.maxHourlyUsd) ? {} : parseBudget(c.args.maxHourlyUsd, "maxHourlyUsd");
+  const stackName = stackBudgetName(c.settings);
+  const stack = parseBudget(c.settings?.cost?.maxHourlyUsd, stackName);
+  if (stack.failure !== undefined) failures.push({ property: "", reason: stack.failure });
+  if (c.unknownArgs) {
+    forgetCeiling(c.key);
+    return { hourlyCost: UNKNOWN, failures };
+  }
+  const budgeted = own.usd !== undefined || stack.usd !== undefined;
+  let cost: HourlyCost | typeof UNKNOWN | undefined;
+  let unreadable: string | undefined;
+  if (c.canRead && c.priceable) {
+    try {
+      cost = await c.price();
+    } catch (error) {
+      unreadable = `the catalog's prices could not be read (${describeError(error)})`;
+    }
+  }
+  const which = own.usd !== undefined ? "maxHourlyUsd" : stackName;
+  const fail = (why: string) => {
+    forgetCeiling(c.key);
+    if (budgeted) failures.push({ property: "", reason: unknownCeilingFailure(c.label, which, why) });
+    return { ...(cost === undefined || cost === UNKNOWN ? {} : { hourlyCost: cost }), failures };
+  };
+  if (cost === undefined) {
+    if (!budgeted || !c.priceable) return { failures };
+    return fail(unreadable ?? "the provider has no REST v2 API key to read the catalog's prices with");
+  }
+  if (cost === UNKNOWN) {
+    if (c.unknownPriceFailure === undefined) {
+      forgetCeiling(c.key);
+      return { hourlyCost: UNKNOWN, failures };
+    }
+    return fail(c.unknownPriceFailure);
+  }
+  if (cost.note !== undefined) return fail(cost.note);
+  const ceiling = cost.ceilingUsd as number;
+  const how = c.how(cost);
+  if (own.usd !== undefined && ceiling > own.usd) {
+    forgetCeiling(c.key);
+    failures.push({
+      property: "maxHourlyUsd",
+      reason: resourceBudgetFailure(c.label, own.usd, ceiling, how, c.lower),
+    });
+    return { hourlyCost: cost, failures };
+  }
+  const entry: LedgerEntry = { label: c.label, ceilingUsd: ceiling, how, lower: c.lower };
+  if (stack.usd !== undefined) {
+    const entries = ceilingsWith(c.key, entry);
+    const total = entries.reduce((sum, e) => sum + e.ceilingUsd, 0);
+    if (usd(total) > stack.usd) {
+      forgetCeiling(c.key);
+      failures.push({ property: "", reason: stackBudgetFailure(stack.usd, entries) });
+      return { hourlyCost: cost, failures };
+    }
+  }
+  recordCeiling(c.key, entry);
+  return { hourlyCost: cost, failures };
 }

@@ -312,10 +312,16 @@ async function placePod(client: RunpodClient, inputs: PodInputs, secrets: readon
       } catch (error) {
         const name = candidate ?? inputs.cpu?.id ?? "cpu";
         if (error instanceof APIError && error.status === 402) {
+          const before = said.map((s) => `${s.candidate}: ${s.answer}`).join("; ");
           throw new RunpodError(
-            `RunPod refused to create pod "${inputs.name}" on ${name}: the account's balance is too low (402` +
-              `${describeBody(error.body) ? `: ${describeBody(error.body)}` : ""}). No other GPU type was tried: ` +
-              "none would succeed. Add funds in the RunPod console, then run pulumi up again.",
+            redact(
+              `RunPod refused to create pod "${inputs.name}" on ${name}: the account's balance is too low (402` +
+                `${describeBody(error.body) ? `: ${describeBody(error.body)}` : ""}).` +
+                (before ? ` Tried before it: ${before}.` : "") +
+                " No other GPU type was tried after it: none would succeed. Add funds in the RunPod console, " +
+                "then run pulumi up again.",
+              secrets,
+            ),
           );
         }
         if (error instanceof BadRequestError || error instanceof PermissionDeniedError) {

@@ -86,6 +86,10 @@ export interface JobRunArgs {
     bucketName: InputOf<NonNullable<Plain["s3Config"]>["bucketName"]>;
     /** URL of the S3-compatible service (http or https), e.g. `https://s3.us-east-1.amazonaws.com`. */
     endpointUrl: InputOf<NonNullable<Plain["s3Config"]>["endpointUrl"]>;
+    /**
+     * Key prefix (folder) in the bucket under which the worker stores what it uploads; the official SDK sends it.
+     */
+    objectPath?: InputOf<NonNullable<Plain["s3Config"]>["objectPath"]>;
   }> | pulumi.Input<undefined>;
   /**
    * `"run"` queues the job and long-polls its status; `"runsync"` submits with `/runsync`, which

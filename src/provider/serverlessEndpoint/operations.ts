@@ -35,6 +35,7 @@ import {
   type RunpodClient,
   RunpodError,
   type ServerlessEndpoint,
+  type ServerlessRelease,
   type ServerlessReleaseList,
   secretEnvValues,
 } from "../../client";
@@ -62,6 +63,7 @@ import {
   createFailedMessage,
   type GateVerdict,
   keptMessage,
+  movedPastMessage,
   rollbackFailedMessage,
   rolledBackMessage,
   rolloutVerdict,
@@ -119,9 +121,14 @@ async function diffPlan(
   olds: Record<string, unknown>,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.DiffResult> {
-  const plan = planEndpointChange(olds, plainInputs(news));
+  const inputs = plainInputs(news);
+  const plan = planEndpointChange(olds, inputs);
   if (plan.replaces.length > 0) return { changes: true, replaces: plan.replaces, deleteBeforeReplace: false };
-  return { changes: plan.changed.length > 0 };
+  // A gate recorded as failed on the release that serves is an update to make even with nothing
+  // changed: a refresh clears the engine's init errors (step.go RefreshStep.Apply), so without this
+  // the next up would never test that release again.
+  const retest = inputs.smokeTest !== undefined && gateFailedOnLive(withoutProvider(olds));
+  return { changes: plan.changed.length > 0 || retest };
 }
 
 /**
@@ -243,15 +250,30 @@ export async function updateServerlessEndpoint(
     }
     outs.lastSmokeTest = verdict.record;
     if (verdict.record.passed) return { outs };
-    const back = rollbackPatch(outs, previous);
+    // What the rollback puts back: the fields this update's PATCH set (a release's, and the scaling
+    // fields changed with it), never a field someone else changed meanwhile.
+    const touched = Object.keys(plan.patch);
+    const back = rollbackPatch(outs, previous, touched);
     if (smoke?.onFailure !== "rollback" || back === undefined) {
       throw partialFailure(keptMessage(label, verdict, smoke as SmokeTest), id, outs, news[PROVIDER_KEY]);
+    }
+    // A change made elsewhere while the gate ran (the endpoint moved past the release under test)
+    // is not rolled back over: what runs is read, recorded and named instead.
+    const moved = await movedPast(client, id, verdict.record.version);
+    if (moved !== undefined) {
+      const live = await readOutputs(client, id, inputs, secrets).catch(() => outs);
+      throw partialFailure(
+        movedPastMessage(label, verdict, smoke, moved.version, moved.release),
+        id,
+        { ...live, lastSmokeTest: verdict.record },
+        news[PROVIDER_KEY],
+      );
     }
     // Roll back: the previous container settings, as a new release, always waited for.
     let rolledBack: Record<string, unknown>;
     let restored: ServerlessEndpoint | undefined;
     try {
-      restored = await client.serverless.update(id, back);
+      restored = await patchBack(client, id, back, previous, touched);
       const done = await settled(client, settings, restored, { ...inputs, rollout: "wait" }, secrets);
       if (done.failure !== undefined) throw done.failure;
       // What the program says, not the forced wait.
@@ -270,7 +292,15 @@ export async function updateServerlessEndpoint(
         news[PROVIDER_KEY],
       );
     }
-    const message = rolledBackMessage(label, verdict, smoke, rolledBack.version as number, previous.image);
+    const alongside = Object.keys(back).filter((f) => !(RELEASE_FIELDS as readonly string[]).includes(f));
+    const message = rolledBackMessage(
+      label,
+      verdict,
+      smoke,
+      rolledBack.version as number,
+      previous.image,
+      alongside,
+    );
     throw partialFailure(message, id, rolledBack, news[PROVIDER_KEY]);
   });
 }
@@ -436,10 +466,6 @@ function gate(
   return runGate(contextFromSettings(settings ?? resolveSettings(undefined)), id, version, smoke);
 }
 
-/**
- * A gate recorded as failed on the release that still serves (`onFailure: "keep"`, a failed
- * create, a failed rollback): the next update tests it again even when nothing changed.
- */
 /** `lastSmokeTest` of a release whose gate never ran (its rollout wait ran out of time). */
 function untestedRecord(version: unknown) {
   return {
@@ -451,26 +477,79 @@ function untestedRecord(version: unknown) {
   };
 }
 
+/**
+ * A gate recorded as failed on the release that still serves (`onFailure: "keep"`, a failed
+ * create, a failed rollback, a rollout wait that ran out of time): diff plans an update and the
+ * update tests it again even when nothing changed.
+ */
 function gateFailedOnLive(previous: Record<string, unknown>): boolean {
   const last = previous.lastSmokeTest as { passed?: unknown; version?: unknown } | undefined;
   return last !== undefined && last !== null && last.passed === false && last.version === previous.version;
 }
 
 /**
- * The PATCH that puts the previous container settings back: the change from what runs now
- * (`current`, outputs) to the previous outputs taken as arguments (as refresh takes them), kept to
- * the fields that make a release. Undefined when there is nothing to put back.
+ * The PATCH that puts the previous configuration back: the change from what runs now (`current`,
+ * outputs) to the previous outputs taken as arguments (as refresh takes them), kept to the fields
+ * the failed update's own PATCH set (`touched`): its release, and the scaling fields (`name`,
+ * `workers`, `scaling`, ...) changed with it, so that what runs is again what the state's inputs
+ * say (the engine keeps the old inputs after a partially failed update, and a refresh diffs
+ * against them). A field the update did not set is left as the service holds it: someone else may
+ * have changed it. Undefined when no release field differs (there is no release to roll back).
  */
 function rollbackPatch(
   current: Record<string, unknown>,
   previous: Record<string, unknown>,
+  touched: readonly string[],
 ): Record<string, unknown> | undefined {
   const wanted = inputsOf(previous as ServerlessEndpoint, {} as ServerlessEndpointInputs);
   const plan = planEndpointChange(current, wanted as ServerlessEndpointInputs);
-  const back = Object.fromEntries(
-    Object.entries(plan.patch).filter(([field]) => (RELEASE_FIELDS as readonly string[]).includes(field)),
-  );
-  return Object.keys(back).length === 0 ? undefined : back;
+  const back = Object.fromEntries(Object.entries(plan.patch).filter(([field]) => touched.includes(field)));
+  return makesRelease({ patch: back }) ? back : undefined;
+}
+
+/**
+ * The endpoint's version now, when it is past `tested` (the release the gate judged): someone else
+ * deployed while the gate ran. Undefined when it is not, or when either version is unknown (the
+ * rollback then goes ahead as before).
+ */
+async function movedPast(
+  client: RunpodClient,
+  id: string,
+  tested: number | null,
+): Promise<{ version: number; release: ServerlessRelease | undefined } | undefined> {
+  if (tested === null) return undefined;
+  // A failed read says nothing about a change elsewhere: the rollback goes ahead.
+  const now = await client.serverless.releases(id).catch(() => undefined);
+  const version = now?.endpointVersion;
+  if (typeof version !== "number" || version <= tested) return undefined;
+  return { version, release: now?.releases.find((r) => r.version === version) };
+}
+
+/**
+ * The rollback's PATCH. When it fails, the service may still have acted on it (an answer lost
+ * after the PATCH was applied): the endpoint is read back, and when it holds the previous
+ * configuration already, the rollback went through and that record is its answer. Otherwise the
+ * PATCH's own error stands.
+ */
+async function patchBack(
+  client: RunpodClient,
+  id: string,
+  back: Record<string, unknown>,
+  previous: Record<string, unknown>,
+  touched: readonly string[],
+): Promise<ServerlessEndpoint> {
+  try {
+    return await client.serverless.update(id, back);
+  } catch (error) {
+    const live = await client.serverless.get(id).catch(() => undefined);
+    if (
+      live !== undefined &&
+      rollbackPatch(live as Record<string, unknown>, previous, touched) === undefined
+    ) {
+      return live;
+    }
+    throw error;
+  }
 }
 
 /**

@@ -15,6 +15,8 @@
  * JobRun would.
  */
 import { z } from "zod";
+import type { ServerlessRelease } from "../../client";
+import { boundEntry } from "../common/engineText";
 import { describeError } from "../common/wording";
 import { usd } from "../cost/prices";
 import type { LifecycleContext } from "../release/context";
@@ -260,15 +262,58 @@ export function rolledBackMessage(
   smoke: SmokeTest,
   servingVersion: number | null | undefined,
   previousImage: unknown,
+  alsoPutBack: readonly string[] = [],
 ): string {
   const image = typeof previousImage === "string" ? ` (image ${previousImage})` : "";
+  const also =
+    alsoPutBack.length === 0
+      ? []
+      : [
+          `The other changes of this update (${alsoPutBack.join(", ")}) were put back with it: they apply at ` +
+            "once, and the state keeps the previous arguments after a failed update.",
+        ];
   return [
     `${failedHead(label, verdict, smoke)}, so it was rolled back.`,
     `Now serving: ${release(servingVersion)}, a new release carrying the previous configuration${image}, on every worker.`,
+    ...also,
     ...whyLines(verdict, smoke),
     `The state records what runs (the previous configuration at ${release(servingVersion)}), so the next ` +
       "pulumi up tries the new release again: fix it (the image, env or start command) first, or set " +
       'smokeTest.onFailure: "keep" to leave a failing release serving.',
+  ].join("\n");
+}
+
+/**
+ * The gate failed, but while it ran someone else's change landed (the endpoint's version moved past
+ * the release under test): nothing was rolled back, and the message says what runs and who made it,
+ * as far as the service's release record tells.
+ */
+export function movedPastMessage(
+  label: string,
+  verdict: GateVerdict,
+  smoke: SmokeTest,
+  servingVersion: number,
+  serving: ServerlessRelease | undefined,
+): string {
+  const by = serving?.createdByUserId
+    ? `user ${boundEntry(serving.createdByUserId)}`
+    : "a user the release does not name";
+  const made =
+    serving === undefined
+      ? "the service lists no release for it"
+      : [
+          `release ${boundEntry(serving.id)}`,
+          `created by ${by}`,
+          ...(serving.createdAt ? [`at ${boundEntry(serving.createdAt)}`] : []),
+          ...(serving.source ? [`source ${boundEntry(serving.source)}`] : []),
+        ].join(", ");
+  return [
+    `${failedHead(label, verdict, smoke)}, and it was NOT rolled back: while the smoke test ran, the endpoint ` +
+      `moved past the release under test to ${release(servingVersion)}, a change made elsewhere (${made}).`,
+    `Rolling back would overwrite that change, and the failures may be that change's rather than ${release(verdict.record.version)}'s.`,
+    ...whyLines(verdict, smoke),
+    `The state records what runs now (${release(servingVersion)}). Find out who deployed it, then run pulumi up ` +
+      "again: it applies this program's configuration over that change and tests it.",
   ].join("\n");
 }
 
