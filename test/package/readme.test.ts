@@ -1,6 +1,6 @@
 /**
- * Every code snippet of README.md runs as shown against the emulator. The
- * snippets are found when the test starts, so a section added later is checked too:
+ * Every code snippet of README.md and of the pages under docs/ runs as shown against the emulator.
+ * The snippets are found when the test starts, so a section or page added later is checked too:
  *
  * - ```ts blocks with `export` statements are Pulumi programs: run through the deploy harness
  *   (`test/support/deployHarness.mts`: mocks for the program, Pulumi's real dynamic-provider host
@@ -20,7 +20,7 @@
  * skipped test with that reason. Keep that set small.
  */
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { promisify } from "node:util";
@@ -70,7 +70,20 @@ function snippets(markdown: string): Snippet[] {
   return found;
 }
 
-const README = snippets(readFileSync(path.join(REPO, "README.md"), "utf8"));
+/** README.md, then every Markdown page under docs/ (sorted), as paths relative to the repo. */
+function pages(): string[] {
+  const docs = readdirSync(path.join(REPO, "docs"), { recursive: true, encoding: "utf8" })
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => path.join("docs", name).split(path.sep).join("/"))
+    .sort();
+  return ["README.md", ...docs];
+}
+
+const PAGES = pages().map((file) => ({
+  file,
+  snippets: snippets(readFileSync(path.join(REPO, file), "utf8")),
+}));
+const ALL = PAGES.flatMap((p) => p.snippets);
 
 let emu: RunningEmulator;
 beforeAll(async () => {
@@ -139,24 +152,29 @@ async function runShell(code: string): Promise<void> {
   }
 }
 
-describe("README.md snippets run as shown against the emulator", () => {
+describe("README.md and docs/ snippets run as shown against the emulator", () => {
   it("finds the snippets, and the ones marked skip do not outnumber the ones that run", () => {
-    expect(README.filter((s) => s.lang === "ts" && !s.skip).length).toBeGreaterThanOrEqual(4);
-    const skipped = README.filter((s) => s.skip).length;
-    expect(skipped).toBeLessThanOrEqual(README.length - skipped);
+    expect(PAGES.map((p) => p.file)).toEqual(
+      expect.arrayContaining(["README.md", "docs/client.md", "docs/emulator.md"]),
+    );
+    expect(ALL.filter((s) => s.lang === "ts" && !s.skip).length).toBeGreaterThanOrEqual(4);
+    const skipped = ALL.filter((s) => s.skip).length;
+    expect(skipped).toBeLessThanOrEqual(ALL.length - skipped);
   });
 
-  for (const snippet of README) {
-    const kind = snippet.lang === "sh" ? "shell" : /^export /m.test(snippet.code) ? "program" : "script";
-    const name = `line ${snippet.line} (${snippet.heading}): ${kind}`;
-    if (snippet.skip) {
-      it.skip(`${name}, not run: ${snippet.skip}`, () => {});
-      continue;
+  for (const page of PAGES) {
+    for (const snippet of page.snippets) {
+      const kind = snippet.lang === "sh" ? "shell" : /^export /m.test(snippet.code) ? "program" : "script";
+      const name = `${page.file} line ${snippet.line} (${snippet.heading}): ${kind}`;
+      if (snippet.skip) {
+        it.skip(`${name}, not run: ${snippet.skip}`, () => {});
+        continue;
+      }
+      it(name, async () => {
+        if (kind === "program") await runProgram(snippet.code);
+        else if (kind === "script") await runScript(snippet.code);
+        else await runShell(snippet.code);
+      }, 180_000);
     }
-    it(name, async () => {
-      if (kind === "program") await runProgram(snippet.code);
-      else if (kind === "script") await runScript(snippet.code);
-      else await runShell(snippet.code);
-    }, 180_000);
   }
 });

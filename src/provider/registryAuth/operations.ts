@@ -162,7 +162,7 @@ export async function deleteRegistryAuth(
           `RunPod refused to delete container registry auth ${label}` +
             (said ? `: ${said}` : " (it is probably still in use)") +
             `. Stop or change the pods, templates and endpoints that use it (their ` +
-            `containerRegistryAuthId), then run the destroy or update again.`,
+            `\`registry\` argument), then run the destroy or update again.`,
           { cause: error },
         );
       }

@@ -24,7 +24,7 @@ const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/registryAuth/oper
 /**
  * A RunPod container registry credential (`pulumi-nodejs:dynamic/runpod:ContainerRegistryAuth`).
  *
- * Its id is the service's id; pass it as `containerRegistryAuthId` to templates and endpoints.
+ * Its id is the service's id; pass it as `registry` to templates, endpoints and pods.
  * Any change of `name`, `username` or `password` replaces the credential (the service has no
  * update). Creation never duplicates a credential and never takes over one it did not make,
  * unless `adoptExisting` is set. Needs `runpod:apiKey` (or `RUNPOD_API_KEY`), and optionally
