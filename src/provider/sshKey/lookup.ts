@@ -13,7 +13,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient } from "../../client";
 import { ValidationError } from "../../client/errors";
 import { lookupClient, type RunpodSettings } from "../config";
-import { describeStoredKey } from "./args";
+import { describeStoredKey } from "./publicKey";
 
 /** One registered key, as `getSshKeys` returns it. */
 export interface GetSshKeysResultKey {
