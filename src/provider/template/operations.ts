@@ -34,12 +34,12 @@
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import type { Template, TemplateUpdateInput } from "../../client";
-import { BadRequestError, ConflictError, describeBody, RunpodError, secretEnvValues } from "../../client";
+import { BadRequestError, ConflictError, describeBody, RunpodError } from "../../client";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
 import { defineOperations } from "../common/operations";
-import { redact, redactValue } from "../common/redaction";
+import { envSecretsOf, redact, redactedOutsideEnv } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
 import type { RunpodSettings } from "../config";
 import { ARG_NAMES, checkTemplateArgs, MOUNT_REMOVAL, OMITTED_MEANS, plainInputs } from "./args";
@@ -96,7 +96,7 @@ export async function createTemplate(
       differences: (listed) => templateDifferences(listed, inputs),
     });
     if (recoveredAfter) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
-    return { id: record.id, outs: outputsOf(record, secrets) };
+    return { id: record.id, outs: redactedOutsideEnv(record, secrets) };
   });
 }
 
@@ -128,7 +128,7 @@ export async function readTemplate(
       return { id: "", props: {} };
     }
     const secrets = templateSecrets([old, { env: live.env }], settings);
-    const outs = outputsOf(live, secrets);
+    const outs = redactedOutsideEnv(live, secrets);
     const inputs: Record<string, unknown> = {};
     for (const key of ARG_NAMES) if (key !== "env" && outs[key] !== undefined) inputs[key] = outs[key];
     return { id: live.id || id, props: outs, inputs };
@@ -150,10 +150,10 @@ export async function updateTemplate(
   const secrets = templateSecrets([inputs, olds], settings);
   return withProviderErrors(secrets, async () => {
     const { patch } = plannedChanges(olds, inputs as Record<string, unknown>);
-    if (Object.keys(patch).length === 0) return { outs: outputsOf(olds, secrets) };
+    if (Object.keys(patch).length === 0) return { outs: redactedOutsideEnv(olds, secrets) };
     const client = hostClient(settings);
     const updated = await client.templates.update(id, patch as TemplateUpdateInput);
-    const outs = outputsOf(updated, secrets);
+    const outs = redactedOutsideEnv(updated, secrets);
     const ignored = Object.keys(patch).filter((key) => !appliedAsSent(key, patch[key], updated));
     if (ignored.length > 0) throw notApplied(id, inputs.name, ignored, patch, updated, outs);
     return { outs };
@@ -290,13 +290,6 @@ function normalized(value: unknown): unknown {
   return value === undefined ? null : value;
 }
 
-/** The template's fields as outputs: every field of the answer, secrets redacted outside `env`. */
-function outputsOf(template: Record<string, unknown>, secrets: readonly unknown[]): Record<string, unknown> {
-  const { env, __provider: _provider, ...rest } = template;
-  const clean = redactValue(rest, secrets);
-  return env === undefined ? clean : { ...clean, env };
-}
-
 /**
  * Values never to return or throw outside `env`: every env value of the given argument sets and
  * the API key. An env value that appears in the program's own plain arguments is not a secret of
@@ -306,13 +299,7 @@ function templateSecrets(
   sets: readonly Record<string, unknown>[],
   settings: RunpodSettings | undefined,
 ): string[] {
-  const values = new Set(sets.flatMap((set) => secretEnvValues(set.env)));
-  const plain = sets.map((set) => {
-    const { env: _env, __provider: _provider, ...rest } = set;
-    return JSON.stringify(rest);
-  });
-  const secret = [...values].filter((value) => !plain.some((text) => text.includes(value)));
-  return settings?.apiKey ? [...secret, settings.apiKey] : secret;
+  return envSecretsOf(sets, settings);
 }
 
 /** The operations behind the shared provider class (`../common/dynamicProvider.ts`). */
