@@ -15,6 +15,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { ConflictError, describeBody, type Pod, type PodUpdateInput, RunpodError } from "../../client";
+import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
 import { deleteIfPresent, readOrGone } from "../common/managedCreate";
@@ -85,10 +86,7 @@ export async function diffPod(
  * after a lost answer (never a second pod). Then waits per `waitFor`. A pod that does not become
  * usable is a partial failure: it stays in the state with its id.
  */
-export async function createPod(
-  settings: RunpodSettings | undefined,
-  raw: Record<string, unknown>,
-): Promise<pulumi.dynamic.CreateResult> {
+export const createPod: ResourceOperations["create"] = async (settings, raw) => {
   const inputs = plainInputs(raw);
   const secrets = podSecrets([inputs], settings);
   return withProviderErrors(secrets, async () => {
@@ -101,17 +99,13 @@ export async function createPod(
     pod = await waitOrFail(client, pod, inputs, all);
     return { id: pod.id, outs: await withHourlyCost(settings, outputsOf(pod, inputs, all), inputs, client) };
   });
-}
+};
 
 /**
  * `read`: GET by id. A pod that is gone gives an empty id. A pod stopped outside Pulumi shows as
  * `desiredStatus: "EXITED"` (and started outside as `"RUNNING"`), env changed outside as `env`.
  */
-export async function readPod(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown> | undefined,
-): Promise<pulumi.dynamic.ReadResult> {
+export const readPod: ResourceOperations["read"] = async (settings, id, props) => {
   const old = withoutProvider(props ?? {});
   const adopting = typeof old.name !== "string";
   return withProviderErrors(podSecrets([old], settings), async () => {
@@ -144,19 +138,14 @@ export async function readPod(
     );
     return { id: live.id || id, props: priced, inputs };
   });
-}
+};
 
 /**
  * `update`: one PATCH with the fields that changed (`env` sent whole, with what the service
  * injected kept), a stop or start when `desiredStatus` changed, then the wait. Changes of the
  * provider's own arguments make no call.
  */
-export async function updatePod(
-  settings: RunpodSettings | undefined,
-  id: string,
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.UpdateResult> {
+export const updatePod: ResourceOperations["update"] = async (settings, id, olds, news) => {
   const inputs = plainInputs(news);
   const secrets = podSecrets([inputs, olds], settings);
   return withProviderErrors(secrets, async () => {
@@ -184,14 +173,10 @@ export async function updatePod(
     pod = await waitOrFail(client, pod, inputs, all);
     return { outs: await withHourlyCost(settings, outputsOf(pod, inputs, all), inputs, client) };
   });
-}
+};
 
 /** `delete`: terminate; a pod already gone counts as deleted; a locked pod's refusal says to unlock it. */
-export async function deletePod(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown>,
-): Promise<void> {
+export const deletePod: ResourceOperations["delete"] = async (settings, id, props) => {
   const old = withoutProvider(props ?? {});
   const label = labelOf(typeof old.name === "string" ? old.name : undefined, id);
   await withProviderErrors(podSecrets([old], settings), async () => {
@@ -206,7 +191,7 @@ export async function deletePod(
       );
     }
   });
-}
+};
 
 /** What the shared provider class calls (`../common/dynamicProvider.ts`). */
 export const operations = defineOperations({

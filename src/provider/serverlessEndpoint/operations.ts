@@ -29,6 +29,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { BadRequestError, ConflictError, describeBody, RunpodError, secretEnvValues } from "../../client";
+import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
@@ -108,10 +109,7 @@ async function diffPlan(
  * (`createReconciled`): never a duplicate endpoint. Then, with `rollout: "wait"`, waits until
  * its workers run it. A failure after the POST is a partial failure: the endpoint exists.
  */
-export async function createServerlessEndpoint(
-  settings: RunpodSettings | undefined,
-  raw: Record<string, unknown>,
-): Promise<pulumi.dynamic.CreateResult> {
+export const createServerlessEndpoint: ResourceOperations["create"] = async (settings, raw) => {
   const inputs = plainInputs(raw);
   const secrets = endpointSecrets(settings, inputs);
   return withProviderErrors(secrets, async () => {
@@ -134,7 +132,7 @@ export async function createServerlessEndpoint(
     const label = labelOf(record.name || inputs.name, record.id);
     throw partialFailure(createFailedMessage(label, verdict, smoke), record.id, outs, raw[PROVIDER_KEY]);
   });
-}
+};
 
 /**
  * `read`: refresh (with the recorded outputs) reads the endpoint and its releases; an endpoint
@@ -142,11 +140,7 @@ export async function createServerlessEndpoint(
  * changed outputs and, through the returned inputs, in the next diff. `ServerlessEndpoint.get`
  * (no recorded outputs) throws for an id the account does not have.
  */
-export async function readServerlessEndpoint(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown> | undefined,
-): Promise<pulumi.dynamic.ReadResult> {
+export const readServerlessEndpoint: ResourceOperations["read"] = async (settings, id, props) => {
   const old = withoutProvider(props ?? {});
   const adopting = Object.values(old).every((v) => v === undefined);
   const secrets = endpointSecrets(settings, old);
@@ -168,19 +162,14 @@ export async function readServerlessEndpoint(
     if (adopting) return { id: live.id, props: outs };
     return { id: live.id, props: outs, inputs: inputsOf(live, given) };
   });
-}
+};
 
 /**
  * `update`: one PATCH with what changed (`changes.ts`): a container change makes a release, a
  * scaling change applies at once. With `rollout: "wait"`, waits until no worker is stale; a
  * rollout that stalls or times out is a partial failure (the endpoint was changed).
  */
-export async function updateServerlessEndpoint(
-  settings: RunpodSettings | undefined,
-  id: string,
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.UpdateResult> {
+export const updateServerlessEndpoint: ResourceOperations["update"] = async (settings, id, olds, news) => {
   const inputs = plainInputs(news);
   const previous = withoutProvider(olds ?? {});
   const secrets = [...endpointSecrets(settings, inputs), ...secretEnvValues(previous.env)];
@@ -237,17 +226,13 @@ export async function updateServerlessEndpoint(
       verdict,
     });
   });
-}
+};
 
 /**
  * `delete`: DELETE by id; an endpoint already gone counts as deleted. The service also deletes
  * the template bound to the endpoint, and ends its workers and queued jobs.
  */
-export async function deleteServerlessEndpoint(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown>,
-): Promise<void> {
+export const deleteServerlessEndpoint: ResourceOperations["delete"] = async (settings, id, props) => {
   const secrets = endpointSecrets(settings, props ?? {});
   const label = labelOf(typeof props?.name === "string" ? props.name : undefined, id);
   await withProviderErrors(secrets, async () => {
@@ -266,7 +251,7 @@ export async function deleteServerlessEndpoint(
       throw error;
     }
   });
-}
+};
 
 /** The operations behind the shared provider class (`../common/dynamicProvider.ts`). */
 export const operations = defineOperations({

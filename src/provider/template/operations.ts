@@ -35,6 +35,7 @@ import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import type { Template, TemplateUpdateInput } from "../../client";
 import { BadRequestError, ConflictError, describeBody, RunpodError } from "../../client";
+import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
@@ -80,10 +81,7 @@ async function diffPlan(
  * `create`: one POST, reconciled by listing after a lost answer (`createReconciled`: never a
  * second template). Outputs are the template as the service answered it.
  */
-export async function createTemplate(
-  settings: RunpodSettings | undefined,
-  raw: Record<string, unknown>,
-): Promise<pulumi.dynamic.CreateResult> {
+export const createTemplate: ResourceOperations["create"] = async (settings, raw) => {
   const inputs = plainInputs(raw);
   const secrets = templateSecrets([inputs], settings);
   return withProviderErrors(secrets, async () => {
@@ -98,7 +96,7 @@ export async function createTemplate(
     if (recoveredAfter) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
     return { id: record.id, outs: redactedOutsideEnv(record, secrets) };
   });
-}
+};
 
 /**
  * `read`: GET by id. Refresh (props from state): a template that is gone gives an empty id, and a
@@ -107,11 +105,7 @@ export async function createTemplate(
  * naming it, not an empty resource. `env` is never returned among the inputs (only as the
  * secret output).
  */
-export async function readTemplate(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown> | undefined,
-): Promise<pulumi.dynamic.ReadResult> {
+export const readTemplate: ResourceOperations["read"] = async (settings, id, props) => {
   const old = withoutProvider(props ?? {});
   const adopting = typeof old.name !== "string";
   return withProviderErrors(templateSecrets([old], settings), async () => {
@@ -133,19 +127,14 @@ export async function readTemplate(
     for (const key of ARG_NAMES) if (key !== "env" && outs[key] !== undefined) inputs[key] = outs[key];
     return { id: live.id || id, props: outs, inputs };
   });
-}
+};
 
 /**
  * `update`: one PATCH with the fields that differ (an omitted field sends what it stands for, so
  * the service really drops it: `env: {}`, `ports: []`, `registry: null`, ...). Outputs are the
  * template as the service answered. The PATCH is one call: when it fails, nothing changed.
  */
-export async function updateTemplate(
-  settings: RunpodSettings | undefined,
-  id: string,
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.UpdateResult> {
+export const updateTemplate: ResourceOperations["update"] = async (settings, id, olds, news) => {
   const inputs = plainInputs(news);
   const secrets = templateSecrets([inputs, olds], settings);
   return withProviderErrors(secrets, async () => {
@@ -158,7 +147,7 @@ export async function updateTemplate(
     if (ignored.length > 0) throw notApplied(id, inputs.name, ignored, patch, updated, outs);
     return { outs };
   });
-}
+};
 
 /** True when the answer to a PATCH holds `sent` for `key` (a mount: the persistent mount sent). */
 function appliedAsSent(key: string, sent: unknown, answer: Template): boolean {
@@ -204,11 +193,7 @@ function notApplied(
  * deletes its bound template). A refusal (the template is bound to an endpoint or used by a
  * pod) says which, in the service's words, and what to do.
  */
-export async function deleteTemplate(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown>,
-): Promise<void> {
+export const deleteTemplate: ResourceOperations["delete"] = async (settings, id, props) => {
   const secrets = templateSecrets([props ?? {}], settings);
   const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
   await withProviderErrors(secrets, async () => {
@@ -234,7 +219,7 @@ export async function deleteTemplate(
       );
     }
   });
-}
+};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
