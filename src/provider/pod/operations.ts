@@ -20,9 +20,9 @@ import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
 import { deleteIfPresent, readOrGone } from "../common/managedCreate";
 import { defineOperations } from "../common/operations";
-import { redact, redactValue } from "../common/redaction";
+import { redactValue } from "../common/redaction";
 import type { RunpodSettings } from "../config";
-import { URN_INPUT } from "../cost/endpoint";
+import { checkArgsThenCost } from "../cost/budget";
 import { checkPodCost } from "../cost/pod";
 import { checkPodArgs, type PodInputs, plainInputs } from "./args";
 import { mountKind, plannedChanges, userEnv, wantedOf } from "./changes";
@@ -40,26 +40,6 @@ export async function checkPod(
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CheckResult> {
   return operations.check(settings, olds, news);
-}
-
-/** check's own part: the arguments, then `hourlyCost` and the budgets (`../cost/pod.ts`). */
-async function checkPodWithCost(
-  settings: RunpodSettings | undefined,
-  raw: Record<string, unknown>,
-): Promise<pulumi.dynamic.CheckResult> {
-  // The URN the resource passes for the stack budget, and the figure check itself added to earlier
-  // inputs, are no arguments.
-  const { [URN_INPUT]: urn, hourlyCost: _cost, ...news } = raw;
-  const checked = checkPodArgs(settings, news);
-  if ((checked.failures ?? []).length > 0) return checked;
-  const name = typeof news.name === "string" ? news.name : undefined;
-  const label = `Pod ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
-  const key = typeof urn === "string" ? urn : `Pod::${name ?? ""}`;
-  const cost = await checkPodCost(settings, news, key, label);
-  const inputs =
-    cost.hourlyCost === undefined ? checked.inputs : { ...checked.inputs, hourlyCost: cost.hourlyCost };
-  const secrets = podSecrets([news], settings);
-  return { inputs, failures: cost.failures.map((f) => ({ ...f, reason: redact(f.reason, secrets) })) };
 }
 
 /**
@@ -196,7 +176,15 @@ export const deletePod: ResourceOperations["delete"] = async (settings, id, prop
 /** What the shared provider class calls (`../common/dynamicProvider.ts`). */
 export const operations = defineOperations({
   secretInputs: ["env"],
-  check: (settings, _olds, news) => checkPodWithCost(settings, news),
+  check: (settings, _olds, raw) =>
+    checkArgsThenCost({
+      settings,
+      raw,
+      kind: "Pod",
+      checkArgs: (news) => checkPodArgs(settings, news),
+      checkCost: checkPodCost,
+      secrets: (news) => podSecrets([news], settings),
+    }),
   diff: (_settings, id, olds, news) => diffPod(id, olds, news),
   create: createPod,
   read: readPod,

@@ -59,10 +59,7 @@ export const checkRegistryAuth = (olds: Props, news: Props) => operations.check(
 export const diffRegistryAuth = (id: string, olds: Props, news: Props) =>
   operations.diff(undefined, id, olds, news);
 
-async function diffPlan(
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.DiffResult> {
+async function diffPlan(olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
   const replaces = REPLACING_FIELDS.filter((field) => isUnknown(news[field]) || olds[field] !== news[field]);
   if (replaces.length > 0) {
     // With an unknown name (preview only) assume the worst: it may turn out unchanged.

@@ -36,7 +36,8 @@ import { createReconciled, deleteIfPresent, readOrGone } from "../common/managed
 import { defineOperations } from "../common/operations";
 import { redact } from "../common/redaction";
 import type { RunpodSettings } from "../config";
-import { checkEndpointCost, endpointCostOutput, URN_INPUT } from "../cost/endpoint";
+import { checkArgsThenCost } from "../cost/budget";
+import { checkEndpointCost, endpointCostOutput } from "../cost/endpoint";
 import { restDialectOf } from "../release/context";
 import { PROVIDER_KEY, partialFailure, settleFailure, settleOrFail, waitAndReadBack } from "./afterChange";
 import { bodyOf, checkEndpointArgs, plainInputs, type ServerlessEndpointInputs } from "./args";
@@ -60,29 +61,6 @@ export const checkServerlessEndpoint = (olds: Props, news: Props, settings?: Run
   operations.check(settings, olds, news);
 
 /**
- * check's own part: the arguments (`args.ts`), then the preview's hourly figures and the budgets,
- * judged before anything that costs money runs. Reads the catalog at most once per host.
- */
-async function checkEndpoint(
-  settings: RunpodSettings | undefined,
-  raw: Props,
-): Promise<pulumi.dynamic.CheckResult> {
-  // The URN the resource passes for the stack budget, and the figure check itself added to earlier
-  // inputs, are no arguments.
-  const { [URN_INPUT]: urn, hourlyCost: _cost, ...news } = raw;
-  const checked = checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings));
-  if ((checked.failures ?? []).length > 0) return checked;
-  const name = typeof news.name === "string" ? news.name : undefined;
-  const label = `ServerlessEndpoint ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
-  const key = typeof urn === "string" ? urn : `ServerlessEndpoint::${name ?? ""}`;
-  const cost = await checkEndpointCost(settings, news, key, label);
-  const inputs =
-    cost.hourlyCost === undefined ? checked.inputs : { ...checked.inputs, hourlyCost: cost.hourlyCost };
-  const secrets = endpointSecrets(settings, plainInputs(news));
-  return { inputs, failures: cost.failures.map((f) => ({ ...f, reason: redact(f.reason, secrets) })) };
-}
-
-/**
  * `diff`: old outputs against new inputs (`changes.ts`). `type` and the compute family (`gpu` or
  * `cpu`) replace the endpoint (a new one first, then the old one is deleted: names need not be
  * unique); everything else is an update.
@@ -90,10 +68,7 @@ async function checkEndpoint(
 export const diffServerlessEndpoint = (id: string, olds: Props, news: Props) =>
   operations.diff(undefined, id, olds, news);
 
-async function diffPlan(
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.DiffResult> {
+async function diffPlan(olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
   const inputs = plainInputs(news);
   const plan = planEndpointChange(olds, inputs);
   if (plan.replaces.length > 0) return { changes: true, replaces: plan.replaces, deleteBeforeReplace: false };
@@ -256,7 +231,16 @@ export const deleteServerlessEndpoint: ResourceOperations["delete"] = async (set
 /** The operations behind the shared provider class (`../common/dynamicProvider.ts`). */
 export const operations = defineOperations({
   secretInputs: ["env"],
-  check: (settings, _olds, news) => checkEndpoint(settings, news),
+  check: (settings, _olds, raw) =>
+    checkArgsThenCost({
+      settings,
+      raw,
+      kind: "ServerlessEndpoint",
+      checkArgs: (news) =>
+        checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings)),
+      checkCost: checkEndpointCost,
+      secrets: (news) => endpointSecrets(settings, plainInputs(news)),
+    }),
   diff: (_settings, _id, olds, news) => diffPlan(olds, news),
   create: createServerlessEndpoint,
   read: readServerlessEndpoint,

@@ -68,10 +68,7 @@ export const checkTemplate = (settings: Settings, olds: Props, news: Props) =>
 export const diffTemplate = (id: string, olds: Props, news: Props) =>
   operations.diff(undefined, id, olds, news);
 
-async function diffPlan(
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.DiffResult> {
+async function diffPlan(olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
   const { patch, replaces, unknown } = plannedChanges(olds, news);
   const changed = [...Object.keys(patch), ...unknown];
   return { changes: changed.length > 0 || replaces.length > 0, replaces, deleteBeforeReplace: false };
