@@ -241,19 +241,19 @@ export async function judgeBudgets(subject: CostSubject, pricing: CostPricing): 
   return { hourlyCost: cost, failures };
 }
 
-/** A priced resource's `check`, for {@link checkArgsThenCost}. */
+/** A priced kind of resource's `check`, for {@link pricedCheck}. */
 export interface PricedCheck {
-  settings: RunpodSettings | undefined;
-  /** The inputs as `check` got them (with the URN the resource passes, and an earlier `hourlyCost`). */
-  raw: Record<string, unknown>;
   /** The resource's class name, for messages and the ledger key when no URN came (`Pod`). */
   kind: string;
   /** The argument check (no network). */
-  checkArgs: (news: Record<string, unknown>) => pulumi.dynamic.CheckResult;
+  checkArgs: (
+    settings: RunpodSettings | undefined,
+    news: Record<string, unknown>,
+  ) => pulumi.dynamic.CheckResult;
   /** The cost check of this kind of resource. */
   checkCost: CostCheck;
   /** Values a budget failure must not show (the env values and the API key). */
-  secrets: (news: Record<string, unknown>) => readonly string[];
+  secrets: (settings: RunpodSettings | undefined, news: Record<string, unknown>) => readonly string[];
 }
 
 /**
@@ -262,16 +262,24 @@ export interface PricedCheck {
  * the resource passes for the stack budget, and the figure check itself added to earlier inputs,
  * are no arguments.
  */
-export async function checkArgsThenCost(c: PricedCheck): Promise<pulumi.dynamic.CheckResult> {
-  const { [URN_INPUT]: urn, hourlyCost: _cost, ...news } = c.raw;
-  const checked = c.checkArgs(news);
-  if ((checked.failures ?? []).length > 0) return checked;
-  const name = typeof news.name === "string" ? news.name : undefined;
-  const label = `${c.kind} ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
-  const key = typeof urn === "string" ? urn : `${c.kind}::${name ?? ""}`;
-  const cost = await c.checkCost({ settings: c.settings, args: news, key, label });
-  const inputs =
-    cost.hourlyCost === undefined ? checked.inputs : { ...checked.inputs, hourlyCost: cost.hourlyCost };
-  const secrets = c.secrets(news);
-  return { inputs, failures: cost.failures.map((f) => ({ ...f, reason: redact(f.reason, secrets) })) };
+export function pricedCheck(
+  c: PricedCheck,
+): (
+  settings: RunpodSettings | undefined,
+  olds: Record<string, unknown>,
+  raw: Record<string, unknown>,
+) => Promise<pulumi.dynamic.CheckResult> {
+  return async (settings, _olds, raw) => {
+    const { [URN_INPUT]: urn, hourlyCost: _cost, ...news } = raw;
+    const checked = c.checkArgs(settings, news);
+    if ((checked.failures ?? []).length > 0) return checked;
+    const name = typeof news.name === "string" ? news.name : undefined;
+    const label = `${c.kind} ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
+    const key = typeof urn === "string" ? urn : `${c.kind}::${name ?? ""}`;
+    const cost = await c.checkCost({ settings, args: news, key, label });
+    const inputs =
+      cost.hourlyCost === undefined ? checked.inputs : { ...checked.inputs, hourlyCost: cost.hourlyCost };
+    const secrets = c.secrets(settings, news);
+    return { inputs, failures: cost.failures.map((f) => ({ ...f, reason: redact(f.reason, secrets) })) };
+  };
 }

@@ -22,7 +22,7 @@ import { deleteIfPresent, readOrGone } from "../common/managedCreate";
 import { defineOperations } from "../common/operations";
 import { redactValue } from "../common/redaction";
 import type { RunpodSettings } from "../config";
-import { checkArgsThenCost } from "../cost/budget";
+import { pricedCheck } from "../cost/budget";
 import { checkPodCost } from "../cost/pod";
 import { checkPodArgs, type PodInputs, plainInputs } from "./args";
 import { mountKind, plannedChanges, userEnv, wantedOf } from "./changes";
@@ -173,18 +173,18 @@ export const deletePod: ResourceOperations["delete"] = async (settings, id, prop
   });
 };
 
+/** `check`'s own part: the arguments, then `hourlyCost` and the budgets (`../cost/budget.ts`). */
+const checkPodWithCost = pricedCheck({
+  kind: "Pod",
+  checkArgs: checkPodArgs,
+  checkCost: checkPodCost,
+  secrets: (settings, news) => podSecrets([news], settings),
+});
+
 /** What the shared provider class calls (`../common/dynamicProvider.ts`). */
 export const operations = defineOperations({
   secretInputs: ["env"],
-  check: (settings, _olds, raw) =>
-    checkArgsThenCost({
-      settings,
-      raw,
-      kind: "Pod",
-      checkArgs: (news) => checkPodArgs(settings, news),
-      checkCost: checkPodCost,
-      secrets: (news) => podSecrets([news], settings),
-    }),
+  check: checkPodWithCost,
   diff: (_settings, id, olds, news) => diffPod(id, olds, news),
   create: createPod,
   read: readPod,

@@ -36,7 +36,7 @@ import { createReconciled, deleteIfPresent, readOrGone } from "../common/managed
 import { defineOperations } from "../common/operations";
 import { redact } from "../common/redaction";
 import type { RunpodSettings } from "../config";
-import { checkArgsThenCost } from "../cost/budget";
+import { pricedCheck } from "../cost/budget";
 import { checkEndpointCost, endpointCostOutput } from "../cost/endpoint";
 import { restDialectOf } from "../release/context";
 import { PROVIDER_KEY, partialFailure, settleFailure, settleOrFail, waitAndReadBack } from "./afterChange";
@@ -228,19 +228,19 @@ export const deleteServerlessEndpoint: ResourceOperations["delete"] = async (set
   });
 };
 
+/** `check`'s own part: the arguments, then `hourlyCost` and the budgets (`../cost/budget.ts`). */
+const checkEndpointWithCost = pricedCheck({
+  kind: "ServerlessEndpoint",
+  checkArgs: (settings, news) =>
+    checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings)),
+  checkCost: checkEndpointCost,
+  secrets: (settings, news) => endpointSecrets(settings, plainInputs(news)),
+});
+
 /** The operations behind the shared provider class (`../common/dynamicProvider.ts`). */
 export const operations = defineOperations({
   secretInputs: ["env"],
-  check: (settings, _olds, raw) =>
-    checkArgsThenCost({
-      settings,
-      raw,
-      kind: "ServerlessEndpoint",
-      checkArgs: (news) =>
-        checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings)),
-      checkCost: checkEndpointCost,
-      secrets: (news) => endpointSecrets(settings, plainInputs(news)),
-    }),
+  check: checkEndpointWithCost,
   diff: (_settings, _id, olds, news) => diffPlan(olds, news),
   create: createServerlessEndpoint,
   read: readServerlessEndpoint,
