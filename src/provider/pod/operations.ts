@@ -18,7 +18,7 @@ import { ConflictError, describeBody, type Pod, type PodUpdateInput, RunpodError
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
-import { deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { deleteIfPresent, readForRefresh } from "../common/managedCreate";
 import { defineOperations } from "../common/operations";
 import { redactValue } from "../common/redaction";
 import type { RunpodSettings } from "../config";
@@ -90,12 +90,9 @@ export const readPod: ResourceOperations["read"] = async (settings, id, props) =
   const adopting = typeof old.name !== "string";
   return withProviderErrors(podSecrets([old], settings), async () => {
     const client = hostClient(settings);
-    const live = await readOrGone(() => client.pods.get(id));
-    if (live === undefined) {
-      if (adopting)
-        throw new RunpodError(`No pod with id ${id} in this account (GET /pods/${id} answered 404).`);
-      return { id: "", props: {} };
-    }
+    const notFound = `No pod with id ${id} in this account (GET /pods/${id} answered 404).`;
+    const live = await readForRefresh(() => client.pods.get(id), adopting, notFound);
+    if (live === undefined) return { id: "", props: {} };
     const echo = echoOf(old);
     const secrets = podSecrets([old, { env: live.env }], settings);
     const outs = outputsOf(live, echo, secrets);

@@ -38,7 +38,7 @@ import { BadRequestError, ConflictError, describeBody, RunpodError } from "../..
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
-import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { createReconciled, deleteIfPresent, readForRefresh } from "../common/managedCreate";
 import { defineOperations } from "../common/operations";
 import { envSecretsOf, redact, redactedOutsideEnv } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
@@ -106,18 +106,12 @@ export const readTemplate: ResourceOperations["read"] = async (settings, id, pro
   const old = withoutProvider(props ?? {});
   const adopting = typeof old.name !== "string";
   return withProviderErrors(templateSecrets([old], settings), async () => {
-    const client = hostClient(settings);
-    const live = await readOrGone(() => client.templates.get(id));
-    if (live === undefined) {
-      if (adopting) {
-        throw new RunpodError(
-          `No template with id ${id} in this account (GET /templates/${id} answered 404). ` +
-            "Check the id given to Template.get: the RunPod console lists your templates, and " +
-            "client.templates.list() returns them with their ids.",
-        );
-      }
-      return { id: "", props: {} };
-    }
+    const notFound =
+      `No template with id ${id} in this account (GET /templates/${id} answered 404). ` +
+      "Check the id given to Template.get: the RunPod console lists your templates, and " +
+      "client.templates.list() returns them with their ids.";
+    const live = await readForRefresh(() => hostClient(settings).templates.get(id), adopting, notFound);
+    if (live === undefined) return { id: "", props: {} };
     const secrets = templateSecrets([old, { env: live.env }], settings);
     const outs = redactedOutsideEnv(live, secrets);
     const inputs: Record<string, unknown> = {};
