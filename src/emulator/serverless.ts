@@ -28,6 +28,8 @@
  */
 import { z } from "zod";
 import {
+  ENDPOINT_CONTAINER_FIELDS,
+  ENDPOINT_RELEASE_FIELDS,
   EndpointCpuSchema,
   EndpointGpuSchema,
   EndpointWorkersSchema,
@@ -64,19 +66,6 @@ export class ServerlessUnsupportedError extends Error {}
 export class ServerlessNotFoundError extends Error {}
 /** A request that is well formed but fails the document's validation (the server answers 422). */
 export class ServerlessValidationError extends Error {}
-
-/** The container settings of an endpoint (the v2 document's `ContainerConfig`). */
-const CONTAINER_FIELDS = ["image", "args", "disk", "ports", "env", "registry"] as const;
-
-/** Fields whose change makes a new release. */
-const RELEASE_FIELDS = [
-  ...CONTAINER_FIELDS,
-  "templateId",
-  "gpu",
-  "cpu",
-  "dataCenterIds",
-  "networkVolumes",
-] as const;
 
 /** Refuses an env larger than {@link MAX_ENV_BYTES} in all (400): every endpoint keeps it in memory. */
 function requireEnvWithinCap(env: Record<string, string> | undefined): void {
@@ -521,7 +510,7 @@ export class ServerlessStore {
     }
     for (const key of [
       "name",
-      ...CONTAINER_FIELDS,
+      ...ENDPOINT_CONTAINER_FIELDS,
       "dataCenterIds",
       "networkVolumes",
       "scaling",
@@ -545,7 +534,7 @@ export class ServerlessStore {
       next.gpu = gpu;
     }
     const diff: ReleaseDiffEntry[] = [];
-    for (const field of RELEASE_FIELDS) diffValues(field, current[field], next[field], diff);
+    for (const field of ENDPOINT_RELEASE_FIELDS) diffValues(field, current[field], next[field], diff);
     stored.record = next;
     if (next.workers.max !== current.workers.max) this.#engine.setWorkersMax(id, next.workers.max);
     if (next.type === "LOAD_BALANCER" && patch.workers !== undefined) {

@@ -63,6 +63,23 @@ export const containerConfigAnswerShape = {
   registry: z.string().nullable().optional(),
 };
 
+/** The container settings of an endpoint (`ContainerConfig`): what a template supplies. */
+export const ENDPOINT_CONTAINER_FIELDS = ["image", "args", "disk", "ports", "env", "registry"] as const;
+
+/**
+ * Fields of an endpoint whose change makes a new release (the service's rule: the container
+ * settings, the template, and where workers run); the others (name, scaling, workers, timeout,
+ * flashboot) apply at once.
+ */
+export const ENDPOINT_RELEASE_FIELDS = [
+  ...ENDPOINT_CONTAINER_FIELDS,
+  "templateId",
+  "gpu",
+  "cpu",
+  "dataCenterIds",
+  "networkVolumes",
+] as const;
+
 /** Worker bounds of an endpoint. */
 export const EndpointWorkersInputSchema = z.strictObject({
   min: int("min").min(0, { error: "min must be at least 0" }).optional(),

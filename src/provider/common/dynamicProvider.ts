@@ -26,6 +26,11 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { ConfigSource, RunpodSettings } from "../config";
 
+/** The settings `configure` resolved (undefined outside the provider host). */
+type Settings = RunpodSettings | undefined;
+/** Inputs or outputs as the engine passes them. */
+type Props = Record<string, unknown>;
+
 /**
  * What an operations module exports as `operations`: the work of each provider method. Every
  * method gets the settings `configure` resolved (undefined outside the provider host).
@@ -33,33 +38,12 @@ import type { ConfigSource, RunpodSettings } from "../config";
 export interface ResourceOperations {
   /** Settings from the configure request's `runpod:*` config, the environment as fallback. */
   configure(config: ConfigSource | undefined): RunpodSettings;
-  check(
-    settings: RunpodSettings | undefined,
-    olds: Record<string, unknown>,
-    news: Record<string, unknown>,
-  ): Promise<pulumi.dynamic.CheckResult>;
-  diff(
-    settings: RunpodSettings | undefined,
-    id: string,
-    olds: Record<string, unknown>,
-    news: Record<string, unknown>,
-  ): Promise<pulumi.dynamic.DiffResult>;
-  create(
-    settings: RunpodSettings | undefined,
-    inputs: Record<string, unknown>,
-  ): Promise<pulumi.dynamic.CreateResult>;
-  read(
-    settings: RunpodSettings | undefined,
-    id: string,
-    props: Record<string, unknown> | undefined,
-  ): Promise<pulumi.dynamic.ReadResult>;
-  update(
-    settings: RunpodSettings | undefined,
-    id: string,
-    olds: Record<string, unknown>,
-    news: Record<string, unknown>,
-  ): Promise<pulumi.dynamic.UpdateResult>;
-  delete(settings: RunpodSettings | undefined, id: string, props: Record<string, unknown>): Promise<void>;
+  check(settings: Settings, olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult>;
+  diff(settings: Settings, id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult>;
+  create(settings: Settings, inputs: Props): Promise<pulumi.dynamic.CreateResult>;
+  read(settings: Settings, id: string, props: Props | undefined): Promise<pulumi.dynamic.ReadResult>;
+  update(settings: Settings, id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult>;
+  delete(settings: Settings, id: string, props: Props): Promise<void>;
 }
 
 /**

@@ -186,6 +186,21 @@ export async function readOrGone<T>(get: () => Promise<T>): Promise<T | undefine
   }
 }
 
+/**
+ * A read by id for refresh or for `X.get`: the object, or `undefined` when a refresh finds it gone
+ * (the resource then leaves the state). When adopting (`X.get`: no recorded outputs) a 404 is an
+ * error with `notFound`: a wrong id names itself, not an empty resource.
+ */
+export async function readForRefresh<T>(
+  get: () => Promise<T>,
+  adopting: boolean,
+  notFound: string,
+): Promise<T | undefined> {
+  const live = await readOrGone(get);
+  if (live === undefined && adopting) throw new RunpodError(notFound);
+  return live;
+}
+
 /** DELETE that counts an object already gone (a 404) as deleted. True when this call deleted it. */
 export async function deleteIfPresent(remove: () => Promise<unknown>): Promise<boolean> {
   try {

@@ -4,11 +4,42 @@
  * `[redacted]`. The redaction itself is the client's, so the client's errors and the providers'
  * agree on what counts as a leak.
  */
-import { REDACTED, redactText, redactValue, type Secret } from "../../client";
+import { REDACTED, redactText, redactValue, type Secret, secretEnvValues } from "../../client";
 
 export { REDACTED, redactValue, type Secret };
 
 /** `text` with every form of each secret replaced by `[redacted]`. */
 export function redact(text: string, secrets: readonly unknown[]): string {
   return redactText(text, secrets);
+}
+
+/**
+ * Values never to return or throw outside `env`: every env value of the given argument sets (given
+ * or injected by the service), and the API key. An env value that also stands in a set's plain
+ * arguments is no secret of the program's: redacting it would rewrite those arguments.
+ */
+export function envSecretsOf(
+  sets: readonly Record<string, unknown>[],
+  settings: { apiKey?: string } | undefined,
+): string[] {
+  const values = new Set(sets.flatMap((set) => secretEnvValues(set.env)));
+  const plain = sets.map((set) => {
+    const { env: _env, __provider: _provider, ...rest } = set;
+    return JSON.stringify(rest);
+  });
+  const secret = [...values].filter((value) => !plain.some((text) => text.includes(value)));
+  return settings?.apiKey ? [...secret, settings.apiKey] : secret;
+}
+
+/**
+ * A service object as outputs: every field with the secrets redacted, except `env`, kept as is (the
+ * engine stores it as a secret output); `__provider` left out.
+ */
+export function redactedOutsideEnv(
+  record: Record<string, unknown>,
+  secrets: readonly unknown[],
+): Record<string, unknown> {
+  const { env, __provider: _provider, ...rest } = record;
+  const clean = redactValue(rest, secrets) as Record<string, unknown>;
+  return env === undefined ? clean : { ...clean, env };
 }

@@ -8,10 +8,15 @@
  * this module, so the ledger sees every resource. Each resource counts once, keyed by its URN (a
  * second check of the same resource replaces its figure).
  */
+import type * as pulumi from "@pulumi/pulumi";
+import { redact } from "../common/redaction";
 import { isUnknown, UNKNOWN } from "../common/unknown";
 import { describeError } from "../common/wording";
 import { COST_KEYS, type RunpodSettings } from "../config";
 import { type HourlyCost, usd } from "./prices";
+
+/** The hidden input carrying the resource's URN to `check` (which the host does not give it). */
+export const URN_INPUT = "__urn";
 
 /** The stack config key of the deployment's budget. */
 export const STACK_BUDGET_KEY = "runpod:maxHourlyUsd";
@@ -127,8 +132,14 @@ export interface CheckFailure {
   reason: string;
 }
 
-/** What one resource's `check` knows of its cost, for {@link judgeBudgets}. */
-export interface CostCase {
+/** What `check` learns of one resource's cost: its `hourlyCost` and the failures of the budgets it is over. */
+export interface CostVerdict {
+  hourlyCost?: HourlyCost | typeof UNKNOWN;
+  failures: CheckFailure[];
+}
+
+/** The resource a cost check judges. */
+export interface CostSubject {
   settings: RunpodSettings | undefined;
   /** The resource's arguments (its own `maxHourlyUsd` is read from them). */
   args: Record<string, unknown>;
@@ -136,6 +147,13 @@ export interface CostCase {
   key: string;
   /** How messages name it, e.g. `Pod "trainer"`. */
   label: string;
+}
+
+/** One kind of resource's cost check. */
+export type CostCheck = (subject: CostSubject) => Promise<CostVerdict>;
+
+/** How one kind of resource is priced, for {@link judgeBudgets}. */
+export interface CostPricing {
   /** The arguments that decide the price are unknown (a preview): the figure is unknown, nothing is judged. */
   unknownArgs?: boolean;
   /** The arguments name something to price (compute), and the provider can read the catalog. */
@@ -160,9 +178,8 @@ export interface CostCase {
  * why; a bad stack budget fails naming it (a bad own budget is the argument check's failure).
  * Judged before any network write; the ledger keeps this resource's figure only when it passes.
  */
-export async function judgeBudgets(
-  c: CostCase,
-): Promise<{ hourlyCost?: HourlyCost | typeof UNKNOWN; failures: CheckFailure[] }> {
+export async function judgeBudgets(subject: CostSubject, pricing: CostPricing): Promise<CostVerdict> {
+  const c = { ...subject, ...pricing };
   const failures: CheckFailure[] = [];
   const own = isUnknown(c.args.maxHourlyUsd) ? {} : parseBudget(c.args.maxHourlyUsd, "maxHourlyUsd");
   const stackName = stackBudgetName(c.settings);
@@ -222,4 +239,47 @@ export async function judgeBudgets(
   }
   recordCeiling(c.key, entry);
   return { hourlyCost: cost, failures };
+}
+
+/** A priced kind of resource's `check`, for {@link pricedCheck}. */
+export interface PricedCheck {
+  /** The resource's class name, for messages and the ledger key when no URN came (`Pod`). */
+  kind: string;
+  /** The argument check (no network). */
+  checkArgs: (
+    settings: RunpodSettings | undefined,
+    news: Record<string, unknown>,
+  ) => pulumi.dynamic.CheckResult;
+  /** The cost check of this kind of resource. */
+  checkCost: CostCheck;
+  /** Values a budget failure must not show (the env values and the API key). */
+  secrets: (settings: RunpodSettings | undefined, news: Record<string, unknown>) => readonly string[];
+}
+
+/**
+ * A priced resource's `check`: the arguments first (their failures alone when there are any), then
+ * the `hourlyCost` figure and the budgets, judged before anything that costs money runs. The URN
+ * the resource passes for the stack budget, and the figure check itself added to earlier inputs,
+ * are no arguments.
+ */
+export function pricedCheck(
+  c: PricedCheck,
+): (
+  settings: RunpodSettings | undefined,
+  olds: Record<string, unknown>,
+  raw: Record<string, unknown>,
+) => Promise<pulumi.dynamic.CheckResult> {
+  return async (settings, _olds, raw) => {
+    const { [URN_INPUT]: urn, hourlyCost: _cost, ...news } = raw;
+    const checked = c.checkArgs(settings, news);
+    if ((checked.failures ?? []).length > 0) return checked;
+    const name = typeof news.name === "string" ? news.name : undefined;
+    const label = `${c.kind} ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
+    const key = typeof urn === "string" ? urn : `${c.kind}::${name ?? ""}`;
+    const cost = await c.checkCost({ settings, args: news, key, label });
+    const inputs =
+      cost.hourlyCost === undefined ? checked.inputs : { ...checked.inputs, hourlyCost: cost.hourlyCost };
+    const secrets = c.secrets(settings, news);
+    return { inputs, failures: cost.failures.map((f) => ({ ...f, reason: redact(f.reason, secrets) })) };
+  };
 }

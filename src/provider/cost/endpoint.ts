@@ -7,15 +7,12 @@ import { DEFAULT_REST_URL, type RunpodClient, resolveRestUrl } from "../../clien
 import { hostClient } from "../common/host";
 import { containsUnknown, UNKNOWN } from "../common/unknown";
 import type { RunpodSettings } from "../config";
-import { type CheckFailure, judgeBudgets } from "./budget";
+import { type CostCheck, judgeBudgets } from "./budget";
 import { catalogCpus, catalogGpus } from "./catalog";
 import { catalogNeeded, type EndpointShape, endpointHourlyCost, type HourlyCost, usd } from "./prices";
 
 export type { CheckFailure } from "./budget";
-export { stackBudgetName } from "./budget";
-
-/** The hidden input carrying the resource's URN to `check` (which the host does not give it). */
-export const URN_INPUT = "__urn";
+export { stackBudgetName, URN_INPUT } from "./budget";
 
 /** True when `restUrl` (the default when unset) is a REST v2 URL: the catalog exists only there. */
 export function speaksV2(settings: RunpodSettings): boolean {
@@ -60,18 +57,10 @@ export async function endpointCostOutput(
  * `check`'s cost work for an endpoint ({@link judgeBudgets}): its `hourlyCost` as the arguments
  * make it (unknown in a preview where they are unknown), and the failures of the budgets it is over.
  */
-export function checkEndpointCost(
-  settings: RunpodSettings | undefined,
-  args: Record<string, unknown>,
-  key: string,
-  label: string,
-): Promise<{ hourlyCost?: HourlyCost | typeof UNKNOWN; failures: CheckFailure[] }> {
-  const endpoint = args as EndpointShape;
-  return judgeBudgets({
-    settings,
-    args,
-    key,
-    label,
+export const checkEndpointCost: CostCheck = (subject) => {
+  const { settings } = subject;
+  const endpoint = subject.args as EndpointShape;
+  return judgeBudgets(subject, {
     unknownArgs:
       containsUnknown(endpoint.gpu) || containsUnknown(endpoint.cpu) || containsUnknown(endpoint.workers),
     priceable: catalogNeeded(endpoint) !== undefined,
@@ -82,4 +71,4 @@ export function checkEndpointCost(
       `workers.max ${(endpoint.workers as { max: number }).max} × ${usd(cost.ratePerWorkerUsd as number)} USD/h per worker`,
     lower: "its workers.max or the GPUs per worker, or choose cheaper pools",
   });
-}
+};

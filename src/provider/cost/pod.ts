@@ -8,7 +8,7 @@ import type { RunpodClient } from "../../client";
 import { hostClient } from "../common/host";
 import { UNKNOWN } from "../common/unknown";
 import type { RunpodSettings } from "../config";
-import { type CheckFailure, judgeBudgets } from "./budget";
+import { type CostCheck, judgeBudgets } from "./budget";
 import { catalogCpus, catalogGpus } from "./catalog";
 import { speaksV2 } from "./endpoint";
 import { type HourlyCost, type PodShape, podGpuCandidates, podHourlyCost, usd } from "./prices";
@@ -57,22 +57,14 @@ function howOf(pod: PodShape, ratePerWorker: number): string {
  * `check`'s cost work for a pod ({@link judgeBudgets}): its `hourlyCost` as the arguments make it
  * (unknown where they are unknown in a preview), and the failures of the budgets it is over.
  */
-export function checkPodCost(
-  settings: RunpodSettings | undefined,
-  args: Record<string, unknown>,
-  key: string,
-  label: string,
-): Promise<{ hourlyCost?: HourlyCost | typeof UNKNOWN; failures: CheckFailure[] }> {
-  const pod = args as PodShape;
-  return judgeBudgets({
-    settings,
-    args,
-    key,
-    label,
+export const checkPodCost: CostCheck = (subject) => {
+  const { settings } = subject;
+  const pod = subject.args as PodShape;
+  return judgeBudgets(subject, {
     priceable: hasCompute(pod),
     canRead: settings?.apiKey !== undefined && speaksV2(settings),
     price: async () => podHourlyCost(pod, await podPrices(settings, pod)),
     how: (cost) => howOf(pod, cost.ratePerWorkerUsd as number),
     lower: "its GPU count or GPU types (gpu.id, fallbackGpuIds)",
   });
-}
+};

@@ -39,6 +39,7 @@ import {
   RunpodError,
   resolveRestUrl,
 } from "../../client";
+import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
@@ -149,10 +150,7 @@ async function diffPlan(
  * before, and after a failure the service may have acted on, list again; one new volume of this
  * name is this create's). Outputs are the volume as the service answered.
  */
-export async function createNetworkVolume(
-  settings: RunpodSettings | undefined,
-  raw: Record<string, unknown>,
-): Promise<pulumi.dynamic.CreateResult> {
+export const createNetworkVolume: ResourceOperations["create"] = async (settings, raw) => {
   const inputs = plainInputs(raw);
   return withProviderErrors(secretsOf(settings), async () => {
     const client = hostClient(settings);
@@ -168,7 +166,7 @@ export async function createNetworkVolume(
       process.stderr.write(`warning: ${redact(recoveredAfter, secretsOf(settings))}\n`);
     return { id: record.id, outs: outputsOf(record, settings) };
   });
-}
+};
 
 /**
  * The arguments of a create that the volume `listed` does not hold: `size` as a number, the data
@@ -195,11 +193,7 @@ export function volumeDifferences(
  * Pulumi (a rename, a volume grown in the console) shows as drift and the next diff starts from
  * it. `NetworkVolume.get` reads with no prior outputs: a 404 then throws, naming the id.
  */
-export async function readNetworkVolume(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown> | undefined,
-): Promise<pulumi.dynamic.ReadResult> {
+export const readNetworkVolume: ResourceOperations["read"] = async (settings, id, props) => {
   const old = withoutProvider(props ?? {});
   const adopting = old.dataCenterId === undefined && old.size === undefined;
   return withProviderErrors(secretsOf(settings), async () => {
@@ -214,7 +208,7 @@ export async function readNetworkVolume(
     const outs = outputsOf(live, settings);
     return { id: live.id || id, props: outs, inputs: { ...outs } };
   });
-}
+};
 
 /**
  * `update`: one PATCH of what changed (`name`, a larger `size`); outputs are the service's answer.
@@ -222,12 +216,7 @@ export async function readNetworkVolume(
  * has no tier (written over REST v1) and the program gives `type`, the volume is read first: a
  * different tier fails before any change (the tier is immutable), the same one is recorded.
  */
-export async function updateNetworkVolume(
-  settings: RunpodSettings | undefined,
-  id: string,
-  oldsRaw: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.UpdateResult> {
+export const updateNetworkVolume: ResourceOperations["update"] = async (settings, id, oldsRaw, news) => {
   const olds = withoutProvider(oldsRaw ?? {});
   const inputs = plainInputs(news);
   return withProviderErrors(secretsOf(settings), async () => {
@@ -257,17 +246,13 @@ export async function updateNetworkVolume(
         : await client.networkVolumes.update(id, patch);
     return { outs: outputsOf(live, settings) };
   });
-}
+};
 
 /**
  * `delete`: DELETE by id; a volume already gone counts as deleted. A refusal (the volume is still
  * attached to an endpoint) quotes what the service said holds it and says what to do.
  */
-export async function deleteNetworkVolume(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown>,
-): Promise<void> {
+export const deleteNetworkVolume: ResourceOperations["delete"] = async (settings, id, props) => {
   const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
   await withProviderErrors(secretsOf(settings), async () => {
     try {
@@ -285,7 +270,7 @@ export async function deleteNetworkVolume(
       );
     }
   });
-}
+};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

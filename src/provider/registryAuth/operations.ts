@@ -33,6 +33,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { BadRequestError, ConflictError, describeBody, NotFoundError, RunpodError } from "../../client";
+import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
 import { defineOperations } from "../common/operations";
@@ -58,10 +59,7 @@ export const checkRegistryAuth = (olds: Props, news: Props) => operations.check(
 export const diffRegistryAuth = (id: string, olds: Props, news: Props) =>
   operations.diff(undefined, id, olds, news);
 
-async function diffPlan(
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.DiffResult> {
+async function diffPlan(olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
   const replaces = REPLACING_FIELDS.filter((field) => isUnknown(news[field]) || olds[field] !== news[field]);
   if (replaces.length > 0) {
     // With an unknown name (preview only) assume the worst: it may turn out unchanged.
@@ -78,10 +76,7 @@ async function diffPlan(
  * `mayHaveActed`: a 500 or 408, a reset or timeout after sending, a malformed answer), lists
  * again: a name that was free before and exists now is this create's credential (`create.ts`).
  */
-export async function createRegistryAuth(
-  settings: RunpodSettings | undefined,
-  raw: Record<string, unknown>,
-): Promise<pulumi.dynamic.CreateResult> {
+export const createRegistryAuth: ResourceOperations["create"] = async (settings, raw) => {
   const inputs = plainInputs(raw);
   const secrets = registrySecrets(inputs, settings);
   return withProviderErrors(secrets, async () => {
@@ -91,17 +86,13 @@ export async function createRegistryAuth(
     }
     return { id: created.id, outs: redactOutputs((created.outs ?? {}) as Record<string, unknown>, secrets) };
   });
-}
+};
 
 /**
  * `read` (refresh): GET by id. A credential that is gone gives an empty id; a rename made
  * outside Pulumi shows as a changed `name`. Username and password are kept from state.
  */
-export async function readRegistryAuth(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown> | undefined,
-): Promise<pulumi.dynamic.ReadResult> {
+export const readRegistryAuth: ResourceOperations["read"] = async (settings, id, props) => {
   const old = withoutProvider(props ?? {});
   const secrets = registrySecrets(old, settings);
   return withProviderErrors(secrets, async () => {
@@ -122,7 +113,7 @@ export async function readRegistryAuth(
       );
     }
   });
-}
+};
 
 /** `update`: only `adoptExisting` can change without a replacement; echo the new inputs. */
 export async function updateRegistryAuth(
@@ -143,11 +134,7 @@ export async function updateRegistryAuth(
  * `delete`: DELETE by id; a credential already gone counts as deleted. A refusal (in use)
  * explains what the service said uses it and what to do.
  */
-export async function deleteRegistryAuth(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown>,
-): Promise<void> {
+export const deleteRegistryAuth: ResourceOperations["delete"] = async (settings, id, props) => {
   const secrets = registrySecrets(props ?? {}, settings);
   const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
   await withProviderErrors(secrets, async () => {
@@ -169,7 +156,7 @@ export async function deleteRegistryAuth(
       throw error;
     }
   });
-}
+};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

@@ -21,6 +21,7 @@
  * Replaced, never patched: `type` (not a field of the update) and the compute family (`gpu`
  * for `cpu` or back: the service answers 400).
  */
+import { ENDPOINT_CONTAINER_FIELDS, ENDPOINT_RELEASE_FIELDS } from "../../wire/serverless";
 import { containsUnknown } from "../common/unknown";
 import type { ServerlessEndpointInputs } from "./args";
 
@@ -31,22 +32,12 @@ const isObject = (v: unknown): v is Values => v !== null && typeof v === "object
 /** The v2 document's create default of `timeout`, in ms. */
 const TIMEOUT_DEFAULT_MS = 300_000;
 
-/** The container settings a template supplies. */
-const CONTAINER_FIELDS = ["image", "args", "disk", "ports", "env", "registry"] as const;
-
 /**
  * Fields whose change makes a release (the service's rule: the container settings, the template,
  * and where workers run); the other fields (name, scaling, workers, timeout, flashboot) apply at
  * once. A `smokeTest` gates exactly the updates that change one of these.
  */
-export const RELEASE_FIELDS = [
-  ...CONTAINER_FIELDS,
-  "templateId",
-  "gpu",
-  "cpu",
-  "dataCenterIds",
-  "networkVolumes",
-] as const;
+export const RELEASE_FIELDS = ENDPOINT_RELEASE_FIELDS;
 
 /** True when the plan's PATCH makes a release. */
 export function makesRelease(plan: Pick<EndpointPlan, "patch">): boolean {
@@ -75,7 +66,7 @@ const WORKER_DEFAULTS: Record<string, number> = { min: 0, max: 3, idleTimeout: 1
 const COMPARED = [
   "name",
   "templateId",
-  ...CONTAINER_FIELDS,
+  ...ENDPOINT_CONTAINER_FIELDS,
   "dataCenterIds",
   "networkVolumes",
   "flashboot",

@@ -27,6 +27,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { type RunpodClient, RunpodError, resolveRestUrl, ValidationError } from "../../client";
+import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient } from "../common/host";
 import { defineOperations } from "../common/operations";
@@ -70,10 +71,7 @@ export async function diffSshKey(
  * entry is rewritten to the program's line, and this resource now manages it (a destroy removes
  * it). Verified by reading the set back.
  */
-export async function createSshKey(
-  settings: RunpodSettings | undefined,
-  inputs: Record<string, unknown>,
-): Promise<pulumi.dynamic.CreateResult> {
+export const createSshKey: ResourceOperations["create"] = async (settings, inputs) => {
   return withProviderErrors(secretsOf(settings), async () => {
     const key = keyOf(inputs.publicKey);
     await editKeySet(
@@ -84,18 +82,14 @@ export async function createSshKey(
     );
     return { id: key.fingerprint, outs: outputsOf(key.line) };
   });
-}
+};
 
 /**
  * `read`: the account's set, looked up by fingerprint. Refresh: a key no longer in the set is gone
  * (empty id); a comment changed outside Pulumi shows in the outputs and the returned inputs.
  * `SshKey.get` (no props): a fingerprint not in the set is an error naming it.
  */
-export async function readSshKey(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown> | undefined,
-): Promise<pulumi.dynamic.ReadResult> {
+export const readSshKey: ResourceOperations["read"] = async (settings, id, props) => {
   return withProviderErrors(secretsOf(settings), async () => {
     const keys = await hostClient(settings).account.sshKeys();
     const line = keys.find((entry) => describeStoredKey(entry).fingerprint === id);
@@ -110,15 +104,10 @@ export async function readSshKey(
     const outs = outputsOf(line.trim());
     return { id, props: outs, inputs: { publicKey: outs.publicKey } };
   });
-}
+};
 
 /** `update`: the same key with another comment: its entry is rewritten in place (added back if gone). */
-export async function updateSshKey(
-  settings: RunpodSettings | undefined,
-  id: string,
-  _olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.UpdateResult> {
+export const updateSshKey: ResourceOperations["update"] = async (settings, id, _olds, news) => {
   return withProviderErrors(secretsOf(settings), async () => {
     const key = keyOf(news.publicKey);
     if (key.fingerprint !== id) {
@@ -135,17 +124,13 @@ export async function updateSshKey(
     );
     return { outs: outputsOf(key.line) };
   });
-}
+};
 
 /**
  * `delete`: removes the key (every entry of that type and key data) from the set, keeping every
  * other entry. A key already gone counts as deleted.
  */
-export async function deleteSshKey(
-  settings: RunpodSettings | undefined,
-  id: string,
-  _props: Record<string, unknown>,
-): Promise<void> {
+export const deleteSshKey: ResourceOperations["delete"] = async (settings, id, _props) => {
   await withProviderErrors(secretsOf(settings), async () => {
     const isThis = (line: string) => describeStoredKey(line).fingerprint === id;
     await editKeySet(
@@ -155,7 +140,7 @@ export async function deleteSshKey(
       (keys) => !keys.some(isThis),
     );
   });
-}
+};
 
 // ---------------------------------------------------------------------------------------------
 // The account's set: read, change one entry, write, verify

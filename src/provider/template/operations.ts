@@ -34,12 +34,13 @@
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import type { Template, TemplateUpdateInput } from "../../client";
-import { BadRequestError, ConflictError, describeBody, RunpodError, secretEnvValues } from "../../client";
+import { BadRequestError, ConflictError, describeBody, RunpodError } from "../../client";
+import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
-import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
+import { createReconciled, deleteIfPresent, readForRefresh } from "../common/managedCreate";
 import { defineOperations } from "../common/operations";
-import { redact, redactValue } from "../common/redaction";
+import { envSecretsOf, redact, redactedOutsideEnv } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
 import type { RunpodSettings } from "../config";
 import { ARG_NAMES, checkTemplateArgs, MOUNT_REMOVAL, OMITTED_MEANS, plainInputs } from "./args";
@@ -67,10 +68,7 @@ export const checkTemplate = (settings: Settings, olds: Props, news: Props) =>
 export const diffTemplate = (id: string, olds: Props, news: Props) =>
   operations.diff(undefined, id, olds, news);
 
-async function diffPlan(
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.DiffResult> {
+async function diffPlan(olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
   const { patch, replaces, unknown } = plannedChanges(olds, news);
   const changed = [...Object.keys(patch), ...unknown];
   return { changes: changed.length > 0 || replaces.length > 0, replaces, deleteBeforeReplace: false };
@@ -80,10 +78,7 @@ async function diffPlan(
  * `create`: one POST, reconciled by listing after a lost answer (`createReconciled`: never a
  * second template). Outputs are the template as the service answered it.
  */
-export async function createTemplate(
-  settings: RunpodSettings | undefined,
-  raw: Record<string, unknown>,
-): Promise<pulumi.dynamic.CreateResult> {
+export const createTemplate: ResourceOperations["create"] = async (settings, raw) => {
   const inputs = plainInputs(raw);
   const secrets = templateSecrets([inputs], settings);
   return withProviderErrors(secrets, async () => {
@@ -96,9 +91,9 @@ export async function createTemplate(
       differences: (listed) => templateDifferences(listed, inputs),
     });
     if (recoveredAfter) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
-    return { id: record.id, outs: outputsOf(record, secrets) };
+    return { id: record.id, outs: redactedOutsideEnv(record, secrets) };
   });
-}
+};
 
 /**
  * `read`: GET by id. Refresh (props from state): a template that is gone gives an empty id, and a
@@ -107,58 +102,43 @@ export async function createTemplate(
  * naming it, not an empty resource. `env` is never returned among the inputs (only as the
  * secret output).
  */
-export async function readTemplate(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown> | undefined,
-): Promise<pulumi.dynamic.ReadResult> {
+export const readTemplate: ResourceOperations["read"] = async (settings, id, props) => {
   const old = withoutProvider(props ?? {});
   const adopting = typeof old.name !== "string";
   return withProviderErrors(templateSecrets([old], settings), async () => {
-    const client = hostClient(settings);
-    const live = await readOrGone(() => client.templates.get(id));
-    if (live === undefined) {
-      if (adopting) {
-        throw new RunpodError(
-          `No template with id ${id} in this account (GET /templates/${id} answered 404). ` +
-            "Check the id given to Template.get: the RunPod console lists your templates, and " +
-            "client.templates.list() returns them with their ids.",
-        );
-      }
-      return { id: "", props: {} };
-    }
+    const notFound =
+      `No template with id ${id} in this account (GET /templates/${id} answered 404). ` +
+      "Check the id given to Template.get: the RunPod console lists your templates, and " +
+      "client.templates.list() returns them with their ids.";
+    const live = await readForRefresh(() => hostClient(settings).templates.get(id), adopting, notFound);
+    if (live === undefined) return { id: "", props: {} };
     const secrets = templateSecrets([old, { env: live.env }], settings);
-    const outs = outputsOf(live, secrets);
+    const outs = redactedOutsideEnv(live, secrets);
     const inputs: Record<string, unknown> = {};
     for (const key of ARG_NAMES) if (key !== "env" && outs[key] !== undefined) inputs[key] = outs[key];
     return { id: live.id || id, props: outs, inputs };
   });
-}
+};
 
 /**
  * `update`: one PATCH with the fields that differ (an omitted field sends what it stands for, so
  * the service really drops it: `env: {}`, `ports: []`, `registry: null`, ...). Outputs are the
  * template as the service answered. The PATCH is one call: when it fails, nothing changed.
  */
-export async function updateTemplate(
-  settings: RunpodSettings | undefined,
-  id: string,
-  olds: Record<string, unknown>,
-  news: Record<string, unknown>,
-): Promise<pulumi.dynamic.UpdateResult> {
+export const updateTemplate: ResourceOperations["update"] = async (settings, id, olds, news) => {
   const inputs = plainInputs(news);
   const secrets = templateSecrets([inputs, olds], settings);
   return withProviderErrors(secrets, async () => {
     const { patch } = plannedChanges(olds, inputs as Record<string, unknown>);
-    if (Object.keys(patch).length === 0) return { outs: outputsOf(olds, secrets) };
+    if (Object.keys(patch).length === 0) return { outs: redactedOutsideEnv(olds, secrets) };
     const client = hostClient(settings);
     const updated = await client.templates.update(id, patch as TemplateUpdateInput);
-    const outs = outputsOf(updated, secrets);
+    const outs = redactedOutsideEnv(updated, secrets);
     const ignored = Object.keys(patch).filter((key) => !appliedAsSent(key, patch[key], updated));
     if (ignored.length > 0) throw notApplied(id, inputs.name, ignored, patch, updated, outs);
     return { outs };
   });
-}
+};
 
 /** True when the answer to a PATCH holds `sent` for `key` (a mount: the persistent mount sent). */
 function appliedAsSent(key: string, sent: unknown, answer: Template): boolean {
@@ -204,11 +184,7 @@ function notApplied(
  * deletes its bound template). A refusal (the template is bound to an endpoint or used by a
  * pod) says which, in the service's words, and what to do.
  */
-export async function deleteTemplate(
-  settings: RunpodSettings | undefined,
-  id: string,
-  props: Record<string, unknown>,
-): Promise<void> {
+export const deleteTemplate: ResourceOperations["delete"] = async (settings, id, props) => {
   const secrets = templateSecrets([props ?? {}], settings);
   const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
   await withProviderErrors(secrets, async () => {
@@ -234,7 +210,7 @@ export async function deleteTemplate(
       );
     }
   });
-}
+};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -290,13 +266,6 @@ function normalized(value: unknown): unknown {
   return value === undefined ? null : value;
 }
 
-/** The template's fields as outputs: every field of the answer, secrets redacted outside `env`. */
-function outputsOf(template: Record<string, unknown>, secrets: readonly unknown[]): Record<string, unknown> {
-  const { env, __provider: _provider, ...rest } = template;
-  const clean = redactValue(rest, secrets);
-  return env === undefined ? clean : { ...clean, env };
-}
-
 /**
  * Values never to return or throw outside `env`: every env value of the given argument sets and
  * the API key. An env value that appears in the program's own plain arguments is not a secret of
@@ -306,13 +275,7 @@ function templateSecrets(
   sets: readonly Record<string, unknown>[],
   settings: RunpodSettings | undefined,
 ): string[] {
-  const values = new Set(sets.flatMap((set) => secretEnvValues(set.env)));
-  const plain = sets.map((set) => {
-    const { env: _env, __provider: _provider, ...rest } = set;
-    return JSON.stringify(rest);
-  });
-  const secret = [...values].filter((value) => !plain.some((text) => text.includes(value)));
-  return settings?.apiKey ? [...secret, settings.apiKey] : secret;
+  return envSecretsOf(sets, settings);
 }
 
 /** The operations behind the shared provider class (`../common/dynamicProvider.ts`). */

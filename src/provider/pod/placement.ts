@@ -1,0 +1,170 @@
+/**
+ * Creating a pod with fallback: the service places one GPU type per request and never falls back,
+ * so the provider tries `gpu.id` then each of `fallbackGpuIds` as the v2 document's loop says (400:
+ * the next; 402: stop; 403: skip; 429: back off; 5xx: retry the same), each POST reconciled by
+ * listing after a lost answer (never a second pod). When no candidate lands, one error names what
+ * each answered and the catalog's stock now.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { Pod, PodCreateInput, RunpodClient } from "../../client";
+import {
+  APIError,
+  BadRequestError,
+  describeBody,
+  InternalServerError,
+  mayHaveActed,
+  PermissionDeniedError,
+  RateLimitError,
+  RunpodError,
+} from "../../client";
+import { createReconciled } from "../common/managedCreate";
+import { redact } from "../common/redaction";
+import { describeError, printable } from "../common/wording";
+import { createBodyOf, type PodInputs } from "./args";
+
+/** Tries of one candidate after a 429 or a 5xx the service did not act on (the client's own retries aside). */
+const SAME_CANDIDATE_TRIES = 3;
+
+/** The GPU types to try in order: `gpu.id`, then `fallbackGpuIds`, without repeats. */
+export function candidatesOf(inputs: PodInputs): (string | undefined)[] {
+  if (!inputs.gpu) return [undefined];
+  return [...new Set([inputs.gpu.id, ...(inputs.fallbackGpuIds ?? [])])];
+}
+
+/** Places the pod on the first candidate the service takes; one error naming each when none does. */
+export async function placePod(
+  client: RunpodClient,
+  inputs: PodInputs,
+  secrets: readonly string[],
+): Promise<Pod> {
+  const said: { candidate: string; answer: string }[] = [];
+  const candidates = candidatesOf(inputs);
+  for (const candidate of candidates) {
+    const body = createBodyOf(inputs);
+    if (candidate !== undefined) body.gpu = { ...(inputs.gpu ?? {}), id: candidate };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { record, recoveredAfter } = await createReconciled<Pod>({
+          kind: "pod",
+          name: inputs.name,
+          list: () => client.pods.list(),
+          create: () => client.pods.create(body as PodCreateInput),
+          differences: (listed) => podDifferences(listed, body),
+        });
+        if (recoveredAfter) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
+        if (said.length > 0) {
+          const tried = said.map((s) => `${s.candidate}: ${s.answer}`).join("; ");
+          process.stderr.write(
+            `${redact(`pod "${inputs.name}" placed on ${candidate} after ${tried}`, secrets)}\n`,
+          );
+        }
+        return record;
+      } catch (error) {
+        const name = candidate ?? inputs.cpu?.id ?? "cpu";
+        if (error instanceof APIError && error.status === 402) {
+          const before = said.map((s) => `${s.candidate}: ${s.answer}`).join("; ");
+          throw new RunpodError(
+            redact(
+              `RunPod refused to create pod "${inputs.name}" on ${name}: the account's balance is too low (402` +
+                `${describeBody(error.body) ? `: ${describeBody(error.body)}` : ""}).` +
+                (before ? ` Tried before it: ${before}.` : "") +
+                " No other GPU type was tried after it: none would succeed. Add funds in the RunPod console, " +
+                "then run pulumi up again.",
+              secrets,
+            ),
+          );
+        }
+        if (error instanceof BadRequestError || error instanceof PermissionDeniedError) {
+          const answer = `${error.status} ${printable(describeBody(error.body) || error.message, 300)}`;
+          said.push({
+            candidate: name,
+            answer: error.status === 403 ? `${answer} (skipped: no access)` : answer,
+          });
+          break;
+        }
+        const transient =
+          error instanceof RateLimitError || (error instanceof InternalServerError && !mayHaveActed(error));
+        if (transient && attempt < SAME_CANDIDATE_TRIES) {
+          await new Promise((resolve) => setTimeout(resolve, retryDelayMs(error, attempt)));
+          continue;
+        }
+        if (transient) {
+          said.push({ candidate: name, answer: `${(error as APIError).status} after ${attempt} tries` });
+          break;
+        }
+        throw error; // a lost answer the listing could not settle, a 401, a 422: never try another
+      }
+    }
+  }
+  throw await noCandidateLanded(client, inputs, said);
+}
+
+/** Pause before trying the same candidate again: the service's `Retry-After` (capped), else 1, 2, 4 s. */
+function retryDelayMs(error: unknown, attempt: number): number {
+  const header = (error as APIError).headers?.["retry-after"];
+  const seconds = Number(Array.isArray(header) ? header[0] : header);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(60, seconds) * 1000;
+  return 1000 * 2 ** (attempt - 1);
+}
+
+/** The error when no candidate landed: each one with what the service said, and the catalog's stock now. */
+async function noCandidateLanded(
+  client: RunpodClient,
+  inputs: PodInputs,
+  said: readonly { candidate: string; answer: string }[],
+): Promise<Error> {
+  let stock: string;
+  try {
+    const gpus = await client.catalog.gpus({
+      include: ["AVAILABILITY"],
+      product: ["POD"],
+      ...(inputs.cloud ? { cloud: inputs.cloud } : {}),
+    } as never);
+    const inStock = gpus.filter((g) => g.availability !== undefined && g.availability !== "NONE");
+    stock =
+      inStock.length === 0
+        ? "The catalog shows no GPU type with pod stock now."
+        : `The catalog shows pod stock now for: ${inStock
+            .slice(0, 12)
+            .map(
+              (g) =>
+                `${g.id} (${g.availability}${
+                  g.dataCenters?.length
+                    ? ` in ${g.dataCenters
+                        .filter((d) => d.availability !== "NONE")
+                        .map((d) => d.id)
+                        .join(", ")}`
+                    : ""
+                })`,
+            )
+            .join("; ")}${inStock.length > 12 ? ` and ${inStock.length - 12} more` : ""}.`;
+  } catch (error) {
+    stock = `The catalog could not be read for current stock (${describeError(error)}).`;
+  }
+  const every400 = said.length > 0 && said.every((s) => s.answer.startsWith("400"));
+  const hint = every400
+    ? " Every candidate answered 400: if the service's words above name a rule rather than capacity, the request itself is at fault."
+    : "";
+  return new RunpodError(
+    `No GPU type could be placed for pod "${inputs.name}"; no pod was created. Tried in order: ` +
+      `${said.map((s) => `${s.candidate}: ${s.answer}`).join("; ")}. ${stock}${hint} Add a GPU type with ` +
+      "stock to fallbackGpuIds (or change gpu.id), or try again later.",
+  );
+}
+
+/** Fields the create sent that the pod `listed` does not hold (names only: values may be secrets). */
+export function podDifferences(listed: Pod, sent: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const gpu = sent.gpu as PodInputs["gpu"];
+  if (gpu && (listed.gpu?.id !== gpu.id || (listed.gpu?.count ?? 1) !== (gpu.count ?? 1))) out.push("gpu");
+  const cpu = sent.cpu as PodInputs["cpu"];
+  if (cpu && (listed.cpu?.id !== cpu.id || listed.cpu?.vcpuCount !== cpu.vcpuCount)) out.push("cpu");
+  for (const key of ["image", "args", "disk", "ports", "registry"] as const) {
+    if (sent[key] !== undefined && !isDeepStrictEqual(listed[key], sent[key])) out.push(key);
+  }
+  if (sent.cloud !== undefined && listed.cloud !== undefined && listed.cloud !== sent.cloud)
+    out.push("cloud");
+  const env = (sent.env ?? {}) as Record<string, string>;
+  if (Object.entries(env).some(([k, v]) => listed.env?.[k] !== v)) out.push("env");
+  return out;
+}
