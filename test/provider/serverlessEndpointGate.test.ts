@@ -658,6 +658,31 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
     expect(again.properties.lastSmokeTest.jobIds).not.toEqual(error.properties.lastSmokeTest.jobIds);
   });
 
+  it("tests a release that serves untested after a host was killed mid-gate, once a refresh reads it back", async () => {
+    const name = fresh("killed");
+    const { id, outs, inputs } = await create("killed", base(name, { image: "acme/api:1" }));
+    expect(outs).toMatchObject({ version: 1, lastSmokeTest: { version: 1, passed: true } });
+    // The killed update's PATCH reached the service and its release rolled out, but the host died
+    // before the gate ended: the engine kept the old outputs (version 1).
+    const news = await checked("killed", { ...inputs, image: "acme/api:2" }, inputs);
+    await client.serverless.update(id, { image: "acme/api:2" });
+    // The rollout runs its course on the emulator's clock: stale workers retire, new ones start.
+    for (let i = 0; i < 3; i++) await clock.advance(600_000);
+    expect((await client.serverless.workers(id)).workers.every((w) => !w.isStale)).toBe(true);
+    // A refresh reads version 2 back; the last gate passed on version 1, so the program (which asks
+    // for image 2, what runs) still gets an update, and that update runs the gate on version 2.
+    const read = await host.read(id, urn("killed"), outs, news);
+    expect(read.props).toMatchObject({ version: 2, image: "acme/api:2", lastSmokeTest: { version: 1 } });
+    expect(await host.diff(id, urn("killed"), read.props, news)).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    const { outs: tested } = await host.update(id, urn("killed"), read.props, news);
+    expect(tested).toMatchObject({ version: 2, lastSmokeTest: { version: 2, passed: true } });
+    // Tested, it settles: the next diff plans nothing.
+    expect(await host.diff(id, urn("killed"), tested, news)).toMatchObject({ changes: false });
+  });
+
   it("fails a create whose first release fails its gate: the endpoint stays, and the next up tests it again", async () => {
     const name = fresh("born-broken");
     const props = base(name, { env: { HF_TOKEN: TOKEN, RUNPOD_EMULATOR_FAIL: BROKEN } });

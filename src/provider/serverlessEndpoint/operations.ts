@@ -43,7 +43,7 @@ import { PROVIDER_KEY, partialFailure, settleFailure, settleOrFail, waitAndReadB
 import { bodyOf, checkEndpointArgs, plainInputs, type ServerlessEndpointInputs } from "./args";
 import { makesRelease, planEndpointChange } from "./changes";
 import { differencesFrom, endpointOutputs, endpointSecrets, inputsOf } from "./outputs";
-import { failedGate, gate, gateFailedOnLive, untestedRecord } from "./rollback";
+import { failedGate, gate, gateFailedOnLive, servesUntestedRelease, untestedRecord } from "./rollback";
 import { EndpointRolloutError } from "./rollout";
 import { createFailedMessage, type GateVerdict, rolloutVerdict, SmokeTestSchema } from "./smokeTest";
 
@@ -72,10 +72,13 @@ async function diffPlan(olds: Props, news: Props): Promise<pulumi.dynamic.DiffRe
   const inputs = plainInputs(news);
   const plan = planEndpointChange(olds, inputs);
   if (plan.replaces.length > 0) return { changes: true, replaces: plan.replaces, deleteBeforeReplace: false };
-  // A gate recorded as failed on the release that serves is an update to make even with nothing
-  // changed: a refresh clears the engine's init errors (step.go RefreshStep.Apply), so without this
-  // the next up would never test that release again.
-  const retest = inputs.smokeTest !== undefined && gateFailedOnLive(withoutProvider(olds));
+  // A gate recorded as failed on the release that serves, or a release that serves untested (read
+  // back newer than the last gate's), is an update to make even with nothing changed: a refresh
+  // clears the engine's init errors (step.go RefreshStep.Apply), and a host killed mid-gate leaves
+  // the old outputs, so without this the next up would never test that release.
+  const previous = withoutProvider(olds);
+  const retest =
+    inputs.smokeTest !== undefined && (gateFailedOnLive(previous) || servesUntestedRelease(previous));
   return { changes: plan.changed.length > 0 || retest };
 }
 
@@ -158,7 +161,9 @@ export const updateServerlessEndpoint: ResourceOperations["update"] = async (set
     // The last gate's result stays in the outputs, also when the rollout wait fails.
     const kept = { ...inputs, lastSmokeTest: previous.lastSmokeTest };
     const label = labelOf(record.name || inputs.name, id);
-    const gated = inputs.smokeTest !== undefined && (makesRelease(plan) || gateFailedOnLive(previous));
+    const gated =
+      inputs.smokeTest !== undefined &&
+      (makesRelease(plan) || gateFailedOnLive(previous) || servesUntestedRelease(previous));
     const smoke = gated ? SmokeTestSchema.parse(inputs.smokeTest) : undefined;
     const { outs, failure, during } = await waitAndReadBack(client, settings, record, kept, secrets);
     let verdict: GateVerdict;

@@ -128,6 +128,23 @@ export function untestedRecord(version: unknown) {
 }
 
 /**
+ * A release serving that no gate has judged: the version read back (a refresh after a host killed
+ * mid-gate, or a deploy made elsewhere) is newer than the one the last smoke test passed on. Diff
+ * plans an update and the update tests it, as for {@link gateFailedOnLive}.
+ */
+export function servesUntestedRelease(previous: Record<string, unknown>): boolean {
+  const last = previous.lastSmokeTest as { passed?: unknown; version?: unknown } | undefined;
+  return (
+    last !== undefined &&
+    last !== null &&
+    last.passed === true &&
+    typeof last.version === "number" &&
+    typeof previous.version === "number" &&
+    previous.version > last.version
+  );
+}
+
+/**
  * A gate recorded as failed on the release that still serves (`onFailure: "keep"`, a failed
  * create, a failed rollback, a rollout wait that ran out of time): diff plans an update and the
  * update tests it again even when nothing changed.
