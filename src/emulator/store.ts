@@ -1,6 +1,6 @@
 /**
  * Management data (registry auths and network volumes), shared by the v1 and v2 dialects, and the
- * state file, which also keeps the serverless section that `serverless.ts` owns (endpoints made
+ * state file, which also keeps the serverless section that `serverless/` owns (endpoints made
  * over REST v2, their releases, and templates: an optional field, so older emulators still read
  * the file), and the `pods` section that `pods/podStore.ts` owns (pods and the account's SSH keys).
  *

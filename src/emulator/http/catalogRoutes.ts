@@ -1,6 +1,6 @@
 /**
  * REST v2 catalog routes: `/v2/catalog/gpus`, `/gpus/{id}`, `/cpus`, `/cpus/{id}`,
- * `/datacenters`, `/datacenters/{id}` and `/templates`, over the fixed catalog of `../catalog.ts`.
+ * `/datacenters`, `/datacenters/{id}` and `/templates`, over the fixed catalog of `../catalog/`.
  *
  * Queries are parsed with the wire module's schemas (the client's own): a malformed value or an
  * unknown parameter is a 422 `Request validation failed`, and a broken pairing rule of the

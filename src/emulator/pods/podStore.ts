@@ -5,7 +5,7 @@
  * - Placement: a create places the one GPU type asked for, in a data centre of `dataCenterIds`
  *   (any when empty) with enough free GPUs of that type in the pod's `cloud`, and a CUDA version
  *   the request accepts; it never falls back. Stock is a count per GPU type, data centre and cloud
- *   (`catalog.ts` `podStockSeed`), and for CPU pods a count of free vCPUs per flavour and data
+ *   (`catalog/podStock.ts` `podStockSeed`), and for CPU pods a count of free vCPUs per flavour and data
  *   centre (`cpuPodStockSeed`), taken while the pod holds compute and given back on stop and
  *   delete; the catalog's `POD` availability (GPU and CPU types, data centres) shows what is left.
  *   No capacity is a 400 with only a human-readable `detail`, as the document says.
