@@ -107,17 +107,10 @@ export class PodStore implements PodStockView {
    * one that was on its way to RUNNING (or there) starts its container again (listeners are new).
    */
   #load(store: ManagementStore): void {
-    const saved = store.savedPods();
+    const saved = store.savedSection("pods", PodsSectionSchema);
     if (saved === undefined) return;
-    const parsed = PodsSectionSchema.safeParse(saved);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new Error(
-        `stateFile ${store.stateFile}: the pods section is not valid (${issue?.path.join(".")}: ${issue?.message})`,
-      );
-    }
-    this.#sshKeys = parsed.data.sshKeys;
-    for (const entry of parsed.data.pods) {
+    this.#sshKeys = saved.sshKeys;
+    for (const entry of saved.pods) {
       const pod = entry.pod as StoredPod["pod"];
       const stored: StoredPod = {
         pod,

@@ -109,13 +109,11 @@ export class PodStock implements PodStockView {
       if (usable.length === 0) throw new PodError(400, NO_CAPACITY_MESSAGE);
       cudaVersion = usable[0] as string;
     }
-    let best: { dc: string; free: number } | undefined;
-    for (const [k, free] of this.#gpus) {
+    const offered = [...this.#gpus].flatMap(([k, free]) => {
       const [id, dc, c] = k.split("|") as [string, string, string];
-      if (id !== gpu.id || c !== cloud || (dataCenters && !dataCenters.includes(dc))) continue;
-      if (free >= count && (!best || free > best.free)) best = { dc, free };
-    }
-    if (!best) throw new PodError(400, NO_CAPACITY_MESSAGE);
+      return id === gpu.id && c === cloud ? [{ dc, free }] : [];
+    });
+    const best = roomiest(offered, count, dataCenters);
     const price = cloud === "COMMUNITY" ? type.record.price?.community : type.record.price?.secure;
     return { dataCenterId: best.dc, cudaVersion, cost: roundUsd((price ?? 0) * count) };
   }
@@ -134,19 +132,32 @@ export class PodStock implements PodStockView {
       throw new PodError(400, `cpu.vcpuCount: ${cpu.id} has at most ${max} vCPUs, got ${cpu.vcpuCount}`);
     }
     if (cloud !== "SECURE") throw new PodError(400, "cloud: CPU pods run in the SECURE cloud only");
-    let best: { dc: string; free: number } | undefined;
-    for (const dc of type.dataCenterIds) {
-      if (dataCenters && !dataCenters.includes(dc)) continue;
-      const free = this.freeVcpus(cpu.id, dc);
-      if (free >= cpu.vcpuCount && (!best || free > best.free)) best = { dc, free };
-    }
-    if (!best) throw new PodError(400, NO_CAPACITY_MESSAGE);
+    const offered = type.dataCenterIds.map((dc) => ({ dc, free: this.freeVcpus(cpu.id, dc) }));
+    const best = roomiest(offered, cpu.vcpuCount, dataCenters);
     return {
       dataCenterId: best.dc,
       cudaVersion: null,
       cost: roundUsd((type.record.price?.securePerVcpu ?? 0) * cpu.vcpuCount),
     };
   }
+}
+
+/**
+ * The data centre with the most free of what a pod needs, among `dataCenters` (any when
+ * undefined) and holding at least `need`; the first listed wins a tie. 400 when none has room.
+ */
+function roomiest(
+  offered: readonly { dc: string; free: number }[],
+  need: number,
+  dataCenters: readonly string[] | undefined,
+): { dc: string; free: number } {
+  let best: { dc: string; free: number } | undefined;
+  for (const o of offered) {
+    if (dataCenters && !dataCenters.includes(o.dc)) continue;
+    if (o.free >= need && (!best || o.free > best.free)) best = o;
+  }
+  if (!best) throw new PodError(400, NO_CAPACITY_MESSAGE);
+  return best;
 }
 
 function gpuKey(gpuId: string, dataCenterId: string, cloud: string): string {

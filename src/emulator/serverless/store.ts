@@ -128,17 +128,10 @@ export class ServerlessStore {
   }
 
   #restore(store: ManagementStore): void {
-    const saved = store.savedServerless();
+    const saved = store.savedSection("serverless", SavedServerlessSchema);
     if (saved === undefined) return;
-    const parsed = SavedServerlessSchema.safeParse(saved);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new Error(
-        `stateFile ${store.stateFile}: the serverless section is not valid (${issue?.path.join(".")}: ${issue?.message})`,
-      );
-    }
-    for (const template of parsed.data.templates) this.#templates.set(template.id, template);
-    for (const { record, releases } of parsed.data.endpoints) {
+    for (const template of saved.templates) this.#templates.set(template.id, template);
+    for (const { record, releases } of saved.endpoints) {
       if (this.#endpoints.has(record.id)) continue; // --endpoint wins
       const latest = releases.at(-1) as Release;
       this.#engine.addEndpoint({
