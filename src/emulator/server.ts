@@ -2,7 +2,7 @@
  * The emulator's HTTP surface, one port for everything:
  * - `/v1/...`: REST v1 management, errors `{"message": "..."}`.
  * - `/v2/registries`, `/v2/network-volumes`, `/v2/serverless` (with releases, workers and worker
- *   logs), `/v2/templates`, `/v2/catalog/...` (a fixed catalog, `catalog.ts`): REST v2 management, errors `application/problem+json`,
+ *   logs), `/v2/templates`, `/v2/catalog/...` (a fixed catalog, `catalog/`): REST v2 management, errors `application/problem+json`,
  *   wrapped lists, `dataCenter`, 201 on create; `/v2/pods` and `/v2/account/ssh-keys` (`http/podRoutes.ts`);
  *   `/v2/billing/...` (`http/billingRoutes.ts`, adding up what `billing/meter.ts` metered). Every first segment of the v2 document (`pods`,
  *   `serverless`, ...) is reserved: no endpoint may use it.

@@ -1,6 +1,6 @@
 /**
  * Management data (registry auths and network volumes), shared by the v1 and v2 dialects, and the
- * state file, which also keeps the serverless section that `serverless.ts` owns (endpoints made
+ * state file, which also keeps the serverless section that `serverless/` owns (endpoints made
  * over REST v2, their releases, and templates: an optional field, so older emulators still read
  * the file), and the `pods` section that `pods/podStore.ts` owns (pods and the account's SSH keys).
  *
@@ -9,10 +9,12 @@
  * acknowledged, atomically (a temporary file in the same folder, then `rename`), so data survives
  * a restart and a crash never leaves a half-written file.
  */
+
 import { randomBytes, scrypt } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { promisify } from "node:util";
+import type { z } from "zod";
 import { V2_VOLUME_SIZE } from "../wire/schemas";
 import { MAX_NETWORK_VOLUMES_PER_ACCOUNT, MAX_REGISTRY_AUTHS_PER_ACCOUNT } from "./serviceFacts";
 
@@ -200,19 +202,24 @@ export class ManagementStore {
     return this.#stateFile;
   }
 
-  /** The serverless section the state file held when opened (unchecked), or undefined. */
-  savedServerless(): unknown {
-    return this.#serverlessSaved;
+  /**
+   * A section the state file held when opened, checked with `schema`; undefined when it held
+   * none. One that does not match throws, naming the file, the section and the first problem.
+   */
+  savedSection<S extends z.ZodType>(section: "pods" | "serverless", schema: S): z.output<S> | undefined {
+    const saved = section === "pods" ? this.#podsSaved : this.#serverlessSaved;
+    if (saved === undefined) return undefined;
+    const parsed = schema.safeParse(saved);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    throw new Error(
+      `stateFile ${this.#stateFile}: the ${section} section is not valid (${issue?.path.join(".")}: ${issue?.message})`,
+    );
   }
 
   /** Makes every later write take the serverless section from `snapshot`. */
   attachServerless(snapshot: () => unknown): void {
     this.#serverlessSnapshot = snapshot;
-  }
-
-  /** The pods section the state file held when opened (unchecked), or undefined. */
-  savedPods(): unknown {
-    return this.#podsSaved;
   }
 
   /** Makes every later write take the pods section from `snapshot`. */

@@ -203,16 +203,23 @@ function perResource(spans: UsageSpan[], kind: UsageSpan["kind"], window: Billin
   return rows;
 }
 
+/** The amounts of a pod's or endpoint's billing record: GPU and CPU time, no disk charge. */
+function computeAmounts(r: { gpu: number; cpu: number }) {
+  return {
+    totalAmount: money(r.gpu + r.cpu),
+    gpuAmount: money(r.gpu),
+    cpuAmount: money(r.cpu),
+    diskAmount: 0,
+  };
+}
+
 /** `ListPodBillingResponse`. */
 export function podBilling(spans: UsageSpan[], window: BillingWindow, podId?: string) {
   const records = perResource(spans, "pod", window, podId).map((r) => ({
     startTime: iso(r.start),
     endTime: iso(r.end),
     podId: r.resourceId,
-    totalAmount: money(r.gpu + r.cpu),
-    gpuAmount: money(r.gpu),
-    cpuAmount: money(r.cpu),
-    diskAmount: 0,
+    ...computeAmounts(r),
   }));
   return {
     records,
@@ -231,10 +238,7 @@ export function serverlessBilling(spans: UsageSpan[], window: BillingWindow, ser
     startTime: iso(r.start),
     endTime: iso(r.end),
     serverlessId: r.resourceId,
-    totalAmount: money(r.gpu + r.cpu),
-    gpuAmount: money(r.gpu),
-    cpuAmount: money(r.cpu),
-    diskAmount: 0,
+    ...computeAmounts(r),
     feeAmount: 0,
   }));
   return {

@@ -1,6 +1,6 @@
 /**
  * REST v2 catalog routes: `/v2/catalog/gpus`, `/gpus/{id}`, `/cpus`, `/cpus/{id}`,
- * `/datacenters`, `/datacenters/{id}` and `/templates`, over the fixed catalog of `../catalog.ts`.
+ * `/datacenters`, `/datacenters/{id}` and `/templates`, over the fixed catalog of `../catalog/`.
  *
  * Queries are parsed with the wire module's schemas (the client's own): a malformed value or an
  * unknown parameter is a 422 `Request validation failed`, and a broken pairing rule of the
@@ -18,7 +18,6 @@ import {
   GpuTypesQueryInputSchema,
   PublicTemplatesQueryInputSchema,
 } from "../../wire/catalog";
-import { isBadRequestRule } from "../../wire/serverless";
 import {
   getCpuType,
   getDataCenter,
@@ -29,23 +28,13 @@ import {
   listPublicTemplates,
   type PodStockView,
 } from "../catalog";
-import { HttpError, parse } from "./errors";
+import { HttpError, parseV2 } from "./errors";
 import type { RouteMeta } from "./pipeline";
 
 /** Parses a catalog query: 400 when only the document's pairing rules fail, else 422. */
 function query<S extends z.ZodType>(schema: S, request: FastifyRequest): z.output<S> {
   const value = catalogQueryFromWire(request.query as Record<string, string | string[] | undefined>);
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const status = result.error.issues.every(isBadRequestRule) ? 400 : 422;
-  try {
-    return parse(schema, value, status);
-  } catch (err) {
-    if (err instanceof HttpError && status === 422) {
-      throw new HttpError(422, `Request validation failed: ${err.message}`, err.errors);
-    }
-    throw err;
-  }
+  return parseV2(schema, value);
 }
 
 /** `podStock`: the pods' live stock, which the `POD` availability shows. */

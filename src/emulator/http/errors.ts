@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { describeIssue } from "../../client/validate";
 import type { V1ErrorBody, V2Problem } from "../../wire/schemas";
+import { isBadRequestRule } from "../../wire/serverless";
 
 /** Which interface a request belongs to, deciding its error shape and its rate-limit row. */
 export type Dialect = "v1" | "v2" | "job";
@@ -61,6 +62,25 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, status = 4
   if (result.success) return result.data;
   const messages = result.error.issues.map((issue) => describeIssue(issue, []));
   throw new HttpError(status, messages.slice(0, 5).join("; "), messages);
+}
+
+/**
+ * Parses a REST v2 request part (body or query) as the document answers: 400 when only its
+ * cross-field rules fail (marked in the wire schemas), else 422 "Request validation failed" with
+ * the individual failures in `errors`.
+ */
+export function parseV2<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const status = result.error.issues.every(isBadRequestRule) ? 400 : 422;
+  try {
+    return parse(schema, value, status);
+  } catch (err) {
+    if (err instanceof HttpError && status === 422) {
+      throw new HttpError(422, `Request validation failed: ${err.message}`, err.errors);
+    }
+    throw err;
+  }
 }
 
 /** An integer query parameter, or undefined when absent; a bad one is a 400 naming it. */

@@ -29,7 +29,6 @@ import {
   V2NetworkVolumeUpdateInputSchema,
 } from "../../wire/schemas";
 import {
-  isBadRequestRule,
   ServerlessEndpointCreateInputSchema,
   ServerlessEndpointUpdateInputSchema,
   TemplateCreateInputSchema,
@@ -54,7 +53,7 @@ import {
   type StoredVolume,
   VolumeSizeError,
 } from "../store";
-import { HttpError, parse } from "./errors";
+import { HttpError, parse, parseV2 } from "./errors";
 import type { RouteMeta } from "./pipeline";
 
 type DialectName = "v1" | "v2";
@@ -101,20 +100,7 @@ const v2: DialectAdapter = {
   // validation", with the individual failures in `errors`.
   // The cross-field rules the document answers with 400 (exactly one of gpu or cpu; a CUDA set
   // and a floor) are marked in the wire schemas: a body failing only those is a 400.
-  validate(schema, value) {
-    const result = schema.safeParse(value);
-    if (result.success) return result.data;
-    const status = result.error.issues.every(isBadRequestRule) ? 400 : 422;
-    try {
-      return parse(schema, value, status);
-    } catch (err) {
-      if (err instanceof HttpError && status === 400) throw err;
-      if (err instanceof HttpError) {
-        throw new HttpError(422, `Request validation failed: ${err.message}`, err.errors);
-      }
-      throw err;
-    }
-  },
+  validate: parseV2,
   list: (listKey, items) => ({ [listKey]: items }),
 };
 

@@ -5,7 +5,7 @@
  * - Placement: a create places the one GPU type asked for, in a data centre of `dataCenterIds`
  *   (any when empty) with enough free GPUs of that type in the pod's `cloud`, and a CUDA version
  *   the request accepts; it never falls back. Stock is a count per GPU type, data centre and cloud
- *   (`catalog.ts` `podStockSeed`), and for CPU pods a count of free vCPUs per flavour and data
+ *   (`catalog/podStock.ts` `podStockSeed`), and for CPU pods a count of free vCPUs per flavour and data
  *   centre (`cpuPodStockSeed`), taken while the pod holds compute and given back on stop and
  *   delete; the catalog's `POD` availability (GPU and CPU types, data centres) shows what is left.
  *   No capacity is a 400 with only a human-readable `detail`, as the document says.
@@ -27,34 +27,30 @@
  *   a network mount's `volumeId` are fixed (400).
  */
 import { randomBytes } from "node:crypto";
-import { z } from "zod";
+import type { z } from "zod";
 import type { AvailabilityLevel } from "../../wire/catalog";
-import {
-  POD_STATUSES,
-  type Pod,
-  type PodAction,
-  type PodCreateInputSchema,
-  PodSchema,
-  type PodStatus,
-  type PodUpdateInputSchema,
-} from "../../wire/pods";
+import type { Pod, PodAction, PodCreateInputSchema, PodStatus, PodUpdateInputSchema } from "../../wire/pods";
 import type { Template } from "../../wire/serverless";
 import type { PodUsageSink } from "../billing/meter";
-import {
-  compareCuda,
-  cpuPodStockSeed,
-  type PodStockView,
-  podCpuStockLevel,
-  podCpuType,
-  podGpuType,
-  podStockLevel,
-  podStockSeed,
-} from "../catalog";
-import type { Clock, TimerHandle } from "../clock";
+import { type PodStockView, podCpuType } from "../catalog";
+import type { Clock } from "../clock";
 import { WorkerLogs } from "../jobs/workerLogs";
 import { MAX_PODS_PER_ACCOUNT } from "../serviceFacts";
 import { type ManagementStore, randomId } from "../store";
-import { httpListener, type PodListener, sshListener } from "./listeners";
+import { NO_CAPACITY_MESSAGE, PodError } from "./errors";
+import { PodLifecycle } from "./lifecycle";
+import { PodsSectionSchema, type StoredPod } from "./records";
+import {
+  ACTIONS,
+  CONTAINER_FIELDS,
+  requireActionAllowed,
+  requirePodTemplate,
+  requireSameMountKind,
+  withTemplate,
+} from "./rules";
+import { type Placement, PodStock } from "./stock";
+
+export { NO_CAPACITY_MESSAGE, PodError } from "./errors";
 
 type CreateBody = z.output<typeof PodCreateInputSchema>;
 type UpdateBody = z.output<typeof PodUpdateInputSchema>;
@@ -62,71 +58,18 @@ type UpdateBody = z.output<typeof PodUpdateInputSchema>;
 /** Start time of a pod (PROVISIONING to RUNNING), ms of the emulator clock, when none is given. */
 export const POD_START_DEFAULT_MS = 2000;
 
-/** The message of a create (or start) that finds no capacity: what the service says. */
-export const NO_CAPACITY_MESSAGE =
-  "There are no longer any instances available with the requested specifications. Please refresh and try again.";
-
-/** An error carrying the HTTP status the routes answer with. */
-export class PodError extends Error {
-  constructor(
-    readonly status: 400 | 402 | 404 | 409 | 422,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Actions each status allows (the document's table). */
-const ACTIONS: Record<PodStatus, PodAction[]> = {
-  PROVISIONING: ["stop", "terminate"],
-  STARTING: ["stop", "terminate"],
-  RUNNING: ["stop", "restart", "terminate"],
-  EXITED: ["start", "terminate"],
-  ERROR: ["start", "terminate"],
-  TERMINATED: [],
-};
-
 /** The log "source" of the stored log lines of every pod. */
 const LOG_GROUP = "pods";
-
-interface StoredPod {
-  pod: Pod & { status: PodStatus };
-  /** Create-only flags, kept to run the pod again on start. */
-  sshKeys: string[];
-  /** Data centre, GPU type, cloud and count the pod's compute is taken from while it holds it. */
-  holds: boolean;
-  timers: TimerHandle[];
-  listeners: PodListener[];
-  /** Bumped on every transition: a listener opened for an older run is closed at once. */
-  run: number;
-}
-
-/** The state file's `pods` section: the account's SSH keys and each pod with what it holds. */
-const PodsSectionSchema = z.object({
-  sshKeys: z.array(z.string()),
-  pods: z.array(
-    z.object({
-      pod: PodSchema.extend({ status: z.enum(POD_STATUSES) }),
-      sshKeys: z.array(z.string()),
-      holds: z.boolean(),
-    }),
-  ),
-});
-
-const CONTAINER_FIELDS = ["image", "args", "disk", "ports", "env", "registry"] as const;
 
 /** Pods, their stock and the account's SSH keys. */
 export class PodStore implements PodStockView {
   readonly #clock: Clock;
-  readonly #startMs: number;
   readonly #volumes: ManagementStore;
   readonly #templates: (id: string) => Template | undefined;
   readonly #usage?: PodUsageSink;
   readonly #pods = new Map<string, StoredPod>();
-  /** Free GPUs by `gpuId|dataCenterId|cloud`. */
-  readonly #stock = new Map<string, number>();
-  /** Free vCPUs by `cpuId|dataCenterId` (CPU pods run in the SECURE cloud only). */
-  readonly #cpuStock = new Map<string, number>();
+  readonly #stock = new PodStock();
+  readonly #lifecycle: PodLifecycle;
   /** The account's balance, USD; undefined: no limit. */
   #balanceUsd: number | undefined;
   #sshKeys: string[] = [];
@@ -148,10 +91,13 @@ export class PodStore implements PodStockView {
     if (options.usage) this.#usage = options.usage;
     this.#clock = options.clock;
     this.#templates = options.templates;
-    this.#startMs = options.podStartMs;
+    this.#lifecycle = new PodLifecycle(options.clock, options.podStartMs, {
+      set: (stored, status) => this.#set(stored, status),
+      log: (stored, source, line) => this.#log(stored, source, line),
+      release: (stored) => this.#release(stored),
+      exists: (id) => this.#pods.has(id),
+    });
     this.#volumes = options.store;
-    for (const s of podStockSeed()) this.#stock.set(key(s.gpuId, s.dataCenterId, s.cloud), s.free);
-    for (const s of cpuPodStockSeed()) this.#cpuStock.set(cpuKey(s.cpuId, s.dataCenterId), s.freeVcpus);
     this.#load(options.store);
     options.store.attachPods(() => this.#snapshot());
   }
@@ -161,17 +107,10 @@ export class PodStore implements PodStockView {
    * one that was on its way to RUNNING (or there) starts its container again (listeners are new).
    */
   #load(store: ManagementStore): void {
-    const saved = store.savedPods();
+    const saved = store.savedSection("pods", PodsSectionSchema);
     if (saved === undefined) return;
-    const parsed = PodsSectionSchema.safeParse(saved);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new Error(
-        `stateFile ${store.stateFile}: the pods section is not valid (${issue?.path.join(".")}: ${issue?.message})`,
-      );
-    }
-    this.#sshKeys = parsed.data.sshKeys;
-    for (const entry of parsed.data.pods) {
+    this.#sshKeys = saved.sshKeys;
+    for (const entry of saved.pods) {
       const pod = entry.pod as StoredPod["pod"];
       const stored: StoredPod = {
         pod,
@@ -183,12 +122,12 @@ export class PodStore implements PodStockView {
       };
       this.#pods.set(pod.id, stored);
       this.logs.open(LOG_GROUP, pod.id);
-      if (stored.holds && pod.dataCenterId) this.#take(pod, pod.dataCenterId);
+      if (stored.holds && pod.dataCenterId) this.#stock.take(pod, pod.dataCenterId);
       pod.ssh = { proxy: null, direct: null };
       pod.runtime = null;
       if (pod.status === "RUNNING" || pod.status === "STARTING" || pod.status === "PROVISIONING") {
         this.#log(stored, "system", "emulator restarted: starting the container again");
-        this.#boot(stored, "STARTING");
+        this.#lifecycle.boot(stored, "STARTING");
       }
     }
   }
@@ -213,47 +152,21 @@ export class PodStore implements PodStockView {
 
   /** The live `POD` level of a GPU type in a data centre and cloud (the catalog's view). */
   gpuLevel(gpuId: string, dataCenterId: string, cloud: string): AvailabilityLevel | undefined {
-    const free = this.#stock.get(key(gpuId, dataCenterId, cloud));
-    return free === undefined ? undefined : podStockLevel(free);
+    return this.#stock.gpuLevel(gpuId, dataCenterId, cloud);
   }
 
   /** The live `POD` level of a CPU flavour in a data centre (the catalog's view). */
   cpuLevel(cpuId: string, dataCenterId: string): AvailabilityLevel | undefined {
-    const free = this.#cpuStock.get(cpuKey(cpuId, dataCenterId));
-    return free === undefined ? undefined : podCpuStockLevel(free);
+    return this.#stock.cpuLevel(cpuId, dataCenterId);
   }
 
-  /** Free GPUs of a type in a data centre and cloud (0 when it is not offered there). */
-  freeGpus(gpuId: string, dataCenterId: string, cloud = "SECURE"): number {
-    return this.#stock.get(key(gpuId, dataCenterId, cloud)) ?? 0;
-  }
-
-  /** Free vCPUs of a CPU flavour in a data centre (0 when it is not offered there). */
-  freeVcpus(cpuId: string, dataCenterId: string): number {
-    return this.#cpuStock.get(cpuKey(cpuId, dataCenterId)) ?? 0;
-  }
-
-  /** Takes (`sign` -1) or gives back (+1) the pod's compute in `dataCenterId`. */
-  #move(pod: Pod, dataCenterId: string, sign: 1 | -1): void {
-    if (pod.gpu) {
-      const k = key(pod.gpu.id, dataCenterId, pod.cloud ?? "SECURE");
-      this.#stock.set(k, (this.#stock.get(k) ?? 0) + sign * (pod.gpu.count ?? 1));
-    } else if (pod.cpu) {
-      const k = cpuKey(pod.cpu.id, dataCenterId);
-      this.#cpuStock.set(k, (this.#cpuStock.get(k) ?? 0) + sign * (pod.cpu.vcpuCount ?? 0));
-    }
-  }
-
-  #take(pod: Pod, dataCenterId: string): void {
-    this.#move(pod, dataCenterId, -1);
-  }
-
+  /** Gives back the compute the pod holds, if it holds any. */
   #release(stored: StoredPod): void {
     if (!stored.holds) return;
     stored.holds = false;
     const { pod } = stored;
     if (!pod.dataCenterId) return;
-    this.#move(pod, pod.dataCenterId, 1);
+    this.#stock.giveBack(pod, pod.dataCenterId);
   }
 
   // Balance -------------------------------------------------------------------------------------
@@ -306,7 +219,9 @@ export class PodStore implements PodStockView {
         `the account holds ${this.#pods.size} pods, the most it may hold (${MAX_PODS_PER_ACCOUNT}); delete one before creating another`,
       );
     }
-    const body = request.templateId ? this.#fromTemplate(request, request.templateId) : request;
+    const body = request.templateId
+      ? withTemplate(request, requirePodTemplate(this.#templates(request.templateId), request.templateId))
+      : request;
     const cloud = body.cloud ?? "SECURE";
     let dataCenters = body.dataCenterIds && body.dataCenterIds.length > 0 ? body.dataCenterIds : undefined;
     const network = body.mounts?.network?.[0];
@@ -324,22 +239,19 @@ export class PodStore implements PodStockView {
     }
     const id = randomId(14);
     const now = new Date(this.#clock.now()).toISOString();
-    let placed: { dataCenterId: string; cudaVersion: string | null; cost: number };
+    let placed: Placement;
     let compute: Pick<Pod, "gpu" | "cpu">;
     if (body.gpu) {
       const count = body.gpu.count ?? 1;
-      placed = this.#placeGpu(body.gpu, count, cloud, dataCenters);
+      placed = this.#stock.placeGpu(body.gpu, count, cloud, dataCenters);
       compute = { gpu: { id: body.gpu.id, count } };
     } else {
       const cpu = body.cpu as { id: string; vcpuCount: number };
-      placed = this.#placeCpu(cpu, cloud, dataCenters);
+      placed = this.#stock.placeCpu(cpu, cloud, dataCenters);
       const ram = podCpuType(cpu.id)?.record.ramGbPerVcpu ?? 2;
       compute = { cpu: { id: cpu.id, vcpuCount: cpu.vcpuCount, memory: Math.round(ram * cpu.vcpuCount) } };
     }
-    this.#requireBalance(
-      placed.cost,
-      `a pod on ${body.gpu ? `${body.gpu.count ?? 1} x ${body.gpu.id}` : `${compute.cpu?.vcpuCount} vCPU ${compute.cpu?.id}`}`,
-    );
+    this.#requireBalance(placed.cost, `a pod on ${describeCompute(compute)}`);
     const env = { ...(body.env ?? {}) };
     if (body.startSsh && this.#sshKeys.length > 0 && env.PUBLIC_KEY === undefined) {
       env.PUBLIC_KEY = this.#sshKeys.join("\n");
@@ -380,11 +292,11 @@ export class PodStore implements PodStockView {
       listeners: [],
       run: 0,
     };
-    this.#take(pod, placed.dataCenterId);
+    this.#stock.take(pod, placed.dataCenterId);
     this.#pods.set(id, stored);
     this.logs.open(LOG_GROUP, id);
     this.#log(stored, "system", `pod ${id} created on ${placed.dataCenterId} (${describeCompute(pod)})`);
-    this.#boot(stored);
+    this.#lifecycle.boot(stored);
     return this.#render(stored);
   }
 
@@ -393,7 +305,7 @@ export class PodStore implements PodStockView {
     const stored = this.#pods.get(id);
     if (!stored) return undefined;
     const { pod } = stored;
-    if (patch.mounts) this.#checkMounts(pod, patch.mounts);
+    if (patch.mounts) requireSameMountKind(pod, patch.mounts);
     if (patch.templateId !== undefined) {
       throw new PodError(
         404,
@@ -416,8 +328,8 @@ export class PodStore implements PodStockView {
     if (patch.mounts?.network) pod.mounts = { network: patch.mounts.network.map((m) => ({ ...m })) };
     if (containerChanged && (pod.status === "RUNNING" || pod.status === "STARTING")) {
       this.#log(stored, "system", "container settings changed: restarting the container");
-      this.#stopRun(stored);
-      this.#boot(stored, "STARTING");
+      this.#lifecycle.stopRun(stored);
+      this.#lifecycle.boot(stored, "STARTING");
     }
     return this.#render(stored);
   }
@@ -426,36 +338,36 @@ export class PodStore implements PodStockView {
   action(id: string, action: Exclude<PodAction, "terminate">): Pod | undefined {
     const stored = this.#pods.get(id);
     if (!stored) return undefined;
-    this.#allow(stored, action);
+    requireActionAllowed(stored.pod, action);
     const { pod } = stored;
     if (action === "stop") {
-      this.#stopRun(stored);
+      this.#lifecycle.stopRun(stored);
       this.#release(stored);
       this.#set(stored, "EXITED");
       this.#log(stored, "system", "pod stopped; compute released, disk kept");
     } else if (action === "start") {
       const dc = pod.dataCenterId as string;
-      if (pod.gpu && this.freeGpus(pod.gpu.id, dc, pod.cloud) < (pod.gpu.count ?? 1)) {
+      if (pod.gpu && this.#stock.freeGpus(pod.gpu.id, dc, pod.cloud) < (pod.gpu.count ?? 1)) {
         throw new PodError(
           400,
           `${NO_CAPACITY_MESSAGE} (not enough free ${pod.gpu.id} GPUs in ${dc}, where the pod's disk is)`,
         );
       }
-      if (pod.cpu && this.freeVcpus(pod.cpu.id, dc) < (pod.cpu.vcpuCount ?? 0)) {
+      if (pod.cpu && this.#stock.freeVcpus(pod.cpu.id, dc) < (pod.cpu.vcpuCount ?? 0)) {
         throw new PodError(
           400,
           `${NO_CAPACITY_MESSAGE} (not enough free ${pod.cpu.id} vCPUs in ${dc}, where the pod's disk is)`,
         );
       }
       this.#requireBalance(pod.cost ?? 0, `pod ${pod.id}`);
-      this.#take(pod, dc);
+      this.#stock.take(pod, dc);
       stored.holds = true;
       this.#log(stored, "system", "pod starting");
-      this.#boot(stored);
+      this.#lifecycle.boot(stored);
     } else {
-      this.#stopRun(stored);
+      this.#lifecycle.stopRun(stored);
       this.#log(stored, "system", "restarting the container");
-      this.#boot(stored, "STARTING");
+      this.#lifecycle.boot(stored, "STARTING");
     }
     return this.#render(stored);
   }
@@ -464,9 +376,9 @@ export class PodStore implements PodStockView {
   async delete(id: string): Promise<boolean> {
     const stored = this.#pods.get(id);
     if (!stored) return false;
-    this.#allow(stored, "terminate");
+    requireActionAllowed(stored.pod, "terminate");
     this.#pods.delete(id);
-    const closing = this.#stopRun(stored);
+    const closing = this.#lifecycle.stopRun(stored);
     this.#release(stored);
     stored.pod.status = "TERMINATED";
     this.#usage?.podStatus(stored.pod);
@@ -483,270 +395,12 @@ export class PodStore implements PodStockView {
 
   /** Stops every timer and closes every listener and log stream (the emulator is stopping). */
   async close(): Promise<void> {
-    const closing = [...this.#pods.values()].map((p) => this.#stopRun(p));
+    const closing = [...this.#pods.values()].map((p) => this.#lifecycle.stopRun(p));
     this.logs.closeAll();
     await Promise.all(closing);
   }
 
   // Internals -----------------------------------------------------------------------------------
-
-  /** A pod template by id: 404 when unknown, 422 when it is a serverless template. */
-  #template(id: string): Template {
-    const t = this.#templates(id);
-    if (!t) throw new PodError(404, `templateId: template ${id} not found`);
-    if (t.serverless) {
-      throw new PodError(
-        422,
-        `templateId: template ${id} is a serverless template; a pod needs a pod template`,
-      );
-    }
-    return t;
-  }
-
-  /**
-   * The create body with the template's settings under it: body fields win, `env` merges per
-   * key (body wins), a CUDA field in the body replaces the template's constraint, and CPU pods
-   * take no persistent mount from it.
-   */
-  #fromTemplate(body: CreateBody, id: string): CreateBody {
-    const t = this.#template(id);
-    const out: CreateBody = {
-      ...body,
-      image: body.image ?? t.image,
-      args: body.args ?? t.args,
-      disk: body.disk ?? t.disk,
-      ports: body.ports ?? t.ports,
-      registry: body.registry !== undefined ? body.registry : t.registry,
-      env: { ...(t.env ?? {}), ...(body.env ?? {}) },
-      startSsh: body.startSsh ?? t.startSsh,
-      startJupyter: body.startJupyter ?? t.startJupyter,
-    };
-    if (!body.mounts && body.gpu && t.mounts?.persistent) {
-      out.mounts = { persistent: { size: t.mounts.persistent.size, path: t.mounts.persistent.path } };
-    }
-    if (
-      body.gpu &&
-      body.gpu.allowedCudaVersions === undefined &&
-      body.gpu.minCudaVersion === undefined &&
-      t.allowedCudaVersions?.length
-    ) {
-      out.gpu = { ...body.gpu, allowedCudaVersions: [...t.allowedCudaVersions] };
-    }
-    return out;
-  }
-
-  #allow(stored: StoredPod, action: PodAction): void {
-    const { pod } = stored;
-    if (pod.locked && action !== "start") {
-      throw new PodError(
-        409,
-        `pod ${pod.id} is locked, so it cannot be ${action === "terminate" ? "terminated" : action === "stop" ? "stopped" : "restarted"}; unlock it first (PATCH /v2/pods/${pod.id} {"locked": false})`,
-      );
-    }
-    if (!ACTIONS[pod.status].includes(action)) {
-      throw new PodError(
-        409,
-        `action ${action} is not valid for pod ${pod.id} in status ${pod.status}; valid now: ${ACTIONS[pod.status].join(", ") || "none"}`,
-      );
-    }
-  }
-
-  #placeGpu(
-    gpu: NonNullable<CreateBody["gpu"]>,
-    count: number,
-    cloud: string,
-    dataCenters: readonly string[] | undefined,
-  ): { dataCenterId: string; cudaVersion: string | null; cost: number } {
-    const type = podGpuType(gpu.id);
-    if (!type)
-      throw new PodError(400, `gpu.id: ${gpu.id} is not a GPU type (GET /v2/catalog/gpus lists them)`);
-    const max = cloud === "COMMUNITY" ? type.record.maxCount?.community : type.record.maxCount?.secure;
-    if (!max) throw new PodError(400, `cloud: ${gpu.id} is not offered in the ${cloud} cloud`);
-    if (count > max) {
-      throw new PodError(
-        400,
-        `gpu.count: at most ${max} ${gpu.id} GPUs per pod in the ${cloud} cloud, got ${count}`,
-      );
-    }
-    let cudaVersion: string | null = null;
-    if (type.cuda.length > 0) {
-      const usable = type.cuda
-        .filter(([, available]) => available)
-        .map(([v]) => v)
-        .filter((v) => (gpu.allowedCudaVersions?.length ? gpu.allowedCudaVersions.includes(v) : true))
-        .filter((v) => (gpu.minCudaVersion ? compareCuda(v, gpu.minCudaVersion) >= 0 : true));
-      if (usable.length === 0) throw new PodError(400, NO_CAPACITY_MESSAGE);
-      cudaVersion = usable[0] as string;
-    }
-    let best: { dc: string; free: number } | undefined;
-    for (const [k, free] of this.#stock) {
-      const [id, dc, c] = k.split("|") as [string, string, string];
-      if (id !== gpu.id || c !== cloud || (dataCenters && !dataCenters.includes(dc))) continue;
-      if (free >= count && (!best || free > best.free)) best = { dc, free };
-    }
-    if (!best) throw new PodError(400, NO_CAPACITY_MESSAGE);
-    const price = cloud === "COMMUNITY" ? type.record.price?.community : type.record.price?.secure;
-    return { dataCenterId: best.dc, cudaVersion, cost: round((price ?? 0) * count) };
-  }
-
-  #placeCpu(
-    cpu: { id: string; vcpuCount: number },
-    cloud: string,
-    dataCenters: readonly string[] | undefined,
-  ): { dataCenterId: string; cudaVersion: null; cost: number } {
-    const type = podCpuType(cpu.id);
-    if (!type)
-      throw new PodError(400, `cpu.id: ${cpu.id} is not a CPU flavour (GET /v2/catalog/cpus lists them)`);
-    const max = type.record.vcpu?.max ?? 0;
-    if (cpu.vcpuCount > max) {
-      throw new PodError(400, `cpu.vcpuCount: ${cpu.id} has at most ${max} vCPUs, got ${cpu.vcpuCount}`);
-    }
-    if (cloud !== "SECURE") throw new PodError(400, "cloud: CPU pods run in the SECURE cloud only");
-    let best: { dc: string; free: number } | undefined;
-    for (const dc of type.dataCenterIds) {
-      if (dataCenters && !dataCenters.includes(dc)) continue;
-      const free = this.freeVcpus(cpu.id, dc);
-      if (free >= cpu.vcpuCount && (!best || free > best.free)) best = { dc, free };
-    }
-    if (!best) throw new PodError(400, NO_CAPACITY_MESSAGE);
-    return {
-      dataCenterId: best.dc,
-      cudaVersion: null,
-      cost: round((type.record.price?.securePerVcpu ?? 0) * cpu.vcpuCount),
-    };
-  }
-
-  #checkMounts(pod: Pod, mounts: NonNullable<UpdateBody["mounts"]>): void {
-    const had = pod.mounts?.persistent ? "persistent" : pod.mounts?.network?.length ? "network" : undefined;
-    if (mounts.network !== undefined && mounts.network.length === 0) {
-      throw new PodError(400, "mounts.network: [] is not allowed (clearing mounts is not supported)");
-    }
-    const wants = mounts.persistent ? "persistent" : mounts.network ? "network" : undefined;
-    if (wants && wants !== had) {
-      throw new PodError(
-        400,
-        `mounts.${wants}: the mount kind is fixed at create (this pod has ${had ? `a ${had} mount` : "no mount"}); create a new pod to change it`,
-      );
-    }
-    const oldVolume = pod.mounts?.network?.[0]?.volumeId;
-    const newVolume = mounts.network?.[0]?.volumeId;
-    if (newVolume !== undefined && newVolume !== oldVolume) {
-      throw new PodError(
-        400,
-        `mounts.network[0].volumeId is immutable (the pod has ${oldVolume}); only path may change`,
-      );
-    }
-  }
-
-  /** Runs the start steps from `from` (PROVISIONING or STARTING) to RUNNING or ERROR. */
-  #boot(stored: StoredPod, from: "PROVISIONING" | "STARTING" = "PROVISIONING"): void {
-    const run = ++stored.run;
-    this.#set(stored, from);
-    const half = Math.floor(this.#startMs / 2);
-    const toStarting = () => {
-      if (stored.run !== run) return;
-      this.#set(stored, "STARTING");
-      this.#log(stored, "system", `pulling image ${stored.pod.image}`);
-      stored.timers.push(this.#clock.setTimeout(finish, this.#startMs - half));
-    };
-    const finish = () => {
-      if (stored.run !== run) return;
-      stored.timers = [];
-      if ((stored.pod.image ?? "").includes("unpullable")) {
-        this.#log(
-          stored,
-          "system",
-          `error pulling image ${stored.pod.image}: Error response from daemon: pull access denied for ${stored.pod.image}, repository does not exist or may require 'docker login'`,
-        );
-        this.#release(stored);
-        this.#set(stored, "ERROR");
-        return;
-      }
-      void this.#running(stored, run);
-    };
-    stored.timers.push(
-      from === "PROVISIONING"
-        ? this.#clock.setTimeout(toStarting, half)
-        : this.#clock.setTimeout(finish, this.#startMs - half),
-    );
-  }
-
-  async #running(stored: StoredPod, run: number): Promise<void> {
-    const { pod } = stored;
-    const opened: PodListener[] = [];
-    const runtimePorts: NonNullable<NonNullable<Pod["runtime"]>["ports"]> = [];
-    let ssh: PodListener | undefined;
-    try {
-      if (stored.sshKeys.length > 0) {
-        ssh = await sshListener();
-        opened.push(ssh);
-      }
-      for (const entry of pod.ports ?? []) {
-        const [portText, protocol] = entry.split("/");
-        const privatePort = Number(portText);
-        if (protocol === "http") {
-          const listener = await httpListener(pod.id, privatePort);
-          opened.push(listener);
-          runtimePorts.push({ private: privatePort, public: listener.port, type: "http", ip: "127.0.0.1" });
-        } else if (privatePort === 22 && ssh) {
-          runtimePorts.push({ private: 22, public: ssh.port, type: "tcp", ip: "127.0.0.1" });
-        }
-      }
-    } catch (err) {
-      await Promise.all(opened.map((l) => l.close()));
-      if (stored.run === run) {
-        this.#log(stored, "system", `could not open the pod's ports: ${(err as Error).message}`);
-        this.#release(stored);
-        this.#set(stored, "ERROR");
-      }
-      return;
-    }
-    if (stored.run !== run || !this.#pods.has(pod.id)) {
-      await Promise.all(opened.map((l) => l.close()));
-      return;
-    }
-    stored.listeners = opened;
-    const started = this.#clock.now();
-    pod.startedAt = new Date(started).toISOString();
-    pod.runtime = { uptime: 0, ports: runtimePorts };
-    if (ssh) {
-      const proxyUser = `${pod.id}-${randomBytes(4).toString("hex")}`;
-      pod.ssh = {
-        proxy: {
-          host: "127.0.0.1",
-          port: ssh.port,
-          username: proxyUser,
-          command: `ssh ${proxyUser}@127.0.0.1 -p ${ssh.port}`,
-        },
-        direct: (pod.ports ?? []).includes("22/tcp")
-          ? {
-              host: "127.0.0.1",
-              port: ssh.port,
-              username: "root",
-              command: `ssh root@127.0.0.1 -p ${ssh.port}`,
-            }
-          : null,
-      };
-    }
-    this.#set(stored, "RUNNING");
-    if (ssh) this.#log(stored, "container", `sshd listening on port 22 (127.0.0.1:${ssh.port})`);
-    for (const p of runtimePorts.filter((r) => r.type === "http")) {
-      this.#log(stored, "container", `serving http on port ${p.private} (127.0.0.1:${p.public})`);
-    }
-    this.#log(stored, "container", "container started");
-  }
-
-  /** Ends the current run: cancels its timers and closes its listeners. */
-  #stopRun(stored: StoredPod): Promise<void> {
-    stored.run++;
-    for (const t of stored.timers) this.#clock.clearTimeout(t);
-    stored.timers = [];
-    const listeners = stored.listeners;
-    stored.listeners = [];
-    stored.pod.ssh = { proxy: null, direct: null };
-    stored.pod.runtime = null;
-    return Promise.all(listeners.map((l) => l.close())).then(() => undefined);
-  }
 
   #set(stored: StoredPod, status: PodStatus): void {
     stored.pod.status = status;
@@ -771,18 +425,6 @@ export class PodStore implements PodStockView {
   }
 }
 
-function key(gpuId: string, dataCenterId: string, cloud: string): string {
-  return `${gpuId}|${dataCenterId}|${cloud}`;
-}
-
-function cpuKey(cpuId: string, dataCenterId: string): string {
-  return `${cpuId}|${dataCenterId}`;
-}
-
-function round(usd: number): number {
-  return Math.round(usd * 10_000) / 10_000;
-}
-
-function describeCompute(pod: Pod): string {
+function describeCompute(pod: Pick<Pod, "gpu" | "cpu">): string {
   return pod.gpu ? `${pod.gpu.count ?? 1} x ${pod.gpu.id}` : `${pod.cpu?.vcpuCount} vCPU ${pod.cpu?.id}`;
 }

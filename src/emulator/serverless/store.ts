@@ -26,171 +26,46 @@
  * defined by the command line at every start (a saved endpoint of the same id is ignored), so a
  * PATCH of one of them lasts until the emulator stops.
  */
-import { z } from "zod";
+import type { z } from "zod";
 import {
   ENDPOINT_CONTAINER_FIELDS,
-  ENDPOINT_RELEASE_FIELDS,
-  EndpointCpuSchema,
-  EndpointGpuSchema,
-  EndpointWorkersSchema,
   type ReleaseDiffEntry,
   type ServerlessEndpoint,
   type ServerlessEndpointCreateInputSchema,
-  ServerlessEndpointSchema,
   type ServerlessEndpointUpdateInputSchema,
   type ServerlessReleaseList,
-  ServerlessReleaseSchema,
   type ServerlessWorkerList,
   type TemplateCreateInputSchema,
-  TemplateSchema,
   type TemplateUpdateInputSchema,
-} from "../wire/serverless";
-import { findPublicTemplate, requireKnownPools } from "./catalog";
-import type { Clock } from "./clock";
-import { V2_MANAGEMENT_SEGMENTS } from "./http/v2Document";
-import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine, WORKER_START_MS } from "./jobs/engine";
+} from "../../wire/serverless";
+import { requireKnownPools } from "../catalog";
+import type { Clock } from "../clock";
+import { V2_MANAGEMENT_SEGMENTS } from "../http/v2Document";
+import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine, WORKER_START_MS } from "../jobs/engine";
+import { MAX_ENDPOINTS_PER_ACCOUNT, MAX_TEMPLATES_PER_ACCOUNT } from "../serviceFacts";
+import { type ManagementStore, randomId } from "../store";
+import { ServerlessConflictError, ServerlessNotFoundError, ServerlessValidationError } from "./errors";
 import {
-  MAX_ENDPOINTS_PER_ACCOUNT,
-  MAX_ENV_BYTES,
-  MAX_RELEASES_PER_ENDPOINT,
-  MAX_TEMPLATES_PER_ACCOUNT,
-  MAX_WORKERS_PER_ENDPOINT,
-} from "./serviceFacts";
-import { type ManagementStore, randomId } from "./store";
-
-/** A request the store refuses for a reason the schema cannot see (the server answers 400). */
-export class ServerlessConflictError extends Error {}
-/** A request for something the emulator does not do (the server answers 501). */
-export class ServerlessUnsupportedError extends Error {}
-/** A request naming something that does not exist (the server answers 404). */
-export class ServerlessNotFoundError extends Error {}
-/** A request that is well formed but fails the document's validation (the server answers 422). */
-export class ServerlessValidationError extends Error {}
-
-/** Refuses an env larger than {@link MAX_ENV_BYTES} in all (400): every endpoint keeps it in memory. */
-function requireEnvWithinCap(env: Record<string, string> | undefined): void {
-  if (env === undefined) return;
-  let bytes = 0;
-  for (const [key, value] of Object.entries(env))
-    bytes += Buffer.byteLength(key, "utf8") + Buffer.byteLength(String(value), "utf8");
-  if (bytes > MAX_ENV_BYTES) {
-    throw new ServerlessConflictError(
-      `env: at most ${MAX_ENV_BYTES} bytes of names and values in all, got ${bytes}`,
-    );
-  }
-}
-
-/** Refuses one more object past the account's bound (400), naming what to delete. */
-function requireRoom(kind: "endpoints" | "templates", held: number, max: number): void {
-  if (held >= max) {
-    throw new ServerlessConflictError(
-      `the account holds ${held} ${kind}, the most it may hold (${max}); delete one before creating another`,
-    );
-  }
-}
-
-/**
- * Refuses a `workers.max` past {@link MAX_WORKERS_PER_ENDPOINT} (400): the document sets no upper
- * bound, but the emulator runs each worker in memory (`workers.max: 1e7` ran it out of memory).
- */
-function requireWorkersWithinCap(max: number | undefined): void {
-  if (max !== undefined && max > MAX_WORKERS_PER_ENDPOINT) {
-    throw new ServerlessConflictError(
-      `workers.max: the emulator runs at most ${MAX_WORKERS_PER_ENDPOINT} workers per endpoint, got ${max}`,
-    );
-  }
-}
-
-/** The env variable naming a load-balancer endpoint's health path, as the service reads it. */
-export const HEALTH_CHECK_PATH_ENV = "HEALTH_CHECK_PATH";
-/** The health path of a load-balancer endpoint without {@link HEALTH_CHECK_PATH_ENV}. */
-export const DEFAULT_HEALTH_PATH = "/ping";
-
-/** The health path an endpoint env gives (`/` added in front when missing). */
-export function healthPath(env: Record<string, string>): string {
-  const given = env[HEALTH_CHECK_PATH_ENV];
-  if (given === undefined || given === "") return DEFAULT_HEALTH_PATH;
-  return given.startsWith("/") ? given : `/${given}`;
-}
-
-/** Memory (GB) the emulator reports per vCPU of a CPU endpoint. */
-const MEMORY_GB_PER_VCPU = 4;
+  cpuRecords,
+  type Release,
+  SavedServerlessSchema,
+  type StoredEndpoint,
+  type Template,
+} from "./records";
+import { recordRelease, releaseDiff, releaseList, releaseRecord, workerList } from "./releases";
+import { healthPath, withRequestUrls } from "./requestUrls";
+import { publicTemplateRecord, templateFromRequest } from "./templates";
+import {
+  requireEnvWithinCap,
+  requireOneCudaConstraint,
+  requireRoom,
+  requireWorkersWithinCap,
+} from "./validation";
 
 type CreateEndpointRequest = z.output<typeof ServerlessEndpointCreateInputSchema>;
 type UpdateEndpointRequest = z.output<typeof ServerlessEndpointUpdateInputSchema>;
 type CreateTemplateRequest = z.output<typeof TemplateCreateInputSchema>;
 type UpdateTemplateRequest = z.output<typeof TemplateUpdateInputSchema>;
-
-/**
- * An endpoint as stored: the wire's `Endpoint` without `requestUrls` (made when rendering), with
- * every field the emulator always writes required (the answer schema itself is loose).
- */
-const EndpointRecordSchema = ServerlessEndpointSchema.omit({ requestUrls: true, version: true })
-  .required({
-    type: true,
-    image: true,
-    args: true,
-    disk: true,
-    ports: true,
-    env: true,
-    registry: true,
-    scaling: true,
-    dataCenterIds: true,
-    networkVolumes: true,
-    timeout: true,
-    flashboot: true,
-    createdAt: true,
-  })
-  .extend({
-    gpu: EndpointGpuSchema.required({
-      pools: true,
-      count: true,
-      allowedCudaVersions: true,
-      minCudaVersion: true,
-    })
-      .nullable()
-      .optional(),
-    cpu: z.array(EndpointCpuSchema.required()).optional(),
-    workers: EndpointWorkersSchema.required(),
-  });
-
-/** A release as stored: every field written. */
-const ReleaseRecordSchema = ServerlessReleaseSchema.required();
-type Release = z.infer<typeof ReleaseRecordSchema>;
-/** A template as stored: every field written (`mounts` may be `{}`). */
-const TemplateRecordSchema = TemplateSchema.required();
-type Template = z.infer<typeof TemplateRecordSchema>;
-type Endpoint = ServerlessEndpoint;
-
-interface StoredEndpoint {
-  record: z.infer<typeof EndpointRecordSchema>;
-  releases: Release[];
-  /** Given with `--endpoint`: not saved in the state file. */
-  fromCommandLine?: boolean;
-}
-
-/** The state file's `serverless` section. */
-const SavedServerlessSchema = z.object({
-  endpoints: z.array(
-    z.object({ record: EndpointRecordSchema, releases: z.array(ReleaseRecordSchema).min(1) }),
-  ),
-  templates: z.array(TemplateRecordSchema),
-});
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
-
-/** Dotted diff of two values: objects field by field, everything else as a whole. */
-export function diffValues(field: string, old: unknown, next: unknown, out: ReleaseDiffEntry[] = []) {
-  if (isPlainObject(old) && isPlainObject(next)) {
-    for (const key of new Set([...Object.keys(old), ...Object.keys(next)])) {
-      diffValues(field === "" ? key : `${field}.${key}`, old[key], next[key], out);
-    }
-  } else if (JSON.stringify(old) !== JSON.stringify(next)) {
-    out.push({ field, old: old ?? null, new: next ?? null });
-  }
-  return out;
-}
 
 /** Serverless endpoints and templates over the job engine. */
 export class ServerlessStore {
@@ -253,17 +128,10 @@ export class ServerlessStore {
   }
 
   #restore(store: ManagementStore): void {
-    const saved = store.savedServerless();
+    const saved = store.savedSection("serverless", SavedServerlessSchema);
     if (saved === undefined) return;
-    const parsed = SavedServerlessSchema.safeParse(saved);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new Error(
-        `stateFile ${store.stateFile}: the serverless section is not valid (${issue?.path.join(".")}: ${issue?.message})`,
-      );
-    }
-    for (const template of parsed.data.templates) this.#templates.set(template.id, template);
-    for (const { record, releases } of parsed.data.endpoints) {
+    for (const template of saved.templates) this.#templates.set(template.id, template);
+    for (const { record, releases } of saved.endpoints) {
       if (this.#endpoints.has(record.id)) continue; // --endpoint wins
       const latest = releases.at(-1) as Release;
       this.#engine.addEndpoint({
@@ -293,16 +161,7 @@ export class ServerlessStore {
   }
 
   #releaseRecord(version: number, diff: ReleaseDiffEntry[]): Release {
-    return {
-      id: randomId(8),
-      version,
-      source: "MANUAL",
-      buildId: null,
-      createdByUserId: null,
-      workerCount: 0,
-      createdAt: this.#iso(),
-      diff,
-    };
+    return releaseRecord(version, diff, this.#iso());
   }
 
   // Endpoints -----------------------------------------------------------------------------------
@@ -331,26 +190,8 @@ export class ServerlessStore {
   }
 
   /** An endpoint as the document shows it, with `requestUrls` of this emulator. */
-  render(stored: StoredEndpoint): Endpoint {
-    const { record } = stored;
-    if (record.type === "LOAD_BALANCER") {
-      const base = `${this.serverlessUrl}/lb/${encodeURIComponent(record.id)}`;
-      return { ...record, requestUrls: { base, health: `${base}${healthPath(record.env)}` } };
-    }
-    const base = `${this.serverlessUrl}/v2/${encodeURIComponent(record.id)}`;
-    return {
-      ...record,
-      requestUrls: {
-        run: `${base}/run`,
-        runSync: `${base}/runsync`,
-        status: `${base}/status/{job_id}`,
-        stream: `${base}/stream/{job_id}`,
-        cancel: `${base}/cancel/{job_id}`,
-        retry: `${base}/retry/{job_id}`,
-        purgeQueue: `${base}/purge-queue`,
-        health: `${base}/health`,
-      },
-    };
+  render(stored: StoredEndpoint): ServerlessEndpoint {
+    return withRequestUrls(stored.record, this.serverlessUrl);
   }
 
   listEndpoints(): StoredEndpoint[] {
@@ -372,26 +213,7 @@ export class ServerlessStore {
    * template. As the document says: an unknown id is 404, a pod template (`serverless: false`) 422.
    */
   #template(id: string): Template {
-    const own = this.#templates.get(id);
-    const listed = own ? undefined : findPublicTemplate(id);
-    const found: Template | undefined =
-      own ??
-      (listed && {
-        args: "",
-        disk: 20,
-        ports: [],
-        env: {},
-        registry: null,
-        public: true,
-        category: "NVIDIA",
-        startSsh: true,
-        startJupyter: true,
-        allowedCudaVersions: [],
-        ...listed,
-        image: listed.image ?? "",
-        mounts: listed.mounts ?? {},
-        serverless: listed.serverless ?? false,
-      });
+    const found = this.#templates.get(id) ?? publicTemplateRecord(id);
     if (!found) {
       throw new ServerlessNotFoundError(
         `templateId: no template ${id} in this account or the public catalog (GET /v2/templates, GET /v2/catalog/templates)`,
@@ -415,15 +237,6 @@ export class ServerlessStore {
       }
     }
     if (changed) await this.#save();
-  }
-
-  /** The CUDA rule on a merged GPU config (the schema sees only the patch). */
-  #checkCuda(gpu: { allowedCudaVersions?: string[]; minCudaVersion?: string } | undefined): void {
-    if (gpu && (gpu.allowedCudaVersions?.length ?? 0) > 0 && gpu.minCudaVersion) {
-      throw new ServerlessConflictError(
-        "gpu: allowedCudaVersions (a non-empty set) and minCudaVersion are mutually exclusive",
-      );
-    }
   }
 
   /** Creates an endpoint and its engine endpoint (version 1). */
@@ -458,7 +271,7 @@ export class ServerlessStore {
             },
           }
         : {}),
-      ...(body.cpu ? { cpu: body.cpu.map((c) => ({ ...c, memory: c.vcpuCount * MEMORY_GB_PER_VCPU })) } : {}),
+      ...(body.cpu ? { cpu: cpuRecords(body.cpu) } : {}),
       workers,
       scaling: body.scaling,
       dataCenterIds: body.dataCenterIds ?? [],
@@ -521,20 +334,19 @@ export class ServerlessStore {
     }
     if (patch.workers !== undefined) next.workers = { ...next.workers, ...patch.workers };
     if (patch.cpu !== undefined) {
-      next.cpu = patch.cpu.map((c) => ({ ...c, memory: c.vcpuCount * MEMORY_GB_PER_VCPU }));
+      next.cpu = cpuRecords(patch.cpu);
     }
     if (patch.gpu !== undefined && next.gpu) {
       const { minCudaVersion, ...rest } = patch.gpu;
       const gpu = { ...next.gpu, ...rest };
       if (minCudaVersion !== undefined) gpu.minCudaVersion = minCudaVersion === "" ? null : minCudaVersion;
-      this.#checkCuda({
+      requireOneCudaConstraint({
         allowedCudaVersions: gpu.allowedCudaVersions,
         minCudaVersion: gpu.minCudaVersion ?? undefined,
       });
       next.gpu = gpu;
     }
-    const diff: ReleaseDiffEntry[] = [];
-    for (const field of ENDPOINT_RELEASE_FIELDS) diffValues(field, current[field], next[field], diff);
+    const diff = releaseDiff(current, next);
     stored.record = next;
     if (next.workers.max !== current.workers.max) this.#engine.setWorkersMax(id, next.workers.max);
     if (next.type === "LOAD_BALANCER" && patch.workers !== undefined) {
@@ -542,10 +354,7 @@ export class ServerlessStore {
     }
     if (diff.length > 0) {
       const version = this.#engine.version(id) + 1;
-      stored.releases.push(this.#releaseRecord(version, diff));
-      if (stored.releases.length > MAX_RELEASES_PER_ENDPOINT) {
-        stored.releases.splice(0, stored.releases.length - MAX_RELEASES_PER_ENDPOINT);
-      }
+      recordRelease(stored, this.#releaseRecord(version, diff));
       this.#engine.publishRelease(id, { version, image: next.image, env: { ...next.env } });
     }
     await this.#save();
@@ -570,56 +379,14 @@ export class ServerlessStore {
   workers(id: string): ServerlessWorkerList | undefined {
     const stored = this.#endpoints.get(id);
     if (!stored || !this.#engine.has(id)) return undefined;
-    const now = this.#clock.now();
-    const gpu = stored.record.gpu;
-    const workers = this.#engine.workers(id).map((w) => ({
-      id: w.id,
-      status: w.status,
-      isStale: w.isStale,
-      version: w.version,
-      gpuCount: gpu ? gpu.count : 0,
-      image: w.image,
-      uptimeSeconds: Math.max(0, Math.floor((now - w.startedAt) / 1000)),
-      gpuTypeId: gpu ? (gpu.pools[0] ?? null) : null,
-      dataCenterId: stored.record.dataCenterIds[0] ?? null,
-      startedAt: this.#iso(w.startedAt),
-    }));
-    const count = (status: string) => workers.filter((w) => w.status === status).length;
-    return {
-      endpointVersion: this.#engine.version(id),
-      summary: {
-        running: count("RUNNING"),
-        idle: count("IDLE"),
-        initializing: count("INITIALIZING"),
-        throttled: 0,
-        unhealthy: count("UNHEALTHY"),
-        total: workers.length,
-      },
-      workers,
-    };
+    return workerList(stored, this.#engine.workers(id), this.#engine.version(id), this.#clock.now());
   }
 
   /** `/releases`: newest first, each with its worker count, and the rollout summary. */
   releases(id: string): ServerlessReleaseList | undefined {
     const stored = this.#endpoints.get(id);
     if (!stored || !this.#engine.has(id)) return undefined;
-    const workers = this.#engine.workers(id);
-    const latest = this.#engine.version(id);
-    const onLatest = workers.filter((w) => !w.isStale).length;
-    const total = workers.length;
-    return {
-      endpointVersion: latest,
-      rollout: {
-        inProgress: onLatest < total,
-        workersOnLatest: onLatest,
-        workersTotal: total,
-        percentOnLatest: total === 0 ? 100 : Math.floor((onLatest * 100) / total),
-      },
-      releases: [...stored.releases].reverse().map((r) => ({
-        ...r,
-        workerCount: workers.filter((w) => w.version === r.version).length,
-      })),
-    };
+    return releaseList(stored, this.#engine.workers(id), this.#engine.version(id));
   }
 
   /** Every worker's log (the engine's). */
@@ -647,23 +414,7 @@ export class ServerlessStore {
     requireRoom("templates", this.#templates.size, MAX_TEMPLATES_PER_ACCOUNT);
     let id = randomId(10);
     while (this.#templates.has(id)) id = randomId(10);
-    const template: Template = {
-      id,
-      name: body.name,
-      image: body.image,
-      args: body.args ?? "",
-      disk: body.disk ?? 20,
-      mounts: body.mounts ?? {},
-      ports: body.ports ?? [],
-      env: body.env ?? {},
-      registry: body.registry ?? null,
-      serverless: body.serverless ?? false,
-      public: body.public ?? false,
-      category: body.category ?? "NVIDIA",
-      startSsh: body.startSsh ?? true,
-      startJupyter: body.startJupyter ?? true,
-      allowedCudaVersions: body.allowedCudaVersions ?? [],
-    };
+    const template = templateFromRequest(id, body);
     this.#templates.set(id, template);
     await this.#save();
     return template;
@@ -697,5 +448,3 @@ export class ServerlessStore {
     return true;
   }
 }
-
-export type { StoredEndpoint, Template as StoredTemplate };

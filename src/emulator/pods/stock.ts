@@ -1,0 +1,173 @@
+/**
+ * Pod stock and placement: free GPUs per GPU type, data centre and cloud, and free vCPUs per CPU
+ * flavour and data centre (seeded from the catalog's `POD` levels), taken while a pod holds
+ * compute and given back on stop and delete. A create places the one type asked for in the data
+ * centre with the most free of it, and never falls back.
+ */
+import type { z } from "zod";
+import type { AvailabilityLevel } from "../../wire/catalog";
+import type { Pod, PodCreateInputSchema } from "../../wire/pods";
+import {
+  compareCuda,
+  cpuPodStockSeed,
+  type PodStockView,
+  podCpuStockLevel,
+  podCpuType,
+  podGpuType,
+  podStockLevel,
+  podStockSeed,
+} from "../catalog";
+import { NO_CAPACITY_MESSAGE, PodError } from "./errors";
+
+/** Where a create lands and what the pod costs an hour there. */
+export interface Placement {
+  dataCenterId: string;
+  cudaVersion: string | null;
+  cost: number;
+}
+
+/** Free GPUs and vCPUs; the catalog's live `POD` levels. */
+export class PodStock implements PodStockView {
+  /** Free GPUs by `gpuId|dataCenterId|cloud`. */
+  readonly #gpus = new Map<string, number>();
+  /** Free vCPUs by `cpuId|dataCenterId` (CPU pods run in the SECURE cloud only). */
+  readonly #vcpus = new Map<string, number>();
+
+  constructor() {
+    for (const s of podStockSeed()) this.#gpus.set(gpuKey(s.gpuId, s.dataCenterId, s.cloud), s.free);
+    for (const s of cpuPodStockSeed()) this.#vcpus.set(cpuKey(s.cpuId, s.dataCenterId), s.freeVcpus);
+  }
+
+  /** The live `POD` level of a GPU type in a data centre and cloud (the catalog's view). */
+  gpuLevel(gpuId: string, dataCenterId: string, cloud: string): AvailabilityLevel | undefined {
+    const free = this.#gpus.get(gpuKey(gpuId, dataCenterId, cloud));
+    return free === undefined ? undefined : podStockLevel(free);
+  }
+
+  /** The live `POD` level of a CPU flavour in a data centre (the catalog's view). */
+  cpuLevel(cpuId: string, dataCenterId: string): AvailabilityLevel | undefined {
+    const free = this.#vcpus.get(cpuKey(cpuId, dataCenterId));
+    return free === undefined ? undefined : podCpuStockLevel(free);
+  }
+
+  /** Free GPUs of a type in a data centre and cloud (0 when it is not offered there). */
+  freeGpus(gpuId: string, dataCenterId: string, cloud = "SECURE"): number {
+    return this.#gpus.get(gpuKey(gpuId, dataCenterId, cloud)) ?? 0;
+  }
+
+  /** Free vCPUs of a CPU flavour in a data centre (0 when it is not offered there). */
+  freeVcpus(cpuId: string, dataCenterId: string): number {
+    return this.#vcpus.get(cpuKey(cpuId, dataCenterId)) ?? 0;
+  }
+
+  /** Takes the pod's compute in `dataCenterId`. */
+  take(pod: Pod, dataCenterId: string): void {
+    this.#move(pod, dataCenterId, -1);
+  }
+
+  /** Gives the pod's compute in `dataCenterId` back. */
+  giveBack(pod: Pod, dataCenterId: string): void {
+    this.#move(pod, dataCenterId, 1);
+  }
+
+  /** Takes (`sign` -1) or gives back (+1) the pod's compute in `dataCenterId`. */
+  #move(pod: Pod, dataCenterId: string, sign: 1 | -1): void {
+    if (pod.gpu) {
+      const k = gpuKey(pod.gpu.id, dataCenterId, pod.cloud ?? "SECURE");
+      this.#gpus.set(k, (this.#gpus.get(k) ?? 0) + sign * (pod.gpu.count ?? 1));
+    } else if (pod.cpu) {
+      const k = cpuKey(pod.cpu.id, dataCenterId);
+      this.#vcpus.set(k, (this.#vcpus.get(k) ?? 0) + sign * (pod.cpu.vcpuCount ?? 0));
+    }
+  }
+
+  /** Where `count` GPUs of `gpu.id` fit in `cloud`, among `dataCenters` (any when undefined); 400 when nowhere. */
+  placeGpu(
+    gpu: NonNullable<z.output<typeof PodCreateInputSchema>["gpu"]>,
+    count: number,
+    cloud: string,
+    dataCenters: readonly string[] | undefined,
+  ): Placement {
+    const type = podGpuType(gpu.id);
+    if (!type)
+      throw new PodError(400, `gpu.id: ${gpu.id} is not a GPU type (GET /v2/catalog/gpus lists them)`);
+    const max = cloud === "COMMUNITY" ? type.record.maxCount?.community : type.record.maxCount?.secure;
+    if (!max) throw new PodError(400, `cloud: ${gpu.id} is not offered in the ${cloud} cloud`);
+    if (count > max) {
+      throw new PodError(
+        400,
+        `gpu.count: at most ${max} ${gpu.id} GPUs per pod in the ${cloud} cloud, got ${count}`,
+      );
+    }
+    let cudaVersion: string | null = null;
+    if (type.cuda.length > 0) {
+      const usable = type.cuda
+        .filter(([, available]) => available)
+        .map(([v]) => v)
+        .filter((v) => (gpu.allowedCudaVersions?.length ? gpu.allowedCudaVersions.includes(v) : true))
+        .filter((v) => (gpu.minCudaVersion ? compareCuda(v, gpu.minCudaVersion) >= 0 : true));
+      if (usable.length === 0) throw new PodError(400, NO_CAPACITY_MESSAGE);
+      cudaVersion = usable[0] as string;
+    }
+    const offered = [...this.#gpus].flatMap(([k, free]) => {
+      const [id, dc, c] = k.split("|") as [string, string, string];
+      return id === gpu.id && c === cloud ? [{ dc, free }] : [];
+    });
+    const best = roomiest(offered, count, dataCenters);
+    const price = cloud === "COMMUNITY" ? type.record.price?.community : type.record.price?.secure;
+    return { dataCenterId: best.dc, cudaVersion, cost: roundUsd((price ?? 0) * count) };
+  }
+
+  /** Where `cpu.vcpuCount` vCPUs of `cpu.id` fit, among `dataCenters` (any when undefined); 400 when nowhere. */
+  placeCpu(
+    cpu: { id: string; vcpuCount: number },
+    cloud: string,
+    dataCenters: readonly string[] | undefined,
+  ): Placement {
+    const type = podCpuType(cpu.id);
+    if (!type)
+      throw new PodError(400, `cpu.id: ${cpu.id} is not a CPU flavour (GET /v2/catalog/cpus lists them)`);
+    const max = type.record.vcpu?.max ?? 0;
+    if (cpu.vcpuCount > max) {
+      throw new PodError(400, `cpu.vcpuCount: ${cpu.id} has at most ${max} vCPUs, got ${cpu.vcpuCount}`);
+    }
+    if (cloud !== "SECURE") throw new PodError(400, "cloud: CPU pods run in the SECURE cloud only");
+    const offered = type.dataCenterIds.map((dc) => ({ dc, free: this.freeVcpus(cpu.id, dc) }));
+    const best = roomiest(offered, cpu.vcpuCount, dataCenters);
+    return {
+      dataCenterId: best.dc,
+      cudaVersion: null,
+      cost: roundUsd((type.record.price?.securePerVcpu ?? 0) * cpu.vcpuCount),
+    };
+  }
+}
+
+/**
+ * The data centre with the most free of what a pod needs, among `dataCenters` (any when
+ * undefined) and holding at least `need`; the first listed wins a tie. 400 when none has room.
+ */
+function roomiest(
+  offered: readonly { dc: string; free: number }[],
+  need: number,
+  dataCenters: readonly string[] | undefined,
+): { dc: string; free: number } {
+  let best: { dc: string; free: number } | undefined;
+  for (const o of offered) {
+    if (dataCenters && !dataCenters.includes(o.dc)) continue;
+    if (o.free >= need && (!best || o.free > best.free)) best = o;
+  }
+  if (!best) throw new PodError(400, NO_CAPACITY_MESSAGE);
+  return best;
+}
+
+function gpuKey(gpuId: string, dataCenterId: string, cloud: string): string {
+  return `${gpuId}|${dataCenterId}|${cloud}`;
+}
+
+function cpuKey(cpuId: string, dataCenterId: string): string {
+  return `${cpuId}|${dataCenterId}`;
+}
+
+function roundUsd(usd: number): number {
+  return Math.round(usd * 10_000) / 10_000;
+}
