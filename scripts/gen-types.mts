@@ -109,6 +109,18 @@ const TARGETS: Target[] = [
     plainType: "PodArgsInput",
     out: "src/provider/pod/args.generated.ts",
   },
+  {
+    name: "ServerlessEndpointArgs",
+    summary:
+      "Arguments of a `ServerlessEndpoint`: every field of the REST v2 document's `CreateEndpointRequest`,\n" +
+      "by its own name, plus `rollout`, `rolloutTimeoutMs`, `smokeTest` and `maxHourlyUsd`. What the program\n" +
+      "omits, the service decides (its defaults are the document's). Fields marked as replacing cannot\n" +
+      "change on the service: changing them creates a new endpoint, then deletes the old one.",
+    module: "src/provider/serverlessEndpoint/args.ts",
+    schema: "ServerlessEndpointArgsSchema",
+    plainType: "ServerlessEndpointArgsInput",
+    out: "src/provider/serverlessEndpoint/args.generated.ts",
+  },
 ];
 
 // Load `src/` TypeScript as ES modules: extensionless relative imports resolved to `.ts` files.
@@ -229,11 +241,27 @@ function render(schema: Schema, plain: string, where: string, indent: string): s
     // members keep their comments; the whole union one input, as a hand-written type would take it.
     const options = (base as unknown as { options: Schema[] }).options;
     const objects = options.filter((o) => typeOf(unwrap(o)) === "object");
+    const others = objects.length < options.length ? `Exclude<${nonNull}, object> | ` : "";
     if (objects.length === 1) {
       const shape = (unwrap(objects[0] as Schema) as unknown as { shape: Record<string, Schema> }).shape;
       const arm = `Extract<${nonNull}, object>`;
-      const others = options.length > 1 ? `Exclude<${nonNull}, object> | ` : "";
       spelled = `pulumi.Input<${others}{\n${members(shape, arm, where, `${indent}  `)}${indent}}>`;
+    } else if (objects.length > 1) {
+      // A discriminated union (`{ type: "QUEUE_DELAY", queueDelay } | { type: "REQUEST_COUNT", ... }`):
+      // each arm picked from the plain type by its discriminator value and spelled out.
+      const key = (base as unknown as { _zod: { def: { discriminator?: string } } })._zod.def.discriminator;
+      if (key === undefined) {
+        throw new Error(`${where}: a union of several objects needs a discriminator (z.discriminatedUnion)`);
+      }
+      const arms = objects.map((o) => {
+        const shape = (unwrap(o) as unknown as { shape: Record<string, Schema> }).shape;
+        const values = (unwrap(shape[key] as Schema) as unknown as { _zod: { def: { values?: unknown[] } } })
+          ._zod.def.values;
+        if (values?.length !== 1) throw new Error(`${where}: each arm's ${key} must be one literal value`);
+        const arm = `Extract<${nonNull}, { ${key}: ${JSON.stringify(values[0])} }>`;
+        return `{\n${members(shape, arm, `${where}(${key}: ${String(values[0])})`, `${indent}  `)}${indent}}`;
+      });
+      spelled = `pulumi.Input<${others}${arms.join(" | ")}>`;
     }
   } else if (kind === "array") {
     const element = (base as unknown as { element: Schema }).element;

@@ -18,6 +18,8 @@ import type { RegistryAuthArgsInput } from "../../src/provider/registryAuth/args
 import type { ContainerRegistryAuthArgs } from "../../src/provider/registryAuth/resource";
 import type { JobRunInputs } from "../../src/provider/release/jobArgs";
 import type { JobRunArgs } from "../../src/provider/release/jobInputs";
+import type { ServerlessEndpointArgsInput } from "../../src/provider/serverlessEndpoint/args";
+import type { ServerlessEndpointArgs, SmokeTestArgs } from "../../src/provider/serverlessEndpoint/resource";
 import type { SshKeyArgsInput } from "../../src/provider/sshKey/args";
 import type { SshKeyArgs } from "../../src/provider/sshKey/resource";
 import type { TemplateArgsInput } from "../../src/provider/template/args";
@@ -65,6 +67,37 @@ describe("generated argument types", () => {
     expectTypeOf<
       Assignable<{ waitFor?: pulumi.Input<PodWaitFor> }, Pick<PodArgs, "waitFor">>
     >().toEqualTypeOf<true>();
+    // A discriminated union of objects is one input as a whole too, each arm spelled out; the
+    // derived type's form (an input per arm) still fits.
+    type Scaling = ServerlessEndpointArgsInput["scaling"];
+    type DerivedEndpointArgs = Omit<InputsOf<ServerlessEndpointArgsInput>, "scaling"> & {
+      scaling: pulumi.Input<
+        | InputsOf<Extract<Scaling, { type: "QUEUE_DELAY" }>>
+        | InputsOf<Extract<Scaling, { type: "REQUEST_COUNT" }>>
+      >;
+    };
+    expectTypeOf<Assignable<ServerlessEndpointArgs, DerivedEndpointArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<DerivedEndpointArgs, ServerlessEndpointArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<
+      Assignable<InputsOf<ServerlessEndpointArgsInput>, ServerlessEndpointArgs>
+    >().toEqualTypeOf<true>();
+    // An arm takes only its own fields: a queue delay is not a request count.
+    expectTypeOf<
+      Assignable<{ type: "REQUEST_COUNT"; queueDelay: number }, ServerlessEndpointArgs["scaling"]>
+    >().toEqualTypeOf<false>();
+    // `SmokeTestArgs` stays the object form of `smokeTest`: JobRun's job arguments plus the gate's.
+    type JobArgsOfSmokeTest = Omit<
+      JobRunArgs,
+      "endpointId" | "triggers" | "rollout" | "collectStream" | "s3Config" | "redact"
+    >;
+    expectTypeOf<Assignable<JobArgsOfSmokeTest, SmokeTestArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<
+      Assignable<SmokeTestArgs, InputsOf<NonNullable<ServerlessEndpointArgsInput["smokeTest"]>>>
+    >().toEqualTypeOf<true>();
+    expectTypeOf<
+      Assignable<{ runs: 3; maxFailures: 1; onFailure: "keep" }, SmokeTestArgs>
+    >().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<{ endpointId: string }, SmokeTestArgs>>().toEqualTypeOf<false>();
     // The check can fail: a type missing a required argument is not accepted.
     expectTypeOf<Assignable<Omit<JobRunArgs, "endpointId">, JobRunArgs>>().toEqualTypeOf<false>();
   });
@@ -85,7 +118,15 @@ describe("generated argument types", () => {
 
     it("describe every argument of every generated resource, nested ones included", () => {
       expect(Object.keys(facts).sort()).toEqual(
-        ["ContainerRegistryAuth", "JobRun", "NetworkVolume", "Pod", "SshKey", "Template"].sort(),
+        [
+          "ContainerRegistryAuth",
+          "JobRun",
+          "NetworkVolume",
+          "Pod",
+          "ServerlessEndpoint",
+          "SshKey",
+          "Template",
+        ].sort(),
       );
       for (const list of Object.values(facts)) {
         for (const f of list) expect(f.description, f.path).not.toBe("");
@@ -93,6 +134,17 @@ describe("generated argument types", () => {
       expect(fact("Template", "mounts.persistent.size")).toMatchObject({ type: "number", required: true });
       expect(fact("Pod", "mounts.network[].volumeId")).toMatchObject({ type: "string", required: true });
       expect(fact("Pod", "waitFor.port")).toMatchObject({ type: "number", required: true });
+      // Every arm of a discriminated union: its fields under the union's path.
+      expect(fact("ServerlessEndpoint", "scaling.queueDelay")).toMatchObject({
+        type: "number",
+        required: true,
+      });
+      expect(fact("ServerlessEndpoint", "scaling.requestCount")).toMatchObject({
+        type: "number",
+        required: true,
+      });
+      expect(fact("ServerlessEndpoint", "cpu[].vcpuCount")).toMatchObject({ type: "number", required: true });
+      expect(fact("ServerlessEndpoint", "smokeTest.onFailure")).toMatchObject({ default: '"rollback"' });
     });
 
     it("give the type, whether required, the default and whether a change replaces", () => {
@@ -108,6 +160,9 @@ describe("generated argument types", () => {
       });
       expect(fact("Pod", "waitFor")).toMatchObject({ default: '"running"', required: false });
       expect(fact("Pod", "cloud")).toMatchObject({ default: '"SECURE"', change: "replaces" });
+      expect(fact("ServerlessEndpoint", "type")).toMatchObject({ required: true, change: "replaces" });
+      expect(fact("ServerlessEndpoint", "gpu")?.change).toBe("replaces when it is switched to `cpu`");
+      expect(fact("ServerlessEndpoint", "workers.max")).toMatchObject({ default: "3", required: false });
       expect(fact("SshKey", "publicKey")?.change).toMatch(/^replaces when the key itself changes/);
       expect(fact("ContainerRegistryAuth", "adoptExisting")).toMatchObject({
         default: "false",

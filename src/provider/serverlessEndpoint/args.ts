@@ -30,9 +30,180 @@ export const ROLLOUT_TIMEOUT_MAX_MS = 86_400_000;
 export const ROLLOUT_TIMEOUT_MIN_MS = 30_000;
 const ROLLOUT_TIMEOUT_RANGE = `${ROLLOUT_TIMEOUT_MIN_MS} .. ${ROLLOUT_TIMEOUT_MAX_MS} ms (30 s .. 24 h)`;
 
-/** Strict schema of the arguments: the create body plus the rollout settings. */
+const body = ServerlessEndpointCreateInputSchema.shape;
+const gpuSchema = body.gpu.unwrap();
+const cpuSchema = body.cpu.unwrap();
+const cpuItem = cpuSchema.element;
+const workersSchema = body.workers.unwrap();
+const [queueDelayArm, requestCountArm] = body.scaling.options;
+
+/**
+ * `schema` with some of its fields replaced (by documented copies): its checks, strictness and
+ * error messages kept, so the copy validates exactly as the original does.
+ */
+function withFields<S extends z.ZodObject>(schema: S, fields: Partial<S["shape"]>): S {
+  return schema.clone({ ...schema.def, shape: { ...schema.shape, ...fields } });
+}
+
+/** The create body's `scaling`, each arm's fields documented; the union's rules and messages kept. */
+const scalingSchema = body.scaling.clone({
+  ...body.scaling.def,
+  options: [
+    withFields(queueDelayArm, {
+      type: queueDelayArm.shape.type.meta({
+        description: "`QUEUE_DELAY`: scale on how long requests wait in the queue (queue endpoints only).",
+      }),
+      queueDelay: queueDelayArm.shape.queueDelay.meta({
+        description: "Seconds a request may wait in the queue before more workers start, at least 0.5.",
+      }),
+    }),
+    withFields(requestCountArm, {
+      type: requestCountArm.shape.type.meta({
+        description: "`REQUEST_COUNT`: scale on in-flight requests per worker (required on a load balancer).",
+      }),
+      requestCount: requestCountArm.shape.requestCount.meta({
+        description: "In-flight requests per worker before more workers start, at least 1.",
+      }),
+    }),
+  ],
+});
+
+/**
+ * Strict schema of the arguments: the create body (its fields, bounds and cross-field rules) plus
+ * the rollout settings, the smoke test and the budget. The body's fields are overridden by copies
+ * carrying their documentation (`.meta`), from which the program's argument type
+ * (`ServerlessEndpointArgs`, generated) and the reference facts are written; the copies validate
+ * as the body's own fields do.
+ */
 export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.safeExtend({
-  rollout: z.enum(["wait", "ignore"], { error: 'rollout must be "wait" or "ignore"' }).optional(),
+  name: body.name.meta({
+    description: "Name shown in the console (names need not be unique). Updates in place.",
+  }),
+  type: body.type.meta({
+    description:
+      "Request routing: `QUEUE` (the job API: `/run`, `/runsync`, ...) or `LOAD_BALANCER` (HTTP paths\n" +
+      "the worker defines; scaling must be `REQUEST_COUNT`).",
+    replaces: true,
+  }),
+  scaling: scalingSchema.meta({
+    description:
+      'Autoscaling signal: `{ type: "QUEUE_DELAY", queueDelay }` (seconds a request waits, at least\n' +
+      '0.5; queue endpoints only) or `{ type: "REQUEST_COUNT", requestCount }`. Updates in place, at once.',
+  }),
+  gpu: withFields(gpuSchema, {
+    pools: gpuSchema.shape.pools.meta({
+      description:
+        'Serverless GPU pool ids (`pool` of `getGpuTypes`), e.g. `["ADA_24"]`: workers run on whichever\n' +
+        "listed pool has capacity.",
+    }),
+    excludedTypes: gpuSchema.shape.excludedTypes.meta({
+      description:
+        "GPU type ids (`id` of `getGpuTypes`) to subtract from the pools; omit to use the whole pools.",
+    }),
+    count: gpuSchema.shape.count.meta({ description: "GPUs per worker.", default: "1" }),
+    allowedCudaVersions: gpuSchema.shape.allowedCudaVersions.meta({
+      description:
+        "Acceptable CUDA versions (`major.minor`); empty or omitted means any. A non-empty set excludes\n" +
+        "`minCudaVersion`.",
+    }),
+    minCudaVersion: gpuSchema.shape.minCudaVersion.meta({
+      description:
+        "Lowest acceptable CUDA version (`major.minor`, compared numerically: 12.11 is above 12.2); not\n" +
+        "with a non-empty `allowedCudaVersions`.",
+    }),
+  })
+    .optional()
+    .meta({
+      description:
+        "GPU workers: `pools` (serverless pool ids from `getGpuTypes`), optional `excludedTypes`, `count`\n" +
+        "(GPUs per worker), `allowedCudaVersions` or `minCudaVersion`. Exactly one of `gpu` or `cpu`.\n" +
+        "Changes update in place (placement takes effect as workers are replaced).",
+      replaces: "it is switched to `cpu`",
+    }),
+  cpu: cpuSchema
+    .clone({
+      ...cpuSchema.def,
+      element: withFields(cpuItem, {
+        id: cpuItem.shape.id.meta({ description: "CPU flavour id (`getCpuTypes`)." }),
+        vcpuCount: cpuItem.shape.vcpuCount.meta({
+          description: "vCPUs per worker: a power of two, at least 2, valid for the flavour.",
+        }),
+      }),
+    })
+    .optional()
+    .meta({
+      description:
+        "CPU workers: the eligible configurations `[{ id, vcpuCount }]`. Exactly one of `gpu` or `cpu`.",
+      replaces: "it is switched to `gpu`",
+    }),
+  templateId: body.templateId.meta({
+    description:
+      "A serverless template whose container settings (`image`, `args`, `disk`, `ports`, `env`,\n" +
+      "`registry`) the endpoint takes; fields given here override them (`env` merges per key). A\n" +
+      "template is applied once, when the endpoint is created or when `templateId` changes: later\n" +
+      "edits of the template do not reach the endpoint. Changing it updates in place (a release).",
+  }),
+  image: body.image.meta({
+    description: "Docker image reference; required unless `templateId`. A change makes a release.",
+  }),
+  args: body.args.meta({
+    description: "Arguments passed to the container's entrypoint. A change makes a release.",
+  }),
+  disk: body.disk.meta({ description: "Container disk in GB (ephemeral). A change makes a release." }),
+  env: body.env.meta({
+    description:
+      "Environment variables. Always stored as ONE secret, even when given as plain strings: its\n" +
+      "values never appear in another output, an error or a log line. A change makes a release;\n" +
+      "removing `env` from the program sends `env: {}`.",
+  }),
+  ports: body.ports.meta({
+    description: "Exposed ports as `port/protocol`, e.g. `8000/http`. A change makes a release.",
+  }),
+  registry: body.registry.meta({
+    description:
+      "Container registry credential id (a `ContainerRegistryAuth`'s id) for a private image. A change\n" +
+      "makes a release.",
+  }),
+  dataCenterIds: body.dataCenterIds.meta({
+    description:
+      "Preferred data centres (`getDataCenters`); omit to let the scheduler choose. Updates in place.",
+  }),
+  flashboot: body.flashboot.meta({
+    description:
+      "FlashBoot mode: `OFF` (the service's default), `FLASHBOOT` or `PRIORITY_FLASHBOOT`. Updates in place.",
+  }),
+  networkVolumes: body.networkVolumes.meta({
+    description: "Network volume ids to attach (a `NetworkVolume`'s id). Updates in place.",
+  }),
+  timeout: body.timeout.meta({
+    description: "Per-request execution timeout in ms. Updates in place, at once.",
+    default: "300000 (the service's)",
+  }),
+  workers: withFields(workersSchema, {
+    min: workersSchema.shape.min.meta({ description: "Fewest workers kept running.", default: "0" }),
+    max: workersSchema.shape.max.meta({ description: "Most workers running at once.", default: "3" }),
+    idleTimeout: workersSchema.shape.idleTimeout.meta({
+      description:
+        "Seconds an idle worker is kept before it scales down, 1 .. 3600; not with `REQUEST_COUNT`\n" +
+        "scaling on a queue endpoint.",
+      default: "10",
+    }),
+  })
+    .optional()
+    .meta({ description: "Worker bounds: `min`, `max` and `idleTimeout`. Updates in place, at once." }),
+  rollout: z
+    .enum(["wait", "ignore"], { error: 'rollout must be "wait" or "ignore"' })
+    .optional()
+    .meta({
+      description:
+        '`"wait"`: create and update return only once no worker of the endpoint runs an older version\n' +
+        "(the release has rolled out) and none of the new version is UNHEALTHY, reading the workers\n" +
+        "once a second, at most `rolloutTimeoutMs`. A rollout that stalls (a new worker stays\n" +
+        "UNHEALTHY: an image that cannot be pulled, a container that crashes) or times out fails the\n" +
+        "step; the endpoint keeps the change and the message names the release, the workers by status\n" +
+        'and a failing worker\'s log tail. `"ignore"`: return as soon as the service accepted the change.',
+      default: '"wait"',
+    }),
   rolloutTimeoutMs: z
     .int({ error: `rolloutTimeoutMs must be an integer number of milliseconds, ${ROLLOUT_TIMEOUT_RANGE}` })
     .min(ROLLOUT_TIMEOUT_MIN_MS, {
@@ -43,13 +214,52 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
     .max(ROLLOUT_TIMEOUT_MAX_MS, {
       error: `rolloutTimeoutMs must be at most ${ROLLOUT_TIMEOUT_MAX_MS} ms (24 h)`,
     })
-    .optional(),
-  smokeTest: SmokeTestSchema.optional(),
+    .optional()
+    .meta({
+      description:
+        "Longest rollout wait of a create or update, in milliseconds (30000 .. 86400000: a rollout\n" +
+        "starts new workers, which takes more than a few seconds). A wait that ends unfinished fails\n" +
+        "the step saying so; it is not a failed release: the release is neither judged nor rolled back,\n" +
+        "and the next `pulumi up` tests it.",
+      default: "600000 (10 minutes)",
+    }),
+  smokeTest: SmokeTestSchema.optional().meta({
+    description:
+      "Guards each release: after an update that makes a release (a change of `image`, `args`,\n" +
+      "`disk`, `ports`, `env`, `registry`, `templateId`, `gpu`, `cpu`, `dataCenterIds` or\n" +
+      "`networkVolumes`) has rolled out, and after the create, runs `runs` smoke-test jobs on the new\n" +
+      "release, each as a `JobRun` would (same arguments, same `expect`, and the same release\n" +
+      "check: the worker that ran a job must run the new version), and fails the step when more than\n" +
+      '`maxFailures` of them fail. On an update, `onFailure: "rollback"` (the default) then PATCHes the\n' +
+      "previous container settings back (a new release carrying the previous configuration), waits\n" +
+      "for that rollout (at most `rolloutTimeoutMs`) and fails the step saying which release failed\n" +
+      "and why, and which release serves now; the state records what runs, so the next `pulumi up`\n" +
+      'tries the new release again. `"keep"` leaves the failed release serving. On a create there is\n' +
+      "nothing to roll back to: the step fails and the endpoint stays in the state. Each job waits at\n" +
+      "most `timeoutMs`. The result is in `lastSmokeTest`.\n" +
+      "\n" +
+      'On a `type: "LOAD_BALANCER"` endpoint the smoke test is an HTTP probe and needs `http` (`{\n' +
+      "method, path, body, headers, expectStatus }`, see `JobRun`'s `http`): each run sends one\n" +
+      "request to the endpoint's own path and judges status, answer and latency by the same `expect`;\n" +
+      "a queue endpoint takes `input` and refuses `http`. With `http.headers`, `smokeTest` is stored as\n" +
+      "a secret.",
+  }),
   maxHourlyUsd: z
     .number({ error: "maxHourlyUsd must be a number of US dollars an hour, at least 0" })
     .min(0, { error: "maxHourlyUsd must be a number of US dollars an hour, at least 0" })
-    .optional(),
+    .optional()
+    .meta({
+      description:
+        "Budget of this endpoint, in US dollars an hour: a change whose `hourlyCost.ceilingUsd`\n" +
+        "(`workers.max` workers at the dearest list price it may land on) is over it fails the preview\n" +
+        "(`check`), before anything is created or changed. Needs `workers.max`. The stack's\n" +
+        "`runpod:maxHourlyUsd` bounds the sum of every endpoint's ceiling. List prices: negotiated\n" +
+        "discounts are not counted.",
+    }),
 });
+
+/** The arguments as a program gives them; the generated `ServerlessEndpointArgs` derives from it. */
+export type ServerlessEndpointArgsInput = z.input<typeof ServerlessEndpointArgsSchema>;
 
 /** The endpoint's create body, as the arguments give it. */
 export type EndpointBody = ServerlessEndpointCreateInput;

@@ -9,10 +9,9 @@
  * dynamic-provider host and captures nothing else.
  */
 import * as pulumi from "@pulumi/pulumi";
-import type { EndpointScaling, ServerlessEndpointCreateInput } from "../../wire/serverless";
 import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
-import type { InputOf } from "../inputsOf";
-import { type JobRunArgs, secretWhenHeaders } from "../release/jobInputs";
+import { secretWhenHeaders } from "../release/jobInputs";
+import type { ServerlessEndpointArgs } from "./args.generated";
 
 /**
  * Module the serialized provider loads in the provider host (resolved from the program's
@@ -20,145 +19,17 @@ import { type JobRunArgs, secretWhenHeaders } from "../release/jobInputs";
  */
 const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/operations.js";
 
-type Body = ServerlessEndpointCreateInput;
-
-/**
- * Arguments of a {@link ServerlessEndpoint}: every field of the REST v2 document's
- * `CreateEndpointRequest`, by its own name, plus `rollout` and `rolloutTimeoutMs`. What the program
- * omits, the service decides (its defaults are the document's). Fields marked "replaces" cannot
- * change on the service: changing them creates a new endpoint, then deletes the old one.
- */
-export interface ServerlessEndpointArgs {
-  /** Name shown in the console (names need not be unique). Updates in place. */
-  name: pulumi.Input<string>;
-  /**
-   * Request routing: `QUEUE` (the job API: `/run`, `/runsync`, ...) or `LOAD_BALANCER` (HTTP paths
-   * the worker defines; scaling must be `REQUEST_COUNT`). Replaces the endpoint when changed.
-   */
-  type: pulumi.Input<"QUEUE" | "LOAD_BALANCER">;
-  /**
-   * Autoscaling signal: `{ type: "QUEUE_DELAY", queueDelay }` (seconds a request waits, at least
-   * 0.5; queue endpoints only) or `{ type: "REQUEST_COUNT", requestCount }`. Updates in place, at once.
-   */
-  scaling: InputOf<EndpointScaling>;
-  /**
-   * GPU workers: `pools` (serverless pool ids from `getGpuTypes`, e.g. `["ADA_24"]`), optional
-   * `excludedTypes`, `count` (GPUs per worker, default 1), `allowedCudaVersions` or
-   * `minCudaVersion`. Exactly one of `gpu` or `cpu`. Changes update in place (placement takes
-   * effect as workers are replaced); switching to `cpu` replaces the endpoint.
-   */
-  gpu?: InputOf<NonNullable<Body["gpu"]>>;
-  /**
-   * CPU workers: eligible configurations `[{ id, vcpuCount }]` (flavour ids from `getCpuTypes`,
-   * vCPUs a power of two, at least 2). Exactly one of `gpu` or `cpu`. Switching to `gpu` replaces
-   * the endpoint.
-   */
-  cpu?: InputOf<NonNullable<Body["cpu"]>>;
-  /**
-   * A serverless template whose container settings (`image`, `args`, `disk`, `ports`, `env`,
-   * `registry`) the endpoint takes; fields given here override them (`env` merges per key). A
-   * template is applied once, when the endpoint is created or when `templateId` changes: later
-   * edits of the template do not reach the endpoint. Changing it updates in place (a release).
-   */
-  templateId?: pulumi.Input<string>;
-  /** Docker image reference; required unless `templateId`. A change makes a release. */
-  image?: pulumi.Input<string>;
-  /** Arguments passed to the container's entrypoint. A change makes a release. */
-  args?: pulumi.Input<string>;
-  /** Container disk in GB (ephemeral). A change makes a release. */
-  disk?: pulumi.Input<number>;
-  /**
-   * Environment variables. Always stored as ONE secret, even when given as plain strings: its
-   * values never appear in another output, an error or a log line. A change makes a release;
-   * removing `env` from the program sends `env: {}`.
-   */
-  env?: pulumi.Input<Record<string, pulumi.Input<string>>>;
-  /** Exposed ports as `port/protocol`, e.g. `8000/http`. A change makes a release. */
-  ports?: pulumi.Input<pulumi.Input<string>[]>;
-  /** Container registry credential id (a `ContainerRegistryAuth`'s id) for a private image. A change makes a release. */
-  registry?: pulumi.Input<string>;
-  /** Preferred data centres (`getDataCenters`); omit to let the scheduler choose. Updates in place. */
-  dataCenterIds?: pulumi.Input<pulumi.Input<string>[]>;
-  /** FlashBoot mode: `OFF` (the service's default), `FLASHBOOT` or `PRIORITY_FLASHBOOT`. Updates in place. */
-  flashboot?: pulumi.Input<"OFF" | "FLASHBOOT" | "PRIORITY_FLASHBOOT">;
-  /** Network volume ids to attach (a `NetworkVolume`'s id). Updates in place. */
-  networkVolumes?: pulumi.Input<pulumi.Input<string>[]>;
-  /** Per-request execution timeout in ms (the service's default: 300000). Updates in place, at once. */
-  timeout?: pulumi.Input<number>;
-  /**
-   * Worker bounds: `min` (default 0), `max` (default 3), `idleTimeout` (seconds, 1..3600, default
-   * 10; not with `REQUEST_COUNT` scaling on a queue endpoint). Updates in place, at once.
-   */
-  workers?: InputOf<NonNullable<Body["workers"]>>;
-  /**
-   * `"wait"`: create and update return only once no worker of the endpoint runs an older version
-   * (the release has rolled out) and none of the new version is UNHEALTHY, reading the workers
-   * once a second, at most `rolloutTimeoutMs`. A rollout that stalls (a new worker stays
-   * UNHEALTHY: an image that cannot be pulled, a container that crashes) or times out fails the
-   * step; the endpoint keeps the change and the message names the release, the workers by status
-   * and a failing worker's log tail. `"ignore"`: return as soon as the service accepted the change.
-   * @default "wait"
-   */
-  rollout?: pulumi.Input<"wait" | "ignore">;
-  /**
-   * Longest rollout wait of a create or update, in milliseconds (30000 .. 86400000: a rollout
-   * starts new workers, which takes more than a few seconds). A wait that ends unfinished fails
-   * the step saying so; it is not a failed release: the release is neither judged nor rolled back,
-   * and the next `pulumi up` tests it.
-   * @default 600000 (10 minutes)
-   */
-  rolloutTimeoutMs?: pulumi.Input<number>;
-  /**
-   * Guards each release: after an update that makes a release (a change of `image`, `args`,
-   * `disk`, `ports`, `env`, `registry`, `templateId`, `gpu`, `cpu`, `dataCenterIds` or
-   * `networkVolumes`) has rolled out, and after the create, runs `runs` smoke-test jobs on the new
-   * release, each as a {@link JobRun} would (same arguments, same `expect`, and the same release
-   * check: the worker that ran a job must run the new version), and fails the step when more than
-   * `maxFailures` of them fail. On an update, `onFailure: "rollback"` (the default) then PATCHes the
-   * previous container settings back (a new release carrying the previous configuration), waits
-   * for that rollout (at most `rolloutTimeoutMs`) and fails the step saying which release failed
-   * and why, and which release serves now; the state records what runs, so the next `pulumi up`
-   * tries the new release again. `"keep"` leaves the failed release serving. On a create there is
-   * nothing to roll back to: the step fails and the endpoint stays in the state. Each job waits at
-   * most `timeoutMs`. The result is in `lastSmokeTest`.
-   *
-   * On a `type: "LOAD_BALANCER"` endpoint the smoke test is an HTTP probe and needs `http` (`{
-   * method, path, body, headers, expectStatus }`, see {@link JobRun}'s `http`): each run sends one
-   * request to the endpoint's own path and judges status, answer and latency by the same `expect`;
-   * a queue endpoint takes `input` and refuses `http`. With `http.headers`, `smokeTest` is stored as
-   * a secret.
-   */
-  smokeTest?: pulumi.Input<SmokeTestArgs>;
-  /**
-   * Budget of this endpoint, in US dollars an hour: a change whose `hourlyCost.ceilingUsd`
-   * (`workers.max` workers at the dearest list price it may land on) is over it fails the preview
-   * (`check`), before anything is created or changed. Needs `workers.max`. The stack's
-   * `runpod:maxHourlyUsd` bounds the sum of every endpoint's ceiling. List prices: negotiated
-   * discounts are not counted.
-   */
-  maxHourlyUsd?: pulumi.Input<number>;
-}
+export type { ServerlessEndpointArgs };
 
 /**
  * A `ServerlessEndpoint`'s smoke test: the job arguments of a {@link JobRun} (without
  * `endpointId`, `triggers`, `rollout`, `collectStream`, `s3Config` and `redact`), plus how many jobs, how
- * many may fail, and what a failure does.
+ * many may fail, and what a failure does. The object form of the `smokeTest` argument.
  */
-export type SmokeTestArgs = Omit<
-  JobRunArgs,
-  "endpointId" | "triggers" | "rollout" | "collectStream" | "s3Config" | "redact"
-> & {
-  /** How many jobs to run on the new release (1 .. 100), at once. @default 1 */
-  runs?: pulumi.Input<number>;
-  /** How many of them may fail with the release still passing (less than `runs`). @default 0 */
-  maxFailures?: pulumi.Input<number>;
-  /**
-   * What a failed smoke test does on an update: `"rollback"` restores the previous container
-   * settings as a new release; `"keep"` leaves the failed release serving. Either way the step fails.
-   * @default "rollback"
-   */
-  onFailure?: pulumi.Input<"rollback" | "keep">;
-};
+export type SmokeTestArgs = Exclude<
+  NonNullable<ServerlessEndpointArgs["smokeTest"]>,
+  Promise<unknown> | pulumi.OutputInstance<unknown>
+>;
 
 /**
  * A RunPod serverless endpoint (`pulumi-nodejs:dynamic/runpod:ServerlessEndpoint`), REST v2 only.

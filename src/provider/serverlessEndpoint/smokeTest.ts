@@ -37,21 +37,29 @@ export const SmokeTestSchema = JobRunArgsObject.omit({
   redact: true,
 })
   .extend({
-    /** How many jobs the gate runs on the new release (1 .. 100). @default 1 */
     runs: z
       .int({ error: "runs must be an integer" })
       .min(1, { error: "runs must be at least 1" })
       .max(MAX_SMOKE_RUNS, { error: `runs must be at most ${MAX_SMOKE_RUNS}` })
-      .default(1),
-    /** How many of those jobs may fail with the release still passing (less than `runs`). @default 0 */
+      .default(1)
+      .meta({ description: "How many jobs to run on the new release (1 .. 100), at once.", default: "1" }),
     maxFailures: z
       .int({ error: "maxFailures must be an integer" })
       .min(0, { error: "maxFailures must be at least 0" })
-      .default(0),
-    /** What a failed gate does on an update: `"rollback"` or `"keep"`. @default "rollback" */
+      .default(0)
+      .meta({
+        description: "How many of them may fail with the release still passing (less than `runs`).",
+        default: "0",
+      }),
     onFailure: z
       .enum(["rollback", "keep"], { error: 'onFailure must be "rollback" or "keep"' })
-      .default("rollback"),
+      .default("rollback")
+      .meta({
+        description:
+          'What a failed smoke test does on an update: `"rollback"` restores the previous container\n' +
+          'settings as a new release; `"keep"` leaves the failed release serving. Either way the step fails.',
+        default: '"rollback"',
+      }),
   })
   .superRefine((args, ctx) => {
     jobRunCrossChecks(args, ctx);
