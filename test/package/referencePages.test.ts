@@ -3,9 +3,9 @@
  * holds every argument path of each resource's zod schema (written by `npm run gen:types`); the page
  * `docs/resources/<name>.md` lists them in a table between its `arguments:start` and
  * `arguments:end` markers. Every argument is on its page, and no row names an argument the schema
- * does not have.
+ * does not have. Each resource page also has an example, its outputs and how to import or look it up.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { NetworkVolumeArgsSchema } from "../../src/provider/networkVolume/args";
@@ -117,4 +117,41 @@ describe("reference pages and argument schemas", () => {
   it("reports a page without the table's markers", () => {
     expect(() => drift("# Pods\n\n## Arguments\n\n| `name` | yes |\n", FACTS.Pod ?? [])).toThrow(/markers/);
   });
+
+  const RESOURCE_PAGES = readdirSync(path.join(REPO, "docs/resources"))
+    .filter((name) => name.endsWith(".md") && name !== "catalog.md")
+    .map((name) => `docs/resources/${name}`);
+
+  /** Each resource page's class module, whose `declare readonly` members are the outputs. */
+  const RESOURCE_MODULES: Record<string, string> = {
+    "docs/resources/container-registry-auth.md": "src/provider/registryAuth/resource.ts",
+    "docs/resources/job-run.md": "src/provider/jobRun/resource.ts",
+    "docs/resources/network-volume.md": "src/provider/networkVolume/resource.ts",
+    "docs/resources/pod.md": "src/provider/pod/resource.ts",
+    "docs/resources/serverless-endpoint.md": "src/provider/serverlessEndpoint/resource.ts",
+    "docs/resources/ssh-key.md": "src/provider/sshKey/resource.ts",
+    "docs/resources/template.md": "src/provider/template/resource.ts",
+  };
+
+  it("knows the class module of every resource page", () => {
+    expect(Object.keys(RESOURCE_MODULES).sort()).toEqual([...RESOURCE_PAGES].sort());
+  });
+
+  for (const [file, module] of Object.entries(RESOURCE_MODULES)) {
+    it(`${file} lists every output of the class, and only those`, () => {
+      const declared = [...read(module).matchAll(/declare readonly (\w+)\??:/g)].map((m) => m[1] as string);
+      const section = /^## Outputs\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(read(file))?.[1] ?? "";
+      const listed = [...section.matchAll(/^- `(\w+)`/gm)].map((m) => m[1] as string);
+      expect(listed.filter((name) => name !== "id").sort()).toEqual([...declared].sort());
+    });
+  }
+
+  for (const file of RESOURCE_PAGES) {
+    it(`${file} has an example, its arguments, its outputs and how to import or look it up`, () => {
+      const text = read(file);
+      expect(text).toMatch(/^```ts$/m);
+      const headings = text.match(/^## .*$/gm) ?? [];
+      expect(headings).toEqual(expect.arrayContaining(["## Arguments", "## Outputs", "## Import / .get"]));
+    });
+  }
 });
