@@ -1,0 +1,157 @@
+/**
+ * Each resource's reference page and its argument schema stay in step. `docs/reference/facts.json`
+ * holds every argument path of each resource's zod schema (written by `npm run gen:types`); the page
+ * `docs/resources/<name>.md` lists them in a table between its `arguments:start` and
+ * `arguments:end` markers. Every argument is on its page, and no row names an argument the schema
+ * does not have. Each resource page also has an example, its outputs and how to import or look it up.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { NetworkVolumeArgsSchema } from "../../src/provider/networkVolume/args";
+import { PodArgsSchema } from "../../src/provider/pod/args";
+import { RegistryAuthArgsSchema } from "../../src/provider/registryAuth/args";
+import { JobRunArgsObject } from "../../src/provider/release/jobArgs";
+import { SshKeyArgsSchema } from "../../src/provider/sshKey/args";
+import { TemplateArgsSchema } from "../../src/provider/template/args";
+
+const REPO = path.resolve(__dirname, "..", "..");
+
+interface ArgumentFact {
+  path: string;
+  change: string;
+}
+const FACTS = JSON.parse(readFileSync(path.join(REPO, "docs/reference/facts.json"), "utf8")) as Record<
+  string,
+  ArgumentFact[]
+>;
+
+/** The argument schema of each resource, by class name: the facts' own source. */
+const SCHEMAS: Record<string, { shape: Record<string, unknown> }> = {
+  JobRun: JobRunArgsObject,
+  NetworkVolume: NetworkVolumeArgsSchema,
+  ContainerRegistryAuth: RegistryAuthArgsSchema,
+  Template: TemplateArgsSchema,
+  SshKey: SshKeyArgsSchema,
+  Pod: PodArgsSchema,
+};
+
+/** `docs/resources/<kebab-case class name>.md`, as the generator names it. */
+const pageOf = (resource: string) =>
+  `docs/resources/${resource.replace(/(?<=[a-z0-9])([A-Z])/g, "-$1").toLowerCase()}.md`;
+
+/** The rows of a page's generated argument table: argument path and "on change" cell. */
+function tableRows(page: string): { path: string; change: string }[] {
+  const start = page.search(/<!-- arguments:start\b/);
+  const end = page.indexOf("<!-- arguments:end -->");
+  if (start < 0 || end < start) throw new Error("no arguments:start / arguments:end markers");
+  const rows: { path: string; change: string }[] = [];
+  for (const line of page.slice(start, end).split("\n")) {
+    const row = /^\| `([^`]+)` \|(.*)$/.exec(line);
+    if (!row) continue;
+    const cells = (row[2] as string).split(/(?<!\\)\|/).map((c) => c.trim());
+    rows.push({ path: row[1] as string, change: cells[2] ?? "" });
+  }
+  return rows;
+}
+
+/** What a page's table and the facts disagree on: arguments missing from the page, rows naming none. */
+function drift(page: string, facts: ArgumentFact[]) {
+  const rows = tableRows(page);
+  const onPage = new Set(rows.map((r) => r.path));
+  const known = new Map(facts.map((f) => [f.path, f.change]));
+  return {
+    missing: facts.filter((f) => !onPage.has(f.path)).map((f) => f.path),
+    unknown: rows.filter((r) => !known.has(r.path)).map((r) => r.path),
+    wrongChange: rows.filter((r) => known.has(r.path) && known.get(r.path) !== r.change).map((r) => r.path),
+  };
+}
+
+const read = (file: string) => readFileSync(path.join(REPO, file), "utf8");
+
+describe("reference pages and argument schemas", () => {
+  it("facts.json has a resource for each argument schema, with exactly the schema's top-level arguments", () => {
+    expect(Object.keys(FACTS).sort()).toEqual(Object.keys(SCHEMAS).sort());
+    for (const [resource, schema] of Object.entries(SCHEMAS)) {
+      const topLevel = (FACTS[resource] ?? []).map((f) => f.path).filter((p) => !/[.[]/.test(p));
+      expect(topLevel.sort(), resource).toEqual(Object.keys(schema.shape).sort());
+    }
+  });
+
+  for (const [resource, facts] of Object.entries(FACTS)) {
+    it(`${pageOf(resource)} lists every ${resource} argument, says how a change applies, and names no other`, () => {
+      expect(drift(read(pageOf(resource)), facts)).toEqual({ missing: [], unknown: [], wrongChange: [] });
+    });
+  }
+
+  it("reports an argument whose row was removed from the page", () => {
+    const page = read(pageOf("Pod"));
+    const withoutImage = page
+      .split("\n")
+      .filter((line) => !line.startsWith("| `image` |"))
+      .join("\n");
+    expect(withoutImage).not.toBe(page);
+    expect(drift(withoutImage, FACTS.Pod ?? [])).toEqual({
+      missing: ["image"],
+      unknown: [],
+      wrongChange: [],
+    });
+  });
+
+  it("reports a row naming an argument the schema does not have", () => {
+    const page = read(pageOf("Pod")).replace(
+      "<!-- arguments:end -->",
+      "| `gpu.flavour` | `string` | no | replaces | Invented. |\n<!-- arguments:end -->",
+    );
+    expect(drift(page, FACTS.Pod ?? [])).toEqual({ missing: [], unknown: ["gpu.flavour"], wrongChange: [] });
+  });
+
+  it("reports a row that says a change updates in place when it replaces", () => {
+    const page = read(pageOf("NetworkVolume")).replace(
+      "| `dataCenterId` | `string` | yes | replaces |",
+      "| `dataCenterId` | `string` | yes | updates in place |",
+    );
+    expect(drift(page, FACTS.NetworkVolume ?? []).wrongChange).toEqual(["dataCenterId"]);
+  });
+
+  it("reports a page without the table's markers", () => {
+    expect(() => drift("# Pods\n\n## Arguments\n\n| `name` | yes |\n", FACTS.Pod ?? [])).toThrow(/markers/);
+  });
+
+  const RESOURCE_PAGES = readdirSync(path.join(REPO, "docs/resources"))
+    .filter((name) => name.endsWith(".md") && name !== "catalog.md")
+    .map((name) => `docs/resources/${name}`);
+
+  /** Each resource page's class module, whose `declare readonly` members are the outputs. */
+  const RESOURCE_MODULES: Record<string, string> = {
+    "docs/resources/container-registry-auth.md": "src/provider/registryAuth/resource.ts",
+    "docs/resources/job-run.md": "src/provider/jobRun/resource.ts",
+    "docs/resources/network-volume.md": "src/provider/networkVolume/resource.ts",
+    "docs/resources/pod.md": "src/provider/pod/resource.ts",
+    "docs/resources/serverless-endpoint.md": "src/provider/serverlessEndpoint/resource.ts",
+    "docs/resources/ssh-key.md": "src/provider/sshKey/resource.ts",
+    "docs/resources/template.md": "src/provider/template/resource.ts",
+  };
+
+  it("knows the class module of every resource page", () => {
+    expect(Object.keys(RESOURCE_MODULES).sort()).toEqual([...RESOURCE_PAGES].sort());
+  });
+
+  for (const [file, module] of Object.entries(RESOURCE_MODULES)) {
+    it(`${file} lists every output of the class, and only those`, () => {
+      const declared = [...read(module).matchAll(/declare readonly (\w+)\??:/g)].map((m) => m[1] as string);
+      const section = /^## Outputs\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(read(file))?.[1] ?? "";
+      const listed = [...section.matchAll(/^- `(\w+)`/gm)].map((m) => m[1] as string);
+      expect(listed.filter((name) => name !== "id").sort()).toEqual([...declared].sort());
+    });
+  }
+
+  for (const file of RESOURCE_PAGES) {
+    it(`${file} has an example, its arguments, its outputs and how to import or look it up`, () => {
+      const text = read(file);
+      expect(text).toMatch(/^```ts$/m);
+      const headings = text.match(/^## .*$/gm) ?? [];
+      expect(headings).toEqual(expect.arrayContaining(["## Arguments", "## Outputs", "## Import / .get"]));
+    });
+  }
+});
