@@ -12,6 +12,7 @@ import { NetworkVolumeArgsSchema } from "../../src/provider/networkVolume/args";
 import { PodArgsSchema } from "../../src/provider/pod/args";
 import { RegistryAuthArgsSchema } from "../../src/provider/registryAuth/args";
 import { JobRunArgsObject } from "../../src/provider/release/jobArgs";
+import { ServerlessEndpointArgsSchema } from "../../src/provider/serverlessEndpoint/args";
 import { SshKeyArgsSchema } from "../../src/provider/sshKey/args";
 import { TemplateArgsSchema } from "../../src/provider/template/args";
 
@@ -34,6 +35,7 @@ const SCHEMAS: Record<string, { shape: Record<string, unknown> }> = {
   Template: TemplateArgsSchema,
   SshKey: SshKeyArgsSchema,
   Pod: PodArgsSchema,
+  ServerlessEndpoint: ServerlessEndpointArgsSchema,
 };
 
 /** `docs/resources/<kebab-case class name>.md`, as the generator names it. */
