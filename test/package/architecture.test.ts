@@ -30,10 +30,14 @@ interface Import {
   runtime: boolean;
 }
 
-/** A relative specifier resolved to its `.ts` file (`./x` → `x.ts` or `x/index.ts`). */
+/**
+ * A relative specifier resolved to its `.ts` file (`./x` → `x.ts` or `x/index.ts`), or to the data
+ * file it names (`./gpuTypes.json`: data, which imports nothing).
+ */
 function resolve(from: string, specifier: string): string {
   const base = path.resolve(path.dirname(from), specifier.replace(/\.js$/, ""));
-  for (const candidate of [`${base}.ts`, path.join(base, "index.ts")]) {
+  const candidates = specifier.endsWith(".json") ? [base] : [`${base}.ts`, path.join(base, "index.ts")];
+  for (const candidate of candidates) {
     try {
       readFileSync(candidate);
       return candidate;
