@@ -347,7 +347,7 @@ function typeText(schema: Schema): string {
     case "record":
       return `Record<string, ${typeText(def.valueType as Schema)}>`;
     case "union":
-      return (def.options as Schema[]).map(typeText).join(" | ");
+      return [...new Set((def.options as Schema[]).map(typeText))].join(" | ");
     case "string":
     case "number":
     case "boolean":
@@ -388,9 +388,41 @@ function facts(shape: Record<string, Schema>, prefix: string): ArgumentFact[] {
       if (typeOf(item) === "object") found.push(...facts(nested(item), `${where}[].`));
     }
     if (kind === "union") {
-      for (const arm of (base as unknown as { options: Schema[] }).options) {
-        if (typeOf(unwrap(arm)) === "object") found.push(...facts(nested(unwrap(arm)), `${where}.`));
+      // A discriminated union's arms share their discriminator (`scaling.type`): one row per path,
+      // its types and descriptions joined, so a page lists each argument once.
+      // A field only some arms have is required only in them: its row says in which.
+      const byPath = new Map<string, ArgumentFact>();
+      const arms = (base as unknown as { options: Schema[] }).options.filter(
+        (arm) => typeOf(unwrap(arm)) === "object",
+      );
+      const armFacts = arms.map((arm) => facts(nested(unwrap(arm)), `${where}.`));
+      const inEvery = (p: string) => armFacts.every((list) => list.some((f) => f.path === p));
+      for (const list of armFacts) {
+        const tag = list.find((f) => inEvery(f.path) && f.type.startsWith('"'));
+        for (const armFact of list) {
+          const only = !inEvery(armFact.path) && armFact.required && tag !== undefined;
+          const fact = only
+            ? {
+                ...armFact,
+                required: false,
+                description: `With \`${tag.path.slice(where.length + 1)}: ${tag.type}\`, required. ${armFact.description}`,
+              }
+            : armFact;
+          const seen = byPath.get(fact.path);
+          byPath.set(
+            fact.path,
+            seen === undefined
+              ? fact
+              : {
+                  ...seen,
+                  type: `${seen.type} | ${fact.type}`,
+                  required: seen.required && fact.required,
+                  description: `${seen.description} ${fact.description}`,
+                },
+          );
+        }
       }
+      found.push(...byPath.values());
     }
   }
   return found;
@@ -438,6 +470,152 @@ function withArgumentsTable(page: string, resourceFacts: ArgumentFact[], where: 
   return `${page.slice(0, start + TABLE_START.length)}\n${argumentsTable(resourceFacts)}\n${page.slice(end)}`;
 }
 
+/** A lookup function whose argument table a reference page carries. */
+interface LookupTarget {
+  /** The exported function (a public name). */
+  fn: string;
+  /** Its arguments' type in `module`: an interface, or a union of interfaces (one form each). */
+  args: string;
+  /** The module declaring `args`, from the repo root. */
+  module: string;
+  /** The page holding the table, from the repo root. */
+  page: string;
+}
+
+/**
+ * Every lookup that takes arguments (`getSshKeys` takes none). Each page holds the lookup's table
+ * between `<!-- lookup-arguments:start <fn> -->` and `<!-- lookup-arguments:end <fn> -->`;
+ * `test/package/referencePages.test.ts` checks that every exported lookup is listed.
+ */
+export const LOOKUPS: LookupTarget[] = [
+  {
+    fn: "getNetworkVolume",
+    args: "GetNetworkVolumeArgs",
+    module: "src/provider/networkVolume/lookups.ts",
+    page: "docs/resources/network-volume.md",
+  },
+  {
+    fn: "getNetworkVolumes",
+    args: "GetNetworkVolumesArgs",
+    module: "src/provider/networkVolume/lookups.ts",
+    page: "docs/resources/network-volume.md",
+  },
+  {
+    fn: "getServerlessEndpoint",
+    args: "GetServerlessEndpointArgs",
+    module: "src/provider/serverlessEndpoint/lookup.ts",
+    page: "docs/resources/serverless-endpoint.md",
+  },
+  {
+    fn: "getEndpointHealth",
+    args: "GetEndpointHealthArgs",
+    module: "src/provider/endpointHealth.ts",
+    page: "docs/resources/job-run.md",
+  },
+  { fn: "getPod", args: "GetPodArgs", module: "src/provider/pod/lookup.ts", page: "docs/resources/pod.md" },
+  {
+    fn: "getGpuTypes",
+    args: "GetGpuTypesArgs",
+    module: "src/provider/catalog/lookups.ts",
+    page: "docs/resources/catalog.md",
+  },
+  {
+    fn: "getCpuTypes",
+    args: "GetCpuTypesArgs",
+    module: "src/provider/catalog/lookups.ts",
+    page: "docs/resources/catalog.md",
+  },
+  {
+    fn: "getDataCenters",
+    args: "GetDataCentersArgs",
+    module: "src/provider/catalog/lookups.ts",
+    page: "docs/resources/catalog.md",
+  },
+  {
+    fn: "getBilling",
+    args: "GetBillingArgs",
+    module: "src/provider/billing/lookup.ts",
+    page: "docs/cost.md",
+  },
+];
+
+/** One row of a lookup's argument table, read from the declaration and its doc comment. */
+interface LookupArgument {
+  name: string;
+  type: string;
+  required: string;
+  description: string;
+}
+
+/** The arguments of `t.args` as declared in its module (one form per union member). */
+function lookupArguments(t: LookupTarget): LookupArgument[] {
+  const file = path.join(REPO_DIR, t.module);
+  const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+  const declared = new Map<string, ts.InterfaceDeclaration | ts.TypeAliasDeclaration>();
+  for (const statement of source.statements) {
+    if (ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement))
+      declared.set(statement.name.text, statement);
+  }
+  const find = (name: string) => {
+    const found = declared.get(name);
+    if (found === undefined) throw new Error(`${t.fn}: ${t.module} declares no ${name}`);
+    return found;
+  };
+  const membersOf = (name: string): ts.PropertySignature[] => {
+    const found = find(name);
+    if (!ts.isInterfaceDeclaration(found)) throw new Error(`${t.fn}: ${name} must be an interface`);
+    return found.members.filter(ts.isPropertySignature);
+  };
+  const describe = (member: ts.PropertySignature) => {
+    const docs = ts.getJSDocCommentsAndTags(member).filter(ts.isJSDoc);
+    const text = docs.map((doc) => ts.getTextOfJSDocComment(doc.comment) ?? "").join(" ");
+    const defaults = docs.flatMap((doc) => doc.tags ?? []).filter((tag) => tag.tagName.text === "default");
+    const fallback = defaults.map((tag) => ts.getTextOfJSDocComment(tag.comment) ?? "").join(" ");
+    return { text: text.trim().replace(/\s+/g, " "), fallback: fallback.trim() };
+  };
+  const row = (member: ts.PropertySignature, requiredText: string): LookupArgument => {
+    const { text, fallback } = describe(member);
+    if (text === "") throw new Error(`${t.fn}: argument ${member.name.getText()} has no doc comment`);
+    const optional = member.questionToken !== undefined;
+    return {
+      name: member.name.getText(),
+      type: member.type?.getText() ?? "unknown",
+      required: optional ? (fallback === "" ? "no" : `no; default ${fallback}`) : requiredText,
+      description: text,
+    };
+  };
+  const top = find(t.args);
+  if (ts.isTypeAliasDeclaration(top) && ts.isUnionTypeNode(top.type)) {
+    const forms = top.type.types.map((node) => membersOf(node.getText()));
+    const label = (members: ts.PropertySignature[]) =>
+      `{ ${members.map((m) => `${m.name.getText()}${m.questionToken ? "?" : ""}`).join(", ")} }`;
+    return forms.flatMap((members) => members.map((m) => row(m, `yes, in the form \`${label(members)}\``)));
+  }
+  return membersOf(t.args).map((member) => row(member, "yes"));
+}
+
+/** The Markdown table of a lookup's arguments, in declaration order. */
+function lookupTable(rows: LookupArgument[]): string {
+  return [
+    "| argument | type | required | what it is |",
+    "|---|---|---|---|",
+    ...rows.map(
+      (r) => `| \`${r.name}\` | \`${cell(r.type)}\` | ${cell(r.required)} | ${cell(r.description)} |`,
+    ),
+  ].join("\n");
+}
+
+/** `page` with the text between `fn`'s lookup-table markers replaced by `table`. */
+function withLookupTable(page: string, fn: string, table: string, where: string): string {
+  const start = `<!-- lookup-arguments:start ${fn} (generated by npm run gen:types from its declaration: do not edit) -->`;
+  const end = `<!-- lookup-arguments:end ${fn} -->`;
+  const from = page.indexOf(start);
+  const to = page.indexOf(end);
+  if (from < 0 || to < from)
+    throw new Error(`${where}: no table markers for ${fn}; put ${start} and ${end} in its section`);
+  return `${page.slice(0, from + start.length)}\n${table}\n${page.slice(to)}`;
+}
+
 /** The reference facts file: per resource (by class name), its arguments' facts. */
 const FACTS_FILE = "docs/reference/facts.json";
 
@@ -461,13 +639,20 @@ for (const t of TARGETS) {
   allFacts[t.name.replace(/Args$/, "")] = facts(shape, "");
 }
 writeIfChanged(FACTS_FILE, `${JSON.stringify(allFacts, null, 2)}\n`);
+/** Each reference page's text with its generated tables, before it is compared or written. */
+const pages = new Map<string, string>();
+const pageText = (page: string) => pages.get(page) ?? readFileSync(path.join(REPO_DIR, page), "utf8");
 for (const [resource, resourceFacts] of Object.entries(allFacts)) {
   const page = referencePage(resource);
-  const file = path.join(REPO_DIR, page);
-  if (!existsSync(file))
+  if (!existsSync(path.join(REPO_DIR, page)))
     throw new Error(`${resource} has no reference page ${page}: write one (see docs/adding-a-resource.md)`);
-  writeIfChanged(page, withArgumentsTable(readFileSync(file, "utf8"), resourceFacts, page));
+  pages.set(page, withArgumentsTable(pageText(page), resourceFacts, page));
 }
+for (const lookup of LOOKUPS) {
+  const table = lookupTable(lookupArguments(lookup));
+  pages.set(lookup.page, withLookupTable(pageText(lookup.page), lookup.fn, table, lookup.page));
+}
+for (const [page, text] of pages) writeIfChanged(page, text);
 if (check && stale.length > 0) {
   process.stderr.write(
     `stale generated argument types, reference facts or page argument tables (run npm run gen:types): ${stale.join(", ")}\n`,

@@ -156,4 +156,35 @@ describe("reference pages and argument schemas", () => {
       expect(headings).toEqual(expect.arrayContaining(["## Arguments", "## Outputs", "## Import / .get"]));
     });
   }
+
+  /** Lookups that take no arguments, so have no table (a page says so in words). */
+  const WITHOUT_ARGUMENTS = new Set(["getSshKeys"]);
+  const DOC_PAGES = [
+    ...readdirSync(path.join(REPO, "docs/resources")).map((name) => `docs/resources/${name}`),
+    ...readdirSync(path.join(REPO, "docs"))
+      .filter((name) => name.endsWith(".md"))
+      .map((name) => `docs/${name}`),
+  ];
+  const EXPORTED_LOOKUPS = [...read("src/index.ts").matchAll(/^\s+(get[A-Z]\w*),$/gm)]
+    .map((m) => m[1] as string)
+    .filter((name) => !name.endsWith("Output"));
+
+  it("finds the package's lookups in its root exports", () => {
+    expect(EXPORTED_LOOKUPS).toEqual(
+      expect.arrayContaining(["getPod", "getBilling", "getNetworkVolume", "getSshKeys"]),
+    );
+  });
+
+  for (const lookup of EXPORTED_LOOKUPS.filter((name) => !WITHOUT_ARGUMENTS.has(name))) {
+    it(`${lookup} has a generated argument table on exactly one page, with a row per argument`, () => {
+      const start = `<!-- lookup-arguments:start ${lookup} `;
+      const holders = DOC_PAGES.filter((page) => read(page).includes(start));
+      expect(holders).toHaveLength(1);
+      const text = read(holders[0] as string);
+      const table = text.slice(text.indexOf(start), text.indexOf(`<!-- lookup-arguments:end ${lookup} -->`));
+      // The generator (npm run gen:check, run by generatedArgTypes.test.ts) keeps the rows in step
+      // with the declaration; here: the table exists and is not empty.
+      expect(table).toMatch(/^\| `\w+` \|/m);
+    });
+  }
 });

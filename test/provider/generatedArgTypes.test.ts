@@ -134,14 +134,20 @@ describe("generated argument types", () => {
       expect(fact("Template", "mounts.persistent.size")).toMatchObject({ type: "number", required: true });
       expect(fact("Pod", "mounts.network[].volumeId")).toMatchObject({ type: "string", required: true });
       expect(fact("Pod", "waitFor.port")).toMatchObject({ type: "number", required: true });
-      // Every arm of a discriminated union: its fields under the union's path.
+      // Every arm of a discriminated union: its fields under the union's path, the shared
+      // discriminator once, a field of one arm required only with that arm's tag.
+      expect(facts.ServerlessEndpoint?.filter((f) => f.path === "scaling.type")).toEqual([
+        expect.objectContaining({ type: '"QUEUE_DELAY" | "REQUEST_COUNT"', required: true }),
+      ]);
       expect(fact("ServerlessEndpoint", "scaling.queueDelay")).toMatchObject({
         type: "number",
-        required: true,
+        required: false,
+        description: expect.stringMatching(/^With `type: "QUEUE_DELAY"`, required\. /),
       });
       expect(fact("ServerlessEndpoint", "scaling.requestCount")).toMatchObject({
         type: "number",
-        required: true,
+        required: false,
+        description: expect.stringMatching(/^With `type: "REQUEST_COUNT"`, required\. /),
       });
       expect(fact("ServerlessEndpoint", "cpu[].vcpuCount")).toMatchObject({ type: "number", required: true });
       expect(fact("ServerlessEndpoint", "smokeTest.onFailure")).toMatchObject({ default: '"rollback"' });
