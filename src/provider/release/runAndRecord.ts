@@ -5,6 +5,7 @@
  * outputs built; a run that did not pass throws {@link JobRunFailedError} (a partial failure).
  */
 
+import { JobRunFailedError } from "../../client/errors";
 import { withProviderErrors } from "../common/engineText";
 import { redact, redactValue } from "../common/redaction";
 import { runCostUsd } from "../cost/prices";
@@ -25,18 +26,7 @@ import { probeRequest } from "./verdict";
 const PROVIDER_KEY = "__provider";
 
 /** The error that makes a failed smoke test a partial failure: the resource stays, the step fails. */
-export class JobRunFailedError extends Error {
-  /** The JobRun's id: the engine keeps the resource in state under it. */
-  readonly id: string;
-  /** The recorded outputs, with `__provider` so later operations can load the provider. */
-  readonly properties: Record<string, unknown>;
-  constructor(message: string, id: string, properties: Record<string, unknown>) {
-    super(message);
-    this.name = "JobRunFailedError";
-    this.id = id;
-    this.properties = properties;
-  }
-}
+export { JobRunFailedError };
 
 /**
  * The secret values among JobRun arguments: the s3Config credentials, `redact`'s values and the
