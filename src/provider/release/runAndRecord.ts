@@ -5,6 +5,7 @@
  * outputs built; a run that did not pass throws {@link JobRunFailedError} (a partial failure).
  */
 
+import type { ServerlessWorkerList } from "../../client";
 import { JobRunFailedError } from "../../client/errors";
 import { withProviderErrors } from "../common/engineText";
 import { redact, redactValue } from "../common/redaction";
@@ -22,6 +23,7 @@ import {
 import { executeHttpProbe } from "./probe";
 import { executeJobRun } from "./run";
 import { probeRequest } from "./verdict";
+import { workerPollsOn } from "./workerPoll";
 
 const PROVIDER_KEY = "__provider";
 
@@ -66,6 +68,10 @@ export async function runAndRecord(
       workers: ctx.workers,
       workersUnavailable: ctx.workersUnavailable,
       workersKey: ctx.workersKey,
+      // The run's deadline and its rollout wait on the context's clock, with that clock's poll loops.
+      ...(ctx.clock === undefined
+        ? {}
+        : { clock: ctx.clock, workerPolls: workerPollsOn<ServerlessWorkerList>(ctx.clock) }),
     };
     const outcome =
       args.http === undefined
