@@ -24,7 +24,12 @@ export type RunpodErrorCode =
   | "aborted"
   | "validation_error"
   | "response_validation_error"
-  | "job_wait_timeout";
+  | "job_wait_timeout"
+  // The Pulumi providers' own failures (`pulumi up` prints them; scripts calling the operations catch them).
+  | "endpoint_rollout_failed"
+  | "rollout_wait_timeout"
+  | "job_run_submit_failed"
+  | "job_run_failed";
 
 /**
  * Redaction lives in `./redact` (one module for the client and the providers); these names stay
@@ -132,27 +137,35 @@ export class APIError extends RunpodError {
   }
 }
 
+/** 400: the service refused the request as malformed (a capacity refusal of a pod create is one too). */
 export class BadRequestError extends APIError {
   override readonly code: RunpodErrorCode = "bad_request";
 }
+/** 401: the API key is missing, wrong or revoked. */
 export class AuthenticationError extends APIError {
   override readonly code: RunpodErrorCode = "authentication_error";
 }
+/** 403: the API key may not do this. */
 export class PermissionDeniedError extends APIError {
   override readonly code: RunpodErrorCode = "permission_denied";
 }
+/** 404: no such object in this account. */
 export class NotFoundError extends APIError {
   override readonly code: RunpodErrorCode = "not_found";
 }
+/** 409: the object's state forbids the change (a locked pod, a name in use). */
 export class ConflictError extends APIError {
   override readonly code: RunpodErrorCode = "conflict";
 }
+/** 422: the body has the right shape but a value the service does not accept. */
 export class UnprocessableEntityError extends APIError {
   override readonly code: RunpodErrorCode = "unprocessable_entity";
 }
+/** 429: over the service's rate limit; the client already honoured `Retry-After` up to `maxRetries`. */
 export class RateLimitError extends APIError {
   override readonly code: RunpodErrorCode = "rate_limited";
 }
+/** 5xx: the service failed; GET and DELETE were retried, a POST only when the service said it did nothing. */
 export class InternalServerError extends APIError {
   override readonly code: RunpodErrorCode = "internal_server_error";
 }
@@ -275,6 +288,101 @@ export class JobWaitTimeoutError extends RunpodError {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The Pulumi providers' failures. They live here, with the rest of the hierarchy, so the package
+// root exports them without loading the providers' modules, and their codes sit beside the
+// client's. Their messages are built from redacted text; none carries the request's headers.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A `ServerlessEndpoint` rollout wait after a create or update ended without the release serving:
+ * it stalled (a worker of the new version failed its health checks twice in a row) or ran past
+ * `rolloutTimeoutMs`. The message is what the engine prints: the workers by status and version,
+ * the failing worker's log tail and what to do next.
+ */
+export class EndpointRolloutError extends RunpodError {
+  override readonly code: RunpodErrorCode = "endpoint_rollout_failed";
+
+  constructor(
+    message: string,
+    /** The endpoint's version when the wait ended; undefined when the service gives none. */
+    readonly version: number | undefined,
+    /** `"stalled"`: the release cannot start (a failed release); `"timeout"`: the wait ended first. */
+    readonly kind: "stalled" | "timeout" = "stalled",
+  ) {
+    super(message);
+  }
+}
+
+/** How far a rollout had got at a read of the workers. */
+export interface RolloutProgress {
+  /** The endpoint's current configuration version; undefined when the service gives none. */
+  version: number | undefined;
+  /** Workers still running an older version. */
+  stale: number;
+  /** Workers listed in all. */
+  total: number;
+}
+
+/**
+ * A JobRun's rollout wait (`rollout: "wait"`) was stopped by the JobRun's deadline before the last
+ * stale worker was replaced, or before any read of the workers answered.
+ */
+export class RolloutTimeoutError extends RunpodError {
+  override readonly code: RunpodErrorCode = "rollout_wait_timeout";
+  /** The last state read, if any read answered. */
+  readonly last: RolloutProgress | undefined;
+  /** Reads made. */
+  readonly reads: number;
+
+  constructor(endpointId: string, last: RolloutProgress | undefined, reads: number, cause: unknown) {
+    super(
+      last === undefined
+        ? `the workers of endpoint ${endpointId} could not be read before the deadline (${cause instanceof Error ? cause.message : String(cause)})`
+        : `endpoint ${endpointId} was still rolling out version ${last.version ?? "(unknown)"}: ` +
+            `${last.stale} of ${last.total} workers ran an older version`,
+      { cause },
+    );
+    this.last = last;
+    this.reads = reads;
+  }
+}
+
+/**
+ * A JobRun has no job to record: it was never submitted (refused, or the rollout wait before it
+ * failed), or its submission is in doubt (`ambiguous`: an answer lost after the service may have
+ * acted), in which case the JobRun does not submit again rather than risk a second job.
+ */
+export class JobRunSubmitError extends RunpodError {
+  override readonly code: RunpodErrorCode = "job_run_submit_failed";
+  /** True when the service may have created a job anyway. */
+  readonly ambiguous: boolean;
+
+  constructor(message: string, ambiguous: boolean, cause: unknown) {
+    super(message, { cause });
+    this.ambiguous = ambiguous;
+  }
+}
+
+/**
+ * A JobRun's job ran and did not pass: the deploy step fails, and the engine
+ * keeps the resource under `id` with `properties` (a partial failure), so the next `pulumi up`
+ * sees what ran.
+ */
+export class JobRunFailedError extends RunpodError {
+  override readonly code: RunpodErrorCode = "job_run_failed";
+  /** The JobRun's id: the engine keeps the resource in state under it. */
+  readonly id: string;
+  /** The recorded outputs, with `__provider` so later operations can load the provider. */
+  readonly properties: Record<string, unknown>;
+
+  constructor(message: string, id: string, properties: Record<string, unknown>) {
+    super(message);
+    this.id = id;
+    this.properties = properties;
+  }
+}
+
 // The published names: renaming a class above must not change them (that would break
 // `instanceof` against other installed copies of the package).
 brand(RunpodError, "RunpodError");
@@ -293,3 +401,7 @@ brand(APIUserAbortError, "APIUserAbortError");
 brand(ValidationError, "ValidationError");
 brand(ResponseValidationError, "ResponseValidationError");
 brand(JobWaitTimeoutError, "JobWaitTimeoutError");
+brand(EndpointRolloutError, "EndpointRolloutError");
+brand(RolloutTimeoutError, "RolloutTimeoutError");
+brand(JobRunSubmitError, "JobRunSubmitError");
+brand(JobRunFailedError, "JobRunFailedError");

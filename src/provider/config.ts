@@ -17,6 +17,7 @@
 import type * as ClientModule from "../client";
 import { ValidationError } from "../client/errors";
 import { nonBlank } from "../client/settingText";
+import type { Clock } from "./release/clock";
 
 /**
  * The client module, loaded on first use: resource declarations import this file, and a program
@@ -45,6 +46,13 @@ export interface RunpodSettings {
    * like `sources`. Absent for settings built by hand.
    */
   cost?: CostSettings;
+  /**
+   * The time and timers of the operations' waits (an endpoint's rollout, a JobRun's rollout wait
+   * and deadline, a pod's readiness), so a test can drive a whole create or update on a fake clock.
+   * Never from stack config or the environment.
+   * @default the real clock
+   */
+  clock?: Clock;
 }
 
 /** Cost settings as given: stack config first, then the environment; blank counts as unset. */

@@ -34,6 +34,10 @@ const CLASS_NAMES = [
   "ValidationError",
   "ResponseValidationError",
   "JobWaitTimeoutError",
+  "EndpointRolloutError",
+  "RolloutTimeoutError",
+  "JobRunSubmitError",
+  "JobRunFailedError",
 ] as const;
 
 /**

@@ -76,7 +76,7 @@ export const createPod: ResourceOperations["create"] = async (settings, raw) => 
     if (wantedOf(inputs) === "EXITED") pod = (await client.pods.action(pod.id, "stop")) ?? pod;
     // A locked pod refuses stop: lock after it.
     if (inputs.locked === true) pod = await client.pods.update(pod.id, { locked: true });
-    pod = await waitOrFail(client, pod, inputs, all);
+    pod = await waitOrFail(client, pod, inputs, all, settings?.clock);
     return { id: pod.id, outs: await withHourlyCost(settings, outputsOf(pod, inputs, all), inputs, client) };
   });
 };
@@ -147,7 +147,7 @@ export const updatePod: ResourceOperations["update"] = async (settings, id, olds
     pod = await powerTo(client, pod, wantedOf(inputs), label);
     if (lockLater) pod = await client.pods.update(id, { locked: true });
     const all = podSecrets([inputs, olds, { env: pod.env }], settings);
-    pod = await waitOrFail(client, pod, inputs, all);
+    pod = await waitOrFail(client, pod, inputs, all, settings?.clock);
     return { outs: await withHourlyCost(settings, outputsOf(pod, inputs, all), inputs, client) };
   });
 };

@@ -13,6 +13,7 @@ import {
   RunpodError,
 } from "../../client";
 import { labelOf } from "../common/host";
+import type { Clock } from "../release/clock";
 import { readLogTail } from "../release/logTail";
 import { DEFAULT_WAIT_TIMEOUT_MS, type PodInputs } from "./args";
 import { wantedOf } from "./changes";
@@ -55,12 +56,16 @@ export async function powerTo(
   }
 }
 
-/** Waits per the inputs; a pod that does not become usable is a partial failure with its log tail. */
+/**
+ * Waits per the inputs, on `clock` (the settings' clock; the real one when absent); a pod that
+ * does not become usable is a partial failure with its log tail.
+ */
 export async function waitOrFail(
   client: RunpodClient,
   pod: Pod,
   inputs: PodInputs,
   secrets: readonly string[],
+  clock?: Clock,
 ): Promise<Pod> {
   const result = await waitForPod({
     client,
@@ -68,9 +73,10 @@ export async function waitOrFail(
     wanted: wantedOf(inputs),
     waitFor: inputs.waitFor ?? "running",
     timeoutMs: inputs.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS,
+    clock,
   });
   if (result.kind === "ready") return result.pod;
-  throw await waitFailed(client, result, inputs, secrets);
+  throw await waitFailed(client, result, inputs, secrets, clock);
 }
 
 /** The partial failure of a pod that did not become usable: why, its status history and its log tail. */
@@ -79,6 +85,7 @@ async function waitFailed(
   failure: WaitFailure,
   inputs: PodInputs,
   secrets: readonly string[],
+  clock?: Clock,
 ): Promise<Error> {
   const { pod, history, why } = failure;
   const tail = await readLogTail(
@@ -87,6 +94,7 @@ async function waitFailed(
     pod.id,
     secrets,
     3000,
+    clock,
   );
   const log =
     "lines" in tail

@@ -16,6 +16,7 @@ import {
 } from "../../client";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { endpointCostOutput } from "../cost/endpoint";
+import type { Clock } from "./clock";
 import type { RunContext } from "./execution";
 import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./jobArgs";
 import type { WorkerLogReader } from "./logTail";
@@ -60,6 +61,11 @@ export interface LifecycleContext {
    * REST v2), for a run's `costUsd`; undefined when the catalog gives none. Without it no cost is recorded.
    */
   workerRate?: (endpointId: string, options: { signal: AbortSignal }) => Promise<number | undefined>;
+  /**
+   * The time and timers of the run (its deadline, the rollout wait, the log tail); its rollout
+   * wait joins the worker poll loops of this clock. @default the real clock
+   */
+  clock?: Clock;
 }
 
 /** The REST dialect `restUrl` speaks (the default URL's when unset); undefined when it is malformed. */
@@ -127,6 +133,7 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
         },
     loadBalancer: v1 ? undefined : (endpointId) => restClient().loadBalancer(endpointId),
     loadBalancerUnavailable: v1 ? PROBE_NEEDS_V2 : undefined,
+    clock: resolved.clock,
     secrets: typeof resolved.apiKey === "string" && resolved.apiKey !== "" ? [resolved.apiKey] : [],
     log: (line) => {
       process.stderr.write(`${line}\n`);

@@ -14,7 +14,7 @@
  * fresh read of its own.
  */
 import type { ServerlessWorker, ServerlessWorkerList } from "../../client";
-import { describeError } from "../common/wording";
+import { type RolloutProgress, RolloutTimeoutError } from "../../client/errors";
 import { joinWorkerPoll, type WorkerPolls } from "./workerPoll";
 
 /** Reads an endpoint's workers: `client.serverless.workers`, bound to a REST v2 client. */
@@ -50,15 +50,8 @@ export function isStaleWorker(worker: ServerlessWorker, endpointVersion: number 
   );
 }
 
-/** The endpoint's state of rollout, from one read of its workers. */
-export interface RolloutState {
-  /** The endpoint's current configuration version; undefined when the service gives none. */
-  version: number | undefined;
-  /** Workers still running an older version. */
-  stale: number;
-  /** Workers listed in all. */
-  total: number;
-}
+/** The endpoint's state of rollout, from one read of its workers (the shape its timeout error carries). */
+export type RolloutState = RolloutProgress;
 
 /** One read of the workers, as a rollout state. */
 export function rolloutState(list: ServerlessWorkerList): RolloutState {
@@ -143,24 +136,7 @@ export async function waitForRollout(
 }
 
 /** The rollout wait was stopped (the JobRun's deadline) before the last stale worker was replaced. */
-export class RolloutTimeoutError extends Error {
-  /** The last state read, if any read answered. */
-  readonly last: RolloutState | undefined;
-  /** Reads made. */
-  readonly reads: number;
-  constructor(endpointId: string, last: RolloutState | undefined, reads: number, cause: unknown) {
-    super(
-      last === undefined
-        ? `the workers of endpoint ${endpointId} could not be read before the deadline (${describeError(cause)})`
-        : `endpoint ${endpointId} was still rolling out version ${last.version ?? "(unknown)"}: ` +
-            `${last.stale} of ${last.total} workers ran an older version`,
-      { cause },
-    );
-    this.name = "RolloutTimeoutError";
-    this.last = last;
-    this.reads = reads;
-  }
-}
+export { RolloutTimeoutError };
 
 /** Which release ran the job, as read from the workers after it ended. */
 export type ReleaseCheck =

@@ -5,6 +5,8 @@
  * outputs built; a run that did not pass throws {@link JobRunFailedError} (a partial failure).
  */
 
+import type { ServerlessWorkerList } from "../../client";
+import { JobRunFailedError } from "../../client/errors";
 import { withProviderErrors } from "../common/engineText";
 import { redact, redactValue } from "../common/redaction";
 import { runCostUsd } from "../cost/prices";
@@ -21,22 +23,12 @@ import {
 import { executeHttpProbe } from "./probe";
 import { executeJobRun } from "./run";
 import { probeRequest } from "./verdict";
+import { workerPollsOn } from "./workerPoll";
 
 const PROVIDER_KEY = "__provider";
 
 /** The error that makes a failed smoke test a partial failure: the resource stays, the step fails. */
-export class JobRunFailedError extends Error {
-  /** The JobRun's id: the engine keeps the resource in state under it. */
-  readonly id: string;
-  /** The recorded outputs, with `__provider` so later operations can load the provider. */
-  readonly properties: Record<string, unknown>;
-  constructor(message: string, id: string, properties: Record<string, unknown>) {
-    super(message);
-    this.name = "JobRunFailedError";
-    this.id = id;
-    this.properties = properties;
-  }
-}
+export { JobRunFailedError };
 
 /**
  * The secret values among JobRun arguments: the s3Config credentials, `redact`'s values and the
@@ -76,6 +68,10 @@ export async function runAndRecord(
       workers: ctx.workers,
       workersUnavailable: ctx.workersUnavailable,
       workersKey: ctx.workersKey,
+      // The run's deadline and its rollout wait on the context's clock, with that clock's poll loops.
+      ...(ctx.clock === undefined
+        ? {}
+        : { clock: ctx.clock, workerPolls: workerPollsOn<ServerlessWorkerList>(ctx.clock) }),
     };
     const outcome =
       args.http === undefined

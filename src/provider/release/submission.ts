@@ -20,6 +20,7 @@ import {
   SYNC_WAIT_MAX_MS,
   SYNC_WAIT_MIN_MS,
 } from "../../client";
+import { JobRunSubmitError } from "../../client/errors";
 import { describeError } from "../common/wording";
 import { RUNSYNC_ANSWER_GRACE_MS, RUNSYNC_MARGIN_MS } from "./bounds";
 import type { ResolvedJobRunArgs } from "./jobArgs";
@@ -34,15 +35,7 @@ export interface Deadline {
 }
 
 /** Thrown when no job exists to record: it was never submitted, or its submission is in doubt. */
-export class JobRunSubmitError extends Error {
-  /** True when the service may have created a job anyway. */
-  readonly ambiguous: boolean;
-  constructor(message: string, ambiguous: boolean, cause: unknown) {
-    super(message, { cause });
-    this.name = "JobRunSubmitError";
-    this.ambiguous = ambiguous;
-  }
-}
+export { JobRunSubmitError };
 
 /**
  * True when a failed submission was a passing refusal the client's retry policy resends (and

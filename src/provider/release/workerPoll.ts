@@ -216,6 +216,22 @@ function take<T>(waiter: Waiter<T>, answer: Answer<T>): Promise<T> {
 /** The loops of this host process. */
 export const workerPolls = new WorkerPolls<unknown>();
 
+const pollsByClock = new WeakMap<Clock, WorkerPolls<unknown>>();
+
+/**
+ * The loops that run on `clock`: the host's ({@link workerPolls}) for the real clock or none,
+ * else one set per clock, so every wait of the operations given that clock shares its loops.
+ */
+export function workerPollsOn<T>(clock: Clock | undefined): WorkerPolls<T> {
+  if (clock === undefined || clock === systemClock) return workerPolls as WorkerPolls<T>;
+  let polls = pollsByClock.get(clock);
+  if (polls === undefined) {
+    polls = new WorkerPolls<unknown>(clock);
+    pollsByClock.set(clock, polls);
+  }
+  return polls as WorkerPolls<T>;
+}
+
 /**
  * The part of a loop's key that names the client: `restUrl` and a digest of the API key (never
  * the key itself). Two providers with different keys or URLs never share answers.

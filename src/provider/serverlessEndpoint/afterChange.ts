@@ -8,7 +8,7 @@ import { labelOf } from "../common/host";
 import { describeError } from "../common/wording";
 import { type RunpodSettings, resolveSettings } from "../config";
 import { endpointCostOutput } from "../cost/endpoint";
-import { clientPollKey } from "../release/workerPoll";
+import { clientPollKey, workerPollsOn } from "../release/workerPoll";
 import { ROLLOUT_TIMEOUT_DEFAULT_MS, type ServerlessEndpointInputs } from "./args";
 import { endpointOutputs } from "./outputs";
 import { EndpointRolloutError, waitForEndpointRollout } from "./rollout";
@@ -79,6 +79,8 @@ export async function waitAndReadBack(
           secrets: all,
           // Every wait on this endpoint in the host (JobRuns too) shares one read loop.
           pollKey: clientPollKey(settings ?? resolveSettings(undefined)),
+          clock: settings?.clock,
+          polls: workerPollsOn(settings?.clock),
           onWaiting: (version, stale, total) =>
             process.stderr.write(
               `ServerlessEndpoint ${label}: waiting for version ${version ?? "(unknown)"} to roll out ` +

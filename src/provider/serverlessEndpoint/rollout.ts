@@ -15,6 +15,7 @@
  * JobRuns) judges the answers of ONE read loop (`../workerPoll.ts`), a read a second at most.
  */
 import type { ServerlessWorker, ServerlessWorkerList, WorkerLogEvent } from "../../client";
+import { EndpointRolloutError } from "../../client/errors";
 import { boundEntry, LISTED_AT_MOST, listSome } from "../common/engineText";
 import { describeError } from "../common/wording";
 import { type Clock, systemClock, timeoutSignal } from "../release/clock";
@@ -62,17 +63,7 @@ export interface EndpointRolloutDone {
 }
 
 /** The rollout stalled or timed out; `message` is what the engine prints. */
-export class EndpointRolloutError extends Error {
-  constructor(
-    message: string,
-    readonly version: number | undefined,
-    /** `"stalled"`: the release cannot start (a failed release); `"timeout"`: the wait ended first. */
-    readonly kind: "stalled" | "timeout" = "stalled",
-  ) {
-    super(message);
-    this.name = "EndpointRolloutError";
-  }
-}
+export { EndpointRolloutError };
 
 /** "2 UNHEALTHY on version 3, 1 RUNNING on version 2": the workers by status and version. */
 export function workersByStatus(list: ServerlessWorkerList): string {
