@@ -205,13 +205,17 @@ describe("NetworkVolume's monthly cost in the provider host", () => {
 });
 
 describe("what a job cost", () => {
-  it("records JobRun costUsd as the execution time × the hourly list price of one worker", async () => {
-    const rate = 2 * poolRates("ADA_24").dearest;
+  it("records JobRun costUsd as the execution time × the hourly price of the GPU its worker ran on", async () => {
+    // The emulator places workers on the first pool's first GPU type (an RTX A5000 of AMPERE_24),
+    // cheaper than the dearest candidate (ADA_24's RTX 4090): the run is priced at the placed one.
+    const placed = gpus.find((g) => g.id === "NVIDIA RTX A5000")?.price?.serverless as number;
+    const rate = 2 * placed;
+    expect(rate).toBeLessThan(2 * poolRates("ADA_24").dearest);
     const ep = await kit.client.serverless.create({
       name: fresh("job-cost"),
       type: "QUEUE",
       image: "acme/api:1",
-      gpu: { pools: ["ADA_24"], count: 2 },
+      gpu: { pools: ["AMPERE_24", "ADA_24"], count: 2 },
       scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
       workers: { min: 0, max: 1 },
     });
@@ -232,6 +236,11 @@ describe("what a job cost", () => {
     const { outs } = await run;
     expect(outs.status).toBe("COMPLETED");
     expect(outs.executionTime).toBeGreaterThanOrEqual(1_800);
+    const { workers } = await kit.client.serverless.workers(ep.id);
+    expect(workers.find((w) => w.id === outs.workerId)).toMatchObject({
+      gpuTypeId: "NVIDIA RTX A5000",
+      gpuCount: 2,
+    });
     expect(outs.costUsd).toBe(round((outs.executionTime / 3_600_000) * rate));
   });
 });

@@ -1,10 +1,10 @@
 /**
- * What a serverless worker of an endpoint costs per hour, from the emulator's catalog: the first
- * pool's GPU price (`price.serverless` of the first GPU type of that pool, catalog order) x
- * `gpu.count`, or the CPU flavour's `price.serverlessPerVcpu` x `vcpuCount`. The `EMULATOR` pool
+ * What a serverless worker of an endpoint costs per hour, from the emulator's catalog: the price of
+ * the GPU type its workers are placed on (`price.serverless` of `placedGpuType`: the first type of
+ * the first pool, catalog order, not excluded) x `gpu.count`, or the CPU flavour's `price.serverlessPerVcpu` x `vcpuCount`. The `EMULATOR` pool
  * has no GPU type and no price: $0.
  */
-import { getCpuType, listGpuTypes } from "../catalog";
+import { getCpuType, placedGpuType } from "../catalog";
 import type { ServerlessStore } from "../serverless";
 import type { ServerlessRate } from "./meter";
 
@@ -18,8 +18,7 @@ export function serverlessRates(store: ServerlessStore): ServerlessRate {
       const price = cpu ? getCpuType(cpu.id, {})?.price?.serverlessPerVcpu : undefined;
       return { component: "cpu", ratePerHour: (price ?? 0) * (cpu?.vcpuCount ?? 0) };
     }
-    const pool = record.gpu?.pools[0];
-    const type = pool === undefined ? undefined : listGpuTypes({}).find((g) => g.pool === pool);
+    const type = placedGpuType(record.gpu);
     return { component: "gpu", ratePerHour: (type?.price?.serverless ?? 0) * (record.gpu?.count ?? 1) };
   };
 }

@@ -48,7 +48,7 @@ import type { PodStockView } from "./podStock";
 export { compareCuda } from "./availability";
 export { DATA_CENTER_IDS, GPU_TYPE_IDS } from "./data";
 export * from "./podStock";
-export { EMULATOR_POOL, KNOWN_POOLS, requireKnownPools } from "./pools";
+export { EMULATOR_POOL, KNOWN_POOLS, placedGpuType, requireKnownPools } from "./pools";
 
 type GpuQuery = z.output<typeof GpuTypesQueryInputSchema>;
 type CpuQuery = z.output<typeof CpuTypesQueryInputSchema>;

@@ -1,4 +1,5 @@
 /** Serverless pools: the ones an endpoint's `gpu.pools` may name. */
+import type { GpuType } from "../../wire/catalog";
 import { GPU_TYPES } from "./data";
 
 /** The pool of the endpoints given with `--endpoint`; accepted in `gpu.pools`, listed by no GPU type. */
@@ -25,4 +26,18 @@ export function requireKnownPools(
     `gpu.pools: ${unknown.map((p) => JSON.stringify(p)).join(", ")} ${unknown.length > 1 ? "are not serverless pools" : "is not a serverless pool"}; ` +
       `known pools: ${KNOWN_POOLS.join(", ")} (GET /v2/catalog/gpus lists each GPU type's pool)`,
   );
+}
+
+/**
+ * The GPU type a serverless worker of an endpoint is placed on: the first type of its first pool,
+ * in catalog order, that `excludedTypes` does not exclude; undefined for the `EMULATOR` pool (no
+ * type) or a CPU endpoint. Worker lists report it as `gpuTypeId` and billing meters at its price.
+ */
+export function placedGpuType(
+  gpu: { pools: readonly string[]; excludedTypes?: readonly string[] | null } | null | undefined,
+): GpuType | undefined {
+  const pool = gpu?.pools[0];
+  if (pool === undefined) return undefined;
+  const excluded = new Set(gpu?.excludedTypes ?? []);
+  return GPU_TYPES.find((g) => g.record.pool === pool && !excluded.has(g.record.id))?.record;
 }

@@ -8,6 +8,7 @@ import {
   type ServerlessReleaseList,
   type ServerlessWorkerList,
 } from "../../wire/serverless";
+import { placedGpuType } from "../catalog";
 import type { WorkerView } from "../jobs/model";
 import { MAX_RELEASES_PER_ENDPOINT } from "../serviceFacts";
 import { randomId } from "../store";
@@ -99,7 +100,8 @@ export function workerList(
     gpuCount: gpu ? gpu.count : 0,
     image: w.image,
     uptimeSeconds: Math.max(0, Math.floor((now - w.startedAt) / 1000)),
-    gpuTypeId: gpu ? (gpu.pools[0] ?? null) : null,
+    // Placed on its pool's first GPU type (billing meters at its price); the EMULATOR pool has none.
+    gpuTypeId: placedGpuType(gpu)?.id ?? null,
     dataCenterId: stored.record.dataCenterIds[0] ?? null,
     startedAt: new Date(w.startedAt).toISOString(),
   }));

@@ -9,7 +9,14 @@ import { containsUnknown, UNKNOWN } from "../common/unknown";
 import type { RunpodSettings } from "../config";
 import { type CostCheck, judgeBudgets } from "./budget";
 import { catalogCpus, catalogGpus } from "./catalog";
-import { catalogNeeded, type EndpointShape, endpointHourlyCost, type HourlyCost, usd } from "./prices";
+import {
+  catalogNeeded,
+  type EndpointShape,
+  endpointHourlyCost,
+  type HourlyCost,
+  placedWorkerRate,
+  usd,
+} from "./prices";
 
 export type { CheckFailure } from "./budget";
 export { stackBudgetName, URN_INPUT } from "./budget";
@@ -51,6 +58,29 @@ export async function endpointCostOutput(
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The hourly rate of the worker that ran a job, for its `costUsd`: the GPU type that worker is
+ * placed on (`worker`, from the endpoint's `/workers`) at its serverless price × its GPU count;
+ * without that worker (it scaled away) or a price for its type, and on CPU endpoints, the
+ * endpoint's dearest candidate (`hourlyCost.ratePerWorkerUsd`). Undefined when the catalog gives none.
+ */
+export async function runWorkerRate(
+  settings: RunpodSettings | undefined,
+  live: EndpointShape,
+  client: RunpodClient,
+  worker: { gpuTypeId?: string | null; gpuCount?: number } | undefined,
+): Promise<number | undefined> {
+  if (worker !== undefined && catalogNeeded(live) === "gpus") {
+    try {
+      const placed = placedWorkerRate(worker, (await pricesFor(settings, live, client)).gpus ?? []);
+      if (placed !== undefined) return placed;
+    } catch {
+      // The catalog read failed: the dearest-candidate rate below fails the same way.
+    }
+  }
+  return (await endpointCostOutput(settings, live, client))?.ratePerWorkerUsd ?? undefined;
 }
 
 /**

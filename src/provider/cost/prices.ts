@@ -105,6 +105,20 @@ export function gpuWorkerRates(
   return { rates };
 }
 
+/**
+ * The hourly rate of one placed GPU worker (the v2 `Worker`): its `gpuTypeId`'s serverless price ×
+ * its `gpuCount`; undefined when it is not placed yet or the catalog gives its type no serverless
+ * price. A run's cost uses it, so a job is priced at the GPU it ran on, not the dearest candidate.
+ */
+export function placedWorkerRate(
+  worker: { gpuTypeId?: string | null; gpuCount?: number },
+  catalog: readonly GpuPrice[],
+): number | undefined {
+  if (typeof worker.gpuTypeId !== "string" || typeof worker.gpuCount !== "number") return undefined;
+  const price = catalog.find((g) => g.id === worker.gpuTypeId)?.price?.serverless;
+  return typeof price === "number" && Number.isFinite(price) ? price * worker.gpuCount : undefined;
+}
+
 /** Per-worker rates of a CPU endpoint: each configuration's flavour at its serverless vCPU price × `vcpuCount`. */
 export function cpuWorkerRates(
   cpu: readonly { id?: unknown; vcpuCount?: unknown }[],

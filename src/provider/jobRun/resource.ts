@@ -91,9 +91,9 @@ export class JobRun extends pulumi.dynamic.Resource {
   /** Time the job ran, ms (service figure). */
   declare readonly executionTime: pulumi.Output<number | undefined>;
   /**
-   * What the job cost, in US dollars: an ESTIMATE, `executionTime` × the hourly list price of one
-   * of the endpoint's workers (`hourlyCost.ratePerWorkerUsd`: the dearest GPU type its pools hold,
-   * × GPUs per worker). The bill counts per second of worker time, start and idle time included,
+   * What the job cost, in US dollars: an ESTIMATE, `executionTime` × the hourly list price of the
+   * worker that ran it (the GPU type it was placed on × its GPUs; when that worker is gone, the
+   * endpoint's `hourlyCost.ratePerWorkerUsd`, its dearest GPU type). The bill counts per second of worker time, start and idle time included,
    * at the account's own prices. Absent when the catalog gives no price, or over REST v1.
    */
   declare readonly costUsd: pulumi.Output<number | undefined>;

@@ -15,7 +15,7 @@ import {
   secretEnvValues,
 } from "../../client";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
-import { endpointCostOutput } from "../cost/endpoint";
+import { runWorkerRate } from "../cost/endpoint";
 import type { Clock } from "./clock";
 import type { RunContext } from "./execution";
 import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./jobArgs";
@@ -57,10 +57,14 @@ export interface LifecycleContext {
   loadBalancer?: (endpointId: string) => ProbeTarget;
   loadBalancerUnavailable?: string;
   /**
-   * The hourly list price of one of the endpoint's workers, USD (its `hourlyCost.ratePerWorkerUsd`,
-   * REST v2), for a run's `costUsd`; undefined when the catalog gives none. Without it no cost is recorded.
+   * The hourly list price of the worker `workerId` (the one that ran the job: its GPU type × GPU
+   * count), else of the endpoint's dearest candidate (`hourlyCost.ratePerWorkerUsd`), USD, REST
+   * v2, for a run's `costUsd`; undefined when the catalog gives none. Without it no cost is recorded.
    */
-  workerRate?: (endpointId: string, options: { signal: AbortSignal }) => Promise<number | undefined>;
+  workerRate?: (
+    endpointId: string,
+    options: { signal: AbortSignal; workerId?: string },
+  ) => Promise<number | undefined>;
   /**
    * The time and timers of the run (its deadline, the rollout wait, the log tail); its rollout
    * wait joins the worker poll loops of this clock. @default the real clock
@@ -123,13 +127,17 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
           secretEnvValues((await readEndpoint(endpointId, options)).env),
     workerRate: v1
       ? undefined
-      : async (endpointId, options) => {
-          const cost = await endpointCostOutput(
-            resolved,
-            await readEndpoint(endpointId, options),
-            restClient(),
-          );
-          return cost?.ratePerWorkerUsd ?? undefined;
+      : async (endpointId, { signal, workerId }) => {
+          const [live, workers] = await Promise.all([
+            readEndpoint(endpointId, { signal }),
+            workerId === undefined
+              ? undefined
+              : restClient()
+                  .serverless.workers(endpointId, { signal, maxRetries: 1 })
+                  .catch(() => undefined),
+          ]);
+          const worker = workers?.workers.find((w) => w.id === workerId);
+          return runWorkerRate(resolved, live, restClient(), worker);
         },
     loadBalancer: v1 ? undefined : (endpointId) => restClient().loadBalancer(endpointId),
     loadBalancerUnavailable: v1 ? PROBE_NEEDS_V2 : undefined,

@@ -126,7 +126,7 @@ export async function runAndRecord(
       );
     }
     const outs = await buildOutputs(news as JobRunInputs, stored, outcome.failure === undefined);
-    const costUsd = await runCost(ctx, args.endpointId, stored.executionTime);
+    const costUsd = await runCost(ctx, args.endpointId, stored.executionTime, outcome.result.workerId);
     if (costUsd !== undefined) outs.costUsd = costUsd;
     if (outcome.failure !== undefined) {
       throw new JobRunFailedError(outcome.failure, id, { ...outs, [PROVIDER_KEY]: provider });
@@ -181,18 +181,23 @@ async function probeLogWorker(
 }
 
 /**
- * What the run cost, USD, estimated: its execution time × the hourly list price of one of the
- * endpoint's workers (the dearest GPU type its pools hold). Undefined without an execution time
- * or a price; a read that fails costs the run nothing.
+ * What the run cost, USD, estimated: its execution time × the hourly list price of the worker that
+ * ran it (`workerId`: the GPU type it is placed on × its GPU count), or of the endpoint's dearest
+ * candidate when that worker is gone or unknown. Undefined without an execution time or a price;
+ * a read that fails costs the run nothing.
  */
 async function runCost(
   ctx: LifecycleContext,
   endpointId: string,
   executionTime: number | undefined,
+  workerId: string | undefined,
 ): Promise<number | undefined> {
   if (ctx.workerRate === undefined || typeof executionTime !== "number") return undefined;
   try {
-    const rate = await ctx.workerRate(endpointId, { signal: AbortSignal.timeout(ENDPOINT_ENV_TIMEOUT_MS) });
+    const rate = await ctx.workerRate(endpointId, {
+      signal: AbortSignal.timeout(ENDPOINT_ENV_TIMEOUT_MS),
+      ...(workerId === undefined ? {} : { workerId }),
+    });
     return rate === undefined ? undefined : runCostUsd(executionTime, rate);
   } catch {
     return undefined;

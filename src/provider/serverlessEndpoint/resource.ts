@@ -104,7 +104,8 @@ export class ServerlessEndpoint extends pulumi.dynamic.Resource {
   /**
    * What the last smoke test found: the release it tested (`version`), whether it `passed`, the
    * `jobIds` it ran, how many `failures`, one `timeline` line per job, and `costUsd`: an ESTIMATE
-   * of what the jobs cost (each job's execution time × the hourly list price of one worker, summed;
+   * of what the jobs cost (each job's execution time × the hourly list price of the worker that ran
+   * it, summed;
    * absent without a price). Kept until the next release is tested; absent before the first.
    */
   declare readonly lastSmokeTest: pulumi.Output<
