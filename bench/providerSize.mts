@@ -35,3 +35,9 @@ export async function benchProviderSize(): Promise<ResultRow[]> {
     await installed.cleanup();
   }
 }
+
+/** `node bench/providerSize.mts` runs this section alone and prints its rows (about 10 s). */
+if (import.meta.main) {
+  const { renderTable } = await import("./lib.mts");
+  process.stdout.write(`${renderTable(await benchProviderSize())}\n`);
+}

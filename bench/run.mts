@@ -14,6 +14,8 @@
  *   polling every 5 s: how soon the end of a release's rollout is noticed, at how many reads a second.
  * - `sharedPoll.mts`: worker reads per second with 64 rollout waits on one endpoint in one process
  *   (one shared read loop) vs 64 independent pollers.
+ * - `podReadiness.mts`: Pod's readiness wait vs a fixed 5 s poll: how soon a pod's RUNNING is
+ *   noticed and at how many reads a second.
  * - `gateOverhead.mts`: a ServerlessEndpoint update with `smokeTest` vs the same update without
  *   one followed by a bare JobRun on the release; and the gate alone vs a JobRun alone.
  * - `gateRollback.mts`: a failed gate's verdict → the previous configuration on every worker, vs
@@ -24,6 +26,8 @@
  *   at the default `--parallel` and at 64, vs `max(ceil(N / min(P, W)) × T, N × Check round trip + T)`
  *   with the round trip the engine floor measures (Checks to a host running up to P creates), and
  *   beside that floor's own span.
+ * - `previewCost.mts`: catalog requests while one provider host checks many priced resources
+ *   (the preview's prices): at most one per catalog route.
  * - `providerSize.mts`: `__provider` size per resource type from the installed package.
  * - `importCost.mts`: the package's require time beside @pulumi/pulumi alone, and the registration
  *   cost per resource under mocks.
@@ -38,6 +42,8 @@ import { benchGateRollback } from "./gateRollback.mts";
 import { benchImportCost } from "./importCost.mts";
 import { benchLatency } from "./latency.mts";
 import { fmt, progress, REPO_DIR, type ResultRow, renderTable, round } from "./lib.mts";
+import { benchPodReadiness } from "./podReadiness.mts";
+import { benchPreviewCost } from "./previewCost.mts";
 import { benchProviderSize } from "./providerSize.mts";
 import { benchRollout } from "./rollout.mts";
 import { benchScale } from "./scale.mts";
@@ -51,11 +57,13 @@ for (const section of [
   benchRollout,
   benchEndpointRollout,
   benchSharedPoll,
+  benchPodReadiness,
   benchGateOverhead,
   benchGateRollback,
   benchThroughput,
   benchScale,
   benchDeployScale,
+  benchPreviewCost,
   benchProviderSize,
   benchImportCost,
 ]) {
