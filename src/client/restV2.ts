@@ -4,7 +4,7 @@
  * the client's transport (retries, typed errors, loose response parsing).
  */
 
-import { secretEnvValues } from "../wire/serverless";
+import { secretEnvValues } from "../wire/containerConfig";
 import { ValidationError } from "./errors";
 import { ManagementResource } from "./management";
 

@@ -24,8 +24,8 @@ import {
   ServerlessReleaseListSchema,
   type ServerlessWorkerList,
   ServerlessWorkerListSchema,
-  type WorkerLogEvent,
 } from "../wire/serverless";
+import type { WorkerLogEvent } from "../wire/workerLogs";
 import type { RestTarget } from "./management";
 import { path } from "./path";
 import { envSecrets, RestV2Resource } from "./restV2";

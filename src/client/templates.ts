@@ -17,7 +17,7 @@ import {
   TemplateSchema,
   type TemplateUpdateInput,
   TemplateUpdateInputSchema,
-} from "../wire/serverless";
+} from "../wire/templates";
 import { path } from "./path";
 import { envSecrets, RestV2Resource } from "./restV2";
 import type { RequestOptions } from "./transport";

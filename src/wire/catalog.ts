@@ -17,7 +17,7 @@
  * so both sides parse the same schema.
  */
 import { z } from "zod";
-import { BAD_REQUEST_RULE } from "./serverless";
+import { BAD_REQUEST_RULE } from "./fields";
 
 const str = (field: string) => z.string({ error: `${field} must be a string` });
 

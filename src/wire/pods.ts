@@ -10,14 +10,10 @@
  * and `status` are required. One source for the client and the emulator.
  */
 import { z } from "zod";
-import {
-  BAD_REQUEST_RULE,
-  containerConfigAnswerShape,
-  containerConfigShape,
-  cudaExclusive,
-  WorkerLogEventSchema,
-  WorkerLogsQueryInputSchema,
-} from "./serverless";
+import { containerConfigAnswerShape, containerConfigShape } from "./containerConfig";
+import { BAD_REQUEST_RULE } from "./fields";
+import { cudaExclusive } from "./serverless";
+import { WorkerLogEventSchema, WorkerLogsQueryInputSchema } from "./workerLogs";
 
 const str = (field: string) => z.string({ error: `${field} must be a string` });
 const nonEmpty = (field: string) => str(field).min(1, { error: `${field} must not be empty` });
