@@ -17,7 +17,7 @@
  * are UTC (a week starts on Monday).
  */
 import { z } from "zod";
-import { BAD_REQUEST_RULE } from "./fields";
+import { badRequest } from "./fields";
 
 /** Lengths of a billing bucket (`BillingBucketSize`); the service's default is `day`. */
 export const BILLING_BUCKET_SIZES = ["hour", "day", "week", "month", "year"] as const;
@@ -62,24 +62,18 @@ type Window = { startTime?: string; endTime?: string; lastN?: number };
 
 function windowRules(query: Window, ctx: z.core.$RefinementCtx) {
   if (query.lastN !== undefined && (query.startTime !== undefined || query.endTime !== undefined)) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["lastN"],
-      params: BAD_REQUEST_RULE,
-      message: "lastN is mutually exclusive with startTime/endTime; give one or the other",
-    });
+    badRequest(ctx, "lastN", "lastN is mutually exclusive with startTime/endTime; give one or the other");
   }
   if (
     query.startTime !== undefined &&
     query.endTime !== undefined &&
     Date.parse(query.endTime) <= Date.parse(query.startTime)
   ) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["endTime"],
-      params: BAD_REQUEST_RULE,
-      message: `endTime must be after startTime (got startTime ${query.startTime}, endTime ${query.endTime})`,
-    });
+    badRequest(
+      ctx,
+      "endTime",
+      `endTime must be after startTime (got startTime ${query.startTime}, endTime ${query.endTime})`,
+    );
   }
 }
 

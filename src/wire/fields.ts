@@ -14,8 +14,13 @@ export function isBadRequestRule(issue: z.core.$ZodIssue): boolean {
 }
 
 /** Adds an issue at `path` that the service answers with 400 ({@link BAD_REQUEST_RULE}). */
-export function badRequest(ctx: z.core.$RefinementCtx, path: string, message: string): void {
-  ctx.addIssue({ code: "custom", path: [path], params: BAD_REQUEST_RULE, message });
+export function badRequest(ctx: z.core.$RefinementCtx, path: string | string[], message: string): void {
+  ctx.addIssue({
+    code: "custom",
+    path: typeof path === "string" ? [path] : path,
+    params: BAD_REQUEST_RULE,
+    message,
+  });
 }
 
 export const str = (field: string) => z.string({ error: `${field} must be a string` });

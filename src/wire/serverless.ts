@@ -18,7 +18,7 @@
  */
 import { z } from "zod";
 import { containerConfigAnswerShape, containerConfigShape } from "./containerConfig";
-import { BAD_REQUEST_RULE, cudaVersion, int, nonEmpty, str, strings } from "./fields";
+import { badRequest, cudaVersion, int, nonEmpty, str, strings } from "./fields";
 
 // ---------------------------------------------------------------------------------------------
 // Shared pieces (scaling, workers, compute)
@@ -106,12 +106,11 @@ export function cudaExclusive(
   ctx: z.core.$RefinementCtx,
 ): void {
   if ((gpu.allowedCudaVersions?.length ?? 0) > 0 && gpu.minCudaVersion) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["minCudaVersion"],
-      params: BAD_REQUEST_RULE,
-      message: "minCudaVersion and a non-empty allowedCudaVersions are mutually exclusive; give one of them",
-    });
+    badRequest(
+      ctx,
+      "minCudaVersion",
+      "minCudaVersion and a non-empty allowedCudaVersions are mutually exclusive; give one of them",
+    );
   }
 }
 
@@ -149,19 +148,13 @@ function computeChoice(
   required: boolean,
 ): void {
   if (body.gpu !== undefined && body.cpu !== undefined) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["cpu"],
-      params: BAD_REQUEST_RULE,
-      message: "cpu cannot be combined with gpu; give one of them",
-    });
+    badRequest(ctx, "cpu", "cpu cannot be combined with gpu; give one of them");
   } else if (required && body.gpu === undefined && body.cpu === undefined) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["gpu"],
-      params: BAD_REQUEST_RULE,
-      message: "gpu is required unless cpu is given: an endpoint runs on exactly one of gpu or cpu",
-    });
+    badRequest(
+      ctx,
+      "gpu",
+      "gpu is required unless cpu is given: an endpoint runs on exactly one of gpu or cpu",
+    );
   }
 }
 
