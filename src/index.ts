@@ -117,7 +117,11 @@ export { SshKey, type SshKeyArgs } from "./provider/sshKey/resource";
 export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
 export type * from "./wire/billing";
 export type * from "./wire/catalog";
+export type * from "./wire/containerConfig";
+export type { BAD_REQUEST_RULE, isBadRequestRule } from "./wire/fields";
 export type * from "./wire/serverless";
+export type * from "./wire/templates";
+export type * from "./wire/workerLogs";
 
 /**
  * Starts the local emulator of the service in this process (see `runpod-emulator --help` for

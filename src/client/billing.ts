@@ -40,6 +40,40 @@ import { RestV2Resource } from "./restV2";
 import type { RequestOptions } from "./transport";
 import { parseInput } from "./validate";
 
+/** One billing route: its path below `/billing`, its query schema (strict) and its answer's. */
+interface Route<S extends z.ZodType> {
+  sub: string;
+  query: z.ZodType;
+  answer: S;
+  what: string;
+}
+
+const route = <S extends z.ZodType>(name: string, sub: string, query: z.ZodType, answer: S): Route<S> => ({
+  sub,
+  query,
+  answer,
+  what: `billing.${name} query`,
+});
+
+const ROUTES = {
+  list: route("list", "", BillingQueryInputSchema, BillingListSchema),
+  pods: route("pods", "/pods", PodBillingQueryInputSchema, PodBillingListSchema),
+  serverless: route(
+    "serverless",
+    "/serverless",
+    ServerlessBillingQueryInputSchema,
+    ServerlessBillingListSchema,
+  ),
+  endpoints: route("endpoints", "/endpoints", BillingQueryInputSchema, EndpointBillingListSchema),
+  networkVolumes: route(
+    "networkVolumes",
+    "/network-volumes",
+    NetworkVolumeBillingQueryInputSchema,
+    NetworkVolumeBillingListSchema,
+  ),
+  clusters: route("clusters", "/clusters", ClusterBillingQueryInputSchema, ClusterBillingListSchema),
+};
+
 /**
  * Billing history (REST v2 only): every call is a read, retried under the client's policy. The
  * window is `startTime`/`endTime` (RFC 3339; end exclusive) or `lastN` buckets ending with the
@@ -50,19 +84,12 @@ export class Billing extends RestV2Resource {
 
   /** Total spend per bucket across every billable resource, each cost component apart (`GET /v2/billing`). */
   async list(query: BillingQuery = {}, options?: RequestOptions): Promise<BillingList> {
-    return this.#get("", BillingQueryInputSchema, query, "billing.list query", BillingListSchema, options);
+    return this.#get(ROUTES.list, query, options);
   }
 
   /** Pod spend per pod per bucket (`GET /v2/billing/pods`); `podId` narrows it to one pod. */
   async pods(query: PodBillingQuery = {}, options?: RequestOptions): Promise<PodBillingList> {
-    return this.#get(
-      "/pods",
-      PodBillingQueryInputSchema,
-      query,
-      "billing.pods query",
-      PodBillingListSchema,
-      options,
-    );
+    return this.#get(ROUTES.pods, query, options);
   }
 
   /**
@@ -73,26 +100,12 @@ export class Billing extends RestV2Resource {
     query: ServerlessBillingQuery = {},
     options?: RequestOptions,
   ): Promise<ServerlessBillingList> {
-    return this.#get(
-      "/serverless",
-      ServerlessBillingQueryInputSchema,
-      query,
-      "billing.serverless query",
-      ServerlessBillingListSchema,
-      options,
-    );
+    return this.#get(ROUTES.serverless, query, options);
   }
 
   /** Spend on Runpod's public endpoints per bucket (`GET /v2/billing/endpoints`). */
   async endpoints(query: BillingQuery = {}, options?: RequestOptions): Promise<EndpointBillingList> {
-    return this.#get(
-      "/endpoints",
-      BillingQueryInputSchema,
-      query,
-      "billing.endpoints query",
-      EndpointBillingListSchema,
-      options,
-    );
+    return this.#get(ROUTES.endpoints, query, options);
   }
 
   /**
@@ -103,45 +116,28 @@ export class Billing extends RestV2Resource {
     query: NetworkVolumeBillingQuery = {},
     options?: RequestOptions,
   ): Promise<NetworkVolumeBillingList> {
-    return this.#get(
-      "/network-volumes",
-      NetworkVolumeBillingQueryInputSchema,
-      query,
-      "billing.networkVolumes query",
-      NetworkVolumeBillingListSchema,
-      options,
-    );
+    return this.#get(ROUTES.networkVolumes, query, options);
   }
 
   /** Instant Cluster spend per cluster per bucket (`GET /v2/billing/clusters`); `clusterId` narrows it. */
   async clusters(query: ClusterBillingQuery = {}, options?: RequestOptions): Promise<ClusterBillingList> {
-    return this.#get(
-      "/clusters",
-      ClusterBillingQueryInputSchema,
-      query,
-      "billing.clusters query",
-      ClusterBillingListSchema,
-      options,
-    );
+    return this.#get(ROUTES.clusters, query, options);
   }
 
   /** Checks the v2 dialect, then the query (strictly), then sends it in its wire form. */
   async #get<S extends z.ZodType>(
-    sub: string,
-    querySchema: z.ZodType,
+    route: Route<S>,
     query: unknown,
-    what: string,
-    schema: S,
     options: RequestOptions | undefined,
   ): Promise<z.output<S>> {
     this.requireV2();
-    const wire = billingQueryToWire(parseInput(querySchema, query, what) as Record<string, unknown>);
+    const wire = billingQueryToWire(parseInput(route.query, query, route.what) as Record<string, unknown>);
     const { data } = await this.target.transport.request({
       method: "GET",
       baseUrl: this.target.restUrl,
-      path: `/billing${sub}`,
+      path: `/billing${route.sub}`,
       query: wire,
-      schema,
+      schema: route.answer,
       options,
     });
     return data as z.output<S>;

@@ -38,7 +38,7 @@ import {
   type PublicTemplatesQuery,
   PublicTemplatesQueryInputSchema,
 } from "../wire/catalog";
-import { type Template, TemplateListSchema } from "../wire/serverless";
+import { type Template, TemplateListSchema } from "../wire/templates";
 import { path } from "./path";
 import { RestV2Resource } from "./restV2";
 import type { RequestOptions } from "./transport";

@@ -5,8 +5,12 @@
 
 export * from "../wire/billing";
 export * from "../wire/catalog";
+export * from "../wire/containerConfig";
+export { BAD_REQUEST_RULE, isBadRequestRule } from "../wire/fields";
 export * from "../wire/pods";
 export * from "../wire/serverless";
+export * from "../wire/templates";
+export * from "../wire/workerLogs";
 export { Billing } from "./billing";
 export { Catalog } from "./catalog";
 export {

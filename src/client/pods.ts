@@ -27,7 +27,7 @@ import {
 } from "../wire/pods";
 import type { RestTarget } from "./management";
 import { path } from "./path";
-import { envSecrets, RestV2Resource } from "./restV2";
+import { RestV2Resource } from "./restV2";
 import type { RequestOptions } from "./transport";
 import { parseInput } from "./validate";
 import { openLogStream, type SseOpener, type WorkerLogsOptions } from "./workerLogs";
@@ -61,16 +61,20 @@ export class Pods extends RestV2Resource {
    * it was created.
    */
   async create(input: PodCreateInput, options?: RequestOptions): Promise<Pod> {
-    this.requireV2();
-    const body = parseInput(PodCreateInputSchema, input, "pod");
-    return this.send("POST", "/pods", PodSchema, options, body, envSecrets(body));
+    return this.write("POST", "/pods", PodCreateInputSchema, input, "pod", PodSchema, options);
   }
 
   /** Changes the fields given (`PATCH`); `env`, when given, replaces the pod's env whole. */
   async update(id: string, patch: PodUpdateInput, options?: RequestOptions): Promise<Pod> {
-    this.requireV2();
-    const body = parseInput(PodUpdateInputSchema, patch, "pod update");
-    return this.send("PATCH", path`/pods/${id}`, PodSchema, options, body, envSecrets(body));
+    return this.write(
+      "PATCH",
+      path`/pods/${id}`,
+      PodUpdateInputSchema,
+      patch,
+      "pod update",
+      PodSchema,
+      options,
+    );
   }
 
   /** Terminates and deletes a pod (204). */

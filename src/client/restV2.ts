@@ -4,9 +4,12 @@
  * the client's transport (retries, typed errors, loose response parsing).
  */
 
-import { secretEnvValues } from "../wire/serverless";
+import type { z } from "zod";
+import { secretEnvValues } from "../wire/containerConfig";
 import { ValidationError } from "./errors";
 import { ManagementResource } from "./management";
+import type { RequestOptions } from "./transport";
+import { parseInput } from "./validate";
 
 /** Base of the resources that exist only in the REST v2 interface. */
 export abstract class RestV2Resource extends ManagementResource {
@@ -22,6 +25,25 @@ export abstract class RestV2Resource extends ManagementResource {
         "ending in /v2, e.g. https://api.runpod.io/v2 (option restUrl or env RUNPOD_REST_API_URL)",
       ["restUrl"],
     );
+  }
+
+  /**
+   * A create (`POST`) or update (`PATCH`): checks the v2 dialect, then the body strictly
+   * (`ValidationError` naming the field, `what` saying whose body), then sends it with its env
+   * values redacted from any error.
+   */
+  protected async write<S extends z.ZodType>(
+    method: "POST" | "PATCH",
+    p: string,
+    bodySchema: z.ZodType<{ env?: Record<string, string> | undefined }>,
+    input: unknown,
+    what: string,
+    schema: S,
+    options: RequestOptions | undefined,
+  ): Promise<z.output<S>> {
+    this.requireV2();
+    const body = parseInput(bodySchema, input, what);
+    return this.send(method, p, schema, options, body, envSecrets(body));
   }
 
   /** Nothing is sent to a v1 `restUrl`: the v2 check runs before every call. */

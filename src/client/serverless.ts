@@ -24,14 +24,16 @@ import {
   ServerlessReleaseListSchema,
   type ServerlessWorkerList,
   ServerlessWorkerListSchema,
-  type WorkerLogEvent,
 } from "../wire/serverless";
+import type { WorkerLogEvent } from "../wire/workerLogs";
 import type { RestTarget } from "./management";
 import { path } from "./path";
-import { envSecrets, RestV2Resource } from "./restV2";
+import { RestV2Resource } from "./restV2";
 import type { RequestOptions } from "./transport";
-import { parseInput } from "./validate";
 import { openLogStream, type SseOpener, type WorkerLogsOptions } from "./workerLogs";
+
+/** An endpoint as answered. */
+const Answer = ServerlessEndpointSchema;
 
 /** Serverless endpoints of the account (REST v2 only). */
 export class ServerlessEndpoints extends RestV2Resource {
@@ -60,9 +62,16 @@ export class ServerlessEndpoints extends RestV2Resource {
    * acted (a 500 or a reset): list to learn whether it was created.
    */
   async create(input: ServerlessEndpointCreateInput, options?: RequestOptions): Promise<ServerlessEndpoint> {
-    this.requireV2();
-    const body = parseInput(ServerlessEndpointCreateInputSchema, input, "serverless endpoint");
-    return this.send("POST", "/serverless", ServerlessEndpointSchema, options, body, envSecrets(body));
+    const what = "serverless endpoint";
+    return this.write(
+      "POST",
+      "/serverless",
+      ServerlessEndpointCreateInputSchema,
+      input,
+      what,
+      Answer,
+      options,
+    );
   }
 
   /**
@@ -75,16 +84,8 @@ export class ServerlessEndpoints extends RestV2Resource {
     patch: ServerlessEndpointUpdateInput,
     options?: RequestOptions,
   ): Promise<ServerlessEndpoint> {
-    this.requireV2();
-    const body = parseInput(ServerlessEndpointUpdateInputSchema, patch, "serverless endpoint update");
-    return this.send(
-      "PATCH",
-      path`/serverless/${id}`,
-      ServerlessEndpointSchema,
-      options,
-      body,
-      envSecrets(body),
-    );
+    const [p, what] = [path`/serverless/${id}`, "serverless endpoint update"];
+    return this.write("PATCH", p, ServerlessEndpointUpdateInputSchema, patch, what, Answer, options);
   }
 
   /** Deletes an endpoint (204): its workers stop and its queued jobs are cancelled. */

@@ -17,11 +17,10 @@ import {
   TemplateSchema,
   type TemplateUpdateInput,
   TemplateUpdateInputSchema,
-} from "../wire/serverless";
+} from "../wire/templates";
 import { path } from "./path";
-import { envSecrets, RestV2Resource } from "./restV2";
+import { RestV2Resource } from "./restV2";
 import type { RequestOptions } from "./transport";
-import { parseInput } from "./validate";
 
 /** Templates of the account (and, for `get`, public catalog templates). */
 export class Templates extends RestV2Resource {
@@ -43,9 +42,15 @@ export class Templates extends RestV2Resource {
    * service may have acted (a 500 or a reset): list to learn whether it was created.
    */
   async create(input: TemplateCreateInput, options?: RequestOptions): Promise<Template> {
-    this.requireV2();
-    const body = parseInput(TemplateCreateInputSchema, input, "template");
-    return this.send("POST", "/templates", TemplateSchema, options, body, envSecrets(body));
+    return this.write(
+      "POST",
+      "/templates",
+      TemplateCreateInputSchema,
+      input,
+      "template",
+      TemplateSchema,
+      options,
+    );
   }
 
   /**
@@ -53,9 +58,16 @@ export class Templates extends RestV2Resource {
    * template earlier keep their copy of its settings.
    */
   async update(id: string, patch: TemplateUpdateInput, options?: RequestOptions): Promise<Template> {
-    this.requireV2();
-    const body = parseInput(TemplateUpdateInputSchema, patch, "template update");
-    return this.send("PATCH", path`/templates/${id}`, TemplateSchema, options, body, envSecrets(body));
+    const p = path`/templates/${id}`;
+    return this.write(
+      "PATCH",
+      p,
+      TemplateUpdateInputSchema,
+      patch,
+      "template update",
+      TemplateSchema,
+      options,
+    );
   }
 
   /** Deletes a template (204). The service refuses one still bound to an endpoint or a pod. */

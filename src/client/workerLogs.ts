@@ -31,7 +31,7 @@ import {
   type WorkerLogEvent,
   WorkerLogEventSchema,
   WorkerLogsQueryInputSchema,
-} from "../wire/serverless";
+} from "../wire/workerLogs";
 import {
   APIConnectionError,
   APIError,

@@ -17,7 +17,7 @@
  * are UTC (a week starts on Monday).
  */
 import { z } from "zod";
-import { BAD_REQUEST_RULE } from "./serverless";
+import { badRequest } from "./fields";
 
 /** Lengths of a billing bucket (`BillingBucketSize`); the service's default is `day`. */
 export const BILLING_BUCKET_SIZES = ["hour", "day", "week", "month", "year"] as const;
@@ -58,29 +58,22 @@ const windowShape = {
     .optional(),
 };
 
-function windowRules(
-  query: { startTime?: string; endTime?: string; lastN?: number },
-  ctx: z.core.$RefinementCtx,
-) {
+type Window = { startTime?: string; endTime?: string; lastN?: number };
+
+function windowRules(query: Window, ctx: z.core.$RefinementCtx) {
   if (query.lastN !== undefined && (query.startTime !== undefined || query.endTime !== undefined)) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["lastN"],
-      params: BAD_REQUEST_RULE,
-      message: "lastN is mutually exclusive with startTime/endTime; give one or the other",
-    });
+    badRequest(ctx, "lastN", "lastN is mutually exclusive with startTime/endTime; give one or the other");
   }
   if (
     query.startTime !== undefined &&
     query.endTime !== undefined &&
     Date.parse(query.endTime) <= Date.parse(query.startTime)
   ) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["endTime"],
-      params: BAD_REQUEST_RULE,
-      message: `endTime must be after startTime (got startTime ${query.startTime}, endTime ${query.endTime})`,
-    });
+    badRequest(
+      ctx,
+      "endTime",
+      `endTime must be after startTime (got startTime ${query.startTime}, endTime ${query.endTime})`,
+    );
   }
 }
 
@@ -88,28 +81,31 @@ function windowRules(
 export const BillingQueryInputSchema = z.strictObject(windowShape).superRefine(windowRules);
 export type BillingQuery = z.input<typeof BillingQueryInputSchema>;
 
+/** A route's query: the window and an optional filter by one resource's id. */
+function filteredQuery<K extends string>(filter: K) {
+  const shape = { [filter]: filterId(filter).optional() } as Record<
+    K,
+    z.ZodOptional<ReturnType<typeof filterId>>
+  >;
+  return z
+    .strictObject({ ...windowShape, ...shape })
+    .superRefine((query, ctx) => windowRules(query as Window, ctx));
+}
+
 /** Query of `GET /v2/billing/pods`: the window and an optional `podId`. */
-export const PodBillingQueryInputSchema = z
-  .strictObject({ ...windowShape, podId: filterId("podId").optional() })
-  .superRefine(windowRules);
+export const PodBillingQueryInputSchema = filteredQuery("podId");
 export type PodBillingQuery = z.input<typeof PodBillingQueryInputSchema>;
 
 /** Query of `GET /v2/billing/serverless`: the window and an optional `serverlessId`. */
-export const ServerlessBillingQueryInputSchema = z
-  .strictObject({ ...windowShape, serverlessId: filterId("serverlessId").optional() })
-  .superRefine(windowRules);
+export const ServerlessBillingQueryInputSchema = filteredQuery("serverlessId");
 export type ServerlessBillingQuery = z.input<typeof ServerlessBillingQueryInputSchema>;
 
 /** Query of `GET /v2/billing/network-volumes`: the window and an optional `networkVolumeId`. */
-export const NetworkVolumeBillingQueryInputSchema = z
-  .strictObject({ ...windowShape, networkVolumeId: filterId("networkVolumeId").optional() })
-  .superRefine(windowRules);
+export const NetworkVolumeBillingQueryInputSchema = filteredQuery("networkVolumeId");
 export type NetworkVolumeBillingQuery = z.input<typeof NetworkVolumeBillingQueryInputSchema>;
 
 /** Query of `GET /v2/billing/clusters`: the window and an optional `clusterId`. */
-export const ClusterBillingQueryInputSchema = z
-  .strictObject({ ...windowShape, clusterId: filterId("clusterId").optional() })
-  .superRefine(windowRules);
+export const ClusterBillingQueryInputSchema = filteredQuery("clusterId");
 export type ClusterBillingQuery = z.input<typeof ClusterBillingQueryInputSchema>;
 
 /** A parsed billing query as query-string values. */
@@ -142,42 +138,36 @@ export function billingQueryFromWire(
 const usd = z.number();
 const timeRange = { startTime: z.string(), endTime: z.string() };
 
+/** A loose object of USD amounts: `totalAmount` and the named components. */
+function amounts<K extends string>(...components: K[]) {
+  const shape = Object.fromEntries(["totalAmount", ...components].map((key) => [key, usd]));
+  return z.looseObject(shape as Record<"totalAmount" | K, typeof usd>);
+}
+
 /** Amounts of `GET /v2/billing` (`BillingAmounts`): every cost component, prefixed by resource. */
-export const BillingAmountsSchema = z.looseObject({
-  totalAmount: usd,
-  podGpuAmount: usd,
-  podCpuAmount: usd,
-  podDiskAmount: usd,
-  serverlessGpuAmount: usd,
-  serverlessCpuAmount: usd,
-  serverlessDiskAmount: usd,
-  serverlessFeeAmount: usd,
-  storageStandardAmount: usd,
-  storageHighPerformanceAmount: usd,
-  endpointAmount: usd,
-  clusterGpuAmount: usd,
-  clusterDiskAmount: usd,
-  clusterNetworkingAmount: usd,
-});
+export const BillingAmountsSchema = amounts(
+  "podGpuAmount",
+  "podCpuAmount",
+  "podDiskAmount",
+  "serverlessGpuAmount",
+  "serverlessCpuAmount",
+  "serverlessDiskAmount",
+  "serverlessFeeAmount",
+  "storageStandardAmount",
+  "storageHighPerformanceAmount",
+  "endpointAmount",
+  "clusterGpuAmount",
+  "clusterDiskAmount",
+  "clusterNetworkingAmount",
+);
 export type BillingAmounts = z.infer<typeof BillingAmountsSchema>;
 
 /** `PodBillingAmounts`. */
-export const PodBillingAmountsSchema = z.looseObject({
-  totalAmount: usd,
-  gpuAmount: usd,
-  cpuAmount: usd,
-  diskAmount: usd,
-});
+export const PodBillingAmountsSchema = amounts("gpuAmount", "cpuAmount", "diskAmount");
 export type PodBillingAmounts = z.infer<typeof PodBillingAmountsSchema>;
 
 /** `ServerlessBillingAmounts`. */
-export const ServerlessBillingAmountsSchema = z.looseObject({
-  totalAmount: usd,
-  gpuAmount: usd,
-  cpuAmount: usd,
-  diskAmount: usd,
-  feeAmount: usd,
-});
+export const ServerlessBillingAmountsSchema = amounts("gpuAmount", "cpuAmount", "diskAmount", "feeAmount");
 export type ServerlessBillingAmounts = z.infer<typeof ServerlessBillingAmountsSchema>;
 
 /** `EndpointBillingAmounts` (Runpod public endpoints). */
@@ -185,20 +175,11 @@ export const EndpointBillingAmountsSchema = z.looseObject({ totalAmount: usd });
 export type EndpointBillingAmounts = z.infer<typeof EndpointBillingAmountsSchema>;
 
 /** `NetworkVolumeBillingAmounts`. */
-export const NetworkVolumeBillingAmountsSchema = z.looseObject({
-  totalAmount: usd,
-  standardAmount: usd,
-  highPerformanceAmount: usd,
-});
+export const NetworkVolumeBillingAmountsSchema = amounts("standardAmount", "highPerformanceAmount");
 export type NetworkVolumeBillingAmounts = z.infer<typeof NetworkVolumeBillingAmountsSchema>;
 
 /** `ClusterBillingAmounts` (GPU only). */
-export const ClusterBillingAmountsSchema = z.looseObject({
-  totalAmount: usd,
-  gpuAmount: usd,
-  diskAmount: usd,
-  networkingAmount: usd,
-});
+export const ClusterBillingAmountsSchema = amounts("gpuAmount", "diskAmount", "networkingAmount");
 export type ClusterBillingAmounts = z.infer<typeof ClusterBillingAmountsSchema>;
 
 /** The resolved window echoed in `metadata.query` (`BillingQuery`). */
@@ -208,79 +189,73 @@ export const BillingQueryEchoSchema = z.looseObject({
 });
 export type BillingQueryEcho = z.infer<typeof BillingQueryEchoSchema>;
 
+/** A `List*BillingResponse` of totals: one record per bucket with its amounts and time range. */
+function totalsList<A extends z.core.$ZodLooseShape>(amounts: z.ZodObject<A, z.core.$loose>) {
+  return z.looseObject({
+    records: z.array(amounts.extend(timeRange)),
+    metadata: z.looseObject({ query: BillingQueryEchoSchema, recordCount: z.int(), totals: amounts }),
+  });
+}
+
+/**
+ * A `List*BillingResponse` per resource: each record also names its resource (`idKey`), the
+ * echoed query may carry that filter, and the metadata counts the distinct resources (`countKey`).
+ */
+function perResourceList<A extends z.core.$ZodLooseShape, K extends string, C extends string>(
+  amounts: z.ZodObject<A, z.core.$loose>,
+  idKey: K,
+  countKey: C,
+) {
+  const id = { [idKey]: z.string() } as Record<K, z.ZodString>;
+  const filter = { [idKey]: z.string().nullable().optional() } as Record<
+    K,
+    z.ZodOptional<z.ZodNullable<z.ZodString>>
+  >;
+  const count = { [countKey]: z.int() } as Record<C, z.ZodInt>;
+  return z.looseObject({
+    records: z.array(z.looseObject({ ...timeRange, ...amounts.shape, ...id })),
+    metadata: z.looseObject({
+      query: BillingQueryEchoSchema.extend(filter),
+      recordCount: z.int(),
+      ...count,
+      totals: amounts,
+    }),
+  });
+}
+
 /** `ListBillingResponse` (`GET /v2/billing`). */
-export const BillingListSchema = z.looseObject({
-  records: z.array(BillingAmountsSchema.extend(timeRange)),
-  metadata: z.looseObject({
-    query: BillingQueryEchoSchema,
-    recordCount: z.int(),
-    totals: BillingAmountsSchema,
-  }),
-});
+export const BillingListSchema = totalsList(BillingAmountsSchema);
 export type BillingList = z.infer<typeof BillingListSchema>;
 export type BillingRecord = BillingList["records"][number];
 
 /** `ListPodBillingResponse` (`GET /v2/billing/pods`): records per pod per bucket. */
-export const PodBillingListSchema = z.looseObject({
-  records: z.array(z.looseObject({ ...timeRange, ...PodBillingAmountsSchema.shape, podId: z.string() })),
-  metadata: z.looseObject({
-    query: BillingQueryEchoSchema.extend({ podId: z.string().nullable().optional() }),
-    recordCount: z.int(),
-    uniquePodCount: z.int(),
-    totals: PodBillingAmountsSchema,
-  }),
-});
+export const PodBillingListSchema = perResourceList(PodBillingAmountsSchema, "podId", "uniquePodCount");
 export type PodBillingList = z.infer<typeof PodBillingListSchema>;
 
 /** `ListServerlessBillingResponse` (`GET /v2/billing/serverless`): records per endpoint per bucket. */
-export const ServerlessBillingListSchema = z.looseObject({
-  records: z.array(
-    z.looseObject({ ...timeRange, ...ServerlessBillingAmountsSchema.shape, serverlessId: z.string() }),
-  ),
-  metadata: z.looseObject({
-    query: BillingQueryEchoSchema.extend({ serverlessId: z.string().nullable().optional() }),
-    recordCount: z.int(),
-    uniqueServerlessCount: z.int(),
-    totals: ServerlessBillingAmountsSchema,
-  }),
-});
+export const ServerlessBillingListSchema = perResourceList(
+  ServerlessBillingAmountsSchema,
+  "serverlessId",
+  "uniqueServerlessCount",
+);
 export type ServerlessBillingList = z.infer<typeof ServerlessBillingListSchema>;
 
 /** `ListEndpointBillingResponse` (`GET /v2/billing/endpoints`, Runpod public endpoints). */
-export const EndpointBillingListSchema = z.looseObject({
-  records: z.array(EndpointBillingAmountsSchema.extend(timeRange)),
-  metadata: z.looseObject({
-    query: BillingQueryEchoSchema,
-    recordCount: z.int(),
-    totals: EndpointBillingAmountsSchema,
-  }),
-});
+export const EndpointBillingListSchema = totalsList(EndpointBillingAmountsSchema);
 export type EndpointBillingList = z.infer<typeof EndpointBillingListSchema>;
 
 /** `ListNetworkVolumeBillingResponse` (`GET /v2/billing/network-volumes`): records per volume per bucket. */
-export const NetworkVolumeBillingListSchema = z.looseObject({
-  records: z.array(
-    z.looseObject({ ...timeRange, ...NetworkVolumeBillingAmountsSchema.shape, networkVolumeId: z.string() }),
-  ),
-  metadata: z.looseObject({
-    query: BillingQueryEchoSchema.extend({ networkVolumeId: z.string().nullable().optional() }),
-    recordCount: z.int(),
-    uniqueNetworkVolumeCount: z.int(),
-    totals: NetworkVolumeBillingAmountsSchema,
-  }),
-});
+export const NetworkVolumeBillingListSchema = perResourceList(
+  NetworkVolumeBillingAmountsSchema,
+  "networkVolumeId",
+  "uniqueNetworkVolumeCount",
+);
 export type NetworkVolumeBillingList = z.infer<typeof NetworkVolumeBillingListSchema>;
 
 /** `ListClusterBillingResponse` (`GET /v2/billing/clusters`): records per cluster per bucket. */
-export const ClusterBillingListSchema = z.looseObject({
-  records: z.array(
-    z.looseObject({ ...timeRange, ...ClusterBillingAmountsSchema.shape, clusterId: z.string() }),
-  ),
-  metadata: z.looseObject({
-    query: BillingQueryEchoSchema.extend({ clusterId: z.string().nullable().optional() }),
-    recordCount: z.int(),
-    uniqueClusterCount: z.int(),
-    totals: ClusterBillingAmountsSchema,
-  }),
-});
+export const ClusterBillingListSchema = perResourceList(
+  ClusterBillingAmountsSchema,
+  "clusterId",
+  "uniqueClusterCount",
+);
 export type ClusterBillingList = z.infer<typeof ClusterBillingListSchema>;

@@ -17,7 +17,7 @@
  * so both sides parse the same schema.
  */
 import { z } from "zod";
-import { BAD_REQUEST_RULE } from "./serverless";
+import { badRequest } from "./fields";
 
 const str = (field: string) => z.string({ error: `${field} must be a string` });
 
@@ -75,11 +75,6 @@ const list = <T extends readonly [string, ...string[]]>(field: string, values: T
     )
     .min(1, { error: `${field} must list at least one value` });
 
-/** A pairing rule of the document, answered with 400. */
-function pairing(ctx: z.core.$RefinementCtx, path: string, message: string): void {
-  ctx.addIssue({ code: "custom", path: [path], params: BAD_REQUEST_RULE, message });
-}
-
 /** `product` with `include=AVAILABILITY`, both or neither; the other availability-only parameters. */
 function availabilityRules(
   query: Record<string, unknown>,
@@ -89,7 +84,7 @@ function availabilityRules(
 ): void {
   const wanted = Array.isArray(query.include) && query.include.includes("AVAILABILITY");
   if (wanted && query.product === undefined) {
-    pairing(
+    badRequest(
       ctx,
       "product",
       `product is required with include=AVAILABILITY (${products.join(", ")}): stock differs by product`,
@@ -97,7 +92,7 @@ function availabilityRules(
   }
   if (!wanted) {
     for (const key of ["product", ...onlyWithAvailability]) {
-      if (query[key] !== undefined) pairing(ctx, key, `${key} is valid only with include=AVAILABILITY`);
+      if (query[key] !== undefined) badRequest(ctx, key, `${key} is valid only with include=AVAILABILITY`);
     }
   }
 }
@@ -156,7 +151,7 @@ export const GpuTypesQueryInputSchema = z
       "minCudaVersion",
     ]);
     if (query.cudaVersions !== undefined && query.minCudaVersion !== undefined) {
-      pairing(
+      badRequest(
         ctx,
         "minCudaVersion",
         "cudaVersions and minCudaVersion are mutually exclusive; give one of them",
@@ -256,21 +251,20 @@ export function catalogQueryFromWire(
 // Answers
 // ---------------------------------------------------------------------------------------------
 
-/** Availability of one data centre for a resource (`DataCenterAvailability`). */
-export const DataCenterAvailabilitySchema = z.looseObject({
+/** What the document's two availability entries share: `{ id, name, availability }`. */
+const availabilityEntry = z.looseObject({
   id: z.string(),
   name: z.string().optional(),
   /** `NONE`, `LOW`, `MEDIUM` or `HIGH` (other strings are accepted). */
   availability: z.string(),
 });
+
+/** Availability of one data centre for a resource (`DataCenterAvailability`). */
+export const DataCenterAvailabilitySchema = availabilityEntry;
 export type DataCenterAvailability = z.infer<typeof DataCenterAvailabilitySchema>;
 
 /** Availability of one resource in a data centre (`CatalogResourceAvailability`). */
-export const CatalogResourceAvailabilitySchema = z.looseObject({
-  id: z.string(),
-  name: z.string().optional(),
-  availability: z.string(),
-});
+export const CatalogResourceAvailabilitySchema = availabilityEntry;
 export type CatalogResourceAvailability = z.infer<typeof CatalogResourceAvailabilitySchema>;
 
 /** One CUDA version offered for a GPU type, and whether a machine on it has free capacity now. */
@@ -279,6 +273,14 @@ export const CudaVersionAvailabilitySchema = z.looseObject({
   available: z.boolean(),
 });
 export type CudaVersionAvailability = z.infer<typeof CudaVersionAvailabilitySchema>;
+
+/** Stock fields of a GPU or CPU type, present only with `include=AVAILABILITY`. */
+const stockShape = {
+  /** Overall stock for the requested products (only with `include=AVAILABILITY`). */
+  availability: z.string().optional(),
+  /** Stock per data centre (only with `include=AVAILABILITY`; absent when unavailable everywhere). */
+  dataCenters: z.array(DataCenterAvailabilitySchema).optional(),
+};
 
 /** A GPU type (`GpuType`). */
 export const GpuTypeSchema = z.looseObject({
@@ -306,10 +308,7 @@ export const GpuTypeSchema = z.looseObject({
     .optional(),
   /** Most GPUs of this type on one pod, per cloud. */
   maxCount: z.looseObject({ secure: z.number().optional(), community: z.number().optional() }).optional(),
-  /** Overall stock for the requested products (only with `include=AVAILABILITY`). */
-  availability: z.string().optional(),
-  /** Stock per data centre (only with `include=AVAILABILITY`; absent when unavailable everywhere). */
-  dataCenters: z.array(DataCenterAvailabilitySchema).optional(),
+  ...stockShape,
   /** CUDA versions offered (only with `include=AVAILABILITY`; absent for a type with none, e.g. AMD). */
   cudaVersions: z.array(CudaVersionAvailabilitySchema).optional(),
 });
@@ -333,8 +332,7 @@ export const CpuTypeSchema = z.looseObject({
   price: z
     .looseObject({ securePerVcpu: z.number().optional(), serverlessPerVcpu: z.number().optional() })
     .optional(),
-  availability: z.string().optional(),
-  dataCenters: z.array(DataCenterAvailabilitySchema).optional(),
+  ...stockShape,
 });
 export type CpuType = z.infer<typeof CpuTypeSchema>;
 

@@ -10,21 +10,10 @@
  * and `status` are required. One source for the client and the emulator.
  */
 import { z } from "zod";
-import {
-  BAD_REQUEST_RULE,
-  containerConfigAnswerShape,
-  containerConfigShape,
-  cudaExclusive,
-  WorkerLogEventSchema,
-  WorkerLogsQueryInputSchema,
-} from "./serverless";
-
-const str = (field: string) => z.string({ error: `${field} must be a string` });
-const nonEmpty = (field: string) => str(field).min(1, { error: `${field} must not be empty` });
-const int = (field: string) => z.int({ error: `${field} must be an integer` });
-const bool = (field: string) => z.boolean({ error: `${field} must be true or false` });
-const cudaVersion = (field: string) =>
-  str(field).regex(/^\d+\.\d+$/, { error: `${field} must be a CUDA version as major.minor, e.g. "12.4"` });
+import { containerConfigAnswerShape, containerConfigShape } from "./containerConfig";
+import { badRequest, bool, cudaVersion, int, nonEmpty, str } from "./fields";
+import { cudaExclusive } from "./serverless";
+import { WorkerLogEventSchema, WorkerLogsQueryInputSchema } from "./workerLogs";
 
 /** Lifecycle states of a pod (`PodStatus`). */
 export const POD_STATUSES = ["PROVISIONING", "STARTING", "RUNNING", "EXITED", "ERROR", "TERMINATED"] as const;
@@ -71,12 +60,7 @@ export const PodMountsInputSchema = z
   })
   .superRefine((mounts, ctx) => {
     if (mounts.persistent !== undefined && mounts.network !== undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["network"],
-        params: BAD_REQUEST_RULE,
-        message: "persistent and network mounts are mutually exclusive; give one of them",
-      });
+      badRequest(ctx, "network", "persistent and network mounts are mutually exclusive; give one of them");
     }
   });
 export type PodMountsInput = z.input<typeof PodMountsInputSchema>;
@@ -128,27 +112,16 @@ export const PodCreateInputSchema = z
   })
   .superRefine((body, ctx) => {
     if (body.gpu !== undefined && body.cpu !== undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["cpu"],
-        params: BAD_REQUEST_RULE,
-        message: "cpu cannot be combined with gpu; a pod runs on exactly one of them",
-      });
+      badRequest(ctx, "cpu", "cpu cannot be combined with gpu; a pod runs on exactly one of them");
     } else if (body.gpu === undefined && body.cpu === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["gpu"],
-        params: BAD_REQUEST_RULE,
-        message: "gpu is required unless cpu is given: a pod runs on exactly one of gpu or cpu",
-      });
+      badRequest(ctx, "gpu", "gpu is required unless cpu is given: a pod runs on exactly one of gpu or cpu");
     }
     if (body.cpu !== undefined && body.mounts?.persistent !== undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["mounts", "persistent"],
-        params: BAD_REQUEST_RULE,
-        message: "mounts.persistent is not allowed on a CPU pod; use a network volume (mounts.network)",
-      });
+      badRequest(
+        ctx,
+        ["mounts", "persistent"],
+        "mounts.persistent is not allowed on a CPU pod; use a network volume (mounts.network)",
+      );
     }
     if (body.image === undefined && body.templateId === undefined) {
       ctx.addIssue({

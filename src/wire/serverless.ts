@@ -1,6 +1,7 @@
 /**
- * REST v2 wire schemas of serverless endpoints, templates, releases, workers and worker logs,
- * derived from `rest-v2.openapi.json` (`/v2/serverless...`, `/v2/templates...`).
+ * REST v2 wire schemas of serverless endpoints, their releases and workers, derived from
+ * `rest-v2.openapi.json` (`/v2/serverless...`). Templates, worker logs and the container config
+ * they share live beside this module (`templates.ts`, `workerLogs.ts`, `containerConfig.ts`).
  *
  * Request bodies are parsed strictly (an unknown field is a `ValidationError` naming it), with
  * the document's bounds and the cross-field rules it states as 400s (exactly one of `gpu` or
@@ -16,52 +17,12 @@
  * so the emulator can tell them apart ({@link isBadRequestRule}).
  */
 import { z } from "zod";
-
-/** `params` of an issue the v2 document answers with 400 (its other validation failures are 422s). */
-export const BAD_REQUEST_RULE = { status: 400 } as const;
-
-/** True when `issue` is one of the document's 400 rules (exactly one of gpu or cpu; CUDA set vs floor). */
-export function isBadRequestRule(issue: z.core.$ZodIssue): boolean {
-  return issue.code === "custom" && (issue.params as { status?: unknown } | undefined)?.status === 400;
-}
-
-const str = (field: string) => z.string({ error: `${field} must be a string` });
-const nonEmpty = (field: string) => str(field).min(1, { error: `${field} must not be empty` });
-const int = (field: string) => z.int({ error: `${field} must be an integer` });
-const bool = (field: string) => z.boolean({ error: `${field} must be true or false` });
-const strings = (field: string) => z.array(str(field), { error: `${field} must be an array of strings` });
-const cudaVersion = (field: string) =>
-  str(field).regex(/^\d+\.\d+$/, { error: `${field} must be a CUDA version as major.minor, e.g. "12.4"` });
+import { containerConfigAnswerShape, containerConfigShape } from "./containerConfig";
+import { badRequest, cudaVersion, int, nonEmpty, str, strings } from "./fields";
 
 // ---------------------------------------------------------------------------------------------
-// Shared pieces (ContainerConfig, scaling, workers, compute)
+// Shared pieces (scaling, workers, compute)
 // ---------------------------------------------------------------------------------------------
-
-/** `ContainerConfig` of the v2 document: what templates, pods and endpoints share. */
-export const containerConfigShape = {
-  /** Arguments passed to the container entrypoint. */
-  args: str("args").optional(),
-  /** Container disk in GB (ephemeral). */
-  disk: int("disk").min(1, { error: "disk must be at least 1 GB" }).optional(),
-  /** Environment variables. */
-  env: z.record(z.string(), str("env value"), { error: "env must be an object of strings" }).optional(),
-  /** Docker image reference. */
-  image: nonEmpty("image").optional(),
-  /** Exposed ports as `port/protocol`, e.g. `8000/http`. */
-  ports: strings("ports").optional(),
-  /** Container registry credential id (private images), or null for none. */
-  registry: nonEmpty("registry").nullable().optional(),
-};
-
-/** `ContainerConfig` as the service answers it: every field optional, parsed loosely. */
-export const containerConfigAnswerShape = {
-  image: z.string().optional(),
-  args: z.string().optional(),
-  disk: z.number().optional(),
-  ports: z.array(z.string()).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  registry: z.string().nullable().optional(),
-};
 
 /** The container settings of an endpoint (`ContainerConfig`): what a template supplies. */
 export const ENDPOINT_CONTAINER_FIELDS = ["image", "args", "disk", "ports", "env", "registry"] as const;
@@ -145,12 +106,11 @@ export function cudaExclusive(
   ctx: z.core.$RefinementCtx,
 ): void {
   if ((gpu.allowedCudaVersions?.length ?? 0) > 0 && gpu.minCudaVersion) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["minCudaVersion"],
-      params: BAD_REQUEST_RULE,
-      message: "minCudaVersion and a non-empty allowedCudaVersions are mutually exclusive; give one of them",
-    });
+    badRequest(
+      ctx,
+      "minCudaVersion",
+      "minCudaVersion and a non-empty allowedCudaVersions are mutually exclusive; give one of them",
+    );
   }
 }
 
@@ -188,19 +148,13 @@ function computeChoice(
   required: boolean,
 ): void {
   if (body.gpu !== undefined && body.cpu !== undefined) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["cpu"],
-      params: BAD_REQUEST_RULE,
-      message: "cpu cannot be combined with gpu; give one of them",
-    });
+    badRequest(ctx, "cpu", "cpu cannot be combined with gpu; give one of them");
   } else if (required && body.gpu === undefined && body.cpu === undefined) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["gpu"],
-      params: BAD_REQUEST_RULE,
-      message: "gpu is required unless cpu is given: an endpoint runs on exactly one of gpu or cpu",
-    });
+    badRequest(
+      ctx,
+      "gpu",
+      "gpu is required unless cpu is given: an endpoint runs on exactly one of gpu or cpu",
+    );
   }
 }
 
@@ -414,128 +368,3 @@ export const ServerlessReleaseListSchema = z.looseObject({
   releases: z.array(ServerlessReleaseSchema),
 });
 export type ServerlessReleaseList = z.infer<typeof ServerlessReleaseListSchema>;
-
-// ---------------------------------------------------------------------------------------------
-// Worker logs (Server-Sent Events)
-// ---------------------------------------------------------------------------------------------
-
-/** Log sources of `/workers/{workerId}/logs`: container stdout/stderr, or host lifecycle. */
-export const LOG_SOURCES = ["container", "system"] as const;
-export type LogSource = (typeof LOG_SOURCES)[number];
-
-/** Most historical lines `tail` may ask for. */
-export const WORKER_LOG_TAIL_MAX = 5000;
-
-const sinceMessage = 'since must be a Date or an RFC 3339 timestamp such as "2026-11-22T10:00:00Z"';
-
-/** Query of the worker-log stream, as the caller gives it (`signal` and the rest aside). */
-export const WorkerLogsQueryInputSchema = z.strictObject({
-  /** Historical lines to backfill first, 0..5000 (service default 100). Ignored with `since`. */
-  tail: int("tail")
-    .min(0, { error: "tail must be at least 0" })
-    .max(WORKER_LOG_TAIL_MAX, { error: `tail must be at most ${WORKER_LOG_TAIL_MAX}` })
-    .optional(),
-  /** Resume from this time: a `Date` or an RFC 3339 timestamp. */
-  since: z
-    .union([z.date({ error: sinceMessage }), z.iso.datetime({ offset: true, error: sinceMessage })])
-    .optional(),
-  /** Only this source; both when omitted. */
-  source: z.enum(LOG_SOURCES, { error: "source must be container or system" }).optional(),
-});
-
-/** The `data` of one log event: `{ source, line, ts }`. */
-export const WorkerLogEventSchema = z.looseObject({
-  source: z.string(),
-  line: z.string(),
-  /** RFC 3339 timestamp; also the event's SSE `id`. */
-  ts: z.string(),
-});
-export type WorkerLogEvent = z.infer<typeof WorkerLogEventSchema>;
-
-// ---------------------------------------------------------------------------------------------
-// Templates
-// ---------------------------------------------------------------------------------------------
-
-const templateCategory = z.enum(["CPU", "NVIDIA", "AMD"], { error: "category must be CPU, NVIDIA or AMD" });
-
-/** Template mounts: one persistent mount (network mounts are rejected by the service). */
-const TemplateMountsInputSchema = z.strictObject({
-  persistent: z
-    .strictObject({
-      size: int("size").min(10, { error: "size must be at least 10 GB" }),
-      path: nonEmpty("path"),
-    })
-    .optional(),
-});
-
-const templateShape = {
-  ...containerConfigShape,
-  /** Acceptable CUDA versions (`major.minor`); empty means any. */
-  allowedCudaVersions: z.array(cudaVersion("allowedCudaVersions")).optional(),
-  /** Console grouping only. @default "NVIDIA" */
-  category: templateCategory.optional(),
-  mounts: TemplateMountsInputSchema.optional(),
-  /** Visible to other users. @default false */
-  public: bool("public").optional(),
-  /** For serverless workers (true) or pods (false). @default false */
-  serverless: bool("serverless").optional(),
-  /** @default true */
-  startJupyter: bool("startJupyter").optional(),
-  /** @default true */
-  startSsh: bool("startSsh").optional(),
-};
-
-/** Body of `POST /v2/templates` (`CreateTemplateRequest`): `name` and `image` are required. */
-export const TemplateCreateInputSchema = z.strictObject({
-  ...templateShape,
-  name: nonEmpty("name"),
-  image: nonEmpty("image"),
-});
-export type TemplateCreateInput = z.input<typeof TemplateCreateInputSchema>;
-
-/** Body of `PATCH /v2/templates/{id}` (`UpdateTemplateRequest`): only the fields given change. */
-export const TemplateUpdateInputSchema = z
-  .strictObject({ ...templateShape, name: nonEmpty("name").optional() })
-  .refine((body) => Object.keys(body).length > 0, { error: "give at least one field to update" });
-export type TemplateUpdateInput = z.input<typeof TemplateUpdateInputSchema>;
-
-/** A template as the service answers (`Template`). */
-export const TemplateSchema = z.looseObject({
-  id: z.string().min(1),
-  name: z.string(),
-  ...containerConfigAnswerShape,
-  mounts: z
-    .looseObject({ persistent: z.looseObject({ size: z.number().int(), path: z.string() }).optional() })
-    .optional(),
-  serverless: z.boolean().optional(),
-  public: z.boolean().optional(),
-  category: z.string().optional(),
-  startSsh: z.boolean().optional(),
-  startJupyter: z.boolean().optional(),
-  allowedCudaVersions: z.array(z.string()).optional(),
-});
-export type Template = z.infer<typeof TemplateSchema>;
-
-/** `GET /v2/templates`: `{ templates: [...] }`. */
-export const TemplateListSchema = z.looseObject({ templates: z.array(TemplateSchema) });
-
-/**
- * Env names the local emulator reads as instructions (`RUNPOD_EMULATOR_FAIL=<message>` makes a
- * broken release for demos and tests), not as the user's secrets: providers that redact an
- * endpoint's env values from what they print leave these values readable, so the failure they
- * stage can be seen. Every other env value counts as a secret.
- */
-export const EMULATOR_CONTROL_ENV_PREFIX = "RUNPOD_EMULATOR_";
-
-/**
- * The values of an `env` map that are secrets: every string value but the emulator's
- * instructions. Anything that is not a map gives none. The one rule for the client, the providers
- * and their messages.
- */
-export function secretEnvValues(env: unknown): string[] {
-  if (env === null || typeof env !== "object" || Array.isArray(env)) return [];
-  return Object.entries(env as Record<string, unknown>)
-    .filter(([name]) => !name.startsWith(EMULATOR_CONTROL_ENV_PREFIX))
-    .map(([, value]) => value)
-    .filter((value): value is string => typeof value === "string");
-}

@@ -16,10 +16,8 @@ import {
   ServerlessEndpointSchema,
   ServerlessReleaseListSchema,
   ServerlessWorkerListSchema,
-  TemplateCreateInputSchema,
-  TemplateListSchema,
-  TemplateSchema,
 } from "../../src/wire/serverless";
+import { TemplateCreateInputSchema, TemplateListSchema, TemplateSchema } from "../../src/wire/templates";
 
 /** The zod shape checked next to each document schema. */
 const ZOD: Record<string, z.ZodType> = {

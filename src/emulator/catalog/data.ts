@@ -14,7 +14,7 @@ import {
   DataCenterSchema,
   type GpuType,
 } from "../../wire/catalog";
-import type { Template } from "../../wire/serverless";
+import type { Template } from "../../wire/templates";
 import cpuTypesTable from "./cpuTypes.json";
 import dataCentersTable from "./dataCenters.json";
 import gpuTypesTable from "./gpuTypes.json";

@@ -40,7 +40,7 @@ import type {
   GpuTypesQueryInputSchema,
   PublicTemplatesQueryInputSchema,
 } from "../../wire/catalog";
-import type { Template } from "../../wire/serverless";
+import type { Template } from "../../wire/templates";
 import { cpuAvailability, gpuAvailability, renderDataCenter } from "./availability";
 import { CPU_TYPES, DATA_CENTERS, GPU_TYPES, PUBLIC_TEMPLATES } from "./data";
 import type { PodStockView } from "./podStock";

@@ -16,7 +16,7 @@ import {
   PodBillingQueryInputSchema,
   ServerlessBillingQueryInputSchema,
 } from "../../wire/billing";
-import { isBadRequestRule } from "../../wire/serverless";
+import { isBadRequestRule } from "../../wire/fields";
 import {
   aggregateBilling,
   type BillingWindow,

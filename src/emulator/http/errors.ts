@@ -9,8 +9,8 @@ import { STATUS_CODES } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { describeIssue } from "../../client/validate";
+import { isBadRequestRule } from "../../wire/fields";
 import type { V1ErrorBody, V2Problem } from "../../wire/schemas";
-import { isBadRequestRule } from "../../wire/serverless";
 
 /** Which interface a request belongs to, deciding its error shape and its rate-limit row. */
 export type Dialect = "v1" | "v2" | "job";

@@ -31,9 +31,8 @@ import {
 import {
   ServerlessEndpointCreateInputSchema,
   ServerlessEndpointUpdateInputSchema,
-  TemplateCreateInputSchema,
-  TemplateUpdateInputSchema,
 } from "../../wire/serverless";
+import { TemplateCreateInputSchema, TemplateUpdateInputSchema } from "../../wire/templates";
 import { DATA_CENTER_IDS } from "../catalog";
 import {
   ServerlessConflictError,

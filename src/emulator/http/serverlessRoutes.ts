@@ -15,7 +15,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { LOG_SOURCES, WORKER_LOG_TAIL_MAX, type WorkerLogEvent } from "../../wire/serverless";
+import { LOG_SOURCES, WORKER_LOG_TAIL_MAX, type WorkerLogEvent } from "../../wire/workerLogs";
 import { eventId, type LogLine, parseCursor, type WorkerLogs } from "../jobs/workerLogs";
 import type { ServerlessStore } from "../serverless";
 import { HttpError, parse } from "./errors";

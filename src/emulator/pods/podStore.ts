@@ -30,7 +30,7 @@ import { randomBytes } from "node:crypto";
 import type { z } from "zod";
 import type { AvailabilityLevel } from "../../wire/catalog";
 import type { Pod, PodAction, PodCreateInputSchema, PodStatus, PodUpdateInputSchema } from "../../wire/pods";
-import type { Template } from "../../wire/serverless";
+import type { Template } from "../../wire/templates";
 import type { PodUsageSink } from "../billing/meter";
 import { type PodStockView, podCpuType } from "../catalog";
 import type { Clock } from "../clock";

@@ -4,7 +4,7 @@
  */
 import type { z } from "zod";
 import type { Pod, PodAction, PodCreateInputSchema, PodStatus, PodUpdateInputSchema } from "../../wire/pods";
-import type { Template } from "../../wire/serverless";
+import type { Template } from "../../wire/templates";
 import { PodError } from "./errors";
 
 type CreateBody = z.output<typeof PodCreateInputSchema>;

@@ -10,8 +10,8 @@ import {
   EndpointWorkersSchema,
   ServerlessEndpointSchema,
   ServerlessReleaseSchema,
-  TemplateSchema,
 } from "../../wire/serverless";
+import { TemplateSchema } from "../../wire/templates";
 
 /** An endpoint as stored: the wire's `Endpoint` without `requestUrls` (made when rendering). */
 export const EndpointRecordSchema = ServerlessEndpointSchema.omit({ requestUrls: true, version: true })

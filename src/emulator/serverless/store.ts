@@ -35,9 +35,8 @@ import {
   type ServerlessEndpointUpdateInputSchema,
   type ServerlessReleaseList,
   type ServerlessWorkerList,
-  type TemplateCreateInputSchema,
-  type TemplateUpdateInputSchema,
 } from "../../wire/serverless";
+import type { TemplateCreateInputSchema, TemplateUpdateInputSchema } from "../../wire/templates";
 import { requireKnownPools } from "../catalog";
 import type { Clock } from "../clock";
 import { V2_MANAGEMENT_SEGMENTS } from "../http/v2Document";

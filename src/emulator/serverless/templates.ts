@@ -1,6 +1,6 @@
 /** Serverless templates as the store keeps them: made from a create request, or filled in from the public catalog. */
 import type { z } from "zod";
-import type { TemplateCreateInputSchema } from "../../wire/serverless";
+import type { TemplateCreateInputSchema } from "../../wire/templates";
 import { findPublicTemplate } from "../catalog";
 import type { Template } from "./records";
 
