@@ -17,7 +17,7 @@ import {
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { endpointCostOutput } from "../cost/endpoint";
 import type { RunContext } from "./execution";
-import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./jobArgs";
+import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./jobArgsCheck";
 import type { WorkerLogReader } from "./logTail";
 import type { ProbeTarget } from "./probe";
 import type { WorkerListReader } from "./rollout";

@@ -15,7 +15,7 @@ import { type ServerlessEndpointCreateInput, ServerlessEndpointCreateInputSchema
 import { givenArgs, unknownArgFailures } from "../common/checkArgs";
 import { containsUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
-import { outputSchemaFailure } from "../release/jobArgs";
+import { outputSchemaFailure } from "../release/jobArgsCheck";
 import { SMOKE_TEST_FIELDS, type SmokeTestInputs, SmokeTestSchema } from "./smokeTest";
 
 /** Default of `rolloutTimeoutMs`: 10 minutes, in ms. */
