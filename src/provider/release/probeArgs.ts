@@ -4,7 +4,20 @@
  * arguments that mean nothing to a probe. The rest of the JobRun arguments are in `jobArgs.ts`.
  */
 import { z } from "zod";
-import { checkLoadBalancerHeaders, checkLoadBalancerPath, LOAD_BALANCER_METHODS } from "../../client";
+import { checkLoadBalancerHeaders, checkLoadBalancerPath, LOAD_BALANCER_METHODS, MB } from "../../client";
+
+/** Largest `http.body` of a probe, as JSON: 1 MB (1,000,000 bytes); a smoke test sends a small request. */
+export const PROBE_BODY_LIMIT_BYTES = 1 * MB;
+
+/** The JSON size of a probe body, or undefined when it is not JSON (the schema says so elsewhere). */
+function jsonBytes(value: unknown): number | undefined {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? undefined : Buffer.byteLength(text, "utf8");
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * A refinement from one of the client's own checks (which throw `ValidationError`), so `check`
@@ -45,8 +58,14 @@ export const HttpProbeSchema = z.strictObject(
       }),
     body: z
       .unknown()
+      .refine((value) => value === undefined || (jsonBytes(value) ?? 0) <= PROBE_BODY_LIMIT_BYTES, {
+        error: (issue) =>
+          `body must be at most ${PROBE_BODY_LIMIT_BYTES} bytes (1 MB) as JSON, got ${String(jsonBytes(issue.input))}`,
+      })
       .optional()
-      .meta({ description: "A JSON value sent as the request body (`application/json`)." }),
+      .meta({
+        description: "A JSON value sent as the request body (`application/json`), at most 1 MB as JSON.",
+      }),
     headers: z
       .record(z.string(), z.string({ error: "header values must be strings" }), {
         error: "headers must be an object of header names to string values",
