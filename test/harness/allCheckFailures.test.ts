@@ -409,7 +409,7 @@ const ROWS: Record<Kind, Row[]> = {
         smokeTest: { input: { a: 1 }, expect: { outputSchema: { type: "banana" } } },
       },
       [
-        " has a problem: smokeTest.expect.outputSchema is not a valid JSON Schema (draft 2020-12): schema is invalid: data/type must be equal to one of the allowed values, data/type must be array, data/type must match a schema in anyOf",
+        " has a problem: smokeTest.expect.outputSchema: type must be one of array, boolean, integer, null, number, object, string (or an array of them) (JSON Schema draft 2020-12)",
       ],
     ),
     row("smokeTest.timeoutMs zero", { smokeTest: { input: { a: 1 }, timeoutMs: 0 } }, [
@@ -514,7 +514,7 @@ const ROWS: Record<Kind, Row[]> = {
       " has a problem: unknown field expect.outptu: not allowed here",
     ]),
     row("expect.outputSchema not a JSON Schema", { expect: { outputSchema: { type: "banana" } } }, [
-      " has a problem: expect.outputSchema is not a valid JSON Schema (draft 2020-12): schema is invalid: data/type must be equal to one of the allowed values, data/type must be array, data/type must match a schema in anyOf",
+      " has a problem: expect.outputSchema: type must be one of array, boolean, integer, null, number, object, string (or an array of them) (JSON Schema draft 2020-12)",
     ]),
     row("expect not an object", { expect: "COMPLETED" }, [
       ": property expect value {COMPLETED} has a problem: expect must be an object with optional status, output, allowErrorOutput, maxDelayMs, maxExecutionMs and outputSchema",

@@ -160,3 +160,23 @@ describe("probe body", () => {
     expect(text[0]).toContain("at most 1000000 bytes (1 MB)");
   });
 });
+
+describe("expect.outputSchema errors in our words", () => {
+  const failureFor = (outputSchema: unknown) =>
+    reasons(checkJobRunArgs({ endpointId: "ep", input: {}, expect: { outputSchema } }));
+  it("names the keyword's place and the allowed types for a misspelt type", () => {
+    expect(failureFor({ properties: { n: { type: "integr" } } })).toEqual([
+      "expect.outputSchema: properties.n.type must be one of array, boolean, integer, null, number, object, string (or an array of them) (JSON Schema draft 2020-12)",
+    ]);
+  });
+  it("says what a keyword's value must be", () => {
+    expect(failureFor({ required: "a" })).toEqual([
+      "expect.outputSchema: required must be an array (JSON Schema draft 2020-12)",
+    ]);
+  });
+  it("says a $ref names no part of the schema", () => {
+    expect(failureFor({ $ref: "#/nope" })[0]).toMatch(
+      /^expect\.outputSchema has a \$ref to #\/nope, which names no part/,
+    );
+  });
+});
