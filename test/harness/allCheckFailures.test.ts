@@ -107,6 +107,12 @@ const ROWS: Record<Kind, Row[]> = {
   ContainerRegistryAuth: [
     row("name missing", { name: undefined }, [" has a problem: name is required: a non-empty string"]),
     row("name blank", { name: "   " }, [": property name value {   } has a problem: name must not be empty"]),
+    row("name of 1 MB (its value not printed)", { name: "n".repeat(1_000_000) }, [
+      " has a problem: name must be at most 191 characters, got 1000000",
+    ]),
+    row("name with a newline (its value not printed)", { name: "a\nb" }, [
+      " has a problem: name must not contain control characters (NUL, newline, tab, ...)",
+    ]),
     row("name not a string", { name: 42 }, [
       ": property name value {42} has a problem: name must be a string, got a number",
     ]),
@@ -189,7 +195,13 @@ const ROWS: Record<Kind, Row[]> = {
     row("image blank", { image: " " }, [": property image value { } has a problem: image must not be empty"]),
     row("disk below 1", { disk: 0 }, [": property disk value {0} has a problem: disk must be at least 1 GB"]),
     row("disk not an integer", { disk: 1.5 }, [
-      ": property disk value {1.5} has a problem: disk must be an integer, got a number",
+      ": property disk value {1.5} has a problem: disk must be a whole number of GB (at least 1), not a fraction",
+    ]),
+    row("an env name with = (env is secret)", { env: secretValue({ HF_TOKEN: SECRET, "KEY=1": SECRET }) }, [
+      ' has a problem: env names must be non-empty, without "=" or control characters, e.g. MODEL_ID (name 2 of 2 is not)',
+    ]),
+    row("a relative mount path", { mounts: { persistent: { size: 20, path: "relative" } } }, [
+      ' has a problem: mounts.persistent.path must be an absolute path inside the container, starting with "/", e.g. "/workspace"',
     ]),
     row("an env value not a string (env is secret)", { env: secretValue({ HF_TOKEN: SECRET, PORT: 8000 }) }, [
       " has a problem: env.PORT: env value must be a string",
@@ -312,6 +324,15 @@ const ROWS: Record<Kind, Row[]> = {
     row("an env value not a string (env is secret)", { env: secretValue({ HF_TOKEN: SECRET, PORT: 8000 }) }, [
       " has a problem: env.PORT: env value must be a string",
     ]),
+    row("workers.min above workers.max", { workers: { min: 5, max: 2 } }, [
+      " has a problem: workers.min: min must be at most max (got min 5, max 2): the fewest workers kept cannot exceed the most allowed",
+    ]),
+    row("workers.max past any quota", { workers: { max: 1e7 } }, [
+      " has a problem: workers.max: max must be at most 10000 (the v2 document sets no upper bound; no account's worker quota comes near it), got 10000000",
+    ]),
+    row("a port without /http or /tcp", { ports: ["8000"] }, [
+      ' has a problem: ports[0]: ports entries must be "<port>/http" or "<port>/tcp", e.g. "8000/http"',
+    ]),
     row("workers.max negative", { workers: { max: -1 } }, [
       " has a problem: workers.max: max must be at least 0",
     ]),
@@ -388,7 +409,7 @@ const ROWS: Record<Kind, Row[]> = {
         smokeTest: { input: { a: 1 }, expect: { outputSchema: { type: "banana" } } },
       },
       [
-        " has a problem: smokeTest.expect.outputSchema is not a valid JSON Schema (draft 2020-12): schema is invalid: data/type must be equal to one of the allowed values, data/type must be array, data/type must match a schema in anyOf",
+        " has a problem: smokeTest.expect.outputSchema: type must be one of array, boolean, integer, null, number, object, string (or an array of them) (JSON Schema draft 2020-12)",
       ],
     ),
     row("smokeTest.timeoutMs zero", { smokeTest: { input: { a: 1 }, timeoutMs: 0 } }, [
@@ -399,6 +420,12 @@ const ROWS: Record<Kind, Row[]> = {
     ]),
   ],
   JobRun: [
+    row(
+      "an http probe body of 2 MB",
+      { ...PROBE, http: { path: "/", body: { text: "x".repeat(2_000_000) } } },
+      [" has a problem: http.body must be at most 1000000 bytes (1 MB) as JSON, got 2000011"],
+      { field: "http" },
+    ),
     row("endpointId missing", { endpointId: undefined }, [
       ' has a problem: endpointId is required: the id of the serverless endpoint, a non-empty endpoint id without whitespace or slashes, other than "." and ".."',
     ]),
@@ -487,7 +514,7 @@ const ROWS: Record<Kind, Row[]> = {
       " has a problem: unknown field expect.outptu: not allowed here",
     ]),
     row("expect.outputSchema not a JSON Schema", { expect: { outputSchema: { type: "banana" } } }, [
-      " has a problem: expect.outputSchema is not a valid JSON Schema (draft 2020-12): schema is invalid: data/type must be equal to one of the allowed values, data/type must be array, data/type must match a schema in anyOf",
+      " has a problem: expect.outputSchema: type must be one of array, boolean, integer, null, number, object, string (or an array of them) (JSON Schema draft 2020-12)",
     ]),
     row("expect not an object", { expect: "COMPLETED" }, [
       ": property expect value {COMPLETED} has a problem: expect must be an object with optional status, output, allowErrorOutput, maxDelayMs, maxExecutionMs and outputSchema",
@@ -691,6 +718,9 @@ const ROWS: Record<Kind, Row[]> = {
   ],
   Pod: [
     row("name missing", { name: undefined }, [" has a problem: name is required: a non-empty string"]),
+    row("name with a NUL (its value not printed)", { name: "a\u0000b" }, [
+      " has a problem: name must not contain control characters (NUL, newline, tab, ...)",
+    ]),
     row(
       "both gpu and cpu",
       { cpu: { id: "cpu3c", vcpuCount: 2 } },

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { recordedRunPassed } from "../../src/provider/jobRun/diff";
-import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/release/jobArgs";
+import { resolveJobRunArgs } from "../../src/provider/release/jobArgs";
+import { checkJobRunArgs } from "../../src/provider/release/jobArgsCheck";
 import { outputSchemaViolations } from "../../src/provider/release/outputSchema";
 import { judge } from "../../src/provider/release/verdict";
 import { type ProviderHost, urnFor } from "../support/providerHost.mts";
@@ -125,7 +126,7 @@ describe("expect.outputSchema as functions", () => {
     expect(bad).toEqual([
       {
         property: "expect.outputSchema",
-        reason: expect.stringContaining("not a valid JSON Schema (draft 2020-12)"),
+        reason: expect.stringContaining("expect.outputSchema: type must be one of array, boolean"),
       },
     ]);
     expect(checkJobRunArgs({ ...base, expect: { outputSchema: "object" } })).toEqual([
@@ -291,7 +292,7 @@ describe("expect rules in the provider host", () => {
         expect: { outputSchema: { minimum: "one" } },
       },
     );
-    expect(failures).toEqual([{ property: "", reason: expect.stringContaining("not a valid JSON Schema") }]);
+    expect(failures).toEqual([{ property: "", reason: expect.stringContaining("minimum must be a number") }]);
   });
 
   it("fails a missed queue budget with the measured delayTime", async () => {

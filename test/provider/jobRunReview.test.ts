@@ -17,7 +17,8 @@ import {
   type LifecycleContext,
   updateJobRun,
 } from "../../src/provider/jobRun/operations";
-import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/release/jobArgs";
+import { resolveJobRunArgs } from "../../src/provider/release/jobArgs";
+import { checkJobRunArgs } from "../../src/provider/release/jobArgsCheck";
 import { buildOutputs } from "../../src/provider/release/outputs";
 import { CANCEL_NOT_CONFIRMED, executeJobRun, MIN_RUNSYNC_TIMEOUT_MS } from "../../src/provider/release/run";
 

@@ -12,7 +12,8 @@ import {
 } from "../../src/client/errors";
 import { UNKNOWN } from "../../src/provider/common/unknown";
 import { changedArgs, diffJobRun } from "../../src/provider/jobRun/diff";
-import { checkJobRunArgs, resolveJobRunArgs } from "../../src/provider/release/jobArgs";
+import { resolveJobRunArgs } from "../../src/provider/release/jobArgs";
+import { checkJobRunArgs } from "../../src/provider/release/jobArgsCheck";
 import { findMismatches, formatMismatches, matchesSubset } from "../../src/provider/release/match";
 import { buildOutputs } from "../../src/provider/release/outputs";
 import {

@@ -4,6 +4,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
+import { POD_PORT } from "../../client";
 
 /**
  * The arguments `news` gives, `__provider` left out and `null` read as not given (`args`), and
@@ -35,4 +36,79 @@ export function unknownArgFailures(
 ): pulumi.dynamic.CheckFailure[] | undefined {
   if (issue.code !== "unrecognized_keys" || issue.path.length !== 0) return undefined;
   return issue.keys.map((key) => ({ property: "", reason: reason(key, allowed) }));
+}
+
+/**
+ * Longest name of a RunPod object (endpoint, template, volume, pod, registry credential), in
+ * characters: the service's own bound (`maxLength: 191` on names in its REST v1 document; the v2
+ * document states none and the service keeps the same store).
+ */
+export const NAME_MAX_LENGTH = 191;
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * `name` bounded as the service bounds it: at most {@link NAME_MAX_LENGTH} characters, and no
+ * control character (a NUL or a newline would forge lines of the console and of `pulumi up`).
+ */
+export function boundedName<S extends z.ZodString>(schema: S, field = "name"): S {
+  return schema
+    .max(NAME_MAX_LENGTH, {
+      error: (issue) =>
+        `${field} must be at most ${NAME_MAX_LENGTH} characters, got ${String((issue.input as string).length)}`,
+    })
+    .refine((value) => !CONTROL_CHARACTER.test(value), {
+      error: `${field} must not contain control characters (NUL, newline, tab, ...)`,
+    }) as S;
+}
+
+/**
+ * The rule of an environment variable name, as a container's environment takes it (`NAME=value`
+ * lines): not empty, no `=`, no control character.
+ */
+export const ENV_NAME_RULE = 'env names must be non-empty, without "=" or control characters, e.g. MODEL_ID';
+
+/** True when `name` can name an environment variable ({@link ENV_NAME_RULE}). */
+export const isEnvName = (name: string): boolean =>
+  name !== "" && !name.includes("=") && !CONTROL_CHARACTER.test(name);
+
+/**
+ * `env` with its names checked ({@link ENV_NAME_RULE}). The failure tells which name by its
+ * position, never the name or a value: a typo may have pasted a secret into a name.
+ */
+export function checkedEnvNames<S extends z.ZodType<Record<string, string> | undefined>>(schema: S): S {
+  return schema.superRefine((env, ctx) => {
+    if (env === undefined || env === null || typeof env !== "object") return;
+    const names = Object.keys(env);
+    const bad = names.flatMap((name, i) => (isEnvName(name) ? [] : [i + 1]));
+    if (bad.length === 0) return;
+    const which =
+      bad.length === 1
+        ? `name ${bad[0]}`
+        : `names ${bad.slice(0, 5).join(", ")}${bad.length > 5 ? ", ..." : ""}`;
+    ctx.addIssue({ code: "custom", message: `${ENV_NAME_RULE} (${which} of ${names.length} is not)` });
+  }) as unknown as S;
+}
+
+/** The rule of a port entry, shared by pods, templates and endpoints. */
+export const PORT_RULE = 'ports entries must be "<port>/http" or "<port>/tcp", e.g. "8000/http"';
+
+/** `ports` with each entry checked against {@link PORT_RULE}. */
+export function checkedPorts<S extends z.ZodType<string[] | undefined>>(schema: S): S {
+  return schema.superRefine((ports, ctx) => {
+    if (!Array.isArray(ports)) return;
+    ports.forEach((port, i) => {
+      if (typeof port === "string" && !POD_PORT.test(port)) {
+        ctx.addIssue({ code: "custom", path: [i], message: PORT_RULE });
+      }
+    });
+  }) as unknown as S;
+}
+
+/** A mount path: absolute, as a container mounts at (`/workspace`). */
+export function absolutePath<S extends z.ZodString>(schema: S, field = "path"): S {
+  return schema.refine((value) => value.startsWith("/"), {
+    error: `${field} must be an absolute path inside the container, starting with "/", e.g. "/workspace"`,
+  }) as S;
 }

@@ -16,6 +16,9 @@ import { redact } from "./redaction";
 // Check failures as the engine prints them
 // ---------------------------------------------------------------------------------------------
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL_IN_VALUE = /[\u0000-\u001f\u007f-\u009f]/;
+
 /** Longest value, as JSON, a check failure may name its property for (the engine prints it whole). */
 const PRINTABLE_VALUE_CHARS = 120;
 
@@ -24,8 +27,8 @@ const PRINTABLE_VALUE_CHARS = 120;
  * with a property as `property <p> value <v> has a problem: <reason>`, `<v>` being the program's
  * value under that top-level key, whole and unredacted (`issueCheckFailures`, step_generator.go).
  * So a failure keeps its property only when that value is given, plain, short and top-level; for
- * a missing value or a nested path (both print `{<nil>}`), a secret (`secretKeys`) or a large
- * value the property is left empty and the reason names the field. (An unknown argument's
+ * a missing value or a nested path (both print `{<nil>}`), a secret (`secretKeys`), a large
+ * value or a string with a control character (printed raw, a newline forges a line) the property is left empty and the reason names the field. (An unknown argument's
  * failure has no property in each `args.ts`: its value may be a secret the host cannot tell.)
  */
 export function forEngine<F extends { property: string; reason: string }>(
@@ -41,8 +44,13 @@ export function forEngine<F extends { property: string; reason: string }>(
     const json = JSON.stringify(value) ?? "";
     // A missing value prints `{<nil>}`: the reason says the field is required instead.
     const given = value !== undefined && value !== null;
+    // A control character (a newline, an escape) in a value printed raw would forge or recolour lines.
     const printable =
-      given && top === property && !secretKeys.includes(top) && json.length <= PRINTABLE_VALUE_CHARS;
+      given &&
+      top === property &&
+      !secretKeys.includes(top) &&
+      json.length <= PRINTABLE_VALUE_CHARS &&
+      !(typeof value === "string" && CONTROL_IN_VALUE.test(value));
     if (printable) return failure;
     return {
       ...failure,

@@ -32,7 +32,7 @@ import { forEngine, withProviderErrors } from "../common/engineText";
 import { defineOperations } from "../common/operations";
 import type { RunpodSettings } from "../config";
 import { contextFromSettings, type LifecycleContext, restDialectOf } from "../release/context";
-import { type CheckFailure, checkJobRunArgs as checkArgs } from "../release/jobArgs";
+import { type CheckFailure, checkJobRunArgs as checkArgs } from "../release/jobArgsCheck";
 import { jobRunSecrets, runAndRecord } from "../release/runAndRecord";
 import { diffJobRun } from "./diff";
 import { cancelOnDelete, refreshRecordedJob, settlePreviousJob } from "./recordedJob";
@@ -43,7 +43,7 @@ export { JobRunFailedError, jobRunSecrets, runAndRecord } from "../release/runAn
 export { diffJobRun } from "./diff";
 
 /**
- * `check`: the arguments field by field, no network (see `../release/jobArgs.ts`). With the provider's
+ * `check`: the arguments field by field, no network (see `../release/jobArgsCheck.ts`). With the provider's
  * settings, an explicit `rollout: "wait"` on a REST v1 `restUrl` fails here, before any deploy.
  */
 export function checkJobRunArgs(news: Record<string, unknown>, settings?: RunpodSettings): CheckFailure[] {

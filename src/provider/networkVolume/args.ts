@@ -13,7 +13,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { NetworkVolumeCreateInputSchema, V1_VOLUME_SIZE, V2_VOLUME_SIZE } from "../../client";
-import { givenArgs, unknownArgFailures } from "../common/checkArgs";
+import { boundedName, givenArgs, unknownArgFailures } from "../common/checkArgs";
 import { isUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
 
@@ -25,7 +25,7 @@ const notBlank = (field: "name" | "dataCenterId") =>
 
 /** Strict schema of the arguments (an unknown key is a typo and fails); size bounds are the dialect's. */
 export const NetworkVolumeArgsSchema = NetworkVolumeCreateInputSchema.extend({
-  name: notBlank("name").meta({
+  name: boundedName(notBlank("name")).meta({
     description:
       "Human-readable name; need not be unique in the account. Changing it renames the volume in\n" +
       "place (a PATCH).",

@@ -10,6 +10,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { POD_PORT, PodCreateInputSchema, resolveRestUrl, secretEnvValues } from "../../client";
+import { absolutePath, boundedName, checkedEnvNames } from "../common/checkArgs";
 import { redact } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
@@ -238,6 +239,21 @@ export const BODY_NAMES = Object.keys(PodCreateInputSchema.shape);
 /** Every argument name: `name` first, then the body's, then the provider's own. */
 export const ARG_NAMES = ["name", ...BODY_NAMES.filter((k) => k !== "name"), ...OUTSIDE_BODY];
 
+/**
+ * What the pod's body schema does not bound and every resource does (shared rules): the name's
+ * length and characters, env names, absolute mount paths. Checked beside the body schema.
+ */
+const PodBoundsSchema = z.object({
+  name: boundedName(z.string()).optional(),
+  env: checkedEnvNames(z.record(z.string(), z.string()).optional()),
+  mounts: z
+    .object({
+      persistent: z.object({ path: absolutePath(z.string(), "mounts.persistent.path") }).optional(),
+      network: z.array(z.object({ path: absolutePath(z.string(), "mounts.network.path") })).optional(),
+    })
+    .optional(),
+});
+
 /** Fields whose cross-field rules depend on each other: an unknown one leaves the rules unjudged. */
 const CROSS_FIELDS = ["gpu", "cpu", "mounts", "image", "templateId", "ports", "waitFor", "startSsh"];
 
@@ -276,6 +292,8 @@ export function checkPodArgs(
     ...(PodCreateInputSchema.safeParse(body).error?.issues ?? []),
     ...(PodExtraArgsSchema.safeParse(extra).error?.issues ?? []),
   ];
+  // The shared bounds (a wrong type, told by the body's schema first, is told once: see `seen`).
+  issues.push(...(PodBoundsSchema.safeParse(body).error?.issues ?? []));
   for (const issue of issues) {
     if (issue.code === "unrecognized_keys" && issue.path.length === 0) {
       for (const key of issue.keys) {

@@ -11,7 +11,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ContainerRegistryAuthCreateInputSchema } from "../../client";
-import { givenArgs, unknownArgFailures } from "../common/checkArgs";
+import { boundedName, givenArgs, unknownArgFailures } from "../common/checkArgs";
 import { isUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
 
@@ -24,7 +24,7 @@ const notBlank = (field: BodyField) =>
 
 /** Strict schema of the arguments (an unknown key is a typo and fails). */
 export const RegistryAuthArgsSchema = ContainerRegistryAuthCreateInputSchema.extend({
-  name: notBlank("name").meta({
+  name: boundedName(notBlank("name")).meta({
     description:
       "Name of the credential, unique within the RunPod account; templates and endpoints refer to\n" +
       "the credential by its id, the console shows this name. A change creates the new credential\n" +

@@ -1,6 +1,6 @@
 /**
  * The bounds of one JobRun execution: what it keeps of a stream, how long a cancel or a drain may
- * take, and the runsync timing margins. Argument checking (`jobArgs.ts`) and the execution
+ * take, and the runsync timing margins. Argument checking (`jobArgs.ts`, `jobArgsCheck.ts`) and the execution
  * (`run.ts`) both read them, so they live apart from both (no import cycle).
  */
 import { MB, SYNC_WAIT_MIN_MS } from "../../client";

@@ -18,7 +18,7 @@ import { clientFromSettings, type RunpodSettings, resolveSettings } from "../con
 import { runWorkerRate } from "../cost/endpoint";
 import type { Clock } from "./clock";
 import type { RunContext } from "./execution";
-import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./jobArgs";
+import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./jobArgsCheck";
 import type { WorkerLogReader } from "./logTail";
 import type { ProbeTarget } from "./probe";
 import type { WorkerListReader } from "./rollout";

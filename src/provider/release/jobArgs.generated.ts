@@ -39,7 +39,7 @@ export interface JobRunArgs {
      * Path on the endpoint, starting with "/" (a query string may follow `?`), e.g. `/v1/chat/completions`.
      */
     path: InputOf<NonNullable<Plain["http"]>["path"]>;
-    /** A JSON value sent as the request body (`application/json`). */
+    /** A JSON value sent as the request body (`application/json`), at most 1 MB as JSON. */
     body?: InputOf<NonNullable<Plain["http"]>["body"]>;
     /**
      * More request headers (a map of names to strings). Stored as a secret with the rest of

@@ -5,31 +5,20 @@
  * through `jobInputs.ts`, the documented `JobRunArgs` a program passes (the doc comments below are
  * what users read).
  *
- * Checking is the provider's `check`: no network, the job-request fields checked by the client's
- * own schema (so a bad `policy.ttl` reads the same here as from `endpoint.run`), values still
- * unknown in a preview skipped, every failure naming its field and what is allowed.
+ * The HTTP probe's schema is in `probeArgs.ts`; the provider's `check` is in `jobArgsCheck.ts`.
  */
 import { z } from "zod";
 import {
-  checkLoadBalancerHeaders,
-  checkLoadBalancerPath,
-  describeIssue,
   ENDPOINT_ID_RULE,
-  formatPath,
   isEndpointId,
   JobRequestSchema,
-  LOAD_BALANCER_METHODS,
-  MB,
-  RUN_PAYLOAD_LIMIT_BYTES,
-  RUNSYNC_PAYLOAD_LIMIT_BYTES,
   TERMINAL_JOB_STATUSES,
   type TerminalJobStatus,
   TTL_MAX_MS,
 } from "../../client";
-import { unknownArgFailures } from "../common/checkArgs";
-import { containsUnknown, UNKNOWN } from "../common/unknown";
+import { UNKNOWN } from "../common/unknown";
 import { MIN_RUNSYNC_TIMEOUT_MS } from "./bounds";
-import { outputSchemaProblem } from "./outputSchema";
+import { HttpProbeSchema, probeCrossChecks } from "./probeArgs";
 
 /** Default `timeoutMs` of a JobRun: 10 minutes, in ms. */
 export const DEFAULT_JOB_RUN_TIMEOUT_MS = 600_000;
@@ -105,87 +94,9 @@ const ExpectSchema = z.strictObject(
   },
 );
 
-/**
- * A refinement from one of the client's own checks (which throw `ValidationError`), so `check`
- * and the client refuse the same values with the same words. The error's path below the checked
- * field (`["headers", "Authorization"]`) becomes the issue's path.
- */
-function clientRule(rule: (value: unknown) => unknown) {
-  return (value: unknown, ctx: z.core.$RefinementCtx) => {
-    try {
-      rule(value);
-    } catch (error) {
-      const below = ((error as { path?: PropertyKey[] }).path ?? []).slice(1);
-      const message = (error as Error).message.replace(/^headers: /, "");
-      ctx.addIssue({ code: "custom", path: below, message });
-    }
-  };
-}
-
-/**
- * An HTTP probe of a `type: "LOAD_BALANCER"` endpoint (`http`): one request to the endpoint's own
- * path at its `requestUrls.base`, judged by status and then by `expect` on the answer.
- */
-export const HttpProbeSchema = z.strictObject(
-  {
-    method: z
-      .enum(LOAD_BALANCER_METHODS, { error: `method must be one of ${LOAD_BALANCER_METHODS.join(", ")}` })
-      .optional()
-      .meta({
-        description: "HTTP method: GET, POST, PUT, PATCH or DELETE.",
-        default: '"POST" when `body` is given, else "GET"',
-      }),
-    path: z
-      .string({ error: 'path is required: the path on the endpoint, starting with "/"' })
-      .superRefine(clientRule(checkLoadBalancerPath))
-      .meta({
-        description:
-          'Path on the endpoint, starting with "/" (a query string may follow `?`), e.g. `/v1/chat/completions`.',
-      }),
-    body: z
-      .unknown()
-      .optional()
-      .meta({ description: "A JSON value sent as the request body (`application/json`)." }),
-    headers: z
-      .record(z.string(), z.string({ error: "header values must be strings" }), {
-        error: "headers must be an object of header names to string values",
-      })
-      .superRefine(clientRule(checkLoadBalancerHeaders))
-      .optional()
-      .meta({
-        description:
-          "More request headers (a map of names to strings). Stored as a secret with the rest of\n" +
-          "`http`, and every value is kept out of the outputs, messages and logs. `Authorization` may\n" +
-          "not be set: the provider sends `Bearer <runpod:apiKey>`, as the load balancer requires.",
-      }),
-    expectStatus: z
-      .int({ error: "expectStatus must be an integer HTTP status" })
-      .min(100, { error: "expectStatus must be at least 100" })
-      .max(599, { error: "expectStatus must be at most 599" })
-      .default(200)
-      .meta({ description: "The HTTP status the answer must have (100 .. 599).", default: "200" }),
-  },
-  { error: "http must be an object with path and optional method, body, headers and expectStatus" },
-);
-
 /** Why a JobRun without `input` nor `http` fails. */
 export const INPUT_REQUIRED =
   "input is required: the job input, a JSON object (or give http instead to probe a LOAD_BALANCER endpoint)";
-
-/** The arguments that mean nothing to an HTTP probe, with why (a check failure names them). */
-const NOT_FOR_PROBES: readonly [string, (a: Record<string, unknown>) => boolean, string][] = [
-  ["input", (a) => a.input !== undefined, ""],
-  ["webhook", (a) => a.webhook !== undefined, "a load balancer calls no webhook"],
-  ["policy", (a) => a.policy !== undefined, "the execution policy is a queue job's"],
-  ["s3Config", (a) => a.s3Config !== undefined, "storage settings are passed to queue jobs only"],
-  ["mode", (a) => a.mode === "runsync", 'mode "runsync" is a way to submit a queue job'],
-  ["collectStream", (a) => a.collectStream === true, "a probe has no job stream"],
-  [
-    "retries",
-    (a) => typeof a.retries === "number" && a.retries > 0,
-    "it re-queues a FAILED job with the service's /retry, and a probe is sent once (once more only when another release answered)",
-  ],
-];
 
 /**
  * The JobRun arguments as one strict object, before the rules between fields
@@ -335,33 +246,7 @@ export function jobRunCrossChecks(
   // Not known yet (a preview): whether this is a probe is judged once it is known.
   if (args.http === UNKNOWN) return;
   if (args.http !== undefined) {
-    for (const [name, given, why] of NOT_FOR_PROBES) {
-      if (!given(args as Record<string, unknown>)) continue;
-      ctx.addIssue({
-        code: "custom",
-        path: [name],
-        message:
-          name === "input"
-            ? "input and http are mutually exclusive: input runs a queue job, http probes a load-balancer endpoint; give one"
-            : `${name} does not apply to an http probe: ${why}; leave it out`,
-      });
-    }
-    if (args.expect?.status !== undefined && args.expect.status !== "COMPLETED") {
-      ctx.addIssue({
-        code: "custom",
-        path: ["expect", "status"],
-        message: `status (${args.expect.status}) does not apply to an http probe: set http.expectStatus, the HTTP status the answer must have`,
-      });
-    }
-    if (args.expect?.maxDelayMs !== undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["expect", "maxDelayMs"],
-        message:
-          "maxDelayMs does not apply to an http probe (a load balancer reports no queue time): " +
-          "expect.maxExecutionMs bounds the request's latency",
-      });
-    }
+    probeCrossChecks(args, ctx);
     return;
   }
   if (args.input === undefined) ctx.addIssue({ code: "custom", path: ["input"], message: INPUT_REQUIRED });
@@ -398,134 +283,6 @@ export type JobRunExpect = ResolvedJobRunArgs["expect"];
 
 /** Names of every argument, in the schema's order; `diff` compares exactly these. */
 export const JOB_RUN_ARG_NAMES = Object.keys(JobRunArgsSchema.shape) as (keyof JobRunInputs)[];
-
-/** One failed field, as Pulumi's `CheckFailure` wants it. */
-export interface CheckFailure {
-  /** Dotted path of the field, e.g. `policy.ttl`. */
-  property: string;
-  /** What is wrong and what is allowed. */
-  reason: string;
-}
-
-/** What `check` knows of the provider's settings. */
-export interface CheckSettings {
-  /** The REST dialect `runpod:restUrl` speaks; undefined when unknown. */
-  restDialect?: "v1" | "v2";
-}
-
-/** True when `value`, or the value on the way to `path` inside it, is Pulumi's unknown sentinel. */
-function unknownOnPath(value: unknown, path: readonly PropertyKey[]): boolean {
-  let current: unknown = value;
-  if (current === UNKNOWN) return true;
-  for (const key of path) {
-    if (current === null || typeof current !== "object") return false;
-    current = (current as Record<PropertyKey, unknown>)[key];
-    if (current === UNKNOWN) return true;
-  }
-  return false;
-}
-
-/**
- * Checks JobRun arguments field by field, without any network call. Values that are still
- * unknown (a preview) are not judged. `__provider` is ignored. Returns every failure found.
- * With `settings`, an explicit `rollout: "wait"` on a REST v1 `restUrl` fails here too.
- */
-export function checkJobRunArgs(news: Record<string, unknown>, settings: CheckSettings = {}): CheckFailure[] {
-  const { __provider: _provider, ...args } = news;
-  const failures = checkFields(args);
-  const schemaFailure = outputSchemaFailure(args.expect);
-  if (schemaFailure !== undefined) failures.push(schemaFailure);
-  if (args.rollout === "wait" && settings.restDialect === "v1") {
-    failures.push({ property: "rollout", reason: ROLLOUT_NEEDS_V2 });
-  }
-  if (args.http !== undefined && settings.restDialect === "v1") {
-    failures.push({ property: "http", reason: PROBE_NEEDS_V2 });
-  }
-  return failures;
-}
-
-/** Why `rollout: "wait"` cannot run on a REST v1 `restUrl`. */
-export const ROLLOUT_NEEDS_V2 =
-  'rollout "wait" reads the endpoint\'s workers over REST v2, and runpod:restUrl (or RUNPOD_REST_API_URL) ' +
-  'is REST v1: set it to a /v2 URL (https://api.runpod.io/v2, the default), or set rollout: "ignore" to ' +
-  "test without knowing the release";
-
-/** Why an http probe cannot run on a REST v1 `restUrl`. */
-export const PROBE_NEEDS_V2 =
-  "an http probe reads the endpoint's requestUrls.base over REST v2, and runpod:restUrl (or RUNPOD_REST_API_URL) " +
-  "is REST v1: set it to a /v2 URL (https://api.runpod.io/v2, the default)";
-
-/**
- * The failure for an `expect.outputSchema` that is not a valid JSON Schema 2020-12 (ajv is loaded
- * only when there is a schema to check; an unknown schema in a preview is not judged).
- */
-export function outputSchemaFailure(expectArg: unknown): CheckFailure | undefined {
-  if (expectArg === null || typeof expectArg !== "object") return undefined;
-  const schema = (expectArg as { outputSchema?: unknown }).outputSchema;
-  if (schema === undefined || containsUnknown(schema)) return undefined;
-  const reason = outputSchemaProblem(schema);
-  return reason === undefined ? undefined : { property: "expect.outputSchema", reason };
-}
-
-/** `colour is not a JobRun argument (allowed: endpointId, ...)`. */
-const notAJobRunArgument = (key: string, allowed: readonly string[]) =>
-  `${formatPath([key])} is not a JobRun argument (allowed: ${allowed.join(", ")})`;
-
-function checkFields(args: Record<string, unknown>): CheckFailure[] {
-  const failures: CheckFailure[] = [];
-  const tooLarge = payloadTooLarge(args);
-  if (tooLarge !== undefined) failures.push(tooLarge);
-  const result = JobRunArgsSchema.safeParse(args);
-  // zod skips the rules between fields when a field fails, so a missing input is told here too.
-  if (!result.success && args.input === undefined && args.http === undefined) {
-    failures.push({ property: "input", reason: INPUT_REQUIRED });
-  }
-  if (result.success) return failures;
-  for (const issue of result.error.issues) {
-    if (unknownOnPath(args, issue.path)) continue;
-    if (issue.code === "custom" && containsUnknown(args.mode)) continue;
-    const unknownNames = unknownArgFailures(issue, JOB_RUN_ARG_NAMES, notAJobRunArgument);
-    if (unknownNames) {
-      failures.push(...unknownNames);
-      continue;
-    }
-    const property =
-      issue.code === "unrecognized_keys"
-        ? formatPath([...issue.path, issue.keys[0] ?? ""])
-        : formatPath(issue.path);
-    if (property === "input" && failures.some((f) => f.property === "input")) continue;
-    failures.push({ property, reason: describeIssue(issue) });
-  }
-  return failures;
-}
-
-/**
- * The failure for a job request larger than its mode accepts (`/run`: 10 MB, `/runsync`: 20 MB,
- * as JSON), so it fails in check rather than at submission. With `mode` unknown (preview) the
- * larger limit applies.
- */
-function payloadTooLarge(args: Record<string, unknown>): CheckFailure | undefined {
-  const { input, webhook, policy, s3Config } = args;
-  if (input === null || typeof input !== "object") return undefined;
-  const body = { input, webhook, policy, s3Config };
-  if (containsUnknown(body)) return undefined;
-  let bytes: number;
-  try {
-    bytes = Buffer.byteLength(JSON.stringify(body), "utf8");
-  } catch {
-    return undefined; // not JSON at all: the schema's failures say so
-  }
-  const sync = args.mode === "runsync" || containsUnknown(args.mode);
-  const limit = sync ? RUNSYNC_PAYLOAD_LIMIT_BYTES : RUN_PAYLOAD_LIMIT_BYTES;
-  if (bytes <= limit) return undefined;
-  return {
-    property: "input",
-    reason:
-      `input makes the job request ${bytes} bytes of JSON; mode "${sync ? "runsync" : "run"}" accepts at most ` +
-      `${limit / MB} MB (${limit} bytes)${sync ? "" : `, mode "runsync" ${RUNSYNC_PAYLOAD_LIMIT_BYTES / MB} MB`}. ` +
-      "Pass large inputs by reference (for example a URL, or through s3Config).",
-  };
-}
 
 /** Only the argument members of `record` (outputs and `__provider` left out). */
 export function pickArgs(record: Record<string, unknown>): Record<string, unknown> {

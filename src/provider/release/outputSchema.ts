@@ -78,6 +78,12 @@ export function outputSchemaProblem(schema: unknown): string | undefined {
         "Lookaround ((?=, (?!, (?<=) and backreferences (\\1) are not supported; rewrite the pattern without them"
       );
     }
+    const ours = /^schema is invalid/.test(message) ? metaSchemaProblem(ajv.errors) : undefined;
+    if (ours !== undefined) return ours;
+    const ref = /can't resolve reference (\S+)/.exec(message)?.[1];
+    if (ref !== undefined) {
+      return `expect.outputSchema has a $ref to ${ref}, which names no part of the schema: point it at a $defs entry (e.g. "#/$defs/item")`;
+    }
     return `expect.outputSchema is not a valid JSON Schema (draft 2020-12): ${message}`;
   }
   const unknownFormat = warnings
@@ -132,4 +138,53 @@ export function formatViolations(violations: readonly SchemaViolation[]): string
     lines.push(`  ... and ${violations.length - MAX_SCHEMA_VIOLATIONS} more`);
   }
   return lines.join("\n");
+}
+
+/** One complaint of ajv about the schema itself (checked against the 2020-12 meta-schema). */
+interface MetaSchemaError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/**
+ * An invalid schema in our words: the keyword's place in the schema (`properties.n.type`) and what
+ * it allows, from ajv's errors against the meta-schema (the most telling one: an allowed list
+ * first). Undefined when ajv gave no such errors.
+ */
+function metaSchemaProblem(given: unknown): string | undefined {
+  const errors = given as MetaSchemaError[] | null | undefined;
+  if (!Array.isArray(errors) || errors.length === 0) return undefined;
+  const chosen = errors.find((e) => e.keyword === "enum") ?? errors[0]!;
+  const where = chosen.instancePath
+    .split("/")
+    .slice(1)
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .join(".");
+  const at = where === "" ? "the schema" : where;
+  return `expect.outputSchema: ${at} ${allowedBy(chosen)} (JSON Schema draft 2020-12)`;
+}
+
+/** What a meta-schema keyword allows, in words. */
+function allowedBy(error: MetaSchemaError): string {
+  const { keyword, params } = error;
+  switch (keyword) {
+    case "enum": {
+      const allowed = (params.allowedValues as unknown[]) ?? [];
+      return `must be one of ${allowed.map((v) => String(v)).join(", ")} (or an array of them)`;
+    }
+    case "type": {
+      const type = String(params.type);
+      const article = /^[aeiou]/.test(type) ? "an" : "a";
+      return `must be ${type.includes(",") ? `one of ${type.replace(/,/g, ", ")}` : `${article} ${type}`}`;
+    }
+    case "minimum":
+    case "maximum":
+    case "exclusiveMinimum":
+    case "exclusiveMaximum":
+      return `must be ${String(params.comparison)} ${String(params.limit)}`;
+    default:
+      return error.message ?? `breaks the ${keyword} rule of the meta-schema`;
+  }
 }

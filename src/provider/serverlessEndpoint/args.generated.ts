@@ -60,7 +60,7 @@ export interface ServerlessEndpointArgs {
      */
     min?: InputOf<NonNullable<Plain["workers"]>["min"]>;
     /**
-     * Most workers running at once.
+     * Most workers running at once, 0 .. 10000.
      * @default 3
      */
     max?: InputOf<NonNullable<Plain["workers"]>["max"]>;
@@ -197,7 +197,7 @@ export interface ServerlessEndpointArgs {
        * Path on the endpoint, starting with "/" (a query string may follow `?`), e.g. `/v1/chat/completions`.
        */
       path: InputOf<NonNullable<NonNullable<Plain["smokeTest"]>["http"]>["path"]>;
-      /** A JSON value sent as the request body (`application/json`). */
+      /** A JSON value sent as the request body (`application/json`), at most 1 MB as JSON. */
       body?: InputOf<NonNullable<NonNullable<Plain["smokeTest"]>["http"]>["body"]>;
       /**
        * More request headers (a map of names to strings). Stored as a secret with the rest of

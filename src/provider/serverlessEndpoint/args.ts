@@ -12,10 +12,16 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { type ServerlessEndpointCreateInput, ServerlessEndpointCreateInputSchema } from "../../client";
-import { givenArgs, unknownArgFailures } from "../common/checkArgs";
+import {
+  boundedName,
+  checkedEnvNames,
+  checkedPorts,
+  givenArgs,
+  unknownArgFailures,
+} from "../common/checkArgs";
 import { containsUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
-import { outputSchemaFailure } from "../release/jobArgs";
+import { outputSchemaFailure } from "../release/jobArgsCheck";
 import { SMOKE_TEST_FIELDS, type SmokeTestInputs, SmokeTestSchema } from "./smokeTest";
 
 /** Default of `rolloutTimeoutMs`: 10 minutes, in ms. */
@@ -28,6 +34,11 @@ export const ROLLOUT_TIMEOUT_MAX_MS = 86_400_000;
  * out, and a wait that ends says nothing about the release.
  */
 export const ROLLOUT_TIMEOUT_MIN_MS = 30_000;
+/**
+ * Largest `workers.max` `check` accepts. The v2 document sets no upper bound (only `minimum: 0`);
+ * a figure past any account's worker quota is a typo (`1e7`), refused before it reaches the service.
+ */
+export const WORKERS_MAX_LIMIT = 10_000;
 const ROLLOUT_TIMEOUT_RANGE = `${ROLLOUT_TIMEOUT_MIN_MS} .. ${ROLLOUT_TIMEOUT_MAX_MS} ms (30 s .. 24 h)`;
 
 const body = ServerlessEndpointCreateInputSchema.shape;
@@ -76,7 +87,7 @@ const scalingSchema = body.scaling.clone({
  * as the body's own fields do.
  */
 export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.safeExtend({
-  name: body.name.meta({
+  name: boundedName(body.name).meta({
     description: "Name shown in the console (names need not be unique). Updates in place.",
   }),
   type: body.type.meta({
@@ -150,13 +161,13 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
     description: "Arguments passed to the container's entrypoint. A change makes a release.",
   }),
   disk: body.disk.meta({ description: "Container disk in GB (ephemeral). A change makes a release." }),
-  env: body.env.meta({
+  env: checkedEnvNames(body.env).meta({
     description:
       "Environment variables. Always stored as ONE secret, even when given as plain strings: its\n" +
       "values never appear in another output, an error or a log line. A change makes a release;\n" +
       "removing `env` from the program sends `env: {}`.",
   }),
-  ports: body.ports.meta({
+  ports: checkedPorts(body.ports).meta({
     description: "Exposed ports as `port/protocol`, e.g. `8000/http`. A change makes a release.",
   }),
   registry: body.registry.meta({
@@ -181,7 +192,14 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
   }),
   workers: withFields(workersSchema, {
     min: workersSchema.shape.min.meta({ description: "Fewest workers kept running.", default: "0" }),
-    max: workersSchema.shape.max.meta({ description: "Most workers running at once.", default: "3" }),
+    max: workersSchema.shape.max
+      .unwrap()
+      .max(WORKERS_MAX_LIMIT, {
+        error: (issue) =>
+          `max must be at most ${WORKERS_MAX_LIMIT} (the v2 document sets no upper bound; no account's worker quota comes near it), got ${String(issue.input)}`,
+      })
+      .optional()
+      .meta({ description: `Most workers running at once, 0 .. ${WORKERS_MAX_LIMIT}.`, default: "3" }),
     idleTimeout: workersSchema.shape.idleTimeout.meta({
       description:
         "Seconds an idle worker is kept before it scales down, 1 .. 3600; not with `REQUEST_COUNT`\n" +
@@ -189,6 +207,14 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
       default: "10",
     }),
   })
+    .superRefine((w, ctx) => {
+      if (w.min === undefined || w.max === undefined || w.min <= w.max) return;
+      ctx.addIssue({
+        code: "custom",
+        path: ["min"],
+        message: `min must be at most max (got min ${w.min}, max ${w.max}): the fewest workers kept cannot exceed the most allowed`,
+      });
+    })
     .optional()
     .meta({ description: "Worker bounds: `min`, `max` and `idleTimeout`. Updates in place, at once." }),
   rollout: z

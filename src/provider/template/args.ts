@@ -16,7 +16,14 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { resolveRestUrl, secretEnvValues, TemplateCreateInputSchema } from "../../client";
-import { givenArgs, unknownArgFailures } from "../common/checkArgs";
+import {
+  absolutePath,
+  boundedName,
+  checkedEnvNames,
+  checkedPorts,
+  givenArgs,
+  unknownArgFailures,
+} from "../common/checkArgs";
 import { redact } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
@@ -26,7 +33,7 @@ const body = TemplateCreateInputSchema.shape;
 
 /** Strict schema of the arguments (an unknown key is a typo and fails). */
 export const TemplateArgsSchema = TemplateCreateInputSchema.extend({
-  name: body.name
+  name: boundedName(body.name)
     .refine((value) => value.trim() !== "", { error: "name must not be empty" })
     .meta({ description: "Name of the template (need not be unique). Changes in place." }),
   image: body.image
@@ -37,17 +44,22 @@ export const TemplateArgsSchema = TemplateCreateInputSchema.extend({
         "created afterwards: pass it to the endpoint too (`image: template.image`) to roll one out.",
     }),
   args: body.args.meta({ description: "Arguments passed to the container entrypoint. Changes in place." }),
-  disk: body.disk.meta({
-    description:
-      "Container disk in GB (ephemeral), at least 1. Changes in place; left out, the service's value stays.",
-  }),
-  env: body.env.meta({
+  disk: z
+    .number({ error: "disk must be a whole number of GB, at least 1" })
+    .refine(Number.isInteger, { error: "disk must be a whole number of GB (at least 1), not a fraction" })
+    .refine((gb) => gb >= 1, { error: "disk must be at least 1 GB" })
+    .optional()
+    .meta({
+      description:
+        "Container disk in GB (ephemeral), at least 1. Changes in place; left out, the service's value stays.",
+    }),
+  env: checkedEnvNames(body.env).meta({
     description:
       "Environment variables. Always stored as ONE secret (the whole map), in state and outputs;\n" +
       "no value of it appears in any other output, error or log. Changes in place; removed from\n" +
       "the program, the template's variables are removed (`env: {}`).",
   }),
-  ports: body.ports.meta({
+  ports: checkedPorts(body.ports).meta({
     description: 'Exposed ports as `port/protocol`, e.g. `["8000/http", "22/tcp"]`. Changes in place.',
   }),
   registry: body.registry.meta({
@@ -62,7 +74,10 @@ export const TemplateArgsSchema = TemplateCreateInputSchema.extend({
           size: body.mounts.unwrap().shape.persistent.unwrap().shape.size.meta({
             description: "Size in GB, at least 10. Changes in place.",
           }),
-          path: body.mounts.unwrap().shape.persistent.unwrap().shape.path.meta({
+          path: absolutePath(
+            body.mounts.unwrap().shape.persistent.unwrap().shape.path,
+            "mounts.persistent.path",
+          ).meta({
             description: "Mount path inside the container, e.g. `/workspace`. Changes in place.",
           }),
         })
