@@ -36,24 +36,34 @@
  * `latencyMs` and the body as `output`. `http` is stored as a secret when it has `headers`.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
+import { RunpodResource, resourceSpec } from "../common/resource";
 import { type JobRunArgs, secretWhenHeaders } from "../release/jobInputs";
 import type { TimelineEntry } from "../release/result";
 
 export type { JobRunArgs };
 
-/**
- * Module the serialized provider loads in the provider host, by package name: a relative
- * `require` would resolve against the host's working directory, not this file. Stored in every
- * JobRun's `__provider`: it must keep existing (see `operations.ts`).
- */
-const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js";
-
 /** One status the JobRun saw, with the milliseconds since the run started. */
 export type JobRunTimelineEntry = TimelineEntry;
 
 /** A deploy-time smoke-test job. See the module documentation for when it runs. */
-export class JobRun extends pulumi.dynamic.Resource {
+export class JobRun extends RunpodResource<JobRunArgs> {
+  /**
+   * How it registers: every argument given, as given (check names the unknown ones). The
+   * operations module path is stored in every `__provider` text (see `operations.ts`).
+   */
+  protected static override readonly spec = resourceSpec<JobRunArgs>({
+    type: "JobRun",
+    operationsModule: "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js",
+    // biome-ignore format: one line a group (job, output, http probe, timing, release), not one a name
+    outputs: [
+      "jobId", "status", "passed", "attempts", "error", "workerId", "s3ConfigDigest",
+      "output", "outputTruncated", "outputBytes", "outputDepth", "stream", "streamTruncated",
+      "httpStatus", "latencyMs", "bodyTruncated",
+      "delayTime", "executionTime", "costUsd", "startedAt", "completedAt", "timeline",
+      "endpointVersion", "workerLogTail",
+    ],
+  });
+
   /** Id of the job on the service (the resource's own id is a separate, stable UUID). Absent for an http probe. */
   declare readonly jobId: pulumi.Output<string>;
   /**
@@ -138,36 +148,12 @@ export class JobRun extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: JobRunArgs, opts?: pulumi.CustomResourceOptions) {
     const { s3Config, secretOutput, redact, http, ...rest } = args;
-    const props: Record<string, unknown> = {
+    const inputs = {
       ...rest,
       http: http === undefined ? undefined : secretWhenHeaders(http),
       s3Config: s3Config === undefined ? undefined : pulumi.secret(s3Config),
       redact: redact === undefined ? undefined : pulumi.secret(redact),
       secretOutput: secretOutput === true ? true : undefined,
-      jobId: undefined,
-      status: undefined,
-      output: undefined,
-      outputTruncated: undefined,
-      outputBytes: undefined,
-      outputDepth: undefined,
-      error: undefined,
-      delayTime: undefined,
-      executionTime: undefined,
-      costUsd: undefined,
-      attempts: undefined,
-      startedAt: undefined,
-      completedAt: undefined,
-      timeline: undefined,
-      stream: undefined,
-      streamTruncated: undefined,
-      workerId: undefined,
-      endpointVersion: undefined,
-      workerLogTail: undefined,
-      s3ConfigDigest: undefined,
-      passed: undefined,
-      httpStatus: undefined,
-      latencyMs: undefined,
-      bodyTruncated: undefined,
     };
     const secretOutputs = [
       ...(redact === undefined ? [] : ["redact"]),
@@ -175,18 +161,6 @@ export class JobRun extends pulumi.dynamic.Resource {
     ];
     const secretOpts: pulumi.CustomResourceOptions =
       secretOutputs.length > 0 ? { additionalSecretOutputs: secretOutputs } : {};
-    super(
-      providerFor(OPERATIONS_MODULE),
-      name,
-      props,
-      pulumi.mergeOptions(opts, secretOpts),
-      "runpod",
-      "JobRun",
-    );
-  }
-
-  /** The provider object every instance shares (exposed for tests and benchmarks). */
-  static get provider(): RunpodProvider {
-    return providerFor(OPERATIONS_MODULE);
+    super(name, inputs as JobRunArgs, pulumi.mergeOptions(opts, secretOpts));
   }
 }

@@ -7,17 +7,11 @@
  * resource's operations module path: serialized into each resource's state (`__provider`), it
  * loads that module in Pulumi's dynamic-provider host and captures nothing else.
  */
-import * as pulumi from "@pulumi/pulumi";
-import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
+import type * as pulumi from "@pulumi/pulumi";
+import { RunpodResource, resourceSpec } from "../common/resource";
 import type { NetworkVolumeArgs } from "./args.generated";
 
 export type { NetworkVolumeArgs };
-
-/**
- * Module the serialized provider loads in the provider host (resolved from the program's
- * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
- */
-const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js";
 
 /**
  * A RunPod network volume (`pulumi-nodejs:dynamic/runpod:NetworkVolume`): persistent storage that
@@ -29,7 +23,14 @@ const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/networkVolume/ope
  * lost answer. Deleting a volume still attached to an endpoint fails, naming the endpoint. Needs
  * `runpod:apiKey` (or `RUNPOD_API_KEY`), and optionally `runpod:restUrl` to choose REST v1 or v2.
  */
-export class NetworkVolume extends pulumi.dynamic.Resource {
+export class NetworkVolume extends RunpodResource<NetworkVolumeArgs> {
+  protected static override readonly spec = resourceSpec<NetworkVolumeArgs>({
+    type: "NetworkVolume",
+    operationsModule: "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js",
+    inputs: ["name", "size", "dataCenterId", "type", "allowReplaceDeletingData"],
+    outputs: ["monthlyCostUsd", "monthlyCostNote"],
+  });
+
   /** Name as the service holds it (refresh shows a rename made elsewhere). */
   declare readonly name: pulumi.Output<string>;
   /** Allocated storage in GB, as the service holds it. */
@@ -50,31 +51,12 @@ export class NetworkVolume extends pulumi.dynamic.Resource {
   /** Present only when `monthlyCostUsd` is null: which price is missing ("no list price for ..."). */
   declare readonly monthlyCostNote: pulumi.Output<string | undefined>;
 
-  constructor(name: string, args: NetworkVolumeArgs, opts?: pulumi.CustomResourceOptions) {
-    const props = {
-      name: args.name,
-      size: args.size,
-      dataCenterId: args.dataCenterId,
-      type: args.type,
-      allowReplaceDeletingData: args.allowReplaceDeletingData,
-      monthlyCostUsd: undefined,
-      monthlyCostNote: undefined,
-    };
-    super(providerFor(OPERATIONS_MODULE), name, props, opts, "runpod", "NetworkVolume");
-  }
-
-  /** The provider object every instance shares (exposed for tests and benchmarks). */
-  static get provider(): RunpodProvider {
-    return providerFor(OPERATIONS_MODULE);
-  }
-
   /**
    * Reads an existing volume into the program by its service id, without managing it: the stack
    * neither changes nor deletes it (`pulumi import` does not work for dynamic resources). Every
    * output is read from the service; an id that does not exist fails with an error naming it.
    */
   static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): NetworkVolume {
-    const unknownArgs = { name: undefined, size: undefined, dataCenterId: undefined };
-    return new NetworkVolume(name, unknownArgs as unknown as NetworkVolumeArgs, { ...opts, id });
+    return new NetworkVolume(name, {} as NetworkVolumeArgs, { ...opts, id });
   }
 }

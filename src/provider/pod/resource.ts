@@ -7,17 +7,11 @@
  * path: serialized into each resource's state (`__provider`), it loads that module in Pulumi's
  * dynamic-provider host and captures nothing else.
  */
-import * as pulumi from "@pulumi/pulumi";
-import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
+import type * as pulumi from "@pulumi/pulumi";
+import { RunpodResource, resourceSpec } from "../common/resource";
 import type { PodArgs } from "./args.generated";
 
 export type { PodArgs };
-
-/**
- * Module the serialized provider loads in the provider host (resolved from the program's
- * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
- */
-const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/pod/operations.js";
 
 /** A GPU pod's compute (`CreateGpuConfig`). */
 export interface PodGpu {
@@ -69,7 +63,26 @@ export type PodWaitFor =
  * message. `desiredStatus: "EXITED"` stops it (billing stops; the disk is kept). A lost create
  * answer never leaves a second pod billing (it lists to reconcile).
  */
-export class Pod extends pulumi.dynamic.Resource {
+export class Pod extends RunpodResource<PodArgs> {
+  /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
+  protected static override readonly spec = resourceSpec<PodArgs>({
+    type: "Pod",
+    operationsModule: "pulumi-runpod-dynamic/dist/provider/pod/operations.js",
+    // biome-ignore format: the names read best in groups: container, compute and placement, access, waits
+    inputs: [
+      "name", "image", "args", "disk", "env", "ports", "registry",
+      "gpu", "cpu", "cloud", "dataCenterIds", "mounts", "globalNetworking", "locked",
+      "startSsh", "startJupyter", "templateId",
+      "fallbackGpuIds", "desiredStatus", "waitFor", "waitTimeoutMs", "maxHourlyUsd",
+    ],
+    secretInputs: ["env"],
+    urn: true,
+    // biome-ignore format: as above
+    outputs: [
+      "hourlyCost", "status", "requestedGpu", "dataCenterId", "cudaVersion", "ssh", "cost", "runtime",
+    ],
+  });
+
   /** Name, as the service stores it. */
   declare readonly name: pulumi.Output<string>;
   /** `PROVISIONING`, `STARTING`, `RUNNING`, `EXITED`, `ERROR` or `TERMINATED`. */
@@ -118,58 +131,8 @@ export class Pod extends pulumi.dynamic.Resource {
   /** The pod's budget as given, in US dollars an hour (see the argument). */
   declare readonly maxHourlyUsd: pulumi.Output<number | undefined>;
 
-  constructor(name: string, args: PodArgs, opts?: pulumi.CustomResourceOptions) {
-    const props = {
-      name: args.name,
-      image: args.image,
-      args: args.args,
-      disk: args.disk,
-      env: args.env === undefined ? undefined : pulumi.secret(args.env),
-      ports: args.ports,
-      registry: args.registry,
-      gpu: args.gpu,
-      cpu: args.cpu,
-      cloud: args.cloud,
-      dataCenterIds: args.dataCenterIds,
-      mounts: args.mounts,
-      globalNetworking: args.globalNetworking,
-      locked: args.locked,
-      startSsh: args.startSsh,
-      startJupyter: args.startJupyter,
-      templateId: args.templateId,
-      fallbackGpuIds: args.fallbackGpuIds,
-      desiredStatus: args.desiredStatus,
-      waitFor: args.waitFor,
-      waitTimeoutMs: args.waitTimeoutMs,
-      maxHourlyUsd: args.maxHourlyUsd,
-      // The resource's URN, for the stack budget's sum in check (which counts each resource once).
-      __urn: pulumi.createUrn(name, "pulumi-nodejs:dynamic/runpod:Pod", opts?.parent),
-      hourlyCost: undefined,
-      status: undefined,
-      requestedGpu: undefined,
-      dataCenterId: undefined,
-      cudaVersion: undefined,
-      ssh: undefined,
-      cost: undefined,
-      runtime: undefined,
-    };
-    super(
-      providerFor(OPERATIONS_MODULE),
-      name,
-      props,
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["env"] }),
-      "runpod",
-      "Pod",
-    );
-  }
-
-  /** The provider object every instance shares (exposed for tests and benchmarks). */
-  static get provider(): RunpodProvider {
-    return providerFor(OPERATIONS_MODULE);
-  }
-
   /** Reads an existing pod into the program by id, without managing it. */
   static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Pod {
-    return new Pod(name, { name: undefined } as unknown as PodArgs, { ...opts, id });
+    return new Pod(name, {} as PodArgs, { ...opts, id });
   }
 }

@@ -9,17 +9,11 @@
  * comes from `configure(req)` (stack config `runpod:apiKey`, else `RUNPOD_API_KEY`) and lives
  * only in the host process's memory.
  */
-import * as pulumi from "@pulumi/pulumi";
-import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
+import type * as pulumi from "@pulumi/pulumi";
+import { RunpodResource, resourceSpec } from "../common/resource";
 import type { ContainerRegistryAuthArgs } from "./args.generated";
 
 export type { ContainerRegistryAuthArgs };
-
-/**
- * Module the serialized provider loads in the provider host (resolved from the program's
- * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
- */
-const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js";
 
 /**
  * A RunPod container registry credential (`pulumi-nodejs:dynamic/runpod:ContainerRegistryAuth`).
@@ -30,7 +24,16 @@ const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/registryAuth/oper
  * unless `adoptExisting` is set. Needs `runpod:apiKey` (or `RUNPOD_API_KEY`), and optionally
  * `runpod:restUrl` to choose the REST v1 or v2 interface.
  */
-export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
+export class ContainerRegistryAuth extends RunpodResource<ContainerRegistryAuthArgs> {
+  /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
+  protected static override readonly spec = resourceSpec<ContainerRegistryAuthArgs>({
+    type: "ContainerRegistryAuth",
+    operationsModule: "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js",
+    inputs: ["name", "username", "password", "adoptExisting"],
+    secretInputs: ["password"],
+    outputs: ["adoptedAfterAmbiguousCreate", "adoptionNote"],
+  });
+
   /** Name of the credential as the service stores it (refresh shows a rename made elsewhere). */
   declare readonly name: pulumi.Output<string>;
   /** Registry username, as last given (the service never returns it). */
@@ -50,30 +53,6 @@ export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
   /** What happened when `adoptedAfterAmbiguousCreate` is true, and what to check. */
   declare readonly adoptionNote: pulumi.Output<string | undefined>;
 
-  constructor(name: string, args: ContainerRegistryAuthArgs, opts?: pulumi.CustomResourceOptions) {
-    const props = {
-      name: args.name,
-      username: args.username,
-      password: pulumi.secret(args.password),
-      adoptExisting: args.adoptExisting,
-      adoptedAfterAmbiguousCreate: undefined,
-      adoptionNote: undefined,
-    };
-    super(
-      providerFor(OPERATIONS_MODULE),
-      name,
-      props,
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["password"] }),
-      "runpod",
-      "ContainerRegistryAuth",
-    );
-  }
-
-  /** The provider object every instance shares (exposed for tests and benchmarks). */
-  static get provider(): RunpodProvider {
-    return providerFor(OPERATIONS_MODULE);
-  }
-
   /**
    * Reads an existing credential into the program by its service id, without managing it: the
    * stack neither changes nor deletes it (`pulumi import` does not work for dynamic resources).
@@ -85,10 +64,6 @@ export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
     id: pulumi.Input<pulumi.ID>,
     opts?: pulumi.CustomResourceOptions,
   ): ContainerRegistryAuth {
-    const unknownArgs = { name: undefined, username: undefined, password: undefined };
-    return new ContainerRegistryAuth(name, unknownArgs as unknown as ContainerRegistryAuthArgs, {
-      ...opts,
-      id,
-    });
+    return new ContainerRegistryAuth(name, {} as ContainerRegistryAuthArgs, { ...opts, id });
   }
 }

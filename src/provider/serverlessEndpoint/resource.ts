@@ -8,16 +8,11 @@
  * path: serialized into each resource's state (`__provider`), it loads that module in Pulumi's
  * dynamic-provider host and captures nothing else.
  */
-import * as pulumi from "@pulumi/pulumi";
-import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
+import type * as pulumi from "@pulumi/pulumi";
+import { RunpodResource, resourceSpec } from "../common/resource";
 import { secretWhenHeaders } from "../release/jobInputs";
 import type { ServerlessEndpointArgs } from "./args.generated";
-
-/**
- * Module the serialized provider loads in the provider host (resolved from the program's
- * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
- */
-const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/operations.js";
+import type { SmokeTestRecord } from "./smokeTest";
 
 export type { ServerlessEndpointArgs };
 
@@ -48,7 +43,23 @@ export type SmokeTestArgs = Exclude<
  * in place. Deleting it also deletes the template bound to it (the service's rule). Needs
  * `runpod:apiKey` (or `RUNPOD_API_KEY`); a REST v1 `runpod:restUrl` fails the preview.
  */
-export class ServerlessEndpoint extends pulumi.dynamic.Resource {
+export class ServerlessEndpoint extends RunpodResource<ServerlessEndpointArgs> {
+  /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
+  protected static override readonly spec = resourceSpec<ServerlessEndpointArgs>({
+    type: "ServerlessEndpoint",
+    operationsModule: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/operations.js",
+    // biome-ignore format: one line a group (container, compute, scaling, release, budget), not one a name
+    inputs: [
+      "name", "type", "scaling", "gpu", "cpu", "templateId",
+      "image", "args", "disk", "env", "ports", "registry",
+      "dataCenterIds", "flashboot", "networkVolumes", "timeout", "workers",
+      "rollout", "rolloutTimeoutMs", "smokeTest", "maxHourlyUsd",
+    ],
+    secretInputs: ["env"],
+    urn: true,
+    outputs: ["lastSmokeTest", "hourlyCost", "createdAt", "version", "latestReleaseId", "requestUrls"],
+  });
+
   /** Name, as the service stores it (refresh shows a rename made elsewhere). */
   declare readonly name: pulumi.Output<string>;
   /** `QUEUE` or `LOAD_BALANCER`. */
@@ -108,17 +119,7 @@ export class ServerlessEndpoint extends pulumi.dynamic.Resource {
    * it, summed;
    * absent without a price). Kept until the next release is tested; absent before the first.
    */
-  declare readonly lastSmokeTest: pulumi.Output<
-    | {
-        version: number | null;
-        passed: boolean;
-        jobIds: string[];
-        failures: number;
-        timeline: string[];
-        costUsd?: number;
-      }
-    | undefined
-  >;
+  declare readonly lastSmokeTest: pulumi.Output<SmokeTestRecord | undefined>;
   /**
    * What the endpoint may cost an hour, in US dollars at the catalog's list prices (without
    * negotiated discounts): `ratePerWorkerUsd`, one worker at the dearest GPU type of its pools
@@ -150,52 +151,9 @@ export class ServerlessEndpoint extends pulumi.dynamic.Resource {
   declare readonly requestUrls: pulumi.Output<Record<string, string>>;
 
   constructor(name: string, args: ServerlessEndpointArgs, opts?: pulumi.CustomResourceOptions) {
-    // Every output key is present (as undefined when not given), or its Output would not exist.
-    const props = {
-      name: args.name,
-      type: args.type,
-      scaling: args.scaling,
-      gpu: args.gpu,
-      cpu: args.cpu,
-      templateId: args.templateId,
-      image: args.image,
-      args: args.args,
-      disk: args.disk,
-      env: args.env === undefined ? undefined : pulumi.secret(args.env),
-      ports: args.ports,
-      registry: args.registry,
-      dataCenterIds: args.dataCenterIds,
-      flashboot: args.flashboot,
-      networkVolumes: args.networkVolumes,
-      timeout: args.timeout,
-      workers: args.workers,
-      rollout: args.rollout,
-      rolloutTimeoutMs: args.rolloutTimeoutMs,
-      // Header values are credentials: with smokeTest.http.headers, smokeTest is a secret.
-      smokeTest: args.smokeTest === undefined ? undefined : secretWhenHeaders(args.smokeTest),
-      maxHourlyUsd: args.maxHourlyUsd,
-      // The resource's URN, for the stack budget's sum in check (which counts each resource once).
-      __urn: pulumi.createUrn(name, "pulumi-nodejs:dynamic/runpod:ServerlessEndpoint", opts?.parent),
-      lastSmokeTest: undefined,
-      hourlyCost: undefined,
-      createdAt: undefined,
-      version: undefined,
-      latestReleaseId: undefined,
-      requestUrls: undefined,
-    };
-    super(
-      providerFor(OPERATIONS_MODULE),
-      name,
-      props,
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["env"] }),
-      "runpod",
-      "ServerlessEndpoint",
-    );
-  }
-
-  /** The provider object every instance shares (exposed for tests and benchmarks). */
-  static get provider(): RunpodProvider {
-    return providerFor(OPERATIONS_MODULE);
+    // Header values are credentials: with smokeTest.http.headers, smokeTest is a secret.
+    const smokeTest = args.smokeTest === undefined ? undefined : secretWhenHeaders(args.smokeTest);
+    super(name, { ...args, smokeTest } as ServerlessEndpointArgs, opts);
   }
 
   /**

@@ -8,17 +8,11 @@
  * path: serialized into each resource's state (`__provider`), it loads that module in Pulumi's
  * dynamic-provider host and captures nothing else.
  */
-import * as pulumi from "@pulumi/pulumi";
-import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
+import type * as pulumi from "@pulumi/pulumi";
+import { RunpodResource, resourceSpec } from "../common/resource";
 import type { SshKeyArgs } from "./args.generated";
 
 export type { SshKeyArgs };
-
-/**
- * Module the serialized provider loads in the provider host (resolved from the program's
- * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
- */
-const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/sshKey/operations.js";
 
 /**
  * One SSH public key in the RunPod account's set (`pulumi-nodejs:dynamic/runpod:SshKey`), REST v2
@@ -43,7 +37,15 @@ const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/sshKey/operations
  * const key = new SshKey("me", { publicKey: fs.readFileSync(`${os.homedir()}/.ssh/id_ed25519.pub`, "utf8") });
  * ```
  */
-export class SshKey extends pulumi.dynamic.Resource {
+export class SshKey extends RunpodResource<SshKeyArgs> {
+  /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
+  protected static override readonly spec = resourceSpec<SshKeyArgs>({
+    type: "SshKey",
+    operationsModule: "pulumi-runpod-dynamic/dist/provider/sshKey/operations.js",
+    inputs: ["publicKey"],
+    outputs: ["fingerprint", "type", "comment"],
+  });
+
   /** The line as registered: `<type> <base64-key>` and the comment, if any. */
   declare readonly publicKey: pulumi.Output<string>;
   /** `SHA256:...`, as `ssh-keygen -l -E sha256` prints it (also the resource id). */
@@ -53,22 +55,12 @@ export class SshKey extends pulumi.dynamic.Resource {
   /** The comment after the key (`""` when none). */
   declare readonly comment: pulumi.Output<string>;
 
-  constructor(name: string, args: SshKeyArgs, opts?: pulumi.CustomResourceOptions) {
-    const props = { publicKey: args.publicKey, fingerprint: undefined, type: undefined, comment: undefined };
-    super(providerFor(OPERATIONS_MODULE), name, props, opts, "runpod", "SshKey");
-  }
-
-  /** The provider object every instance shares (exposed for tests and benchmarks). */
-  static get provider(): RunpodProvider {
-    return providerFor(OPERATIONS_MODULE);
-  }
-
   /**
    * Reads a key already registered in the account into the program by its fingerprint
    * (`SHA256:...`), without managing it: the stack neither changes nor removes it. A fingerprint
    * not in the account fails with an error naming it.
    */
   static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): SshKey {
-    return new SshKey(name, { publicKey: undefined } as unknown as SshKeyArgs, { ...opts, id });
+    return new SshKey(name, {} as SshKeyArgs, { ...opts, id });
   }
 }

@@ -7,17 +7,11 @@
  * path: serialized into each resource's state (`__provider`), it loads that module in Pulumi's
  * dynamic-provider host and captures nothing else.
  */
-import * as pulumi from "@pulumi/pulumi";
-import { providerFor, type RunpodProvider } from "../common/dynamicProvider";
+import type * as pulumi from "@pulumi/pulumi";
+import { RunpodResource, resourceSpec } from "../common/resource";
 import type { TemplateArgs } from "./args.generated";
 
 export type { TemplateArgs };
-
-/**
- * Module the serialized provider loads in the provider host (resolved from the program's
- * node_modules). Stored in every `__provider` text: see the compatibility contract in `operations.ts`.
- */
-const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/template/operations.js";
 
 /** A template's one persistent mount (host-local storage; network mounts are not allowed). */
 export interface TemplatePersistentMount {
@@ -47,7 +41,19 @@ export interface TemplatePersistentMount {
  * reconcile). Needs `runpod:apiKey` (or `RUNPOD_API_KEY`); a REST v1 `runpod:restUrl` fails the
  * preview.
  */
-export class Template extends pulumi.dynamic.Resource {
+export class Template extends RunpodResource<TemplateArgs> {
+  /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
+  protected static override readonly spec = resourceSpec<TemplateArgs>({
+    type: "Template",
+    operationsModule: "pulumi-runpod-dynamic/dist/provider/template/operations.js",
+    // biome-ignore format: the names read best as the service's document groups them
+    inputs: [
+      "name", "image", "args", "disk", "env", "ports", "registry", "mounts", "allowedCudaVersions",
+      "category", "public", "serverless", "startJupyter", "startSsh",
+    ],
+    secretInputs: ["env"],
+  });
+
   /** Name, as the service stores it. */
   declare readonly name: pulumi.Output<string>;
   /** Docker image reference, as the service stores it. */
@@ -77,45 +83,12 @@ export class Template extends pulumi.dynamic.Resource {
   /** SSH access at container start. */
   declare readonly startSsh: pulumi.Output<boolean>;
 
-  constructor(name: string, args: TemplateArgs, opts?: pulumi.CustomResourceOptions) {
-    const props = {
-      name: args.name,
-      image: args.image,
-      args: args.args,
-      disk: args.disk,
-      env: args.env === undefined ? undefined : pulumi.secret(args.env),
-      ports: args.ports,
-      registry: args.registry,
-      mounts: args.mounts,
-      allowedCudaVersions: args.allowedCudaVersions,
-      category: args.category,
-      public: args.public,
-      serverless: args.serverless,
-      startJupyter: args.startJupyter,
-      startSsh: args.startSsh,
-    };
-    super(
-      providerFor(OPERATIONS_MODULE),
-      name,
-      props,
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["env"] }),
-      "runpod",
-      "Template",
-    );
-  }
-
-  /** The provider object every instance shares (exposed for tests and benchmarks). */
-  static get provider(): RunpodProvider {
-    return providerFor(OPERATIONS_MODULE);
-  }
-
   /**
    * Reads an existing template into the program by its service id, without managing it: the
    * stack neither changes nor deletes it. Every field is read from the service (`env` as a
    * secret). A wrong id fails with an error naming it.
    */
   static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Template {
-    const unknownArgs = { name: undefined, image: undefined };
-    return new Template(name, unknownArgs as unknown as TemplateArgs, { ...opts, id });
+    return new Template(name, {} as TemplateArgs, { ...opts, id });
   }
 }

@@ -1,0 +1,82 @@
+/**
+ * `RunpodResource`: the base class of every resource class of this package, and `ResourceSpec`,
+ * what a resource class says about itself. What differs between resources is data (their type,
+ * their operations module, their property names); this class turns it into the registration
+ * `pulumi.dynamic.Resource` expects:
+ *
+ * ```ts
+ * export class SshKey extends RunpodResource<SshKeyArgs> {
+ *   protected static override readonly spec = resourceSpec<SshKeyArgs>({
+ *     type: "SshKey",
+ *     operationsModule: "pulumi-runpod-dynamic/dist/provider/sshKey/operations.js",
+ *     inputs: ["publicKey"],
+ *     outputs: ["fingerprint", "type", "comment"],
+ *   });
+ *   declare readonly publicKey: pulumi.Output<string>; // and one per output (DESIGN.md fact 10)
+ * }
+ * ```
+ *
+ * A class with arguments to transform first (a secret only in some cases) writes its own
+ * constructor and passes the transformed arguments on. The class's `static get(name, id, opts)`
+ * stays its own, with its own doc comment of what the read gives.
+ *
+ * Loaded in the program whenever the package root is: `@pulumi/pulumi` and type imports only. The
+ * provider object is the package's one provider class (`./dynamicProvider.ts`), one per
+ * operations module; nothing of this file is serialized into `__provider`.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { providerFor, type RunpodProvider } from "./dynamicProvider";
+
+/** What a resource class registers, by name. `Args` is its argument type, for the names' checks. */
+export interface ResourceSpec<Args = Record<string, unknown>> {
+  /** The class name, last part of the type token `pulumi-nodejs:dynamic/runpod:<type>`. */
+  type: string;
+  /**
+   * Package path of the operations module the provider loads in the provider host. Stored in
+   * every `__provider` text: it must keep existing (see the resource's `operations.ts`).
+   */
+  operationsModule: string;
+  /**
+   * The arguments registered, each present (as undefined when not given) so that its Output
+   * exists; other keys of the arguments object are dropped. Absent: the keys given, as given.
+   */
+  inputs?: readonly (keyof Args & string)[];
+  /** Arguments stored as secrets: wrapped in `pulumi.secret` when given, and secret as outputs. */
+  secretInputs?: readonly (keyof Args & string)[];
+  /** What the provider fills in: each registered as undefined, or its Output would not exist. */
+  outputs?: readonly string[];
+  /** Registers `__urn`, the resource's URN, for the stack budget's sum in check (one per resource). */
+  urn?: boolean;
+}
+
+/** `spec`, with its property names checked against `Args`. */
+export function resourceSpec<Args>(spec: ResourceSpec<Args>): ResourceSpec {
+  return spec as ResourceSpec;
+}
+
+/** A RunPod resource: a `pulumi.dynamic.Resource` registered as its class's `spec` says. */
+export abstract class RunpodResource<Args extends object = object> extends pulumi.dynamic.Resource {
+  /** What the class registers; each resource class sets its own. */
+  declare protected static readonly spec: ResourceSpec;
+
+  /** The provider object every instance shares (exposed for tests and benchmarks). */
+  static get provider(): RunpodProvider {
+    return providerFor(this.spec.operationsModule);
+  }
+
+  constructor(name: string, args: Args, opts?: pulumi.CustomResourceOptions) {
+    const { spec } = new.target as unknown as { spec: ResourceSpec };
+    const given = args as Record<string, unknown>;
+    const props: Record<string, unknown> = {};
+    if (spec.inputs === undefined) Object.assign(props, given);
+    else for (const key of spec.inputs) props[key] = given[key];
+    const secrets = spec.secretInputs ?? [];
+    for (const key of secrets) if (props[key] !== undefined) props[key] = pulumi.secret(props[key]);
+    if (spec.urn)
+      props.__urn = pulumi.createUrn(name, `pulumi-nodejs:dynamic/runpod:${spec.type}`, opts?.parent);
+    for (const key of spec.outputs ?? []) props[key] = undefined;
+    const options =
+      secrets.length > 0 ? pulumi.mergeOptions(opts, { additionalSecretOutputs: [...secrets] }) : opts;
+    super(providerFor(spec.operationsModule), name, props, options, "runpod", spec.type);
+  }
+}
