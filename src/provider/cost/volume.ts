@@ -3,11 +3,14 @@
  * a table here, overridable by stack config `runpod:volumePricePerGbMonth` (environment
  * `RUNPOD_VOLUME_PRICE_PER_GB_MONTH`): one flat USD rate per GB-month for every volume.
  *
- * Source: RunPod's pricing page (https://www.runpod.io/pricing, "Storage") and its documentation
- * (https://docs.runpod.io/pods/storage/create-network-volumes, "Pricing"): network volumes cost
- * $0.07 per GB per month for the first 1 TB (1000 GB) and $0.05 per GB per month beyond it. The
- * documents give no separate figure for the `HIGH_PERFORMANCE` tier: it has no list price here
- * unless the config key sets one.
+ * Source, checked 2026-11: RunPod's billing documentation
+ * (https://docs.runpod.io/get-started/billing-information, "Network volume billing": "For storage
+ * below 1TB, you'll pay $0.07 per GB per month. Above 1TB, the rate drops to $0.05 per GB per
+ * month") and its serverless storage page (https://docs.runpod.io/serverless/storage/network-volumes:
+ * "$0.07 per GB per month for the first 1TB, and $0.05 per GB per month for additional storage
+ * beyond that"), which says the lower rate is for the GB beyond the first TB, as computed here
+ * (1 TB taken as 1000 GB). Neither gives a separate figure for the `HIGH_PERFORMANCE` tier: it has
+ * no list price here unless the config key sets one.
  */
 import { isUnknown, UNKNOWN } from "../common/unknown";
 import { COST_KEYS, type RunpodSettings } from "../config";
