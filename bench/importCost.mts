@@ -15,7 +15,8 @@
  * - Registration: 100 of each resource (`ContainerRegistryAuth`, `JobRun`, `ServerlessEndpoint`,
  *   `Template`, `NetworkVolume`, `Pod`, `SshKey`) constructed under
  *   `pulumi.runtime.setMocks` until every id resolved, each beside 100 `pulumi.dynamic.Resource`s
- *   sharing one one-method provider and registering as many properties (what any dynamic resource
+ *   sharing one one-method provider, given the SAME arguments (the same values, its secret argument
+ *   marked secret as ours marks it) and as many properties in all (what any dynamic resource
  *   of that shape pays: the engine round trip per property and the provider's serialization, which
  *   Pulumi caches per provider object), in alternating processes, medians of
  *   {@link REGISTER_RUNS}; the property count is read from one constructed resource (its
@@ -81,20 +82,29 @@ pulumi.runtime.setMocks(
 const pkg = require("pulumi-runpod-dynamic");
 class Plain { async create(inputs) { return { id: "x", outs: inputs }; } }
 const plain = new Plain();
-const make = {
-  ContainerRegistryAuth: (i) => new pkg.ContainerRegistryAuth("auth" + i, { name: "auth-" + i, username: "bot", password: "pw-" + i }),
-  JobRun: (i) => new pkg.JobRun("job" + i, { endpointId: "echo", input: { prompt: "ping " + i } }),
-  ServerlessEndpoint: (i) => new pkg.ServerlessEndpoint("ep" + i, { name: "ep-" + i, type: "QUEUE", image: "acme/api:" + i, env: { TOKEN: "t-" + i }, gpu: { pools: ["ADA_24"] }, scaling: { type: "QUEUE_DELAY", queueDelay: 4 } }),
-  Template: (i) => new pkg.Template("tmpl" + i, { name: "tmpl-" + i, image: "acme/api:" + i, env: { TOKEN: "t-" + i }, serverless: true }),
-  NetworkVolume: (i) => new pkg.NetworkVolume("vol" + i, { name: "vol-" + i, size: 10 + i, dataCenterId: "EU-RO-1" }),
-  Pod: (i) => new pkg.Pod("pod" + i, { name: "pod-" + i, image: "runpod/pytorch:" + i, gpu: { id: "NVIDIA GeForce RTX 4090" }, env: { TOKEN: "t-" + i } }),
-  SshKey: (i) => new pkg.SshKey("key" + i, { publicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBench" + i + " bench@" + i }),
-  dynamic: (i) => {
-    const inputs = { name: "plain-" + i };
-    for (let k = 1; k < props; k++) inputs["out" + k] = undefined;
-    return new pulumi.dynamic.Resource(plain, "plain" + i, inputs);
-  },
-}[kind];
+// The arguments each resource is given; its peer registers the same values (env secret, as ours
+// stores it), so the difference is what the package adds: output slots, secret marking, __urn.
+const ARGS = {
+  ContainerRegistryAuth: (i) => ({ name: "auth-" + i, username: "bot", password: "pw-" + i }),
+  JobRun: (i) => ({ endpointId: "echo", input: { prompt: "ping " + i } }),
+  ServerlessEndpoint: (i) => ({ name: "ep-" + i, type: "QUEUE", image: "acme/api:" + i, env: { TOKEN: "t-" + i }, gpu: { pools: ["ADA_24"] }, scaling: { type: "QUEUE_DELAY", queueDelay: 4 } }),
+  Template: (i) => ({ name: "tmpl-" + i, image: "acme/api:" + i, env: { TOKEN: "t-" + i }, serverless: true }),
+  NetworkVolume: (i) => ({ name: "vol-" + i, size: 10 + i, dataCenterId: "EU-RO-1" }),
+  Pod: (i) => ({ name: "pod-" + i, image: "runpod/pytorch:" + i, gpu: { id: "NVIDIA GeForce RTX 4090" }, env: { TOKEN: "t-" + i } }),
+  SshKey: (i) => ({ publicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBench" + i + " bench@" + i }),
+};
+const SECRET = { ContainerRegistryAuth: "password", ServerlessEndpoint: "env", Template: "env", Pod: "env" };
+const shape = process.argv[4];
+const make =
+  kind === "dynamic"
+    ? (i) => {
+        const inputs = shape ? { ...ARGS[shape](i) } : { name: "plain-" + i };
+        const secret = shape && SECRET[shape];
+        if (secret) inputs[secret] = pulumi.secret(inputs[secret]);
+        for (let k = Object.keys(inputs).length; k < props; k++) inputs["out" + k] = undefined;
+        return new pulumi.dynamic.Resource(plain, "plain" + i, inputs, secret ? { additionalSecretOutputs: [secret] } : undefined);
+      }
+    : (i) => new pkg[kind](kind + i, ARGS[kind](i));
 const t0 = performance.now();
 const resources = [];
 for (let i = 0; i < n; i++) resources.push(make(i));
@@ -138,8 +148,8 @@ export async function benchImportCost(): Promise<ResultRow[]> {
     ];
 
     progress(`registration: ${RESOURCES} resources per process under mocks, ${REGISTER_RUNS} processes each`);
-    const perResource = async (kind: string, props = 1) => {
-      const args = [kind, String(RESOURCES), String(props)];
+    const perResource = async (kind: string, props = 1, shape?: string) => {
+      const args = [kind, String(RESOURCES), String(props), ...(shape === undefined ? [] : [shape])];
       const result = await child<{ ms: number; props: number }>(installed.projectDir, REGISTER_CHILD, args);
       return { ms: result.ms / RESOURCES, props: result.props };
     };
@@ -153,12 +163,12 @@ export async function benchImportCost(): Promise<ResultRow[]> {
       for (let i = 0; i < REGISTER_RUNS; i++) {
         const mine = await perResource(kind);
         props = mine.props;
-        const peer = (await perResource("dynamic", props)).ms;
+        const peer = (await perResource("dynamic", props, kind)).ms;
         ours.push(mine.ms);
         plain.push(peer);
         diffs.push(mine.ms - peer);
       }
-      const peerLabel = `pulumi.dynamic.Resource with the same ${props} properties, one shared one-method provider`;
+      const peerLabel = `pulumi.dynamic.Resource with the same arguments (secrets marked alike) and ${props} properties in all, one shared one-method provider`;
       rows.push({
         name: `Registration under mocks, ${RESOURCES} ${kind}s: time per resource, median of ${REGISTER_RUNS}`,
         value: median(ours),

@@ -47,6 +47,27 @@ describe("ServerlessEndpoint in a program (mocks)", () => {
     expect(provider).not.toContain(SECRET);
   });
 
+  it("registers __urn as the resource's own URN, at the stack's root and under a component", async () => {
+    await runProgram(() => new ServerlessEndpoint("urn-root", args("urn-root")));
+    await mocked.registration("urn-root");
+    const rootReg = registered.find((r) => r.name === "urn-root");
+    // As the SDK's createUrn makes it (the mock monitor's own URNs add the stack's type; the
+    // engine's do not: a stack child's URN has no parent type).
+    expect(rootReg?.inputs.__urn).toBe(await value(pulumi.createUrn("urn-root", TOKEN)));
+    expect(rootReg?.inputs.__urn).toBe(`urn:pulumi:stack::project::${TOKEN}::urn-root`);
+    let parent: pulumi.ComponentResource | undefined;
+    await runProgram(() => {
+      parent = new pulumi.ComponentResource("acme:index:Service", "svc");
+      return new ServerlessEndpoint("urn-child", args("urn-child"), { parent });
+    });
+    await mocked.registration("urn-child");
+    const childReg = registered.find((r) => r.name === "urn-child");
+    expect(childReg?.inputs.__urn).toBe(await value(pulumi.createUrn("urn-child", TOKEN, parent)));
+    expect(childReg?.inputs.__urn).toMatch(
+      /acme:index:Service\$pulumi-nodejs:dynamic\/runpod:ServerlessEndpoint::urn-child$/,
+    );
+  });
+
   it("keeps env secret in the program and registers it as an additional secret output, with the caller's options", async () => {
     const ep = await runProgram(
       () =>

@@ -72,11 +72,21 @@ export abstract class RunpodResource<Args extends object = object> extends pulum
     else for (const key of spec.inputs) props[key] = given[key];
     const secrets = spec.secretInputs ?? [];
     for (const key of secrets) if (props[key] !== undefined) props[key] = pulumi.secret(props[key]);
-    if (spec.urn)
-      props.__urn = pulumi.createUrn(name, `pulumi-nodejs:dynamic/runpod:${spec.type}`, opts?.parent);
+    if (spec.urn) props.__urn = urnOf(name, `pulumi-nodejs:dynamic/runpod:${spec.type}`, opts?.parent);
     for (const key of spec.outputs ?? []) props[key] = undefined;
     const options =
       secrets.length > 0 ? pulumi.mergeOptions(opts, { additionalSecretOutputs: [...secrets] }) : opts;
     super(providerFor(spec.operationsModule), name, props, options, "runpod", spec.type);
   }
+}
+
+/**
+ * The resource's URN, as `pulumi.createUrn` makes it: a plain string for a resource without a
+ * parent (the stack's child: `urn:pulumi:<stack>::<project>::<type>::<name>`), which spares
+ * each registration an Output to resolve; an Output when the parent's URN decides the prefix.
+ */
+function urnOf(name: string, type: string, parent: pulumi.Resource | pulumi.Input<string> | undefined) {
+  if (parent === undefined)
+    return `urn:pulumi:${pulumi.getStack()}::${pulumi.getProject()}::${type}::${name}`;
+  return pulumi.createUrn(name, type, parent);
 }
