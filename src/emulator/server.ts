@@ -52,7 +52,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   const app = createApp(deps);
   registerJobRoutes(app, deps.engine);
   registerOpenAiRoutes(app, deps.engine);
-  registerManagementRoutes(app, { store: deps.store, serverless: deps.serverless });
+  registerManagementRoutes(app, { store: deps.store, serverless: deps.serverless, pods: deps.pods });
   registerServerlessRoutes(app, deps.serverless);
   registerCatalogRoutes(app, deps.pods);
   registerPodRoutes(app, deps.pods);

@@ -11,6 +11,7 @@
  * | schema failure | 400 `{message}` | 422 problem+json with `errors` |
  * | shrink, duplicate name, size the store refuses | 400 | 400 |
  * | deleting a volume an endpoint attaches; attaching a volume that does not exist | 400 | 400 |
+ * | deleting a registry credential a pod pulls with | 400 | 400 |
  *
  * Serverless endpoints and templates (`/v2/serverless`, `/v2/templates`) are v2-only entries over
  * the {@link ServerlessStore}; their sub-resources (`/releases`, `/workers`, worker logs) are in
@@ -34,6 +35,7 @@ import {
 } from "../../wire/serverless";
 import { TemplateCreateInputSchema, TemplateUpdateInputSchema } from "../../wire/templates";
 import { DATA_CENTER_IDS } from "../catalog";
+import type { PodStore } from "../pods/podStore";
 import {
   ServerlessConflictError,
   ServerlessNotFoundError,
@@ -127,6 +129,7 @@ interface ResourceWire<Rec, Create, Update> {
 export interface ManagementContext {
   store: ManagementStore;
   serverless: ServerlessStore;
+  pods: PodStore;
 }
 
 /** One management resource: what each operation does to the store, and its wire per dialect. */
@@ -159,8 +162,11 @@ export const MANAGEMENT_RESOURCES = [
     list: ({ store }) => store.listRegistryAuths(),
     get: ({ store }, id) => store.getRegistryAuth(id),
     create: ({ store }, input) => store.createRegistryAuth(input),
-    // The document: templates naming a deleted credential silently lose it (`registry: null`).
-    delete: async ({ store, serverless }, id) => {
+    // The document (deleteRegistry): "Rejected if any pod currently uses this credential to pull
+    // its image. Templates that reference it are not part of that check — they silently lose the
+    // reference (`registry` becomes null)". Endpoints are in neither sentence: they keep the id.
+    delete: async ({ store, serverless, pods }, id) => {
+      if (store.getRegistryAuth(id) !== undefined) refuseIfPulling(pods, id);
       const deleted = await store.deleteRegistryAuth(id);
       if (deleted) await serverless.forgetRegistry(id);
       return deleted;
@@ -280,6 +286,22 @@ function refuseIfAttached(serverless: ServerlessStore, volumeId: string): void {
     400,
     `network volume ${volumeId} is attached to serverless endpoint${holders.length === 1 ? "" : "s"} ${names}; ` +
       "detach it (remove it from the endpoint's networkVolumes) or delete the endpoint first",
+  );
+}
+
+/**
+ * A registry credential a pod pulls its image with cannot be deleted (both dialects answer 400,
+ * the document's "Registry credential is in use by a pod and cannot be deleted", naming each pod
+ * and what to do). Stopped pods count: they pull again when they start.
+ */
+function refuseIfPulling(pods: PodStore, registryId: string): void {
+  const holders = pods.usingRegistry(registryId);
+  if (holders.length === 0) return;
+  const names = holders.map((p) => `${p.id} ("${p.name}")`).join(", ");
+  throw new HttpError(
+    400,
+    `registry credential ${registryId} is in use by pod${holders.length === 1 ? "" : "s"} ${names} and cannot be deleted; ` +
+      "give the pod another registry (PATCH /v2/pods/{id} with registry set to another credential or null) or delete the pod first",
   );
 }
 

@@ -388,6 +388,14 @@ export class PodStore implements PodStockView {
     return true;
   }
 
+  /**
+   * The pods that pull their image with registry credential `registryId` (`registry`), whatever
+   * their status: a stopped pod pulls again when it starts.
+   */
+  usingRegistry(registryId: string): Pod[] {
+    return [...this.#pods.values()].filter((p) => p.pod.registry === registryId).map((p) => this.#render(p));
+  }
+
   /** True when the pod exists. */
   has(id: string): boolean {
     return this.#pods.has(id);

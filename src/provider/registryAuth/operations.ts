@@ -32,7 +32,14 @@
  * which no stored text calls.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { BadRequestError, ConflictError, describeBody, NotFoundError, RunpodError } from "../../client";
+import {
+  BadRequestError,
+  ConflictError,
+  describeBody,
+  NotFoundError,
+  type RunpodClient,
+  RunpodError,
+} from "../../client";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
@@ -42,6 +49,7 @@ import { isUnknown } from "../common/unknown";
 import type { RunpodSettings } from "../config";
 import { checkRegistryAuthArgs, plainInputs, REPLACING_FIELDS, type RegistryAuthOutputs } from "./args";
 import { createWithClient } from "./create";
+import { consequences, describeUsers, registryUsers } from "./users";
 
 type Props = Record<string, unknown>;
 
@@ -131,14 +139,19 @@ export async function updateRegistryAuth(
 }
 
 /**
- * `delete`: DELETE by id; a credential already gone counts as deleted. A refusal (in use)
- * explains what the service said uses it and what to do.
+ * `delete`: over REST v2, first lists the pods, templates and serverless endpoints whose `registry`
+ * is this credential (`users.ts`); a pod there refuses the delete before anything is deleted,
+ * naming it (the service refuses for pods); templates and endpoints get a warning naming them (the
+ * service empties a template's `registry` and leaves endpoints naming the deleted credential). Then DELETE by id; a credential
+ * already gone counts as deleted. A refusal of the service itself (over v1, or a user that appeared
+ * between the list and the DELETE) quotes what the service said and what to do.
  */
 export const deleteRegistryAuth: ResourceOperations["delete"] = async (settings, id, props) => {
   const secrets = registrySecrets(props ?? {}, settings);
   const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
   await withProviderErrors(secrets, async () => {
     const client = hostClient(settings);
+    if (client.restDialect === "v2") await refuseIfUsed(client, id, label);
     try {
       await client.registryAuths.delete(id);
     } catch (error) {
@@ -157,6 +170,42 @@ export const deleteRegistryAuth: ResourceOperations["delete"] = async (settings,
     }
   });
 };
+
+/**
+ * Throws, naming every pod whose `registry` is `id`, while the credential still exists (one
+ * already gone stays a finished delete): the service refuses such a delete, and saying which pods
+ * before trying is clearer than its 400. Templates and endpoints that name it do not block the
+ * delete (the service empties a template's `registry`; a credential rotated in the same deploy
+ * re-points them next), but a warning names each, since a later pull of a private image fails.
+ */
+async function refuseIfUsed(client: RunpodClient, id: string, label: string): Promise<void> {
+  const { users, unchecked } = await registryUsers(client, id);
+  if (unchecked.length > 0) {
+    process.stderr.write(
+      `warning: deleting container registry auth ${label}: the API key may not list ${unchecked.join("s, ")}s, ` +
+        "so those that use this credential were not checked\n",
+    );
+  }
+  const pods = users.filter((u) => u.kind === "pod");
+  const others = users.filter((u) => u.kind !== "pod");
+  if (users.length === 0) return;
+  try {
+    await client.registryAuths.get(id);
+  } catch (error) {
+    if (error instanceof NotFoundError) return;
+    throw error;
+  }
+  if (pods.length > 0) {
+    throw new RunpodError(
+      `container registry auth ${label} is still used by ${describeUsers(pods)}, so nothing was deleted: ` +
+        `${consequences(pods)}. Set their \`registry\` to another credential (or null for a public image), or ` +
+        "delete them, and run pulumi up; then run the destroy or update again.",
+    );
+  }
+  process.stderr.write(
+    `warning: deleting container registry auth ${label} while ${describeUsers(others)} name it: ${consequences(others)}\n`,
+  );
+}
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
