@@ -101,15 +101,15 @@ const pod = (dataCenterIds?: unknown) => ({
 const volume = (dataCenterId: unknown) => ({ name: "vol", size: 20, dataCenterId });
 
 const KNOWN_TEXT =
-  "the catalog (GET /v2/catalog/datacenters) lists EU-RO-1, EU-SE-1, EU-NL-1, EU-CZ-1, EU-FR-1, US-KS-2, " +
-  "US-TX-3, US-CA-2, US-GA-1, US-IL-1 and 4 more (letter case does not matter). Use one of those ids; " +
+  "of the catalog (GET /v2/catalog/datacenters), which lists EU-RO-1, EU-SE-1, EU-NL-1, EU-CZ-1, EU-FR-1, " +
+  "US-KS-2, US-TX-3, US-CA-2, US-GA-1, US-IL-1 and 4 more (in any letter case). Use one of those ids; " +
   "getDataCenters() lists them with their regions.";
 
 describe("check of data centres against the catalog", () => {
   it("refuses an endpoint's dataCenterIds naming an id the catalog does not list, naming the field, the id and the known ids", async () => {
     const { failures } = await endpointOperations.check(settings(), {}, endpoint(["EU-RO-1", "MARS-1"]));
     expect(failures).toEqual([
-      { property: "dataCenterIds", reason: `dataCenterIds: unknown data centre "MARS-1": ${KNOWN_TEXT}` },
+      { property: "dataCenterIds", reason: `dataCenterIds has "MARS-1", not a data centre ${KNOWN_TEXT}` },
     ]);
   });
 
@@ -119,12 +119,12 @@ describe("check of data centres against the catalog", () => {
     expect(podResult.failures).toEqual([
       {
         property: "dataCenterIds",
-        reason: `dataCenterIds: unknown data centres "MARS-1", "VENUS-2": ${KNOWN_TEXT}`,
+        reason: `dataCenterIds has "MARS-1", "VENUS-2", not data centres ${KNOWN_TEXT}`,
       },
     ]);
     const volumeResult = await volumeOperations.check(s, {}, volume("EU-XX-9"));
     expect(volumeResult.failures).toEqual([
-      { property: "dataCenterId", reason: `dataCenterId: unknown data centre "EU-XX-9": ${KNOWN_TEXT}` },
+      { property: "dataCenterId", reason: `dataCenterId has "EU-XX-9", not a data centre ${KNOWN_TEXT}` },
     ]);
   });
 
@@ -161,7 +161,7 @@ describe("check of data centres against the catalog", () => {
   it("judges the known ids of a list that also holds an unknown one", async () => {
     const { failures } = await endpointOperations.check(settings(), {}, endpoint([UNKNOWN, "MARS-1"]));
     expect(failures).toEqual([
-      { property: "dataCenterIds", reason: `dataCenterIds: unknown data centre "MARS-1": ${KNOWN_TEXT}` },
+      { property: "dataCenterIds", reason: `dataCenterIds has "MARS-1", not a data centre ${KNOWN_TEXT}` },
     ]);
   });
 
@@ -172,7 +172,7 @@ describe("check of data centres against the catalog", () => {
     const oldPod = pod(["EU-GONE-1"]);
     expect((await podOperations.check(s, oldPod, pod(["eu-gone-1", "EU-RO-1"]))).failures).toEqual([]);
     expect((await podOperations.check(s, oldPod, pod(["EU-GONE-1", "MARS-1"]))).failures).toEqual([
-      { property: "dataCenterIds", reason: `dataCenterIds: unknown data centre "MARS-1": ${KNOWN_TEXT}` },
+      { property: "dataCenterIds", reason: `dataCenterIds has "MARS-1", not a data centre ${KNOWN_TEXT}` },
     ]);
   });
 
@@ -203,7 +203,7 @@ describe("check of data centres against the catalog", () => {
     const many = Array.from({ length: 40 }, (_, i) => `XX-${i}`);
     const { failures } = await endpointOperations.check(settings(), {}, endpoint(many));
     expect(failures).toHaveLength(1);
-    expect(failures?.[0]?.reason).toContain('"XX-9" and 30 more: the catalog');
+    expect(failures?.[0]?.reason).toContain('"XX-9" and 30 more, not data centres of the catalog');
     expect(failures?.[0]?.reason).not.toContain("XX-10");
   });
 });

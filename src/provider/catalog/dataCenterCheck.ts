@@ -59,13 +59,13 @@ export async function checkDataCenters(
     missing.map((id) => JSON.stringify(id)),
     KNOWN_LISTED,
   );
-  const which = missing.length === 1 ? `data centre ${named}` : `data centres ${named}`;
+  const what = missing.length === 1 ? "not a data centre" : "not data centres";
   return [
     {
       property: field,
       reason:
-        `${field}: unknown ${which}: the catalog (GET /v2/catalog/datacenters) lists ` +
-        `${listSome(known, KNOWN_LISTED)} (letter case does not matter). ` +
+        `${field} has ${named}, ${what} of the catalog (GET /v2/catalog/datacenters), which lists ` +
+        `${listSome(known, KNOWN_LISTED)} (in any letter case). ` +
         "Use one of those ids; getDataCenters() lists them with their regions.",
     },
   ];
