@@ -13,6 +13,7 @@
  * secret as `{&{{...}}}`, a large typo'd value printed whole).
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { checkJobRunArgs } from "../../src/provider/jobRun/operations";
 import { KEYS } from "../fixtures/sshKeys";
 import { checkFailureText } from "../support/deployRunner.mts";
@@ -79,6 +80,11 @@ interface Row {
   what: string;
   change: Record<string, unknown>;
   dialect?: "v1" | "v2";
+  /**
+   * `"emulator"`: checked on a host whose REST v2 service is the emulator, so what only the
+   * catalog can judge (data centres) is judged. @default a host whose service never answers
+   */
+  service?: "emulator";
   /** Previous inputs (a NetworkVolume shrink). */
   olds?: Record<string, unknown>;
   /** The field every printed line must name. @default the first key of `change` */
@@ -87,6 +93,11 @@ interface Row {
 }
 
 const T = (kind: Kind) => typeTokenFor(kind);
+
+/** What the emulator's catalog of data centres is printed as in a refusal. */
+const KNOWN_CENTRES =
+  "of the catalog (GET /v2/catalog/datacenters), which lists US-KS-2, US-GA-1, CA-MTL-1, EU-RO-1, EU-SE-1 " +
+  "(in any letter case). Use one of those ids; getDataCenters() lists them with their regions.";
 
 /** JobRun's base turned into an http probe: no input, no s3Config. */
 const PROBE = { input: undefined, s3Config: undefined, http: { path: "/v1/models" } };
@@ -136,6 +147,14 @@ const ROWS: Record<Kind, Row[]> = {
     ]),
   ],
   NetworkVolume: [
+    row(
+      "dataCenterId not a data centre of the catalog",
+      { dataCenterId: "US-TX-3" },
+      [
+        `: property dataCenterId value {US-TX-3} has a problem: dataCenterId has "US-TX-3", not a data centre ${KNOWN_CENTRES}`,
+      ],
+      { service: "emulator" },
+    ),
     row("name missing", { name: undefined }, [" has a problem: name is required: a non-empty string"]),
     row("name blank", { name: " " }, [": property name value { } has a problem: name must not be empty"]),
     row("size missing", { size: undefined }, [" has a problem: size is required: an integer number of GB"]),
@@ -276,6 +295,14 @@ const ROWS: Record<Kind, Row[]> = {
     ]),
   ],
   ServerlessEndpoint: [
+    row(
+      "dataCenterIds naming a data centre the catalog does not list",
+      { dataCenterIds: ["eu-ro-1", "MARS-1"] },
+      [
+        `: property dataCenterIds value {[{eu-ro-1} {MARS-1}]} has a problem: dataCenterIds has "MARS-1", not a data centre ${KNOWN_CENTRES}`,
+      ],
+      { service: "emulator" },
+    ),
     row(
       "on a REST v1 restUrl",
       {},
@@ -717,6 +744,14 @@ const ROWS: Record<Kind, Row[]> = {
     ),
   ],
   Pod: [
+    row(
+      "dataCenterIds naming data centres the catalog does not list",
+      { dataCenterIds: ["EU-RO-1", "MARS-1", "VENUS-2"] },
+      [
+        `: property dataCenterIds value {[{EU-RO-1} {MARS-1} {VENUS-2}]} has a problem: dataCenterIds has "MARS-1", "VENUS-2", not data centres ${KNOWN_CENTRES}`,
+      ],
+      { service: "emulator" },
+    ),
     row("name missing", { name: undefined }, [" has a problem: name is required: a non-empty string"]),
     row("name with a NUL (its value not printed)", { name: "a\u0000b" }, [
       " has a problem: name must not contain control characters (NUL, newline, tab, ...)",
@@ -819,8 +854,9 @@ function unwrap(v: unknown): unknown {
 const CAPTURE = process.env.CAPTURE_CHECK_FAILURES === "1";
 
 describe("every check failure of every resource, as the engine prints it (step_generator.go issueCheckFailures)", () => {
-  const hosts: Partial<Record<"v1" | "v2", ProviderHost>> = {};
+  const hosts: Partial<Record<"v1" | "v2" | "emulator", ProviderHost>> = {};
   const providers: Partial<Record<Kind, string>> = {};
+  let emu: RunningEmulator | undefined;
 
   beforeAll(async () => {
     for (const dialect of ["v1", "v2"] as const) {
@@ -832,11 +868,19 @@ describe("every check failure of every resource, as the engine prints it (step_g
       });
       hosts[dialect] = host;
     }
+    emu = await startEmulator({ apiKeys: ["rpa_check_catalog_only"], rateLimits: false });
+    hosts.emulator = await startProviderHost({ projectDir });
+    await hosts.emulator.configure({
+      "runpod:apiKey": "rpa_check_catalog_only",
+      "runpod:restUrl": emu.restUrl,
+      "runpod:serverlessUrl": emu.serverlessUrl,
+    });
     for (const kind of Object.keys(BASE) as Kind[])
       providers[kind] = await serializedProvider(projectDir, kind);
   }, 120_000);
   afterAll(async () => {
     for (const host of Object.values(hosts)) await host?.close();
+    await emu?.close();
   });
 
   /** The lines the CLI prints for these program inputs. */
@@ -846,7 +890,7 @@ describe("every check failure of every resource, as the engine prints it (step_g
       if (v === undefined) delete program[k];
       else program[k] = v;
     }
-    const host = hosts[row.dialect ?? "v2"]!;
+    const host = hosts[row.service ?? row.dialect ?? "v2"]!;
     const news = { ...(unwrap(program) as Record<string, unknown>), __provider: providers[kind] };
     const olds = row.olds ? { ...row.olds, __provider: providers[kind] } : {};
     const { failures } = await host.check(urnFor(kind, name), olds, news);

@@ -250,6 +250,15 @@ export interface PricedCheck {
     settings: RunpodSettings | undefined,
     news: Record<string, unknown>,
   ) => pulumi.dynamic.CheckResult;
+  /**
+   * What the arguments name that only the catalog can judge (data centres), after the argument
+   * check passed and before the cost; `olds` are the previous inputs.
+   */
+  checkCatalog?: (
+    settings: RunpodSettings | undefined,
+    news: Record<string, unknown>,
+    olds: Record<string, unknown>,
+  ) => Promise<CheckFailure[]>;
   /** The cost check of this kind of resource. */
   checkCost: CostCheck;
   /** Values a budget failure must not show (the env values and the API key). */
@@ -258,7 +267,8 @@ export interface PricedCheck {
 
 /**
  * A priced resource's `check`: the arguments first (their failures alone when there are any), then
- * the `hourlyCost` figure and the budgets, judged before anything that costs money runs. The URN
+ * what the catalog judges (their failures alone too), then the `hourlyCost` figure and the
+ * budgets, judged before anything that costs money runs. The URN
  * the resource passes for the stack budget, and the figure check itself added to earlier inputs,
  * are no arguments.
  */
@@ -269,17 +279,24 @@ export function pricedCheck(
   olds: Record<string, unknown>,
   raw: Record<string, unknown>,
 ) => Promise<pulumi.dynamic.CheckResult> {
-  return async (settings, _olds, raw) => {
+  return async (settings, olds, raw) => {
     const { [URN_INPUT]: urn, hourlyCost: _cost, ...news } = raw;
     const checked = c.checkArgs(settings, news);
     if ((checked.failures ?? []).length > 0) return checked;
+    const secrets = c.secrets(settings, news);
+    const named = (await c.checkCatalog?.(settings, news, olds)) ?? [];
+    if (named.length > 0) {
+      return {
+        inputs: checked.inputs,
+        failures: named.map((f) => ({ ...f, reason: redact(f.reason, secrets) })),
+      };
+    }
     const name = typeof news.name === "string" ? news.name : undefined;
     const label = `${c.kind} ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
     const key = typeof urn === "string" ? urn : `${c.kind}::${name ?? ""}`;
     const cost = await c.checkCost({ settings, args: news, key, label });
     const inputs =
       cost.hourlyCost === undefined ? checked.inputs : { ...checked.inputs, hourlyCost: cost.hourlyCost };
-    const secrets = c.secrets(settings, news);
     return { inputs, failures: cost.failures.map((f) => ({ ...f, reason: redact(f.reason, secrets) })) };
   };
 }

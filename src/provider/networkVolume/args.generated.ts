@@ -25,6 +25,8 @@ export interface NetworkVolumeArgs {
    * letter case as the service does. Immutable on the service: changing it replaces the volume (a
    * new, empty one is created, then this one is deleted with its data), which needs
    * `allowReplaceDeletingData: true`; without it `check` and the preview fail saying what would be lost.
+   * Over REST v2, `check` refuses a data centre the catalog does not list, naming the ids it has;
+   * when the catalog cannot be read, the service decides.
    * Changing it replaces the resource.
    */
   dataCenterId: InputOf<Plain["dataCenterId"]>;

@@ -42,7 +42,9 @@ export const NetworkVolumeArgsSchema = NetworkVolumeCreateInputSchema.extend({
       "Data centre of the volume, e.g. `EU-RO-1` (REST v2 calls it `dataCenter`), compared in any\n" +
       "letter case as the service does. Immutable on the service: changing it replaces the volume (a\n" +
       "new, empty one is created, then this one is deleted with its data), which needs\n" +
-      "`allowReplaceDeletingData: true`; without it `check` and the preview fail saying what would be lost.",
+      "`allowReplaceDeletingData: true`; without it `check` and the preview fail saying what would be lost.\n" +
+      "Over REST v2, `check` refuses a data centre the catalog does not list, naming the ids it has;\n" +
+      "when the catalog cannot be read, the service decides.",
     replaces: true,
   }),
   type: body.type.meta({

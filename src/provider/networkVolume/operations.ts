@@ -39,6 +39,7 @@ import {
   RunpodError,
   resolveRestUrl,
 } from "../../client";
+import { checkDataCenters } from "../catalog/dataCenterCheck";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
@@ -66,18 +67,29 @@ export type { NetworkVolumeInputs, NetworkVolumeOutputs } from "./args";
 
 /**
  * `check`: field-level validation (`args.ts`) against the dialect `runpod:restUrl` speaks (size
- * bounds, `type` only on v2), and a size smaller than the previous inputs' is refused. No network;
- * unknown values (preview) pass through untouched.
+ * bounds, `type` only on v2), and a size smaller than the previous inputs' is refused; a new
+ * `dataCenterId` the catalog does not list is refused (the only network: one catalog read per
+ * host). Unknown values (preview) pass through untouched.
  */
 export const checkNetworkVolume = (settings: Settings, olds: Props, news: Props) =>
   operations.check(settings, olds, news);
 
-/** check's own part: the arguments (`args.ts`), then the preview's monthly figure. No network. */
-function checkVolume(settings: Settings, olds: Props, given: Props): pulumi.dynamic.CheckResult {
+/**
+ * check's own part: the arguments (`args.ts`), then a new `dataCenterId` against the catalog's
+ * data centres (REST v2; read once per host, and a failed read judges nothing:
+ * `../catalog/dataCenterCheck.ts`), then the preview's monthly figure.
+ */
+async function checkVolume(
+  settings: Settings,
+  olds: Props,
+  given: Props,
+): Promise<pulumi.dynamic.CheckResult> {
   // The figures check itself added to earlier inputs are no arguments.
   const { monthlyCostUsd: _usd, monthlyCostNote: _note, ...news } = given;
   const checked = checkNetworkVolumeArgs(news, { dialect: dialectOf(settings), olds });
   if ((checked.failures ?? []).length > 0) return checked;
+  const where = await checkDataCenters(settings, "dataCenterId", news.dataCenterId, olds.dataCenterId);
+  if (where.length > 0) return { ...checked, failures: where };
   // The preview's figure (list price, or the configured rate); no network.
   const cost = volumeCostFields(news.size, news.type, settings);
   if (cost.failure !== undefined) return { ...checked, failures: [{ property: "", reason: cost.failure }] };

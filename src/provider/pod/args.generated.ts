@@ -65,7 +65,9 @@ export interface PodArgs {
    */
   cloud?: InputOf<Plain["cloud"]>;
   /**
-   * Preferred data centers (empty: the scheduler chooses).
+   * Preferred data centers (empty: the scheduler chooses). Over REST v2, `check` refuses an id the
+   * catalog does not list (compared in any letter case), naming the ids it has; when the catalog
+   * cannot be read, the service decides.
    * Replaces the resource when the pod is no longer in one of them.
    */
   dataCenterIds?: InputOf<Plain["dataCenterIds"]>;

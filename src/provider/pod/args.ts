@@ -128,7 +128,10 @@ export const PodArgsSchema = z.strictObject({
     .meta({ description: "A CPU pod (`CreateCpuConfig`): exactly one of `gpu` or `cpu`.", replaces: true }),
   cloud: body.cloud.meta({ description: "`SECURE` or `COMMUNITY`.", default: '"SECURE"', replaces: true }),
   dataCenterIds: body.dataCenterIds.meta({
-    description: "Preferred data centers (empty: the scheduler chooses).",
+    description:
+      "Preferred data centers (empty: the scheduler chooses). Over REST v2, `check` refuses an id the\n" +
+      "catalog does not list (compared in any letter case), naming the ids it has; when the catalog\n" +
+      "cannot be read, the service decides.",
     replaces: "the pod is no longer in one of them",
   }),
   mounts: z

@@ -15,6 +15,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { ConflictError, describeBody, type Pod, type PodUpdateInput, RunpodError } from "../../client";
+import { checkDataCenters } from "../catalog/dataCenterCheck";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
@@ -174,6 +175,8 @@ export const deletePod: ResourceOperations["delete"] = async (settings, id, prop
 const checkPodWithCost = pricedCheck({
   kind: "Pod",
   checkArgs: checkPodArgs,
+  checkCatalog: (settings, news, olds) =>
+    checkDataCenters(settings, "dataCenterIds", news.dataCenterIds, olds.dataCenterIds),
   checkCost: checkPodCost,
   secrets: (settings, news) => podSecrets([news], settings),
 });

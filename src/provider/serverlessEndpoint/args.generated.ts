@@ -41,7 +41,11 @@ export interface ServerlessEndpointArgs {
     /** vCPUs per worker: a power of two, at least 2, valid for the flavour. */
     vcpuCount: InputOf<NonNullable<NonNullable<Plain["cpu"]>[number]>["vcpuCount"]>;
   }>[]> | pulumi.Input<undefined>;
-  /** Preferred data centres (`getDataCenters`); omit to let the scheduler choose. Updates in place. */
+  /**
+   * Preferred data centres (`getDataCenters`); omit to let the scheduler choose. Updates in place.
+   * Over REST v2, `check` refuses an id the catalog does not list (compared in any letter case), naming
+   * the ids it has; when the catalog cannot be read, the service decides.
+   */
   dataCenterIds?: InputOf<Plain["dataCenterIds"]>;
   /** FlashBoot mode: `OFF` (the service's default), `FLASHBOOT` or `PRIORITY_FLASHBOOT`. Updates in place. */
   flashboot?: InputOf<Plain["flashboot"]>;

@@ -177,7 +177,9 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
   }),
   dataCenterIds: body.dataCenterIds.meta({
     description:
-      "Preferred data centres (`getDataCenters`); omit to let the scheduler choose. Updates in place.",
+      "Preferred data centres (`getDataCenters`); omit to let the scheduler choose. Updates in place.\n" +
+      "Over REST v2, `check` refuses an id the catalog does not list (compared in any letter case), naming\n" +
+      "the ids it has; when the catalog cannot be read, the service decides.",
   }),
   flashboot: body.flashboot.meta({
     description:

@@ -29,6 +29,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { BadRequestError, ConflictError, describeBody, RunpodError, secretEnvValues } from "../../client";
+import { checkDataCenters } from "../catalog/dataCenterCheck";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
@@ -238,6 +239,8 @@ const checkEndpointWithCost = pricedCheck({
   kind: "ServerlessEndpoint",
   checkArgs: (settings, news) =>
     checkEndpointArgs(news, settings === undefined ? undefined : restDialectOf(settings)),
+  checkCatalog: (settings, news, olds) =>
+    checkDataCenters(settings, "dataCenterIds", news.dataCenterIds, olds.dataCenterIds),
   checkCost: checkEndpointCost,
   secrets: (settings, news) => endpointSecrets(settings, plainInputs(news)),
 });
