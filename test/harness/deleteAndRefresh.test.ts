@@ -16,19 +16,35 @@ const protectedText = (urn: string) =>
   "resource in your Pulumi program and run `pulumi up`, or use the command:\n" +
   `\`pulumi state unprotect '${urn}'\``;
 
+// Each run spawns a program and a fresh provider host, so runs are what a test costs: a test checks
+// all it can on one run's outcome.
 describe("deploy harness: deletes and refreshes as the engine schedules them", { timeout: 300_000 }, () => {
   const kit = echoHarnessKit("deletes");
   const make = (code: string, opts: { parallel?: number } = {}) => kit.make({ ...opts, code });
   const { flagFile, setProgram } = kit;
 
   describe("protect (item 5)", () => {
-    it("deleteProtectedError (step.go DeleteStep.Apply): destroy prints the engine's text and, past it (cancelDueToError continues), deletes the rest", async () => {
+    it("PreviewThenPromptThenExecute (backend/apply.go): destroy previews first, so one protected resource means nothing is deleted; deleteProtectedError (step.go DeleteStep.Apply): without the preview destroy prints the engine's text and, past it (cancelDueToError continues), deletes the rest", async () => {
       const { h, lines } = await make(
         'new Echo("a", { value: "a" }, { protect: true });\nnew Echo("b", { value: "b" });',
       );
       const up = await h.up();
       expect(up.errors).toEqual([]);
       const urnA = up.resources[0]!.urn;
+
+      h.skipPreview = false;
+      const previewed = await h.destroy();
+      expect(previewed.ok).toBe(false);
+      expect(previewed.preview?.ok).toBe(false);
+      // In the preview the step's text is prefixed, and the run ends with `preview failed` (README rule 9).
+      expect(previewed.errors).toEqual([
+        `${ECHO} a: Preview failed: ${protectedText(previewed.resources.find((r) => r.op === "failed")!.urn)}`,
+        "preview failed",
+      ]);
+      expect(lines().filter((l) => l.op === "delete")).toEqual([]);
+      expect((await h.state()).resources.map((r) => r.name)).toEqual(["a", "b"]);
+
+      h.skipPreview = true;
       const destroyed = await h.destroy();
       expect(destroyed.ok).toBe(false);
       // The run ends with `update failed` under the stack (reportExecResult, deployment_executor.go).
@@ -45,24 +61,6 @@ describe("deploy harness: deletes and refreshes as the engine schedules them", {
           .map((l) => l.value),
       ).toEqual(["b"]);
       expect((await h.state()).resources.map((r) => r.name)).toEqual(["a"]);
-    });
-
-    it("PreviewThenPromptThenExecute (backend/apply.go): destroy previews first, so one protected resource means nothing is deleted", async () => {
-      const { h, lines } = await make(
-        'new Echo("a", { value: "a" }, { protect: true });\nnew Echo("b", { value: "b" });',
-      );
-      await h.up();
-      h.skipPreview = false;
-      const destroyed = await h.destroy();
-      expect(destroyed.ok).toBe(false);
-      expect(destroyed.preview?.ok).toBe(false);
-      // In the preview the step's text is prefixed, and the run ends with `preview failed` (README rule 9).
-      expect(destroyed.errors).toEqual([
-        `${ECHO} a: Preview failed: ${protectedText(destroyed.resources.find((r) => r.op === "failed")!.urn)}`,
-        "preview failed",
-      ]);
-      expect(lines().filter((l) => l.op === "delete")).toEqual([]);
-      expect((await h.state()).resources.map((r) => r.name)).toEqual(["a", "b"]);
     });
 
     it("PreviewThenPromptThenExecute: a clean destroy previews (no provider delete), then deletes", async () => {
@@ -122,15 +120,15 @@ describe("deploy harness: deletes and refreshes as the engine schedules them", {
       expect(st[0]!.id).not.toBe(oldId);
     });
   });
-  describe("destroy's schedule and refresh (item 7)", () => {
-    /** Start and end of each delete, by resource name, in log order. */
-    const deleteEvents = (lines: LogLine[], names: Map<string, string>) =>
-      lines
-        .filter((l) => l.op === "delete-start" || l.op === "delete")
-        .map((l) => `${l.op === "delete" ? "end" : "start"}:${names.get(l.id)}`);
-    const namesById = (r: DeployResult) =>
-      new Map(r.resources.map((x) => [x.id, x.urn.split("::").pop()!] as [string, string]));
+  /** Start and end of each delete, by resource name, in log order. */
+  const deleteEvents = (lines: LogLine[], names: Map<string, string>) =>
+    lines
+      .filter((l) => l.op === "delete-start" || l.op === "delete")
+      .map((l) => `${l.op === "delete" ? "end" : "start"}:${names.get(l.id)}`);
+  const namesById = (r: DeployResult) =>
+    new Map(r.resources.map((x) => [x.id, x.urn.split("::").pop()!] as [string, string]));
 
+  describe("destroy's schedule (item 7)", () => {
     it("ScheduleDeletes (step_generator.go) + performPostSteps (deployment_executor.go): destroy deletes dependents first, each antichain in parallel", async () => {
       const { h, lines } = await make(
         `const a = new Echo("a", { value: "a", deleteSleepMs: 1000 });
@@ -181,7 +179,9 @@ new Echo("d", { value: "d", deleteSleepMs: 1000 });`,
       expect(most).toBe(2);
       expect(destroyed.maxConcurrentSteps).toBe(2);
     });
+  });
 
+  describe("destroy's failures and refresh (item 7)", () => {
     it("cancelDueToError (step_executor.go): after a failed delete no later antichain is scheduled, and the state keeps what was not deleted", async () => {
       const { h, lines } = await make(
         `const a = new Echo("a", { value: "a" });

@@ -13,6 +13,8 @@ const SECRET = "pa55-w0rd-that-must-stay-encrypted";
 const ops = (r: { resources: Array<{ urn: string; op: string }> }) =>
   r.resources.map((x) => `${x.urn.split("::").pop()}:${x.op}`);
 
+// Each run spawns a program and a fresh provider host, so runs are what a test costs: a test checks
+// all it can on one run's outcome.
 describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
   const harnesses: DeployHarness[] = [];
   const make = async (config: Record<string, string | { secret: string }> = {}, env?: NodeJS.ProcessEnv) => {
@@ -67,8 +69,9 @@ describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
 
   it("registers the given resources instead of running the program (registrations), a step each", async () => {
     // The echo resources' inputs as the program registered them (`__provider` included).
+    // This up only records those inputs (its preview is not what the test is about).
     const first = await make({ "echo:names": "a" });
-    expect((await first.up()).errors).toEqual([]);
+    expect((await first.up({ skipPreview: true })).errors).toEqual([]);
     const [a] = (await first.state()).resources;
     const { secretInput: _secret, ...plain } = a!.inputs;
     const inputs = { ...plain, value: "from-registrations" };
@@ -128,8 +131,8 @@ describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
     await rm(log, { force: true });
   });
 
-  it("keeps secrets encrypted in the state, never plaintext, and marks secret outputs", async () => {
-    const h = await make();
+  it("keeps secrets encrypted in the state, never plaintext, marks secret outputs, and refuses to read the state with another passphrase; refresh drops resources the provider reports gone, and destroy deletes everything", async () => {
+    const h = await make({ "echo:names": "a,b" });
     const result = await h.up();
     expect(result.errors).toEqual([]);
     expect(result.secretOutputs.sort()).toEqual(["secretEcho", "token"]);
@@ -143,11 +146,7 @@ describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
     expect(resource!.outputs.secretInput).toBe(SECRET);
     expect((await h.stackOutputs({ showSecrets: true })).secretEcho).toBe(SECRET);
     expect(JSON.stringify(result)).not.toContain(SECRET);
-  });
 
-  it("refuses to read the state with another passphrase", async () => {
-    const h = await make();
-    await h.up();
     const other = await createDeployHarness({
       projectDir,
       program,
@@ -156,6 +155,19 @@ describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
     });
     harnesses.push(other);
     await expect(other.state()).rejects.toThrow(/incorrect passphrase/);
+
+    const refreshed = await h.refresh();
+    expect(refreshed.errors).toEqual([]);
+    // Refresh shows an update only when the provider's Diff
+    // (new outputs against the old inputs) reports one (RefreshStep.Apply); `refreshed` is not
+    // an input the fixture diffs.
+    expect(refreshed.resources.map((r) => r.op)).toEqual(["same", "same"]);
+    expect((await h.state()).resources[0]!.outputs.refreshed).toBe(true);
+
+    const destroyed = await h.destroy();
+    // One antichain (no dependencies between a and b): deleted in parallel, in no fixed order.
+    expect(ops(destroyed).sort()).toEqual(["a:delete", "b:delete"]);
+    expect((await h.state()).resources).toEqual([]);
   });
 
   // The engine prints only the error's `reasons` and records init errors only from them
@@ -185,23 +197,6 @@ describe("deploy harness with the echo fixture", { timeout: 300_000 }, () => {
     expect(fixed!.id).toBe(failed!.id);
     expect(fixed!.initErrors).toBeUndefined();
     expect((await h.up({ skipPreview: true })).resources.map((r) => r.op)).toEqual(["same"]);
-  });
-
-  it("refresh drops resources the provider reports gone, and destroy deletes everything", async () => {
-    const h = await make({ "echo:names": "a,b" });
-    await h.up();
-    const refreshed = await h.refresh();
-    expect(refreshed.errors).toEqual([]);
-    // Refresh shows an update only when the provider's Diff
-    // (new outputs against the old inputs) reports one (RefreshStep.Apply); `refreshed` is not
-    // an input the fixture diffs.
-    expect(refreshed.resources.map((r) => r.op)).toEqual(["same", "same"]);
-    expect((await h.state()).resources[0]!.outputs.refreshed).toBe(true);
-
-    const destroyed = await h.destroy();
-    // One antichain (no dependencies between a and b): deleted in parallel, in no fixed order.
-    expect(ops(destroyed).sort()).toEqual(["a:delete", "b:delete"]);
-    expect((await h.state()).resources).toEqual([]);
   });
 
   it("reports check failures as the engine prints them: type, name, property, its value whole, the reason", async () => {
