@@ -69,7 +69,12 @@ export function plannedChanges(olds: Record<string, unknown>, news: PodInputs): 
   if (!isDeepStrictEqual(news.dataCenterIds ?? [], olds.dataCenterIds ?? [])) {
     const where = olds.dataCenterId as string | undefined;
     const list = news.dataCenterIds ?? [];
-    if (unknown("dataCenterIds") || (list.length > 0 && where !== undefined && !list.includes(where))) {
+    // Data centre ids compare in any letter case, as the service and check take them.
+    const asked = list.map((id) => id.toUpperCase());
+    if (
+      unknown("dataCenterIds") ||
+      (list.length > 0 && where !== undefined && !asked.includes(where.toUpperCase()))
+    ) {
       replaces.push("dataCenterIds");
     } else other.push("dataCenterIds");
   }
