@@ -5,6 +5,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 import { POD_PORT } from "../../client";
+import { isUnknown } from "./unknown";
 
 /**
  * The arguments `news` gives, `__provider` left out and `null` read as not given (`args`), and
@@ -36,6 +37,32 @@ export function unknownArgFailures(
 ): pulumi.dynamic.CheckFailure[] | undefined {
   if (issue.code !== "unrecognized_keys" || issue.path.length !== 0) return undefined;
   return issue.keys.map((key) => ({ property: "", reason: reason(key, allowed) }));
+}
+
+/**
+ * `check`'s failures of a flat schema (every argument a top-level value): one per name that is no
+ * argument, then one per argument, its first issue worded by `reasonFor`. Values unknown in a
+ * preview are not judged.
+ */
+export function flatArgFailures(
+  issues: readonly z.core.$ZodIssue[],
+  args: Record<string, unknown>,
+  allowed: readonly string[],
+  reasonFor: (issue: z.core.$ZodIssue, property: string, value: unknown) => string,
+): pulumi.dynamic.CheckFailure[] {
+  const failures: pulumi.dynamic.CheckFailure[] = [];
+  for (const issue of issues) {
+    const unknownNames = unknownArgFailures(issue, allowed);
+    if (unknownNames) {
+      failures.push(...unknownNames);
+      continue;
+    }
+    const property = String(issue.path[0]);
+    const value = args[property];
+    if (isUnknown(value) || failures.some((f) => f.property === property)) continue;
+    failures.push({ property, reason: reasonFor(issue, property, value) });
+  }
+  return failures;
 }
 
 /**

@@ -1,12 +1,18 @@
 /**
  * The one dynamic provider class every resource of this package uses.
  *
- * A resource module makes its provider with {@link providerFor}, giving the package path of its
- * operations module, and hands it to `pulumi.dynamic.Resource`:
+ * A resource class does not make it itself: it extends `RunpodResource` (`./resource.ts`) and
+ * names the package path of its operations module in its `spec`; the base class hands
+ * `providerFor(spec.operationsModule)` to `pulumi.dynamic.Resource`:
  *
  * ```ts
- * const OPERATIONS_MODULE = "pulumi-runpod-dynamic/dist/provider/pod/operations.js";
- * super(providerFor(OPERATIONS_MODULE), name, props, opts, "runpod", "Pod");
+ * export class Pod extends ServiceObjectResource<PodArgs> {
+ *   protected static override readonly spec = resourceSpec<PodArgs>({
+ *     type: "Pod",
+ *     operationsModule: "pulumi-runpod-dynamic/dist/provider/pod/operations.js",
+ *     // inputs, secretInputs, outputs ...
+ *   });
+ * }
  * ```
  *
  * The operations module exports `operations`, made with `defineOperations` (`./operations.ts`):

@@ -2,10 +2,12 @@
  * `RunpodResource`: the base class of every resource class of this package, and `ResourceSpec`,
  * what a resource class says about itself. What differs between resources is data (their type,
  * their operations module, their property names); this class turns it into the registration
- * `pulumi.dynamic.Resource` expects:
+ * `pulumi.dynamic.Resource` expects. A resource whose id is the service's own id (every one but
+ * `JobRun`, whose id is its own UUID) extends {@link ServiceObjectResource}, which adds the
+ * `static get(name, id, opts)` that reads an existing object by that id:
  *
  * ```ts
- * export class SshKey extends RunpodResource<SshKeyArgs> {
+ * export class SshKey extends ServiceObjectResource<SshKeyArgs> {
  *   protected static override readonly spec = resourceSpec<SshKeyArgs>({
  *     type: "SshKey",
  *     operationsModule: "pulumi-runpod-dynamic/dist/provider/sshKey/operations.js",
@@ -17,8 +19,8 @@
  * ```
  *
  * A class with arguments to transform first (a secret only in some cases) writes its own
- * constructor and passes the transformed arguments on. The class's `static get(name, id, opts)`
- * stays its own, with its own doc comment of what the read gives.
+ * constructor and passes the transformed arguments on. What `get` reads of a particular object
+ * (which outputs stay unknown, what its id is) is said in the class's doc comment.
  *
  * Loaded in the program whenever the package root is: `@pulumi/pulumi` and type imports only. The
  * provider object is the package's one provider class (`./dynamicProvider.ts`), one per
@@ -89,4 +91,27 @@ function urnOf(name: string, type: string, parent: pulumi.Resource | pulumi.Inpu
   if (parent === undefined)
     return `urn:pulumi:${pulumi.getStack()}::${pulumi.getProject()}::${type}::${name}`;
   return pulumi.createUrn(name, type, parent);
+}
+
+/** A resource class that can be constructed (not an abstract base), as `get` calls it. */
+type ConcreteResourceClass<R> = new (name: string, args: never, opts?: pulumi.CustomResourceOptions) => R;
+
+/**
+ * A RunPod resource whose id is the service's id of the object it manages, so that an existing
+ * object can be read into the program by that id ({@link ServiceObjectResource.get}).
+ */
+export abstract class ServiceObjectResource<Args extends object = object> extends RunpodResource<Args> {
+  /**
+   * Reads an existing object into the program by its service id, without managing it: the stack
+   * neither changes nor deletes it (`pulumi import` does not work for dynamic resources). The
+   * class's doc comment says what the read gives.
+   */
+  static get<R>(
+    this: ConcreteResourceClass<R>,
+    name: string,
+    id: pulumi.Input<pulumi.ID>,
+    opts?: pulumi.CustomResourceOptions,
+  ): R {
+    return new this(name, {} as never, { ...opts, id });
+  }
 }

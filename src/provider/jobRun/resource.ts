@@ -54,71 +54,35 @@ export class JobRun extends RunpodResource<JobRunArgs> {
   protected static override readonly spec = resourceSpec<JobRunArgs>({
     type: "JobRun",
     operationsModule: "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js",
-    // biome-ignore format: one line a group (job, output, http probe, timing, release), not one a name
+    // biome-ignore format: one line a group (verdict, job, answer, http probe, time and cost, argument digest)
     outputs: [
-      "jobId", "status", "passed", "attempts", "error", "workerId", "s3ConfigDigest",
+      "passed", "status", "error", "attempts", "timeline",
+      "jobId", "workerId", "endpointVersion", "workerLogTail",
       "output", "outputTruncated", "outputBytes", "outputDepth", "stream", "streamTruncated",
       "httpStatus", "latencyMs", "bodyTruncated",
-      "delayTime", "executionTime", "costUsd", "startedAt", "completedAt", "timeline",
-      "endpointVersion", "workerLogTail",
+      "delayTime", "executionTime", "startedAt", "completedAt", "costUsd",
+      "s3ConfigDigest",
     ],
   });
 
-  /** Id of the job on the service (the resource's own id is a separate, stable UUID). Absent for an http probe. */
-  declare readonly jobId: pulumi.Output<string>;
+  /**
+   * The verdict of the last run: true when the job ended as `expect` asks; false when it did not,
+   * or the JobRun stopped waiting. A false verdict makes the next `pulumi up` run the job again.
+   */
+  declare readonly passed: pulumi.Output<boolean>;
   /**
    * Terminal status of the last run (or its last status when the JobRun stopped waiting). Absent
    * for an http probe (see `httpStatus`).
    */
   declare readonly status: pulumi.Output<string>;
-  /**
-   * The worker's output (secret with `secretOutput`), with any credential the worker echoed
-   * (s3Config, the API key) replaced by `[redacted]`. Not stored when over 1 MB (1,000,000 bytes)
-   * of JSON or nested over 100 levels deep: then absent, with `outputTruncated: true` and
-   * `outputBytes` or `outputDepth`. `expect` is always judged on the whole output first. For an
-   * http probe: the answer's body (JSON parsed, else text), redacted the same way.
-   */
-  declare readonly output: pulumi.Output<unknown>;
-  /** True when the output was over 1 MB of JSON, or over 100 levels deep, and is not stored in `output`. */
-  declare readonly outputTruncated: pulumi.Output<boolean | undefined>;
-  /** Size of the output as JSON, in bytes, when it was not stored. */
-  declare readonly outputBytes: pulumi.Output<number | undefined>;
-  /** Nesting depth of the output, when it was not stored for being over 100 levels deep. */
-  declare readonly outputDepth: pulumi.Output<number | undefined>;
-  /**
-   * An http probe's answer status (absent for queue jobs, and when no answer came). The body is
-   * `output` (JSON parsed, else text).
-   */
-  declare readonly httpStatus: pulumi.Output<number | undefined>;
-  /** An http probe's latency: ms from sending the request to the end of the answer's body. */
-  declare readonly latencyMs: pulumi.Output<number | undefined>;
-  /** True when an http probe's answer body was over 1 MB (1,000,000 bytes) and only its start was read. */
-  declare readonly bodyTruncated: pulumi.Output<boolean | undefined>;
   /** The worker's error message, when it failed (redacted; at most 65,536 characters kept). */
   declare readonly error: pulumi.Output<string | undefined>;
-  /** Time the job spent queued, ms (service figure). */
-  declare readonly delayTime: pulumi.Output<number | undefined>;
-  /** Time the job ran, ms (service figure). */
-  declare readonly executionTime: pulumi.Output<number | undefined>;
-  /**
-   * What the job cost, in US dollars: an ESTIMATE, `executionTime` × the hourly list price of the
-   * worker that ran it (the GPU type it was placed on × its GPUs; when that worker is gone, the
-   * endpoint's `hourlyCost.ratePerWorkerUsd`, its dearest GPU type). The bill counts per second of worker time, start and idle time included,
-   * at the account's own prices. Absent when the catalog gives no price, or over REST v1.
-   */
-  declare readonly costUsd: pulumi.Output<number | undefined>;
   /** Runs made: 1 plus the retries used (for an http probe: requests sent, 2 when sent once more). */
   declare readonly attempts: pulumi.Output<number>;
-  /** When the service accepted the job (ISO 8601). */
-  declare readonly startedAt: pulumi.Output<string>;
-  /** When the JobRun saw the job end (ISO 8601). */
-  declare readonly completedAt: pulumi.Output<string | undefined>;
   /** Each status seen, with the milliseconds since the run started. */
   declare readonly timeline: pulumi.Output<JobRunTimelineEntry[]>;
-  /** Stream chunks as sent (`{ output, metrics? }`), with `collectStream` (secret with `secretOutput`). */
-  declare readonly stream: pulumi.Output<unknown[] | undefined>;
-  /** True when `stream` is incomplete (bound reached, or reading failed part-way). */
-  declare readonly streamTruncated: pulumi.Output<boolean | undefined>;
+  /** Id of the job on the service (the resource's own id is a separate, stable UUID). Absent for an http probe. */
+  declare readonly jobId: pulumi.Output<string>;
   /** The worker that ran the job, as the job status reported it (absent when it did not say). */
   declare readonly workerId: pulumi.Output<string | undefined>;
   /**
@@ -136,15 +100,52 @@ export class JobRun extends RunpodResource<JobRunArgs> {
    */
   declare readonly workerLogTail: pulumi.Output<string[] | undefined>;
   /**
+   * The worker's output (secret with `secretOutput`), with any credential the worker echoed
+   * (s3Config, the API key) replaced by `[redacted]`. Not stored when over 1 MB (1,000,000 bytes)
+   * of JSON or nested over 100 levels deep: then absent, with `outputTruncated: true` and
+   * `outputBytes` or `outputDepth`. `expect` is always judged on the whole output first. For an
+   * http probe: the answer's body (JSON parsed, else text), redacted the same way.
+   */
+  declare readonly output: pulumi.Output<unknown>;
+  /** True when the output was over 1 MB of JSON, or over 100 levels deep, and is not stored in `output`. */
+  declare readonly outputTruncated: pulumi.Output<boolean | undefined>;
+  /** Size of the output as JSON, in bytes, when it was not stored. */
+  declare readonly outputBytes: pulumi.Output<number | undefined>;
+  /** Nesting depth of the output, when it was not stored for being over 100 levels deep. */
+  declare readonly outputDepth: pulumi.Output<number | undefined>;
+  /** Stream chunks as sent (`{ output, metrics? }`), with `collectStream` (secret with `secretOutput`). */
+  declare readonly stream: pulumi.Output<unknown[] | undefined>;
+  /** True when `stream` is incomplete (bound reached, or reading failed part-way). */
+  declare readonly streamTruncated: pulumi.Output<boolean | undefined>;
+  /**
+   * An http probe's answer status (absent for queue jobs, and when no answer came). The body is
+   * `output` (JSON parsed, else text).
+   */
+  declare readonly httpStatus: pulumi.Output<number | undefined>;
+  /** An http probe's latency: ms from sending the request to the end of the answer's body. */
+  declare readonly latencyMs: pulumi.Output<number | undefined>;
+  /** True when an http probe's answer body was over 1 MB (1,000,000 bytes) and only its start was read. */
+  declare readonly bodyTruncated: pulumi.Output<boolean | undefined>;
+  /** Time the job spent queued, ms (service figure). */
+  declare readonly delayTime: pulumi.Output<number | undefined>;
+  /** Time the job ran, ms (service figure). */
+  declare readonly executionTime: pulumi.Output<number | undefined>;
+  /** When the service accepted the job (ISO 8601). */
+  declare readonly startedAt: pulumi.Output<string>;
+  /** When the JobRun saw the job end (ISO 8601). */
+  declare readonly completedAt: pulumi.Output<string | undefined>;
+  /**
+   * What the job cost, in US dollars: an ESTIMATE, `executionTime` × the hourly list price of the
+   * worker that ran it (the GPU type it was placed on × its GPUs; when that worker is gone, the
+   * endpoint's `hourlyCost.ratePerWorkerUsd`, its dearest GPU type). The bill counts per second of worker time, start and idle time included,
+   * at the account's own prices. Absent when the catalog gives no price, or over REST v1.
+   */
+  declare readonly costUsd: pulumi.Output<number | undefined>;
+  /**
    * Salted scrypt digest of `s3Config` (`scrypt-n32768-r8-p1:<salt>:<key>`; 0.1.0 wrote
    * `hmac-sha256:...`, still recognised), kept instead of the value to notice changes.
    */
   declare readonly s3ConfigDigest: pulumi.Output<string | undefined>;
-  /**
-   * The verdict of the last run: true when the job ended as `expect` asks; false when it did not,
-   * or the JobRun stopped waiting. A false verdict makes the next `pulumi up` run the job again.
-   */
-  declare readonly passed: pulumi.Output<boolean>;
 
   constructor(name: string, args: JobRunArgs, opts?: pulumi.CustomResourceOptions) {
     const { s3Config, secretOutput, redact, http, ...rest } = args;

@@ -13,7 +13,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { NetworkVolumeCreateInputSchema, V1_VOLUME_SIZE, V2_VOLUME_SIZE } from "../../client";
-import { boundedName, givenArgs, unknownArgFailures } from "../common/checkArgs";
+import { boundedName, flatArgFailures, givenArgs } from "../common/checkArgs";
 import { isUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
 
@@ -156,20 +156,8 @@ export function checkNetworkVolumeArgs(
   context: CheckContext = {},
 ): pulumi.dynamic.CheckResult {
   const { args, inputs } = givenArgs(news, ARG_NAMES);
-  const failures: pulumi.dynamic.CheckFailure[] = [];
   const result = NetworkVolumeArgsSchema.safeParse(args);
-  for (const issue of result.error?.issues ?? []) {
-    const unknownNames = unknownArgFailures(issue, ARG_NAMES);
-    if (unknownNames) {
-      failures.push(...unknownNames);
-      continue;
-    }
-    // The schema is flat: every other issue is about one top-level argument.
-    const property = String(issue.path[0]);
-    const value = args[property];
-    if (isUnknown(value) || failures.some((f) => f.property === property)) continue;
-    failures.push({ property, reason: reasonFor(issue, property, value) });
-  }
+  const failures = flatArgFailures(result.error?.issues ?? [], args, ARG_NAMES, reasonFor);
   const judged = (property: string) => !failures.some((f) => f.property === property);
   const { dialect, olds = {} } = context;
   if (dialect === "v1" && args.type !== undefined && !isUnknown(args.type) && judged("type")) {

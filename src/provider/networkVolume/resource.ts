@@ -8,7 +8,7 @@
  * loads that module in Pulumi's dynamic-provider host and captures nothing else.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { RunpodResource, resourceSpec } from "../common/resource";
+import { resourceSpec, ServiceObjectResource } from "../common/resource";
 import type { NetworkVolumeArgs } from "./args.generated";
 
 export type { NetworkVolumeArgs };
@@ -22,8 +22,11 @@ export type { NetworkVolumeArgs };
  * `allowReplaceDeletingData: true` (the preview says so); a smaller `size` is refused rather than replaced. Creation never leaves a duplicate after a
  * lost answer. Deleting a volume still attached to an endpoint fails, naming the endpoint. Needs
  * `runpod:apiKey` (or `RUNPOD_API_KEY`), and optionally `runpod:restUrl` to choose REST v1 or v2.
+ *
+ * `NetworkVolume.get(name, id)` reads an existing volume by its service id, without managing it:
+ * every output is read from the service; an id that does not exist fails with an error naming it.
  */
-export class NetworkVolume extends RunpodResource<NetworkVolumeArgs> {
+export class NetworkVolume extends ServiceObjectResource<NetworkVolumeArgs> {
   protected static override readonly spec = resourceSpec<NetworkVolumeArgs>({
     type: "NetworkVolume",
     operationsModule: "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js",
@@ -50,13 +53,4 @@ export class NetworkVolume extends RunpodResource<NetworkVolumeArgs> {
   declare readonly monthlyCostUsd: pulumi.Output<number | null | undefined>;
   /** Present only when `monthlyCostUsd` is null: which price is missing ("no list price for ..."). */
   declare readonly monthlyCostNote: pulumi.Output<string | undefined>;
-
-  /**
-   * Reads an existing volume into the program by its service id, without managing it: the stack
-   * neither changes nor deletes it (`pulumi import` does not work for dynamic resources). Every
-   * output is read from the service; an id that does not exist fails with an error naming it.
-   */
-  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): NetworkVolume {
-    return new NetworkVolume(name, {} as NetworkVolumeArgs, { ...opts, id });
-  }
 }

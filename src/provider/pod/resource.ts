@@ -8,7 +8,7 @@
  * dynamic-provider host and captures nothing else.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { RunpodResource, resourceSpec } from "../common/resource";
+import { resourceSpec, ServiceObjectResource } from "../common/resource";
 import type { PodArgs } from "./args.generated";
 
 export type { PodArgs };
@@ -62,8 +62,10 @@ export type PodWaitFor =
  * step but stays in the stack, with its status history and the last lines of its log in the
  * message. `desiredStatus: "EXITED"` stops it (billing stops; the disk is kept). A lost create
  * answer never leaves a second pod billing (it lists to reconcile).
+ *
+ * `Pod.get(name, id)` reads an existing pod into the program by its id, without managing it.
  */
-export class Pod extends RunpodResource<PodArgs> {
+export class Pod extends ServiceObjectResource<PodArgs> {
   /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
   protected static override readonly spec = resourceSpec<PodArgs>({
     type: "Pod",
@@ -130,9 +132,4 @@ export class Pod extends RunpodResource<PodArgs> {
   >;
   /** The pod's budget as given, in US dollars an hour (see the argument). */
   declare readonly maxHourlyUsd: pulumi.Output<number | undefined>;
-
-  /** Reads an existing pod into the program by id, without managing it. */
-  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Pod {
-    return new Pod(name, {} as PodArgs, { ...opts, id });
-  }
 }

@@ -11,8 +11,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ContainerRegistryAuthCreateInputSchema } from "../../client";
-import { boundedName, givenArgs, unknownArgFailures } from "../common/checkArgs";
-import { isUnknown } from "../common/unknown";
+import { boundedName, flatArgFailures, givenArgs } from "../common/checkArgs";
 import { describeType } from "../common/wording";
 
 const body = ContainerRegistryAuthCreateInputSchema.shape;
@@ -90,21 +89,7 @@ export const REPLACING_FIELDS = Object.keys(body) as BodyField[];
 export function checkRegistryAuthArgs(news: Record<string, unknown>): pulumi.dynamic.CheckResult {
   const { args, inputs } = givenArgs(news, ARG_NAMES);
   const result = RegistryAuthArgsSchema.safeParse(args);
-  if (result.success) return { inputs, failures: [] };
-  const failures: pulumi.dynamic.CheckFailure[] = [];
-  for (const issue of result.error.issues) {
-    const unknownNames = unknownArgFailures(issue, ARG_NAMES);
-    if (unknownNames) {
-      failures.push(...unknownNames);
-      continue;
-    }
-    // The schema is flat: every other issue is about one top-level argument.
-    const property = String(issue.path[0]);
-    const value = args[property];
-    if (isUnknown(value) || failures.some((f) => f.property === property)) continue;
-    failures.push({ property, reason: reasonFor(issue, property, value) });
-  }
-  return { inputs, failures };
+  return { inputs, failures: flatArgFailures(result.error?.issues ?? [], args, ARG_NAMES, reasonFor) };
 }
 
 /** The failure's wording: the schema's message, with what was given for a wrong type. */

@@ -10,7 +10,7 @@
  * only in the host process's memory.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { RunpodResource, resourceSpec } from "../common/resource";
+import { resourceSpec, ServiceObjectResource } from "../common/resource";
 import type { ContainerRegistryAuthArgs } from "./args.generated";
 
 export type { ContainerRegistryAuthArgs };
@@ -23,8 +23,12 @@ export type { ContainerRegistryAuthArgs };
  * update). Creation never duplicates a credential and never takes over one it did not make,
  * unless `adoptExisting` is set. Needs `runpod:apiKey` (or `RUNPOD_API_KEY`), and optionally
  * `runpod:restUrl` to choose the REST v1 or v2 interface.
+ *
+ * `ContainerRegistryAuth.get(name, id)` reads an existing credential by its service id, without
+ * managing it: `name` is read from the service; `username` and `password` stay unknown, since the
+ * service never returns them.
  */
-export class ContainerRegistryAuth extends RunpodResource<ContainerRegistryAuthArgs> {
+export class ContainerRegistryAuth extends ServiceObjectResource<ContainerRegistryAuthArgs> {
   /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
   protected static override readonly spec = resourceSpec<ContainerRegistryAuthArgs>({
     type: "ContainerRegistryAuth",
@@ -52,18 +56,4 @@ export class ContainerRegistryAuth extends RunpodResource<ContainerRegistryAuthA
   declare readonly adoptedAfterAmbiguousCreate: pulumi.Output<boolean | undefined>;
   /** What happened when `adoptedAfterAmbiguousCreate` is true, and what to check. */
   declare readonly adoptionNote: pulumi.Output<string | undefined>;
-
-  /**
-   * Reads an existing credential into the program by its service id, without managing it: the
-   * stack neither changes nor deletes it (`pulumi import` does not work for dynamic resources).
-   * `name` is read from the service; `username` and `password` stay unknown, since the service
-   * never returns them.
-   */
-  static get(
-    name: string,
-    id: pulumi.Input<pulumi.ID>,
-    opts?: pulumi.CustomResourceOptions,
-  ): ContainerRegistryAuth {
-    return new ContainerRegistryAuth(name, {} as ContainerRegistryAuthArgs, { ...opts, id });
-  }
 }

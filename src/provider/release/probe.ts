@@ -25,8 +25,8 @@ import { describeError } from "../common/wording";
 import { type Execution, type RunContext, startExecution } from "./execution";
 import type { ResolvedJobRunArgs } from "./jobArgs";
 import type { JobRunOutcome } from "./result";
-import { isStaleWorker, RELEASE_CHECK_TIMEOUT_MS, STALE_WORKER } from "./rollout";
-import { rolloutReader, waitOutRollout, workerReadHint } from "./rolloutSteps";
+import { isStaleWorker, RELEASE_CHECK_TIMEOUT_MS } from "./rollout";
+import { rolloutBeforeResend, rolloutReader, waitOutRollout, workerReadHint } from "./rolloutSteps";
 import { JobRunSubmitError } from "./submission";
 import { failureMessage, judgeProbe, probeRequest } from "./verdict";
 
@@ -121,21 +121,13 @@ export async function executeHttpProbe(args: ResolvedJobRunArgs, ctx: ProbeConte
       if (release.kind === "unreadable" || send > 1) {
         return { result, failure: judgeProbe(args, result) ?? probeReleaseFailure(run, release) };
       }
-      run.note(STALE_WORKER);
-      run.log(
-        `JobRun ${run.where()}: the answer may come from an older release (${release.how}); ` +
-          "waiting for the rollout and sending it again",
-      );
-      const previous = { ...result };
-      for (const key of ["httpStatus", "output", "latencyMs", "bodyTruncated", "completedAt"] as const) {
-        delete result[key];
-      }
-      try {
-        versionAtSend = await waitOutRollout(run, workers, ctx.workersKey);
-      } catch (error) {
-        Object.assign(result, previous);
-        return { result, failure: probeReleaseFailure(run, release, error) };
-      }
+      const waited = await rolloutBeforeResend(run, workers, ctx.workersKey, {
+        found: `the answer may come from an older release (${release.how})`,
+        resend: "sending it again",
+        forget: ["httpStatus", "output", "latencyMs", "bodyTruncated", "completedAt"],
+      });
+      if ("error" in waited) return { result, failure: probeReleaseFailure(run, release, waited.error) };
+      versionAtSend = waited.version;
     }
   } finally {
     stop();

@@ -1,7 +1,7 @@
 /**
  * The rollout steps of one JobRun execution (`rollout: "wait"`): which reader checks the release,
- * waiting out a rollout before a submission, checking the release once the job ended, and the
- * failures these end in. The rules themselves (when a worker is stale, which release ran a job)
+ * waiting out a rollout before a submission, checking the release once the job ended, sending
+ * once more after a stale answer, and the failures these end in. The rules themselves (when a worker is stale, which release ran a job)
  * are `rollout.ts`'s; the order of the steps is `run.ts`'s.
  */
 import {
@@ -14,6 +14,7 @@ import {
 import { describeError } from "../common/wording";
 import type { Execution, RunContext } from "./execution";
 import type { ResolvedJobRunArgs } from "./jobArgs";
+import type { JobRunResult } from "./result";
 import {
   RELEASE_CHECK_TIMEOUT_MS,
   type ReleaseCheck,
@@ -21,6 +22,7 @@ import {
   ROLLOUT_WAIT,
   RolloutTimeoutError,
   releaseOfJob,
+  STALE_WORKER,
   waitForRollout,
 } from "./rollout";
 import { JobRunSubmitError } from "./submission";
@@ -120,6 +122,40 @@ export function workerReadHint(error: unknown): string {
   }
   if (error instanceof APIError) return "The service refused the read; see its answer above";
   return "Check runpod:restUrl (a REST v2 URL) and that the service is reachable";
+}
+
+/** What {@link rolloutBeforeResend} says about a stale answer, and which fields of the result it forgets. */
+export interface StaleAnswer {
+  /** What was found, for the log: `the job did not run the endpoint's current release (...)`. */
+  found: string;
+  /** What is done after the wait, for the log: `submitting it again`. */
+  resend: string;
+  /** The result's fields of the stale job or answer: gone before the next one is sent. */
+  forget: readonly (keyof JobRunResult)[];
+}
+
+/**
+ * After a job or answer from an older release: notes `STALE_WORKER`, forgets the stale fields of
+ * the result (timeline and attempts stay), and waits out the rollout. Resolves with the version
+ * to send at again, or, when the wait failed, with its error and the result as it was.
+ */
+export async function rolloutBeforeResend(
+  run: Execution,
+  workers: NonNullable<RunContext["workers"]>,
+  pollKey: string | undefined,
+  stale: StaleAnswer,
+): Promise<{ version: number | undefined } | { error: unknown }> {
+  const { result } = run;
+  run.note(STALE_WORKER);
+  run.log(`JobRun ${run.where()}: ${stale.found}; waiting for the rollout and ${stale.resend}`);
+  const previous = { ...result };
+  for (const key of stale.forget) delete result[key];
+  try {
+    return { version: await waitOutRollout(run, workers, pollKey) };
+  } catch (error) {
+    Object.assign(result, previous);
+    return { error };
+  }
 }
 
 /** What the release check found; `unreadable` when the workers could not be read (`cause`: why). */

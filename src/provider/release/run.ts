@@ -19,8 +19,13 @@ import { isTerminalStatus, type Job } from "../../client";
 import { type Execution, type RunContext, recordJob, startExecution } from "./execution";
 import type { ResolvedJobRunArgs } from "./jobArgs";
 import type { JobRunOutcome, JobRunResult } from "./result";
-import { STALE_WORKER } from "./rollout";
-import { checkRelease, releaseFailure, rolloutReader, waitOutRollout } from "./rolloutSteps";
+import {
+  checkRelease,
+  releaseFailure,
+  rolloutBeforeResend,
+  rolloutReader,
+  waitOutRollout,
+} from "./rolloutSteps";
 import { retryOnService, wantsRetry } from "./serviceRetry";
 import { collectStream, finishStream } from "./stream";
 import { submitJob } from "./submission";
@@ -65,19 +70,13 @@ export async function executeJobRun(args: ResolvedJobRunArgs, ctx: RunContext): 
         return { result, failure: judge(args, result) ?? releaseFailure(run, release) };
       }
       // The job ran on an older release (one rolled out while it ran): test the current one.
-      run.note(STALE_WORKER);
-      run.log(
-        `JobRun ${run.where()}: the job did not run the endpoint's current release (${release.how}); ` +
-          "waiting for the rollout and submitting it again",
-      );
-      const previous = { ...result };
-      forgetJob(result);
-      try {
-        versionAtSubmit = await waitOutRollout(run, workers, ctx.workersKey);
-      } catch (error) {
-        Object.assign(result, previous);
-        return { result, failure: releaseFailure(run, release, error) };
-      }
+      const waited = await rolloutBeforeResend(run, workers, ctx.workersKey, {
+        found: `the job did not run the endpoint's current release (${release.how})`,
+        resend: "submitting it again",
+        forget: JOB_FIELDS,
+      });
+      if ("error" in waited) return { result, failure: releaseFailure(run, release, waited.error) };
+      versionAtSubmit = waited.version;
     }
   } finally {
     stop();
@@ -117,22 +116,18 @@ async function runJob(run: Execution): Promise<{ outcome?: JobRunOutcome }> {
   return {};
 }
 
-/** Leaves the result ready for a new submission: the job's own fields go, timeline and attempts stay. */
-function forgetJob(result: JobRunResult): void {
-  for (const key of [
-    "jobId",
-    "status",
-    "output",
-    "error",
-    "delayTime",
-    "executionTime",
-    "workerId",
-    "startedAt",
-    "completedAt",
-    "stream",
-    "streamTruncated",
-    "endpointVersion",
-  ] as const) {
-    delete result[key];
-  }
-}
+/** The job's own fields of the result, forgotten before a new submission (timeline and attempts stay). */
+const JOB_FIELDS = [
+  "jobId",
+  "status",
+  "output",
+  "error",
+  "delayTime",
+  "executionTime",
+  "workerId",
+  "startedAt",
+  "completedAt",
+  "stream",
+  "streamTruncated",
+  "endpointVersion",
+] as const satisfies readonly (keyof JobRunResult)[];

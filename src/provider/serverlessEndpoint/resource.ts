@@ -9,7 +9,7 @@
  * dynamic-provider host and captures nothing else.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { RunpodResource, resourceSpec } from "../common/resource";
+import { resourceSpec, ServiceObjectResource } from "../common/resource";
 import { secretWhenHeaders } from "../release/jobInputs";
 import type { ServerlessEndpointArgs } from "./args.generated";
 import type { SmokeTestRecord } from "./smokeTest";
@@ -42,8 +42,11 @@ export type SmokeTestArgs = Exclude<
  * `type` and the compute family (`gpu` or `cpu`) replace the endpoint; everything else updates it
  * in place. Deleting it also deletes the template bound to it (the service's rule). Needs
  * `runpod:apiKey` (or `RUNPOD_API_KEY`); a REST v1 `runpod:restUrl` fails the preview.
+ *
+ * `ServerlessEndpoint.get(name, id)` reads an existing endpoint by its id, without managing it:
+ * every output is read from the service; an id the account does not have fails with a clear error.
  */
-export class ServerlessEndpoint extends RunpodResource<ServerlessEndpointArgs> {
+export class ServerlessEndpoint extends ServiceObjectResource<ServerlessEndpointArgs> {
   /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
   protected static override readonly spec = resourceSpec<ServerlessEndpointArgs>({
     type: "ServerlessEndpoint",
@@ -154,18 +157,5 @@ export class ServerlessEndpoint extends RunpodResource<ServerlessEndpointArgs> {
     // Header values are credentials: with smokeTest.http.headers, smokeTest is a secret.
     const smokeTest = args.smokeTest === undefined ? undefined : secretWhenHeaders(args.smokeTest);
     super(name, { ...args, smokeTest } as ServerlessEndpointArgs, opts);
-  }
-
-  /**
-   * Reads an existing endpoint into the program by its id, without managing it: the stack
-   * neither changes nor deletes it (`pulumi import` does not work for dynamic resources). Every
-   * output is read from the service; an id the account does not have fails with a clear error.
-   */
-  static get(
-    name: string,
-    id: pulumi.Input<pulumi.ID>,
-    opts?: pulumi.CustomResourceOptions,
-  ): ServerlessEndpoint {
-    return new ServerlessEndpoint(name, {} as ServerlessEndpointArgs, { ...opts, id });
   }
 }

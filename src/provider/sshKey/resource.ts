@@ -9,7 +9,7 @@
  * dynamic-provider host and captures nothing else.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { RunpodResource, resourceSpec } from "../common/resource";
+import { resourceSpec, ServiceObjectResource } from "../common/resource";
 import type { SshKeyArgs } from "./args.generated";
 
 export type { SshKeyArgs };
@@ -36,8 +36,12 @@ export type { SshKeyArgs };
  * ```ts
  * const key = new SshKey("me", { publicKey: fs.readFileSync(`${os.homedir()}/.ssh/id_ed25519.pub`, "utf8") });
  * ```
+ *
+ * `SshKey.get(name, fingerprint)` reads a key already registered in the account into the program
+ * by its fingerprint (`SHA256:...`), without managing it: the stack neither changes nor removes
+ * it. A fingerprint not in the account fails with an error naming it.
  */
-export class SshKey extends RunpodResource<SshKeyArgs> {
+export class SshKey extends ServiceObjectResource<SshKeyArgs> {
   /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
   protected static override readonly spec = resourceSpec<SshKeyArgs>({
     type: "SshKey",
@@ -54,13 +58,4 @@ export class SshKey extends RunpodResource<SshKeyArgs> {
   declare readonly type: pulumi.Output<string>;
   /** The comment after the key (`""` when none). */
   declare readonly comment: pulumi.Output<string>;
-
-  /**
-   * Reads a key already registered in the account into the program by its fingerprint
-   * (`SHA256:...`), without managing it: the stack neither changes nor removes it. A fingerprint
-   * not in the account fails with an error naming it.
-   */
-  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): SshKey {
-    return new SshKey(name, {} as SshKeyArgs, { ...opts, id });
-  }
 }

@@ -8,7 +8,7 @@
  * dynamic-provider host and captures nothing else.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { RunpodResource, resourceSpec } from "../common/resource";
+import { resourceSpec, ServiceObjectResource } from "../common/resource";
 import type { TemplateArgs } from "./args.generated";
 
 export type { TemplateArgs };
@@ -40,8 +40,11 @@ export interface TemplatePersistentMount {
  * replaces the template. A create never leaves a duplicate after a lost answer (it lists to
  * reconcile). Needs `runpod:apiKey` (or `RUNPOD_API_KEY`); a REST v1 `runpod:restUrl` fails the
  * preview.
+ *
+ * `Template.get(name, id)` reads an existing template by its service id, without managing it:
+ * every field is read from the service (`env` as a secret). A wrong id fails with an error naming it.
  */
-export class Template extends RunpodResource<TemplateArgs> {
+export class Template extends ServiceObjectResource<TemplateArgs> {
   /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
   protected static override readonly spec = resourceSpec<TemplateArgs>({
     type: "Template",
@@ -82,13 +85,4 @@ export class Template extends RunpodResource<TemplateArgs> {
   declare readonly startJupyter: pulumi.Output<boolean>;
   /** SSH access at container start. */
   declare readonly startSsh: pulumi.Output<boolean>;
-
-  /**
-   * Reads an existing template into the program by its service id, without managing it: the
-   * stack neither changes nor deletes it. Every field is read from the service (`env` as a
-   * secret). A wrong id fails with an error naming it.
-   */
-  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Template {
-    return new Template(name, {} as TemplateArgs, { ...opts, id });
-  }
 }
