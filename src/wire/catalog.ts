@@ -13,7 +13,7 @@
  * what this package relies on is required (`id`, `name`, and a GPU type's `pool`).
  *
  * On the wire a query's lists are comma-separated (`style: form, explode: false`):
- * {@link catalogQueryToWire} writes them, {@link catalogQueryFromWire} reads them (the emulator),
+ * `queryToWire` (`fields.ts`) writes them, {@link catalogQueryFromWire} reads them (the emulator),
  * so both sides parse the same schema.
  */
 import { z } from "zod";
@@ -215,16 +215,6 @@ const LIST_KEYS = new Set([
   "networkVolumeTypes",
   "compliance",
 ]);
-
-/** A parsed query as query-string values: lists comma-separated, the rest as text. */
-export function catalogQueryToWire(query: Record<string, unknown>): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [key, value] of Object.entries(query)) {
-    if (value === undefined) continue;
-    out[key] = Array.isArray(value) ? value.join(",") : String(value);
-  }
-  return out;
-}
 
 /**
  * A query string's values (fastify's `request.query`) in the shape the query schemas parse: lists

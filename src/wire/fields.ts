@@ -1,7 +1,8 @@
 /**
  * What the REST v2 wire schemas share: field builders whose errors name the field, and the mark
  * of the cross-field rules the v2 document answers with 400 (rather than the schema's 422), so
- * the emulator can tell them apart ({@link isBadRequestRule}).
+ * the emulator can tell them apart ({@link isBadRequestRule}), and how a parsed query is written
+ * on the wire ({@link queryToWire}).
  */
 import { z } from "zod";
 
@@ -31,3 +32,13 @@ export const strings = (field: string) =>
   z.array(str(field), { error: `${field} must be an array of strings` });
 export const cudaVersion = (field: string) =>
   str(field).regex(/^\d+\.\d+$/, { error: `${field} must be a CUDA version as major.minor, e.g. "12.4"` });
+
+/** A parsed query as query-string values: lists comma-separated (`style: form`), the rest as text. */
+export function queryToWire(query: Record<string, unknown>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    out[key] = Array.isArray(value) ? value.join(",") : String(value);
+  }
+  return out;
+}
