@@ -274,14 +274,7 @@ export function aggregateBilling(spans: UsageSpan[], window: BillingWindow) {
     };
     return { startTime: iso(from), endTime: iso(to), ...amounts };
   });
-  return {
-    records,
-    metadata: {
-      query: queryEcho(window),
-      recordCount: records.length,
-      totals: totals(records, AMOUNT_KEYS.all),
-    },
-  };
+  return totalsAnswer(window, records, AMOUNT_KEYS.all);
 }
 
 /** `ListEndpointBillingResponse`: the emulator runs no public endpoints, so every bucket is 0. */
@@ -291,38 +284,41 @@ export function endpointBilling(window: BillingWindow) {
     endTime: iso(to),
     totalAmount: 0,
   }));
-  return {
-    records,
-    metadata: {
-      query: queryEcho(window),
-      recordCount: records.length,
-      totals: zeros(AMOUNT_KEYS.endpoint),
-    },
-  };
+  return totalsAnswer(window, records, AMOUNT_KEYS.endpoint);
 }
 
 /** `ListNetworkVolumeBillingResponse`: no storage rate in the document, so nothing is billed. */
 export function networkVolumeBilling(window: BillingWindow, networkVolumeId?: string) {
-  return {
-    records: [],
-    metadata: {
-      query: queryEcho(window, ["networkVolumeId", networkVolumeId]),
-      recordCount: 0,
-      uniqueNetworkVolumeCount: 0,
-      totals: zeros(AMOUNT_KEYS.networkVolume),
-    },
-  };
+  return nothingBilled(window, "networkVolume", networkVolumeId);
 }
 
 /** `ListClusterBillingResponse`: the emulator has no Instant Clusters. */
 export function clusterBilling(window: BillingWindow, clusterId?: string) {
+  return nothingBilled(window, "cluster", clusterId);
+}
+
+/** A `List*BillingResponse` of totals: one record per bucket, and the window, count and sums. */
+function totalsAnswer<K extends string>(
+  window: BillingWindow,
+  records: Record<K | "startTime" | "endTime", unknown>[],
+  keys: readonly K[],
+) {
+  return {
+    records,
+    metadata: { query: queryEcho(window), recordCount: records.length, totals: totals(records, keys) },
+  };
+}
+
+/** A per-resource `List*BillingResponse` of a kind the emulator never runs: no records, zeros. */
+function nothingBilled(window: BillingWindow, kind: "networkVolume" | "cluster", id: string | undefined) {
+  const countKey = kind === "cluster" ? "uniqueClusterCount" : "uniqueNetworkVolumeCount";
   return {
     records: [],
     metadata: {
-      query: queryEcho(window, ["clusterId", clusterId]),
+      query: queryEcho(window, [`${kind}Id`, id]),
       recordCount: 0,
-      uniqueClusterCount: 0,
-      totals: zeros(AMOUNT_KEYS.cluster),
+      [countKey]: 0,
+      totals: zeros(AMOUNT_KEYS[kind]),
     },
   };
 }
