@@ -17,7 +17,7 @@
  * are UTC (a week starts on Monday).
  */
 import { z } from "zod";
-import { badRequest } from "./fields";
+import { badRequest, queryFromWire } from "./fields";
 
 /** Lengths of a billing bucket (`BillingBucketSize`); the service's default is `day`. */
 export const BILLING_BUCKET_SIZES = ["hour", "day", "week", "month", "year"] as const;
@@ -116,12 +116,9 @@ export type ClusterBillingQuery = z.input<typeof ClusterBillingQueryInputSchema>
 export function billingQueryFromWire(
   raw: Record<string, string | string[] | undefined>,
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    if (value === undefined) continue;
-    out[key] = key === "lastN" && typeof value === "string" && /^-?\d+$/.test(value) ? Number(value) : value;
-  }
-  return out;
+  return queryFromWire(raw, (key, value) =>
+    key === "lastN" && typeof value === "string" && /^-?\d+$/.test(value) ? Number(value) : value,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@
  * so both sides parse the same schema.
  */
 import { z } from "zod";
-import { badRequest } from "./fields";
+import { badRequest, queryFromWire } from "./fields";
 
 const str = (field: string) => z.string({ error: `${field} must be a string` });
 
@@ -225,16 +225,13 @@ const LIST_KEYS = new Set([
 export function catalogQueryFromWire(
   raw: Record<string, string | string[] | undefined>,
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    if (value === undefined) continue;
+  return queryFromWire(raw, (key, value) => {
     const text = Array.isArray(value) ? value.join(",") : value;
-    if (LIST_KEYS.has(key)) out[key] = text === "" ? [] : text.split(",").map((s) => s.trim());
-    else if (NUMBER_KEYS.has(key)) out[key] = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
-    else if (BOOLEAN_KEYS.has(key)) out[key] = text === "true" ? true : text === "false" ? false : text;
-    else out[key] = text;
-  }
-  return out;
+    if (LIST_KEYS.has(key)) return text === "" ? [] : text.split(",").map((s) => s.trim());
+    if (NUMBER_KEYS.has(key)) return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+    if (BOOLEAN_KEYS.has(key)) return text === "true" ? true : text === "false" ? false : text;
+    return text;
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
