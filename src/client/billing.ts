@@ -16,7 +16,6 @@ import {
   BillingListSchema,
   type BillingQuery,
   BillingQueryInputSchema,
-  billingQueryToWire,
   type ClusterBillingList,
   ClusterBillingListSchema,
   type ClusterBillingQuery,
@@ -36,6 +35,7 @@ import {
   type ServerlessBillingQuery,
   ServerlessBillingQueryInputSchema,
 } from "../wire/billing";
+import { queryToWire } from "../wire/fields";
 import { RestV2Resource } from "./restV2";
 import type { RequestOptions } from "./transport";
 import { parseInput } from "./validate";
@@ -131,7 +131,7 @@ export class Billing extends RestV2Resource {
     options: RequestOptions | undefined,
   ): Promise<z.output<S>> {
     this.requireV2();
-    const wire = billingQueryToWire(parseInput(route.query, query, route.what) as Record<string, unknown>);
+    const wire = queryToWire(parseInput(route.query, query, route.what) as Record<string, unknown>);
     const { data } = await this.target.transport.request({
       method: "GET",
       baseUrl: this.target.restUrl,

@@ -22,7 +22,6 @@ import {
   CpuTypeSchema,
   type CpuTypesQuery,
   CpuTypesQueryInputSchema,
-  catalogQueryToWire,
   type DataCenter,
   DataCenterListSchema,
   type DataCenterQuery,
@@ -38,6 +37,7 @@ import {
   type PublicTemplatesQuery,
   PublicTemplatesQueryInputSchema,
 } from "../wire/catalog";
+import { queryToWire } from "../wire/fields";
 import { type Template, TemplateListSchema } from "../wire/templates";
 import { path } from "./path";
 import { RestV2Resource } from "./restV2";
@@ -110,7 +110,7 @@ export class Catalog extends RestV2Resource {
   /** Checks the v2 dialect, then the query (strictly), and writes it in its wire form. */
   #query(schema: z.ZodType, query: unknown, what: string): Record<string, string | undefined> {
     this.requireV2();
-    return catalogQueryToWire(parseInput(schema, query, what) as Record<string, unknown>);
+    return queryToWire(parseInput(schema, query, what) as Record<string, unknown>);
   }
 
   async #get<S extends z.ZodType>(

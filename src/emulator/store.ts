@@ -15,7 +15,7 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { promisify } from "node:util";
 import type { z } from "zod";
-import { V2_VOLUME_SIZE } from "../wire/schemas";
+import { type ContainerRegistryAuthCreateInput, V2_VOLUME_SIZE } from "../wire/schemas";
 import { MAX_NETWORK_VOLUMES_PER_ACCOUNT, MAX_REGISTRY_AUTHS_PER_ACCOUNT } from "./serviceFacts";
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
@@ -90,6 +90,13 @@ export class AccountFullError extends Error {
 }
 
 const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+/** A random id of `length` characters that `taken` does not hold yet. */
+function freshId(taken: Map<string, unknown>, length: number): string {
+  let id = randomId(length);
+  while (taken.has(id)) id = randomId(length);
+  return id;
+}
 
 /** A random id of `length` lowercase letters and digits, like the service's (`agv6w2qcg7`). */
 export function randomId(length = 10): string {
@@ -248,11 +255,7 @@ export class ManagementStore {
   }
 
   /** Creates a credential; throws `DuplicateNameError` when the name is taken. */
-  async createRegistryAuth(input: {
-    name: string;
-    username: string;
-    password: string;
-  }): Promise<StoredRegistryAuth> {
+  async createRegistryAuth(input: ContainerRegistryAuthCreateInput): Promise<StoredRegistryAuth> {
     const refuseTakenName = () => {
       if ([...this.#registryAuths.values()].some((r) => r.name === input.name)) {
         throw new DuplicateNameError(
@@ -274,25 +277,21 @@ export class ManagementStore {
     const passwordHash = await hashPassword(input.password);
     refuseTakenName(); // another create may have taken the name (or the last room) while hashing
     refuseFull();
-    let id = randomId(25);
-    while (this.#registryAuths.has(id)) id = randomId(25);
     const record: StoredRegistryAuth = {
-      id,
+      id: freshId(this.#registryAuths, 25),
       name: input.name,
       username: input.username,
       passwordHash,
       createdAt: new Date().toISOString(),
     };
-    this.#registryAuths.set(id, record);
+    this.#registryAuths.set(record.id, record);
     await this.#persist();
     return record;
   }
 
   /** Deletes a credential; false when absent. */
-  async deleteRegistryAuth(id: string): Promise<boolean> {
-    if (!this.#registryAuths.delete(id)) return false;
-    await this.#persist();
-    return true;
+  deleteRegistryAuth(id: string): Promise<boolean> {
+    return this.#remove(this.#registryAuths, id);
   }
 
   // Network volumes -----------------------------------------------------------------------------
@@ -316,16 +315,14 @@ export class ManagementStore {
     if (this.#volumes.size >= MAX_NETWORK_VOLUMES_PER_ACCOUNT) {
       throw new AccountFullError("network volumes", this.#volumes.size, MAX_NETWORK_VOLUMES_PER_ACCOUNT);
     }
-    let id = randomId(10);
-    while (this.#volumes.has(id)) id = randomId(10);
     const record: StoredVolume = {
-      id,
+      id: freshId(this.#volumes, 10),
       name: input.name,
       size: input.size,
       dataCenterId: input.dataCenterId,
       type: input.type ?? "STANDARD",
     };
-    this.#volumes.set(id, record);
+    this.#volumes.set(record.id, record);
     await this.#persist();
     return record;
   }
@@ -354,8 +351,14 @@ export class ManagementStore {
     return next;
   }
 
-  async deleteVolume(id: string): Promise<boolean> {
-    if (!this.#volumes.delete(id)) return false;
+  /** Deletes a volume; false when absent. */
+  deleteVolume(id: string): Promise<boolean> {
+    return this.#remove(this.#volumes, id);
+  }
+
+  /** Deletes `id` from `records` and writes the state file; false when absent. */
+  async #remove(records: Map<string, unknown>, id: string): Promise<boolean> {
+    if (!records.delete(id)) return false;
     await this.#persist();
     return true;
   }

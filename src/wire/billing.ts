@@ -17,7 +17,7 @@
  * are UTC (a week starts on Monday).
  */
 import { z } from "zod";
-import { badRequest } from "./fields";
+import { badRequest, queryFromWire } from "./fields";
 
 /** Lengths of a billing bucket (`BillingBucketSize`); the service's default is `day`. */
 export const BILLING_BUCKET_SIZES = ["hour", "day", "week", "month", "year"] as const;
@@ -108,13 +108,6 @@ export type NetworkVolumeBillingQuery = z.input<typeof NetworkVolumeBillingQuery
 export const ClusterBillingQueryInputSchema = filteredQuery("clusterId");
 export type ClusterBillingQuery = z.input<typeof ClusterBillingQueryInputSchema>;
 
-/** A parsed billing query as query-string values. */
-export function billingQueryToWire(query: Record<string, unknown>): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) out[key] = String(value);
-  return out;
-}
-
 /**
  * A query string's values (fastify's `request.query`) in the shape the query schemas parse:
  * `lastN` as a number when it is a well-formed integer (else it stays text, so the schema names
@@ -123,12 +116,9 @@ export function billingQueryToWire(query: Record<string, unknown>): Record<strin
 export function billingQueryFromWire(
   raw: Record<string, string | string[] | undefined>,
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    if (value === undefined) continue;
-    out[key] = key === "lastN" && typeof value === "string" && /^-?\d+$/.test(value) ? Number(value) : value;
-  }
-  return out;
+  return queryFromWire(raw, (key, value) =>
+    key === "lastN" && typeof value === "string" && /^-?\d+$/.test(value) ? Number(value) : value,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -198,20 +188,22 @@ function totalsList<A extends z.core.$ZodLooseShape>(amounts: z.ZodObject<A, z.c
 }
 
 /**
- * A `List*BillingResponse` per resource: each record also names its resource (`idKey`), the
- * echoed query may carry that filter, and the metadata counts the distinct resources (`countKey`).
+ * A `List*BillingResponse` per resource: each record also names its resource (`<name>Id`), the
+ * echoed query may carry that filter, and the metadata counts the distinct resources
+ * (`unique<Name>Count`), as the document names them.
  */
-function perResourceList<A extends z.core.$ZodLooseShape, K extends string, C extends string>(
+function perResourceList<A extends z.core.$ZodLooseShape, N extends string>(
   amounts: z.ZodObject<A, z.core.$loose>,
-  idKey: K,
-  countKey: C,
+  name: N,
 ) {
-  const id = { [idKey]: z.string() } as Record<K, z.ZodString>;
+  const idKey = `${name}Id` as const;
+  const countKey = `unique${name[0]!.toUpperCase()}${name.slice(1)}Count` as `unique${Capitalize<N>}Count`;
+  const id = { [idKey]: z.string() } as Record<typeof idKey, z.ZodString>;
   const filter = { [idKey]: z.string().nullable().optional() } as Record<
-    K,
+    typeof idKey,
     z.ZodOptional<z.ZodNullable<z.ZodString>>
   >;
-  const count = { [countKey]: z.int() } as Record<C, z.ZodInt>;
+  const count = { [countKey]: z.int() } as Record<typeof countKey, z.ZodInt>;
   return z.looseObject({
     records: z.array(z.looseObject({ ...timeRange, ...amounts.shape, ...id })),
     metadata: z.looseObject({
@@ -229,15 +221,11 @@ export type BillingList = z.infer<typeof BillingListSchema>;
 export type BillingRecord = BillingList["records"][number];
 
 /** `ListPodBillingResponse` (`GET /v2/billing/pods`): records per pod per bucket. */
-export const PodBillingListSchema = perResourceList(PodBillingAmountsSchema, "podId", "uniquePodCount");
+export const PodBillingListSchema = perResourceList(PodBillingAmountsSchema, "pod");
 export type PodBillingList = z.infer<typeof PodBillingListSchema>;
 
 /** `ListServerlessBillingResponse` (`GET /v2/billing/serverless`): records per endpoint per bucket. */
-export const ServerlessBillingListSchema = perResourceList(
-  ServerlessBillingAmountsSchema,
-  "serverlessId",
-  "uniqueServerlessCount",
-);
+export const ServerlessBillingListSchema = perResourceList(ServerlessBillingAmountsSchema, "serverless");
 export type ServerlessBillingList = z.infer<typeof ServerlessBillingListSchema>;
 
 /** `ListEndpointBillingResponse` (`GET /v2/billing/endpoints`, Runpod public endpoints). */
@@ -247,15 +235,10 @@ export type EndpointBillingList = z.infer<typeof EndpointBillingListSchema>;
 /** `ListNetworkVolumeBillingResponse` (`GET /v2/billing/network-volumes`): records per volume per bucket. */
 export const NetworkVolumeBillingListSchema = perResourceList(
   NetworkVolumeBillingAmountsSchema,
-  "networkVolumeId",
-  "uniqueNetworkVolumeCount",
+  "networkVolume",
 );
 export type NetworkVolumeBillingList = z.infer<typeof NetworkVolumeBillingListSchema>;
 
 /** `ListClusterBillingResponse` (`GET /v2/billing/clusters`): records per cluster per bucket. */
-export const ClusterBillingListSchema = perResourceList(
-  ClusterBillingAmountsSchema,
-  "clusterId",
-  "uniqueClusterCount",
-);
+export const ClusterBillingListSchema = perResourceList(ClusterBillingAmountsSchema, "cluster");
 export type ClusterBillingList = z.infer<typeof ClusterBillingListSchema>;

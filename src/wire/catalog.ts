@@ -13,11 +13,11 @@
  * what this package relies on is required (`id`, `name`, and a GPU type's `pool`).
  *
  * On the wire a query's lists are comma-separated (`style: form, explode: false`):
- * {@link catalogQueryToWire} writes them, {@link catalogQueryFromWire} reads them (the emulator),
+ * `queryToWire` (`fields.ts`) writes them, {@link catalogQueryFromWire} reads them (the emulator),
  * so both sides parse the same schema.
  */
 import { z } from "zod";
-import { badRequest } from "./fields";
+import { badRequest, queryFromWire } from "./fields";
 
 const str = (field: string) => z.string({ error: `${field} must be a string` });
 
@@ -216,16 +216,6 @@ const LIST_KEYS = new Set([
   "compliance",
 ]);
 
-/** A parsed query as query-string values: lists comma-separated, the rest as text. */
-export function catalogQueryToWire(query: Record<string, unknown>): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [key, value] of Object.entries(query)) {
-    if (value === undefined) continue;
-    out[key] = Array.isArray(value) ? value.join(",") : String(value);
-  }
-  return out;
-}
-
 /**
  * A query string's values (fastify's `request.query`) in the shape the query schemas parse: lists
  * split at commas, `count`/`vcpuCount` as numbers and `globalNetwork` as a boolean when they are
@@ -235,16 +225,13 @@ export function catalogQueryToWire(query: Record<string, unknown>): Record<strin
 export function catalogQueryFromWire(
   raw: Record<string, string | string[] | undefined>,
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    if (value === undefined) continue;
+  return queryFromWire(raw, (key, value) => {
     const text = Array.isArray(value) ? value.join(",") : value;
-    if (LIST_KEYS.has(key)) out[key] = text === "" ? [] : text.split(",").map((s) => s.trim());
-    else if (NUMBER_KEYS.has(key)) out[key] = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
-    else if (BOOLEAN_KEYS.has(key)) out[key] = text === "true" ? true : text === "false" ? false : text;
-    else out[key] = text;
-  }
-  return out;
+    if (LIST_KEYS.has(key)) return text === "" ? [] : text.split(",").map((s) => s.trim());
+    if (NUMBER_KEYS.has(key)) return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+    if (BOOLEAN_KEYS.has(key)) return text === "true" ? true : text === "false" ? false : text;
+    return text;
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 /**
  * What the REST v2 wire schemas share: field builders whose errors name the field, and the mark
  * of the cross-field rules the v2 document answers with 400 (rather than the schema's 422), so
- * the emulator can tell them apart ({@link isBadRequestRule}).
+ * the emulator can tell them apart ({@link isBadRequestRule}), and how a parsed query is written
+ * on the wire ({@link queryToWire}) and read back ({@link queryFromWire}).
  */
 import { z } from "zod";
 
@@ -31,3 +32,27 @@ export const strings = (field: string) =>
   z.array(str(field), { error: `${field} must be an array of strings` });
 export const cudaVersion = (field: string) =>
   str(field).regex(/^\d+\.\d+$/, { error: `${field} must be a CUDA version as major.minor, e.g. "12.4"` });
+
+/** A parsed query as query-string values: lists comma-separated (`style: form`), the rest as text. */
+export function queryToWire(query: Record<string, unknown>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    out[key] = Array.isArray(value) ? value.join(",") : String(value);
+  }
+  return out;
+}
+
+/**
+ * A query string's values (fastify's `request.query`) in the shape a query schema parses: each
+ * present parameter as `read` gives it (a number or boolean where well formed; a malformed one
+ * stays text, so the schema names it).
+ */
+export function queryFromWire(
+  raw: Record<string, string | string[] | undefined>,
+  read: (key: string, value: string | string[]) => unknown,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) if (value !== undefined) out[key] = read(key, value);
+  return out;
+}

@@ -270,12 +270,8 @@ export type V1ErrorBody = z.infer<typeof V1ErrorBodySchema>;
 export const V2RegistryListSchema = z.looseObject({ registries: z.array(ContainerRegistryAuthSchema) });
 
 /** A network volume as v2 sends it: `dataCenter` instead of `dataCenterId`. */
-export const V2NetworkVolumeSchema = z.looseObject({
-  id: z.string().min(1),
-  name: z.string(),
-  size: z.number(),
+export const V2NetworkVolumeSchema = NetworkVolumeSchema.omit({ dataCenterId: true }).extend({
   dataCenter: z.string(),
-  type: z.string().optional(),
 });
 export type V2NetworkVolume = z.infer<typeof V2NetworkVolumeSchema>;
 

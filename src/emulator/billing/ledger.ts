@@ -15,7 +15,15 @@
  * the document gives no storage rate, so the emulator bills none (`/network-volumes` has no
  * records and its totals are 0) rather than invent one.
  */
-import type { BillingBucketSize } from "../../wire/billing";
+import {
+  BillingAmountsSchema,
+  type BillingBucketSize,
+  ClusterBillingAmountsSchema,
+  EndpointBillingAmountsSchema,
+  NetworkVolumeBillingAmountsSchema,
+  PodBillingAmountsSchema,
+  ServerlessBillingAmountsSchema,
+} from "../../wire/billing";
 import type { UsageSpan } from "./meter";
 
 /** Most buckets one answer may span (the emulator's own bound: a window past it is a 400). */
@@ -159,30 +167,26 @@ function queryEcho(window: BillingWindow, filter?: [string, string | undefined])
 
 /** Sums each numeric field of `records` into one amounts object with `keys`. */
 function totals<K extends string>(records: Record<string, unknown>[], keys: readonly K[]): Record<K, number> {
-  const out = Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+  const out = zeros(keys);
   for (const r of records) for (const k of keys) out[k] += r[k] as number;
   for (const k of keys) out[k] = money(out[k]);
   return out;
 }
 
-const POD_KEYS = ["totalAmount", "gpuAmount", "cpuAmount", "diskAmount"] as const;
-const SERVERLESS_KEYS = ["totalAmount", "gpuAmount", "cpuAmount", "diskAmount", "feeAmount"] as const;
-const AGGREGATE_KEYS = [
-  "totalAmount",
-  "podGpuAmount",
-  "podCpuAmount",
-  "podDiskAmount",
-  "serverlessGpuAmount",
-  "serverlessCpuAmount",
-  "serverlessDiskAmount",
-  "serverlessFeeAmount",
-  "storageStandardAmount",
-  "storageHighPerformanceAmount",
-  "endpointAmount",
-  "clusterGpuAmount",
-  "clusterDiskAmount",
-  "clusterNetworkingAmount",
-] as const;
+/** The amount keys of each kind of record, read from the wire's schemas (`totalAmount` first). */
+const AMOUNT_KEYS = {
+  all: BillingAmountsSchema.keyof().options,
+  pod: PodBillingAmountsSchema.keyof().options,
+  serverless: ServerlessBillingAmountsSchema.keyof().options,
+  endpoint: EndpointBillingAmountsSchema.keyof().options,
+  networkVolume: NetworkVolumeBillingAmountsSchema.keyof().options,
+  cluster: ClusterBillingAmountsSchema.keyof().options,
+};
+
+/** Every amount of `keys` at 0: what the emulator never bills. */
+function zeros<K extends string>(keys: readonly K[]): Record<K, number> {
+  return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+}
 
 /** Records per resource per bucket of one kind (`pod` or `serverless`). */
 function perResource(spans: UsageSpan[], kind: UsageSpan["kind"], window: BillingWindow, id?: string) {
@@ -203,53 +207,48 @@ function perResource(spans: UsageSpan[], kind: UsageSpan["kind"], window: Billin
   return rows;
 }
 
-/** The amounts of a pod's or endpoint's billing record: GPU and CPU time, no disk charge. */
-function computeAmounts(r: { gpu: number; cpu: number }) {
-  return {
+/**
+ * `ListPodBillingResponse` (`kind` pod) or `ListServerlessBillingResponse`: GPU and CPU time per
+ * resource per bucket, no disk charge or platform fee.
+ */
+function perResourceBilling<N extends "pod" | "serverless">(
+  spans: UsageSpan[],
+  window: BillingWindow,
+  kind: N,
+  id: string | undefined,
+) {
+  const keys = AMOUNT_KEYS[kind];
+  const idKey = `${kind}Id` as const;
+  const countKey = kind === "pod" ? "uniquePodCount" : "uniqueServerlessCount";
+  const rows = perResource(spans, kind, window, id);
+  const records = rows.map((r) => ({
+    startTime: iso(r.start),
+    endTime: iso(r.end),
+    [idKey]: r.resourceId,
+    ...zeros(keys),
     totalAmount: money(r.gpu + r.cpu),
     gpuAmount: money(r.gpu),
     cpuAmount: money(r.cpu),
-    diskAmount: 0,
+  }));
+  return {
+    records,
+    metadata: {
+      query: queryEcho(window, [idKey, id]),
+      recordCount: records.length,
+      [countKey]: new Set(rows.map((r) => r.resourceId)).size,
+      totals: totals(records, keys),
+    },
   };
 }
 
 /** `ListPodBillingResponse`. */
 export function podBilling(spans: UsageSpan[], window: BillingWindow, podId?: string) {
-  const records = perResource(spans, "pod", window, podId).map((r) => ({
-    startTime: iso(r.start),
-    endTime: iso(r.end),
-    podId: r.resourceId,
-    ...computeAmounts(r),
-  }));
-  return {
-    records,
-    metadata: {
-      query: queryEcho(window, ["podId", podId]),
-      recordCount: records.length,
-      uniquePodCount: new Set(records.map((r) => r.podId)).size,
-      totals: totals(records, POD_KEYS),
-    },
-  };
+  return perResourceBilling(spans, window, "pod", podId);
 }
 
 /** `ListServerlessBillingResponse`. */
 export function serverlessBilling(spans: UsageSpan[], window: BillingWindow, serverlessId?: string) {
-  const records = perResource(spans, "serverless", window, serverlessId).map((r) => ({
-    startTime: iso(r.start),
-    endTime: iso(r.end),
-    serverlessId: r.resourceId,
-    ...computeAmounts(r),
-    feeAmount: 0,
-  }));
-  return {
-    records,
-    metadata: {
-      query: queryEcho(window, ["serverlessId", serverlessId]),
-      recordCount: records.length,
-      uniqueServerlessCount: new Set(records.map((r) => r.serverlessId)).size,
-      totals: totals(records, SERVERLESS_KEYS),
-    },
-  };
+  return perResourceBilling(spans, window, "serverless", serverlessId);
 }
 
 /** `ListBillingResponse`: every bucket of the window, each component apart. */
@@ -265,32 +264,17 @@ export function aggregateBilling(spans: UsageSpan[], window: BillingWindow) {
       from,
       to,
     );
-    const amounts: Record<(typeof AGGREGATE_KEYS)[number], number> = {
+    const amounts = {
+      ...zeros(AMOUNT_KEYS.all),
       totalAmount: money(pod.gpu + pod.cpu + sls.gpu + sls.cpu),
       podGpuAmount: money(pod.gpu),
       podCpuAmount: money(pod.cpu),
-      podDiskAmount: 0,
       serverlessGpuAmount: money(sls.gpu),
       serverlessCpuAmount: money(sls.cpu),
-      serverlessDiskAmount: 0,
-      serverlessFeeAmount: 0,
-      storageStandardAmount: 0,
-      storageHighPerformanceAmount: 0,
-      endpointAmount: 0,
-      clusterGpuAmount: 0,
-      clusterDiskAmount: 0,
-      clusterNetworkingAmount: 0,
     };
     return { startTime: iso(from), endTime: iso(to), ...amounts };
   });
-  return {
-    records,
-    metadata: {
-      query: queryEcho(window),
-      recordCount: records.length,
-      totals: totals(records, AGGREGATE_KEYS),
-    },
-  };
+  return totalsAnswer(window, records, AMOUNT_KEYS.all);
 }
 
 /** `ListEndpointBillingResponse`: the emulator runs no public endpoints, so every bucket is 0. */
@@ -300,34 +284,41 @@ export function endpointBilling(window: BillingWindow) {
     endTime: iso(to),
     totalAmount: 0,
   }));
-  return {
-    records,
-    metadata: { query: queryEcho(window), recordCount: records.length, totals: { totalAmount: 0 } },
-  };
+  return totalsAnswer(window, records, AMOUNT_KEYS.endpoint);
 }
 
 /** `ListNetworkVolumeBillingResponse`: no storage rate in the document, so nothing is billed. */
 export function networkVolumeBilling(window: BillingWindow, networkVolumeId?: string) {
-  return {
-    records: [],
-    metadata: {
-      query: queryEcho(window, ["networkVolumeId", networkVolumeId]),
-      recordCount: 0,
-      uniqueNetworkVolumeCount: 0,
-      totals: { totalAmount: 0, standardAmount: 0, highPerformanceAmount: 0 },
-    },
-  };
+  return nothingBilled(window, "networkVolume", networkVolumeId);
 }
 
 /** `ListClusterBillingResponse`: the emulator has no Instant Clusters. */
 export function clusterBilling(window: BillingWindow, clusterId?: string) {
+  return nothingBilled(window, "cluster", clusterId);
+}
+
+/** A `List*BillingResponse` of totals: one record per bucket, and the window, count and sums. */
+function totalsAnswer<K extends string>(
+  window: BillingWindow,
+  records: Record<K | "startTime" | "endTime", unknown>[],
+  keys: readonly K[],
+) {
+  return {
+    records,
+    metadata: { query: queryEcho(window), recordCount: records.length, totals: totals(records, keys) },
+  };
+}
+
+/** A per-resource `List*BillingResponse` of a kind the emulator never runs: no records, zeros. */
+function nothingBilled(window: BillingWindow, kind: "networkVolume" | "cluster", id: string | undefined) {
+  const countKey = kind === "cluster" ? "uniqueClusterCount" : "uniqueNetworkVolumeCount";
   return {
     records: [],
     metadata: {
-      query: queryEcho(window, ["clusterId", clusterId]),
+      query: queryEcho(window, [`${kind}Id`, id]),
       recordCount: 0,
-      uniqueClusterCount: 0,
-      totals: { totalAmount: 0, gpuAmount: 0, diskAmount: 0, networkingAmount: 0 },
+      [countKey]: 0,
+      totals: zeros(AMOUNT_KEYS[kind]),
     },
   };
 }

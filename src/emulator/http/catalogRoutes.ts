@@ -42,19 +42,24 @@ export function registerCatalogRoutes(app: FastifyInstance, podStock?: PodStockV
   const options = { config: { dialect: "v2" } satisfies RouteMeta };
   const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 
-  /** `GET /v2/catalog/{path}` (the list, under `key`) and `/{path}/{id}` (one, or a 404 naming `what`). */
+  /**
+   * `GET /v2/catalog/{path}` (the list, under `key`; the path is `key` in lower case) and
+   * `/{path}/{id}` (one, or a 404 naming `what`); `oneSchema` is the one's query when it differs.
+   */
   const collection = <L, G>(
-    path: string,
     key: string,
     what: string,
-    list: { schema: z.ZodType<L>; read: (q: L) => unknown[] },
-    one: { schema: z.ZodType<G>; read: (id: string, q: G) => unknown },
+    list: (q: L, live?: PodStockView) => unknown[],
+    get: (id: string, q: G, live?: PodStockView) => unknown,
+    listSchema: z.ZodType<L>,
+    oneSchema: z.ZodType<G> = listSchema as unknown as z.ZodType<G>,
   ) => {
+    const path = key.toLowerCase();
     app.get(`/v2/catalog/${path}`, options, async (request) => ({
-      [key]: list.read(query(list.schema, request)),
+      [key]: list(query(listSchema, request), podStock),
     }));
     app.get(`/v2/catalog/${path}/:id`, options, async (request) => {
-      const found = one.read(idOf(request), query(one.schema, request));
+      const found = get(idOf(request), query(oneSchema, request), podStock);
       if (!found) {
         throw new HttpError(
           404,
@@ -65,28 +70,15 @@ export function registerCatalogRoutes(app: FastifyInstance, podStock?: PodStockV
     });
   };
 
-  const gpuQuery = { schema: GpuTypesQueryInputSchema };
-  const cpuQuery = { schema: CpuTypesQueryInputSchema };
+  collection("gpus", "GPU type", listGpuTypes, getGpuType, GpuTypesQueryInputSchema);
+  collection("cpus", "CPU type", listCpuTypes, getCpuType, CpuTypesQueryInputSchema);
   collection(
-    "gpus",
-    "gpus",
-    "GPU type",
-    { ...gpuQuery, read: (q) => listGpuTypes(q, podStock) },
-    { ...gpuQuery, read: (id, q) => getGpuType(id, q, podStock) },
-  );
-  collection(
-    "cpus",
-    "cpus",
-    "CPU type",
-    { ...cpuQuery, read: (q) => listCpuTypes(q, podStock) },
-    { ...cpuQuery, read: (id, q) => getCpuType(id, q, podStock) },
-  );
-  collection(
-    "datacenters",
     "dataCenters",
     "data center",
-    { schema: DataCentersQueryInputSchema, read: (q) => listDataCenters(q, podStock) },
-    { schema: DataCenterQueryInputSchema, read: (id, q) => getDataCenter(id, q, podStock) },
+    listDataCenters,
+    getDataCenter,
+    DataCentersQueryInputSchema,
+    DataCenterQueryInputSchema,
   );
 
   app.get("/v2/catalog/templates", options, async (request) => ({

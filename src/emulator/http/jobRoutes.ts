@@ -37,12 +37,12 @@ export function registerJobRoutes(app: FastifyInstance, engine: JobEngine): void
   const findJob = (request: FastifyRequest): JobRecord => {
     const { endpointId, jobId } = request.params as P;
     const found = engine.get(endpointId, jobId);
-    if (!found && engine.wasEvicted(endpointId, jobId)) {
+    if (!found && engine.retention.wasEvicted(endpointId, jobId)) {
       throw new HttpError(
         404,
         `job ${jobId} on endpoint ${endpointId}: its result was evicted early, oldest first, because the ` +
-          `emulator keeps at most ${engine.maxRetainedBytes} bytes of results (retention.maxBytes) and ` +
-          `${engine.maxRetainedJobs} finished jobs (retention.maxJobs)`,
+          `emulator keeps at most ${engine.retention.maxBytes} bytes of results (retention.maxBytes) and ` +
+          `${engine.retention.maxJobs} finished jobs (retention.maxJobs)`,
       );
     }
     if (!found)

@@ -35,7 +35,7 @@ import {
   type WorkerView,
 } from "./model";
 import { ROLLOUT_DEFAULT_MS, type WorkerRelease } from "./releases";
-import { ResultRetention } from "./retention";
+import { ResultRetention, type RetentionView } from "./retention";
 import { WorkerLogs } from "./workerLogs";
 import { WorkerPool } from "./workerPool";
 
@@ -342,24 +342,9 @@ export class JobEngine {
 
   // Results (retention.ts) ----------------------------------------------------------------------
 
-  /** Most bytes of results kept (`retention.maxBytes`), for the 404 of an evicted one. */
-  get maxRetainedBytes(): number {
-    return this.#retention.maxBytes;
-  }
-
-  /** Most finished jobs kept (`retention.maxJobs`), for the 404 of an evicted one. */
-  get maxRetainedJobs(): number {
-    return this.#retention.maxJobs;
-  }
-
-  /** Finished jobs kept now, all endpoints together. */
-  get retainedJobs(): number {
-    return this.#retention.finishedJobs;
-  }
-
-  /** True when the job's result was evicted early to keep memory bounded (its 404 says so). */
-  wasEvicted(endpointId: string, jobId: string): boolean {
-    return this.#retention.wasEvicted(endpointId, jobId);
+  /** What the results' retention keeps and evicted (its bounds, for the 404 of an evicted result). */
+  get retention(): RetentionView {
+    return this.#retention;
   }
 
   /**

@@ -16,6 +16,9 @@ import {
 /** Evicted result ids remembered, for a 404 that says why. */
 const MAX_EVICTED_IDS = 10_000;
 
+/** What the routes read of the retention: its bounds and which results it evicted early. */
+export type RetentionView = Pick<ResultRetention, "maxBytes" | "maxJobs" | "finishedJobs" | "wasEvicted">;
+
 /** Keeps finished jobs for their retention time and their outputs within the byte budget. */
 export class ResultRetention {
   readonly #core: EngineCore;

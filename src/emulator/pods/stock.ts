@@ -88,9 +88,7 @@ export class PodStock implements PodStockView {
     cloud: string,
     dataCenters: readonly string[] | undefined,
   ): Placement {
-    const type = podGpuType(gpu.id);
-    if (!type)
-      throw new PodError(400, `gpu.id: ${gpu.id} is not a GPU type (GET /v2/catalog/gpus lists them)`);
+    const type = inCatalog(podGpuType(gpu.id), "gpu.id", gpu.id, "a GPU type", "gpus");
     const max = cloud === "COMMUNITY" ? type.record.maxCount?.community : type.record.maxCount?.secure;
     if (!max) throw new PodError(400, `cloud: ${gpu.id} is not offered in the ${cloud} cloud`);
     if (count > max) {
@@ -124,9 +122,7 @@ export class PodStock implements PodStockView {
     cloud: string,
     dataCenters: readonly string[] | undefined,
   ): Placement {
-    const type = podCpuType(cpu.id);
-    if (!type)
-      throw new PodError(400, `cpu.id: ${cpu.id} is not a CPU flavour (GET /v2/catalog/cpus lists them)`);
+    const type = inCatalog(podCpuType(cpu.id), "cpu.id", cpu.id, "a CPU flavour", "cpus");
     const max = type.record.vcpu?.max ?? 0;
     if (cpu.vcpuCount > max) {
       throw new PodError(400, `cpu.vcpuCount: ${cpu.id} has at most ${max} vCPUs, got ${cpu.vcpuCount}`);
@@ -170,4 +166,10 @@ function cpuKey(cpuId: string, dataCenterId: string): string {
 
 function roundUsd(usd: number): number {
   return Math.round(usd * 10_000) / 10_000;
+}
+
+/** `entry` when the catalog has it, else a 400 naming `field` and where the catalog lists them. */
+function inCatalog<T>(entry: T | undefined, field: string, id: string, what: string, list: string): T {
+  if (!entry) throw new PodError(400, `${field}: ${id} is not ${what} (GET /v2/catalog/${list} lists them)`);
+  return entry;
 }
