@@ -207,7 +207,8 @@ describe("NetworkVolume's monthly cost in the provider host", () => {
 describe("what a job cost", () => {
   it("records JobRun costUsd as the execution time × the hourly price of the GPU its worker ran on", async () => {
     // The emulator places workers on the first pool's first GPU type (an RTX A5000 of AMPERE_24),
-    // cheaper than the dearest candidate (ADA_24's RTX 4090): the run is priced at the placed one.
+    // cheaper than the dearest candidate (ADA_24's RTX 4090): the run is priced at the placed one,
+    // as the release check after the job (rollout: "wait") read it.
     const placed = gpus.find((g) => g.id === "NVIDIA RTX A5000")?.price?.serverless as number;
     const rate = 2 * placed;
     expect(rate).toBeLessThan(2 * poolRates("ADA_24").dearest);
@@ -219,7 +220,7 @@ describe("what a job cost", () => {
       scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
       workers: { min: 0, max: 1 },
     });
-    const props = { endpointId: ep.id, input: { sleepMs: 1_800 }, rollout: "ignore" };
+    const props = { endpointId: ep.id, input: { sleepMs: 1_800 }, rollout: "wait" };
     const { inputs } = await kit.host.check(urnFor("JobRun", "job-cost"), {}, props);
     const run = kit.host.create(urnFor("JobRun", "job-cost"), inputs);
     let settled = false;

@@ -62,8 +62,8 @@ export async function endpointCostOutput(
 
 /**
  * The hourly rate of the worker that ran a job, for its `costUsd`: the GPU type that worker is
- * placed on (`worker`, from the endpoint's `/workers`) at its serverless price × its GPU count;
- * without that worker (it scaled away) or a price for its type, and on CPU endpoints, the
+ * placed on (`worker`, as the release check read the endpoint's `/workers`) at its serverless
+ * price × its GPU count; without it (`rollout: "ignore"`) or a price for its type, and on CPU endpoints, the
  * endpoint's dearest candidate (`hourlyCost.ratePerWorkerUsd`). Undefined when the catalog gives none.
  */
 export async function runWorkerRate(

@@ -136,8 +136,8 @@ export class JobRun extends RunpodResource<JobRunArgs> {
   declare readonly completedAt: pulumi.Output<string | undefined>;
   /**
    * What the job cost, in US dollars: an ESTIMATE, `executionTime` × the hourly list price of the
-   * worker that ran it (the GPU type it was placed on × its GPUs; when that worker is gone, the
-   * endpoint's `hourlyCost.ratePerWorkerUsd`, its dearest GPU type). The bill counts per second of worker time, start and idle time included,
+   * worker that ran it (the GPU type it was placed on × its GPUs; with `rollout: "ignore"`, which
+   * reads no workers, the endpoint's `hourlyCost.ratePerWorkerUsd`, its dearest GPU type). The bill counts per second of worker time, start and idle time included,
    * at the account's own prices. Absent when the catalog gives no price, or over REST v1.
    */
   declare readonly costUsd: pulumi.Output<number | undefined>;

@@ -57,13 +57,13 @@ export interface LifecycleContext {
   loadBalancer?: (endpointId: string) => ProbeTarget;
   loadBalancerUnavailable?: string;
   /**
-   * The hourly list price of the worker `workerId` (the one that ran the job: its GPU type × GPU
-   * count), else of the endpoint's dearest candidate (`hourlyCost.ratePerWorkerUsd`), USD, REST
+   * The hourly list price of the worker that ran the job (`placement`: its GPU type × GPU count,
+   * as the release check read it; no read of its own), else of the endpoint's dearest candidate (`hourlyCost.ratePerWorkerUsd`), USD, REST
    * v2, for a run's `costUsd`; undefined when the catalog gives none. Without it no cost is recorded.
    */
   workerRate?: (
     endpointId: string,
-    options: { signal: AbortSignal; workerId?: string },
+    options: { signal: AbortSignal; placement?: { gpuTypeId?: string | null; gpuCount?: number } },
   ) => Promise<number | undefined>;
   /**
    * The time and timers of the run (its deadline, the rollout wait, the log tail); its rollout
@@ -127,18 +127,8 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
           secretEnvValues((await readEndpoint(endpointId, options)).env),
     workerRate: v1
       ? undefined
-      : async (endpointId, { signal, workerId }) => {
-          const [live, workers] = await Promise.all([
-            readEndpoint(endpointId, { signal }),
-            workerId === undefined
-              ? undefined
-              : restClient()
-                  .serverless.workers(endpointId, { signal, maxRetries: 1 })
-                  .catch(() => undefined),
-          ]);
-          const worker = workers?.workers.find((w) => w.id === workerId);
-          return runWorkerRate(resolved, live, restClient(), worker);
-        },
+      : async (endpointId, { signal, placement }) =>
+          runWorkerRate(resolved, await readEndpoint(endpointId, { signal }), restClient(), placement),
     loadBalancer: v1 ? undefined : (endpointId) => restClient().loadBalancer(endpointId),
     loadBalancerUnavailable: v1 ? PROBE_NEEDS_V2 : undefined,
     clock: resolved.clock,

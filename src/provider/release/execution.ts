@@ -63,6 +63,8 @@ export interface Execution {
   wallNow: () => number;
   /** The worker poll loops its rollout waits join (the host's when undefined). */
   workerPolls?: WorkerPolls<ServerlessWorkerList>;
+  /** Where the job's worker was placed, when the release check read it (`JobRunOutcome.placement`). */
+  placement?: { gpuTypeId?: string | null; gpuCount?: number };
   /** Service-side retries (`/retry`) used on the job submitted last. */
   retriesUsed: number;
   /** Where stream capture writes, and the capture in progress (with `collectStream`). */

@@ -67,6 +67,11 @@ export interface JobRunOutcome {
    * answered (the load balancer does not say which one did).
    */
   logWorkers?: string[];
+  /**
+   * Where the job's worker was placed (the v2 `Worker`'s `gpuTypeId` and `gpuCount`), as the
+   * release check after the job read it; prices the run's `costUsd` without another read.
+   */
+  placement?: { gpuTypeId?: string | null; gpuCount?: number };
 }
 
 /** Milliseconds as seconds for messages: `0.05 s`, `12.3 s`. */

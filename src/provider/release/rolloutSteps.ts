@@ -171,6 +171,8 @@ export async function checkRelease(
     const list = await workers(run.args.endpointId, {
       signal: AbortSignal.timeout(RELEASE_CHECK_TIMEOUT_MS),
     });
+    const worker = list.workers.find((w) => w.id === run.result.workerId);
+    if (worker !== undefined) run.placement = { gpuTypeId: worker.gpuTypeId, gpuCount: worker.gpuCount };
     return releaseOfJob(list, run.result.workerId, versionAtSubmit);
   } catch (error) {
     run.log(

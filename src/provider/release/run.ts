@@ -62,12 +62,13 @@ export async function executeJobRun(args: ResolvedJobRunArgs, ctx: RunContext): 
       if (ended.outcome !== undefined) return ended.outcome;
       if (workers === undefined) return { result, failure: judge(args, result) };
       const release = await checkRelease(run, workers, versionAtSubmit);
+      const placement = run.placement === undefined ? {} : { placement: run.placement };
       if (release.kind === "current") {
         result.endpointVersion = release.version;
-        return { result, failure: judge(args, result) };
+        return { result, failure: judge(args, result), ...placement };
       }
       if (release.kind === "unreadable" || submission > 1) {
-        return { result, failure: judge(args, result) ?? releaseFailure(run, release) };
+        return { result, failure: judge(args, result) ?? releaseFailure(run, release), ...placement };
       }
       // The job ran on an older release (one rolled out while it ran): test the current one.
       const waited = await rolloutBeforeResend(run, workers, ctx.workersKey, {

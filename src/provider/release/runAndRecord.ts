@@ -21,6 +21,7 @@ import {
   storedResult,
 } from "./outputs";
 import { executeHttpProbe } from "./probe";
+import type { JobRunOutcome } from "./result";
 import { executeJobRun } from "./run";
 import { probeRequest } from "./verdict";
 import { workerPollsOn } from "./workerPoll";
@@ -126,7 +127,7 @@ export async function runAndRecord(
       );
     }
     const outs = await buildOutputs(news as JobRunInputs, stored, outcome.failure === undefined);
-    const costUsd = await runCost(ctx, args.endpointId, stored.executionTime, outcome.result.workerId);
+    const costUsd = await runCost(ctx, args.endpointId, stored.executionTime, outcome.placement);
     if (costUsd !== undefined) outs.costUsd = costUsd;
     if (outcome.failure !== undefined) {
       throw new JobRunFailedError(outcome.failure, id, { ...outs, [PROVIDER_KEY]: provider });
@@ -182,21 +183,21 @@ async function probeLogWorker(
 
 /**
  * What the run cost, USD, estimated: its execution time × the hourly list price of the worker that
- * ran it (`workerId`: the GPU type it is placed on × its GPU count), or of the endpoint's dearest
- * candidate when that worker is gone or unknown. Undefined without an execution time or a price;
+ * ran it (`placement`, as the release check read it: its GPU type × its GPU count), or of the
+ * endpoint's dearest candidate when that is unknown (no release check with `rollout: "ignore"`). Undefined without an execution time or a price;
  * a read that fails costs the run nothing.
  */
 async function runCost(
   ctx: LifecycleContext,
   endpointId: string,
   executionTime: number | undefined,
-  workerId: string | undefined,
+  placement: JobRunOutcome["placement"],
 ): Promise<number | undefined> {
   if (ctx.workerRate === undefined || typeof executionTime !== "number") return undefined;
   try {
     const rate = await ctx.workerRate(endpointId, {
       signal: AbortSignal.timeout(ENDPOINT_ENV_TIMEOUT_MS),
-      ...(workerId === undefined ? {} : { workerId }),
+      ...(placement === undefined ? {} : { placement }),
     });
     return rate === undefined ? undefined : runCostUsd(executionTime, rate);
   } catch {
