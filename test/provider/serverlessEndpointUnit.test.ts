@@ -168,6 +168,33 @@ describe("the change plan", () => {
     expect(planEndpointChange(OLDS, { ...NEWS, image: UNKNOWN }).changed).toEqual(["image"]);
     expect(planEndpointChange(OLDS, { ...NEWS, type: UNKNOWN as "QUEUE" }).replaces).toEqual(["type"]);
   });
+
+  it("sends a field not known yet, whole or nested, as given, and counts it as changed", () => {
+    for (const [field, value] of [
+      ["workers", UNKNOWN],
+      ["workers", { max: UNKNOWN }],
+      ["gpu", UNKNOWN],
+      ["gpu", { pools: [UNKNOWN] }],
+    ] as const) {
+      expect(planEndpointChange(OLDS, { ...NEWS, [field]: value } as never)).toEqual({
+        replaces: [],
+        patch: { [field]: value },
+        changed: [field],
+      });
+    }
+    const env = { MODEL: UNKNOWN };
+    expect(planEndpointChange(OLDS, { ...NEWS, env })).toEqual({
+      replaces: [],
+      patch: { env },
+      changed: ["env"],
+    });
+    const smokeTest = { input: { prompt: UNKNOWN } };
+    expect(planEndpointChange(OLDS, { ...NEWS, smokeTest } as never)).toEqual({
+      replaces: [],
+      patch: {},
+      changed: ["smokeTest"],
+    });
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

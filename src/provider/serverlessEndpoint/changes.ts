@@ -138,9 +138,10 @@ export function planEndpointChange(olds: Values, news: ServerlessEndpointInputs)
   const replaces: string[] = [];
   const patch: Values = {};
   const changed = new Set<string>();
+  // Values unknown in a preview (anywhere inside a field) count as changed: found once, here.
+  const unknown = new Set(Object.keys(given).filter((field) => containsUnknown(given[field])));
 
-  if (containsUnknown(given.type) || (given.type !== undefined && given.type !== olds.type))
-    replaces.push("type");
+  if (unknown.has("type") || (given.type !== undefined && given.type !== olds.type)) replaces.push("type");
   const wasCpu = Array.isArray(olds.cpu) && olds.cpu.length > 0;
   if ((given.gpu !== undefined && wasCpu) || (given.cpu !== undefined && !wasCpu))
     replaces.push("cpu", "gpu");
@@ -150,7 +151,7 @@ export function planEndpointChange(olds: Values, news: ServerlessEndpointInputs)
     const value = given[field];
     if (value === undefined) continue;
     const same = field === "env" ? sameMap(value, olds.env) : matches(value, olds[field]);
-    if (containsUnknown(value) || !same) {
+    if (unknown.has(field) || !same) {
       patch[field] = value;
       changed.add(field);
     }
@@ -163,10 +164,10 @@ export function planEndpointChange(olds: Values, news: ServerlessEndpointInputs)
     }
   }
 
-  planWorkers(given, olds, patch, changed);
+  planWorkers(given, olds, patch, changed, unknown.has("workers"));
   if (replaces.length === 0) {
-    planGpu(given, olds, patch, changed, fromTemplate);
-    if (given.cpu !== undefined && (containsUnknown(given.cpu) || !matches(given.cpu, olds.cpu))) {
+    planGpu(given, olds, patch, changed, fromTemplate, unknown.has("gpu"));
+    if (given.cpu !== undefined && (unknown.has("cpu") || !matches(given.cpu, olds.cpu))) {
       patch.cpu = given.cpu;
       changed.add("cpu");
     }
@@ -174,17 +175,26 @@ export function planEndpointChange(olds: Values, news: ServerlessEndpointInputs)
   for (const field of ["rollout", "rolloutTimeoutMs"] as const) {
     if (given[field] !== olds[field]) changed.add(field);
   }
-  if (containsUnknown(given.smokeTest) || !sameValue(given.smokeTest, olds.smokeTest)) {
+  if (unknown.has("smokeTest") || !sameValue(given.smokeTest, olds.smokeTest)) {
     changed.add("smokeTest");
   }
   return { replaces, patch, changed: [...changed] };
 }
 
-/** `workers`: the keys given, and the omitted ones back to the document's defaults. */
-function planWorkers(given: Values, olds: Values, patch: Values, changed: Set<string>): void {
+/**
+ * `workers`: the keys given, and the omitted ones back to the document's defaults; `unknown`
+ * (a value not known in a preview) sends what is given.
+ */
+function planWorkers(
+  given: Values,
+  olds: Values,
+  patch: Values,
+  changed: Set<string>,
+  unknown: boolean,
+): void {
   const want = isObject(given.workers) ? given.workers : {};
   const have = isObject(olds.workers) ? olds.workers : {};
-  if (containsUnknown(given.workers)) {
+  if (unknown) {
     patch.workers = given.workers;
     changed.add("workers");
     return;
@@ -207,16 +217,20 @@ function planWorkers(given: Values, olds: Values, patch: Values, changed: Set<st
   }
 }
 
-/** `gpu`: the whole selection when anything in it differs, with omitted constraints cleared. */
+/**
+ * `gpu`: the whole selection when anything in it differs, with omitted constraints cleared;
+ * `unknown` (a value not known in a preview) sends what is given.
+ */
 function planGpu(
   given: Values,
   olds: Values,
   patch: Values,
   changed: Set<string>,
   fromTemplate: boolean,
+  unknown: boolean,
 ): void {
   if (given.gpu === undefined) return;
-  if (containsUnknown(given.gpu) || !isObject(given.gpu)) {
+  if (unknown || !isObject(given.gpu)) {
     patch.gpu = given.gpu;
     changed.add("gpu");
     return;
