@@ -1,7 +1,9 @@
 /**
- * `npm run gen:types` (and the first step of `npm run build`): writes each resource's documented
- * argument type, `src/provider/<resource>/args.generated.ts`, from its zod argument schema, the one
- * source of the resource's arguments.
+ * `npm run gen:types` (also run by `npm ci` as `prepare`, and the first step of `npm run build`):
+ * writes each resource's documented argument type, `src/provider/<resource>/args.generated.ts`,
+ * from its zod argument schema, the one source of the resource's arguments. The generated types
+ * are not committed (git ignores them): every checkout writes them from the schemas, so they cannot
+ * fall behind. The reference pages' tables are committed, since people read them on the web.
  *
  * Why generated: a type derived with `z.input` is right but loses the fields' doc comments in the
  * shipped `.d.ts` (declaration emit keeps no comments of inferred members), so a user hovering an
