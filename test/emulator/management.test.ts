@@ -143,6 +143,16 @@ describe("REST v2 management", () => {
     expect(grown.body.size).toBe(100);
   });
 
+  it("takes a volume's data centre in any letter case and keeps the catalog's spelling", async () => {
+    h = await harness();
+    const v2 = await h.call("POST", "/v2/network-volumes", { name: "a", size: 10, dataCenter: "us-ks-2" });
+    expect(v2.status).toBe(201);
+    expect(v2.body.dataCenter).toBe("US-KS-2");
+    const v1 = await h.call("POST", "/v1/networkvolumes", { name: "b", size: 10, dataCenterId: "Eu-Ro-1" });
+    expect(v1.body.dataCenterId).toBe("EU-RO-1");
+    expect((await h.call("GET", `/v1/networkvolumes/${v1.body.id}`)).body.dataCenterId).toBe("EU-RO-1");
+  });
+
   it("answers errors as application/problem+json: 422 for validation with the list of errors", async () => {
     h = await harness();
     const res = await h.call("POST", "/v2/network-volumes", { name: "", size: 5, dataCenter: "EU-RO-1" });

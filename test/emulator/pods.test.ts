@@ -279,6 +279,12 @@ describe("emulator pod stock", () => {
     });
   });
 
+  it("places a pod in a data centre named in any letter case, as the service compares ids", async () => {
+    const pod = await create({ gpu: { id: "NVIDIA L4" }, dataCenterIds: ["us-ks-2"] });
+    expect(pod.status).toBe(201);
+    expect(pod.body.dataCenterId).toBe("US-KS-2");
+  });
+
   it("takes GPUs from a data centre's stock, which the catalog shows, and gives them back on delete", async () => {
     expect(await podLevel("NVIDIA L4", "US-KS-2")).toBe("LOW");
     const pod = await create({ gpu: { id: "NVIDIA L4", count: 2 }, dataCenterIds: ["US-KS-2"] });

@@ -176,5 +176,14 @@ function publicTemplate(
 /** The ids of the catalog's data centres: where a network volume may be created. */
 export const DATA_CENTER_IDS: readonly string[] = DATA_CENTERS.map(({ record }) => record.id);
 
+/**
+ * The catalog's spelling of a data centre id given in any letter case (`eu-ro-1` is `EU-RO-1`, as
+ * the service compares ids), or `id` as given when the catalog has no such data centre.
+ */
+export function catalogDataCenterId(id: string): string {
+  const upper = id.toUpperCase();
+  return DATA_CENTER_IDS.find((known) => known.toUpperCase() === upper) ?? id;
+}
+
 /** Every GPU type id of the catalog, in catalog order. */
 export const GPU_TYPE_IDS: readonly string[] = GPU_TYPES.map((g) => g.record.id);

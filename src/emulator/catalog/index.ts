@@ -46,7 +46,7 @@ import { CPU_TYPES, DATA_CENTERS, GPU_TYPES, PUBLIC_TEMPLATES } from "./data";
 import type { PodStockView } from "./podStock";
 
 export { compareCuda } from "./availability";
-export { DATA_CENTER_IDS, GPU_TYPE_IDS } from "./data";
+export { catalogDataCenterId, DATA_CENTER_IDS, GPU_TYPE_IDS } from "./data";
 export * from "./podStock";
 export { EMULATOR_POOL, KNOWN_POOLS, placedGpuType, requireKnownPools } from "./pools";
 

@@ -34,7 +34,7 @@ import {
   ServerlessEndpointUpdateInputSchema,
 } from "../../wire/serverless";
 import { TemplateCreateInputSchema, TemplateUpdateInputSchema } from "../../wire/templates";
-import { DATA_CENTER_IDS } from "../catalog";
+import { catalogDataCenterId, DATA_CENTER_IDS } from "../catalog";
 import type { PodStore } from "../pods/podStore";
 import {
   ServerlessConflictError,
@@ -202,7 +202,9 @@ export const MANAGEMENT_RESOURCES = [
         noun: "network volume",
         render: (v) =>
           ({ id: v.id, name: v.name, size: v.size, dataCenterId: v.dataCenterId }) satisfies NetworkVolume,
-        create: NetworkVolumeCreateInputSchema.superRefine(inCatalog("dataCenterId")),
+        create: NetworkVolumeCreateInputSchema.superRefine(inCatalog("dataCenterId")).transform(
+          (input): VolumeCreate => ({ ...input, dataCenterId: catalogDataCenterId(input.dataCenterId) }),
+        ),
         update: NetworkVolumeUpdateInputSchema,
         updateAliases: [{ method: "POST", suffix: "/update" }],
       },
@@ -218,7 +220,10 @@ export const MANAGEMENT_RESOURCES = [
             type: v.type,
           }) satisfies V2NetworkVolume,
         create: V2NetworkVolumeCreateRequestSchema.superRefine(inCatalog("dataCenter")).transform(
-          ({ dataCenter, ...rest }): VolumeCreate => ({ ...rest, dataCenterId: dataCenter }),
+          ({ dataCenter, ...rest }): VolumeCreate => ({
+            ...rest,
+            dataCenterId: catalogDataCenterId(dataCenter),
+          }),
         ),
         update: V2NetworkVolumeUpdateInputSchema,
       },
@@ -317,14 +322,15 @@ function requireVolumes(store: ManagementStore, ids: readonly string[] | undefin
 }
 
 /**
- * A new volume's data centre must be one the catalog lists (`GET /v2/catalog/datacenters`): a
- * validation failure of the named field, so v2 answers 422 and v1 400, as each dialect answers a
- * field its rules refuse; the message lists the ids allowed.
+ * A new volume's data centre must be one the catalog lists (`GET /v2/catalog/datacenters`), in any
+ * letter case (the volume is stored with the catalog's spelling): else a validation failure of the
+ * named field, so v2 answers 422 and v1 400, as each dialect answers a field its rules refuse; the
+ * message lists the ids allowed.
  */
 function inCatalog(field: "dataCenter" | "dataCenterId") {
   return (value: { [key in typeof field]?: string }, ctx: z.RefinementCtx) => {
     const id = value[field];
-    if (id === undefined || DATA_CENTER_IDS.includes(id)) return;
+    if (id === undefined || DATA_CENTER_IDS.includes(catalogDataCenterId(id))) return;
     ctx.addIssue({
       code: "custom",
       path: [field],

@@ -32,7 +32,7 @@ import type { AvailabilityLevel } from "../../wire/catalog";
 import type { Pod, PodAction, PodCreateInputSchema, PodStatus, PodUpdateInputSchema } from "../../wire/pods";
 import type { Template } from "../../wire/templates";
 import type { PodUsageSink } from "../billing/meter";
-import { type PodStockView, podCpuType } from "../catalog";
+import { catalogDataCenterId, type PodStockView, podCpuType } from "../catalog";
 import type { Clock } from "../clock";
 import { WorkerLogs } from "../jobs/workerLogs";
 import { MAX_PODS_PER_ACCOUNT } from "../serviceFacts";
@@ -223,7 +223,11 @@ export class PodStore implements PodStockView {
       ? withTemplate(request, requirePodTemplate(this.#templates(request.templateId), request.templateId))
       : request;
     const cloud = body.cloud ?? "SECURE";
-    let dataCenters = body.dataCenterIds && body.dataCenterIds.length > 0 ? body.dataCenterIds : undefined;
+    // Data centre ids in any letter case, as the service compares them.
+    let dataCenters =
+      body.dataCenterIds && body.dataCenterIds.length > 0
+        ? body.dataCenterIds.map(catalogDataCenterId)
+        : undefined;
     const network = body.mounts?.network?.[0];
     if (network) {
       const volume = this.#volumes.getVolume(network.volumeId);
