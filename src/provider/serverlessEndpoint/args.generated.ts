@@ -165,7 +165,10 @@ export interface ServerlessEndpointArgs {
    * and why, and which release serves now; the state records what runs, so the next `pulumi up`
    * tries the new release again. `"keep"` leaves the failed release serving. On a create there is
    * nothing to roll back to: the step fails and the endpoint stays in the state. Each job waits at
-   * most `timeoutMs`. The result is in `lastSmokeTest`.
+   * most `timeoutMs`. The result is in `lastSmokeTest`. With a `smokeTest`, each preview reads
+   * which release the endpoint serves (one request, at most 10 s): one newer than the state knows
+   * (a deploy cut short mid-gate, or made elsewhere) fails the preview, saying to run
+   * `pulumi up --refresh`, which tests it.
    *
    * On a `type: "LOAD_BALANCER"` endpoint the smoke test is an HTTP probe and needs `http` (`{
    * method, path, body, headers, expectStatus }`, see `JobRun`'s `http`): each run sends one
