@@ -6,7 +6,7 @@
  * again, a refresh finds no drift, and the fixed release passes.
  */
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { RunpodClient } from "../../src/client";
 import {
   type E2eEmulator,
@@ -97,6 +97,80 @@ describe("guarded-release example through the deploy harness", { timeout: 300_00
       const destroyed = await step(d.destroy());
       expect(destroyed.errors).toEqual([]);
       expect((await client.serverless.list()).filter((ep) => ep.name === name)).toEqual([]);
+      expectNoSecrets(transcript, { apiToken: API_TOKEN });
+    } finally {
+      await d.dispose();
+    }
+  });
+
+  it("fails the preview of a stack whose guarded update was cut mid-gate, and re-tests that release after a refresh", async () => {
+    const client = new RunpodClient({ apiKey: e.emu.apiKey, restUrl: e.emu.restUrlV2 });
+    const name = unique("e2e-killed");
+    const d = await make(path.join(EXAMPLES_DIR, "guarded-release"), {
+      ...runpodConfig(e.emu),
+      "runpod-guarded-release:endpointName": name,
+      "runpod-guarded-release:apiToken": { secret: API_TOKEN },
+    });
+    const { transcript, step } = recorder(d);
+    try {
+      const first = await step(d.up());
+      expect(first.errors).toEqual([]);
+      const id = first.outputs.endpointId as string;
+      expect(first.outputs).toMatchObject({
+        endpointVersion: 1,
+        lastSmokeTest: { version: 1, passed: true },
+      });
+
+      // An up of image 1.1.0 whose provider host is killed after its PATCH, while the gate runs: the
+      // release rolls out on the service, and the state keeps what the last finished step wrote
+      // (the engine writes a step's outputs when it ends: updateSnapshotMutation.End,
+      // pkg/backend/snapshot.go). The harness cannot kill a run mid-step, so the PATCH that run sent
+      // is sent here, and the state is left as the killed run leaves it.
+      await client.serverless.update(id, { image: "ghcr.io/acme/echo-worker:1.1.0" });
+      await vi.waitFor(async () => expect(Object.values(await e.workerVersions(id))).toEqual([2, 2]), {
+        timeout: 60_000,
+        interval: 200,
+      });
+
+      // The old program (image 1.0.0, as the state says) would plan no change: the diff reads which
+      // release serves and fails the preview. A Diff error stops the step generator with the
+      // provider's message as is (stepGenerator.diff returns it, continueStepsFromDiff ends the
+      // generation with it: pkg/resource/deploy/step_generator.go), so `up` stops at its preview.
+      const stale = await step(d.up());
+      expect(stale.ok).toBe(false);
+      const said = stale.errors.join("\n");
+      expect(said).toContain(
+        `ServerlessEndpoint "${name}" (id ${id}) serves version 2, which this stack's state does not know (version 1): ` +
+          "a deploy was cut short before its smoke test ended, or someone else deployed (release ",
+      );
+      expect(said).toContain(
+        "Run `pulumi up --refresh` to read it and smoke-test it (or `pulumi refresh`, then `pulumi up`).",
+      );
+      expect(stale.resources.map((r) => r.op)).toEqual(["failed"]);
+      expect(Object.values(await e.workerVersions(id))).toEqual([2, 2]); // nothing was deployed
+
+      // The advice: refresh reads version 2 back, then the up (the killed run's program) tests it.
+      const refreshed = await step(d.refresh());
+      expect(refreshed.errors).toEqual([]);
+      await d.setConfig("runpod-guarded-release:imageTag", "1.1.0");
+      const retested = await step(d.up());
+      expect(retested.errors).toEqual([]);
+      expect(ops(retested)).toEqual(["endpoint:update"]);
+      expect(retested.outputs).toMatchObject({
+        endpointVersion: 2,
+        servingImage: "ghcr.io/acme/echo-worker:1.1.0",
+        lastSmokeTest: { version: 2, passed: true, failures: 0 },
+      });
+      expect((retested.outputs.lastSmokeTest as { jobIds: string[] }).jobIds).toHaveLength(3);
+      // Tested on the release that served, not on a new one.
+      expect(Object.values(await e.workerVersions(id))).toEqual([2, 2]);
+
+      // Settled: the next preview reads the same version and plans nothing.
+      const settled = await step(d.preview());
+      expect(settled.errors).toEqual([]);
+      expect(ops(settled)).toEqual(["endpoint:same"]);
+
+      expect((await step(d.destroy())).errors).toEqual([]);
       expectNoSecrets(transcript, { apiToken: API_TOKEN });
     } finally {
       await d.dispose();

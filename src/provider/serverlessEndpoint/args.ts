@@ -264,7 +264,10 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
       "and why, and which release serves now; the state records what runs, so the next `pulumi up`\n" +
       'tries the new release again. `"keep"` leaves the failed release serving. On a create there is\n' +
       "nothing to roll back to: the step fails and the endpoint stays in the state. Each job waits at\n" +
-      "most `timeoutMs`. The result is in `lastSmokeTest`.\n" +
+      "most `timeoutMs`. The result is in `lastSmokeTest`. With a `smokeTest`, each preview reads\n" +
+      "which release the endpoint serves (one request, at most 10 s): one newer than the state knows\n" +
+      "(a deploy cut short mid-gate, or made elsewhere) fails the preview, saying to run\n" +
+      "`pulumi up --refresh`, which tests it.\n" +
       "\n" +
       'On a `type: "LOAD_BALANCER"` endpoint the smoke test is an HTTP probe and needs `http` (`{\n' +
       "method, path, body, headers, expectStatus }`, see `JobRun`'s `http`): each run sends one\n" +

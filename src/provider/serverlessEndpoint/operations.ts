@@ -46,6 +46,7 @@ import { makesRelease, planEndpointChange } from "./changes";
 import { differencesFrom, endpointOutputs, endpointSecrets, inputsOf } from "./outputs";
 import { failedGate, gate, gateFailedOnLive, servesUntestedRelease, untestedRecord } from "./rollback";
 import { EndpointRolloutError } from "./rollout";
+import { checkServingRelease } from "./servingCheck";
 import { createFailedMessage, type GateVerdict, rolloutVerdict, SmokeTestSchema } from "./smokeTest";
 
 type Props = Record<string, unknown>;
@@ -64,7 +65,10 @@ export const checkServerlessEndpoint = (olds: Props, news: Props, settings?: Run
 /**
  * `diff`: old outputs against new inputs (`changes.ts`). `type` and the compute family (`gpu` or
  * `cpu`) replace the endpoint (a new one first, then the old one is deleted: names need not be
- * unique); everything else is an update.
+ * unique); everything else is an update. For a guarded endpoint (a `smokeTest` in the state and in
+ * the program) it first reads which release serves, once (`servingCheck.ts`): a release newer than
+ * the state knows fails the diff, saying to refresh. Older states calling this export carry no
+ * settings: no read.
  */
 export const diffServerlessEndpoint = (id: string, olds: Props, news: Props) =>
   operations.diff(undefined, id, olds, news);
@@ -249,7 +253,12 @@ const checkEndpointWithCost = pricedCheck({
 export const operations = defineOperations({
   secretInputs: ["env"],
   check: checkEndpointWithCost,
-  diff: (_settings, _id, olds, news) => diffPlan(olds, news),
+  diff: async (settings, id, olds, news) => {
+    await withProviderErrors(endpointSecrets(settings, plainInputs(news)), () =>
+      checkServingRelease(settings, id, olds, news),
+    );
+    return diffPlan(olds, news);
+  },
   create: createServerlessEndpoint,
   read: readServerlessEndpoint,
   update: updateServerlessEndpoint,

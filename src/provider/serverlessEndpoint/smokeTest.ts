@@ -292,6 +292,22 @@ export function rolledBackMessage(
 }
 
 /**
+ * Who made a release and when, as far as the service's release record tells (each entry bounded):
+ * `release rel_1, created by user u_1, at 2026-..., source MANUAL`.
+ */
+export function releaseOrigin(serving: ServerlessRelease): string {
+  const by = serving.createdByUserId
+    ? `user ${boundEntry(serving.createdByUserId)}`
+    : "a user the release does not name";
+  return [
+    `release ${boundEntry(serving.id)}`,
+    `created by ${by}`,
+    ...(serving.createdAt ? [`at ${boundEntry(serving.createdAt)}`] : []),
+    ...(serving.source ? [`source ${boundEntry(serving.source)}`] : []),
+  ].join(", ");
+}
+
+/**
  * The gate failed, but while it ran someone else's change landed (the endpoint's version moved past
  * the release under test): nothing was rolled back, and the message says what runs and who made it,
  * as far as the service's release record tells.
@@ -303,18 +319,7 @@ export function movedPastMessage(
   servingVersion: number,
   serving: ServerlessRelease | undefined,
 ): string {
-  const by = serving?.createdByUserId
-    ? `user ${boundEntry(serving.createdByUserId)}`
-    : "a user the release does not name";
-  const made =
-    serving === undefined
-      ? "the service lists no release for it"
-      : [
-          `release ${boundEntry(serving.id)}`,
-          `created by ${by}`,
-          ...(serving.createdAt ? [`at ${boundEntry(serving.createdAt)}`] : []),
-          ...(serving.source ? [`source ${boundEntry(serving.source)}`] : []),
-        ].join(", ");
+  const made = serving === undefined ? "the service lists no release for it" : releaseOrigin(serving);
   return [
     `${failedHead(label, verdict, smoke)}, and it was NOT rolled back: while the smoke test ran, the endpoint ` +
       `moved past the release under test to ${release(servingVersion)}, a change made elsewhere (${made}).`,
