@@ -5,9 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Job, RunpodClient } from "../../src/client";
-import { NotFoundError, ResponseValidationError } from "../../src/client/errors";
+import { type JobRunFailedError, NotFoundError, ResponseValidationError } from "../../src/client/errors";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/operations";
+import { sleep } from "../../src/provider/release/clock";
+import type { LifecycleContext } from "../../src/provider/release/context";
 import { recordJob } from "../../src/provider/release/execution";
 import {
   boundLogTail,
@@ -138,6 +140,57 @@ describe("reading the tail of a live worker's log", () => {
     expect((await tailOf(gone, [], 1_000)).tail).toEqual({
       unavailable: "the service has no log for this worker (404)",
     });
+  });
+});
+
+describe("a failed run on the run's clock", () => {
+  it("records when the job ended by the run's clock, and reads the log tail within what timeoutMs leaves on it", async () => {
+    const clock = new FakeClock();
+    const logReadsAt: number[] = [];
+    // A job the service reports FAILED 58 s (of the fake clock) after it was submitted.
+    const endpoint = {
+      id: "ep",
+      run: async () => ({ id: "job-1", status: "IN_QUEUE" }),
+      waitForJob: async () => {
+        await sleep(clock, 58_000);
+        return { id: "job-1", status: "FAILED", error: "boom", workerId: "w1" };
+      },
+    };
+    // A live worker's log that sends nothing: the read ends only at its bound.
+    const silent: WorkerLogReader = (_endpointId, _workerId, { signal }) => ({
+      [Symbol.asyncIterator]: () => ({
+        next: () => {
+          logReadsAt.push(clock.now());
+          return new Promise((_resolve, reject) =>
+            signal.addEventListener("abort", () => reject(signal.reason), { once: true }),
+          );
+        },
+      }),
+    });
+    const ctx: LifecycleContext = {
+      endpoint: () => endpoint as unknown as ReturnType<LifecycleContext["endpoint"]>,
+      log: () => {},
+      workerLogs: silent,
+      clock,
+    };
+    const ended = await clock.runUntil(
+      runAndRecord(ctx, "id-clock", { endpointId: "ep", input: {}, timeoutMs: 60_000 }),
+    );
+    // 2 s of the 60 s timeoutMs are left when the job ends: the tail gets those, not its usual 5 s.
+    expect(ended).toMatchObject({ at: 60_000, ok: false });
+    const error = (ended as { error: unknown }).error as JobRunFailedError;
+    expect(error.code).toBe("job_run_failed");
+    expect(logReadsAt).toEqual([58_000]);
+    expect(error.message).toContain("worker log unavailable: no answer within 2000 ms (worker w1).");
+    expect(error.properties).toMatchObject({
+      timeline: [
+        { status: "IN_QUEUE", atMs: 0 },
+        { status: "FAILED", atMs: 58_000 },
+      ],
+      startedAt: "2026-11-25T00:00:00.000Z",
+      completedAt: "2026-11-25T00:00:58.000Z",
+    });
+    expect(clock.pending()).toBe(0);
   });
 });
 

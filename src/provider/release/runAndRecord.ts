@@ -10,6 +10,7 @@ import { JobRunFailedError } from "../../client/errors";
 import { withProviderErrors } from "../common/engineText";
 import { redact, redactValue } from "../common/redaction";
 import { runCostUsd } from "../cost/prices";
+import { type Clock, systemClock } from "./clock";
 import type { LifecycleContext } from "./context";
 import { type JobRunInputs, resolveJobRunArgs } from "./jobArgs";
 import { LOG_TAIL_TIMEOUT_MS, type LogTail, logTailSection, readLogTail } from "./logTail";
@@ -62,7 +63,9 @@ export async function runAndRecord(
     const provider = news[PROVIDER_KEY];
     const args = resolveJobRunArgs(news);
     const log = (line: string) => ctx.log(redact(line, secrets));
-    const started = performance.now();
+    // The log tail's bound is what is left of timeoutMs on the run's own clock (that of its deadline).
+    const clock = ctx.clock ?? systemClock;
+    const started = clock.now();
     const runContext = {
       endpoint: ctx.endpoint(args.endpointId),
       log,
@@ -91,19 +94,19 @@ export async function runAndRecord(
     // logged the request (see probeLogWorker).
     const probeWorker =
       outcome.failure !== undefined && args.http !== undefined && ctx.workerLogs !== undefined
-        ? await probeLogWorker(ctx, args, outcome, textSecrets, started)
+        ? await probeLogWorker(ctx, args, outcome, textSecrets, clock, started)
         : undefined;
     const workerId = outcome.result.workerId ?? probeWorker?.workerId;
     if (outcome.failure !== undefined && workerId !== undefined && ctx.workerLogs !== undefined) {
       // Within the JobRun's own deadline, and at most LOG_TAIL_TIMEOUT_MS.
-      const left = Math.min(LOG_TAIL_TIMEOUT_MS, args.timeoutMs - (performance.now() - started));
+      const left = Math.min(LOG_TAIL_TIMEOUT_MS, args.timeoutMs - (clock.now() - started));
       const tail =
         hidden === "too-many"
           ? {
               unavailable: `not shown: the secret output has over ${MAX_HIDDEN_VALUES} values to keep out of it`,
             }
           : (probeWorker?.tail ??
-            (await readLogTail(ctx.workerLogs, args.endpointId, workerId, textSecrets, left)));
+            (await readLogTail(ctx.workerLogs, args.endpointId, workerId, textSecrets, left, clock)));
       if ("lines" in tail && tail.lines.length > 0) outcome.result.workerLogTail = tail.lines;
       const section = logTailSection(workerId, tail);
       const why = probeWorker === undefined ? "" : `${probeWorker.why}\n`;
@@ -150,14 +153,15 @@ async function probeLogWorker(
   args: ReturnType<typeof resolveJobRunArgs>,
   outcome: { logWorkers?: string[] },
   secrets: readonly string[],
+  clock: Clock,
   started: number,
 ): Promise<{ workerId: string; tail: LogTail; why: string } | undefined> {
   const candidates = (outcome.logWorkers ?? []).slice(0, MAX_PROBE_LOG_WORKERS);
   if (candidates.length === 0 || ctx.workerLogs === undefined) return undefined;
-  const left = Math.min(LOG_TAIL_TIMEOUT_MS, args.timeoutMs - (performance.now() - started));
+  const left = Math.min(LOG_TAIL_TIMEOUT_MS, args.timeoutMs - (clock.now() - started));
   const reader = ctx.workerLogs;
   const tails = await Promise.all(
-    candidates.map((id) => readLogTail(reader, args.endpointId, id, secrets, left)),
+    candidates.map((id) => readLogTail(reader, args.endpointId, id, secrets, left, clock)),
   );
   const request = probeRequest(args).split("?")[0] as string;
   // Lines start with their RFC 3339 time, so the greatest line is the newest.
