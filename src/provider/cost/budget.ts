@@ -9,6 +9,7 @@
  * second check of the same resource replaces its figure).
  */
 import type * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
 import { redact } from "../common/redaction";
 import { isUnknown, UNKNOWN } from "../common/unknown";
 import { describeError } from "../common/wording";
@@ -22,6 +23,15 @@ export const URN_INPUT = "__urn";
 export const STACK_BUDGET_KEY = "runpod:maxHourlyUsd";
 /** Its environment fallback. */
 export const STACK_BUDGET_ENV = "RUNPOD_MAX_HOURLY_USD";
+
+/** The wording of a bad `maxHourlyUsd` argument (the same on every resource that has one). */
+const BUDGET_ARG_RULE = "maxHourlyUsd must be a number of US dollars an hour, at least 0";
+
+/** A resource's own `maxHourlyUsd` argument: a number of US dollars an hour, at least 0. */
+export const MaxHourlyUsdSchema = z
+  .number({ error: BUDGET_ARG_RULE })
+  .min(0, { error: BUDGET_ARG_RULE })
+  .optional();
 
 /**
  * A budget as given (a number from the program, a string from stack config or the environment),

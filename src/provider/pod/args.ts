@@ -10,11 +10,13 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { POD_PORT, PodCreateInputSchema, resolveRestUrl, secretEnvValues } from "../../client";
+import { documented } from "../common/argDocs";
 import { absolutePath, boundedName, checkedEnvNames } from "../common/checkArgs";
 import { redact } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
 import type { RunpodSettings } from "../config";
+import { MaxHourlyUsdSchema } from "../cost/budget";
 
 /** What a pod waits for before create, update and start return. */
 export type PodWaitFor = "none" | "running" | "ssh" | { port: number; path?: string; expectStatus?: number };
@@ -60,10 +62,7 @@ export const PodExtraArgsSchema = z.strictObject({
     .int({ error: "waitTimeoutMs must be an integer (milliseconds)" })
     .min(1000, { error: "waitTimeoutMs must be at least 1000 ms" })
     .optional(),
-  maxHourlyUsd: z
-    .number({ error: "maxHourlyUsd must be a number of US dollars an hour, at least 0" })
-    .min(0, { error: "maxHourlyUsd must be a number of US dollars an hour, at least 0" })
-    .optional(),
+  maxHourlyUsd: MaxHourlyUsdSchema,
 });
 
 const body = PodCreateInputSchema.shape;
@@ -74,6 +73,8 @@ const persistentShape = mountsShape.persistent.unwrap().shape;
 const networkShape = mountsShape.network.unwrap().element.shape;
 const extra = PodExtraArgsSchema.shape;
 const waitForObject = extra.waitFor.unwrap().options[1].shape;
+/** The create body's fields and the provider's own, each as its schema above has it. */
+const fields = { ...body, ...extra };
 
 /**
  * Every argument with its documentation: the create body's fields and the provider's own, as one
@@ -81,78 +82,72 @@ const waitForObject = extra.waitFor.unwrap().options[1].shape;
  * validates with the two schemas above, which add the body's cross-field rules.
  */
 export const PodArgsSchema = z.strictObject({
-  name: body.name.meta({ description: "Name of the pod. Changes in place." }),
-  image: body.image.meta({
-    description:
+  ...documented(fields, {
+    name: "Name of the pod. Changes in place.",
+    image:
       "Docker image reference (required unless `templateId`). Changes in place (restarts the container).",
-  }),
-  args: body.args.meta({ description: "Arguments passed to the container entrypoint. Changes in place." }),
-  disk: body.disk.meta({ description: "Container disk in GB. Changes in place." }),
-  env: body.env.meta({
-    description:
+    args: "Arguments passed to the container entrypoint. Changes in place.",
+    disk: "Container disk in GB. Changes in place.",
+    env:
       "Environment variables. Stored as ONE secret (with what the service adds: `PUBLIC_KEY`, a\n" +
       "generated `JUPYTER_PASSWORD`); no value appears in any other output, error or log. Changes in\n" +
       "place, always sent whole.",
-  }),
-  ports: body.ports.meta({
-    description: "Exposed ports as `<port>/http` or `<port>/tcp`. Changes in place.",
-  }),
-  registry: body.registry.meta({
-    description:
+    ports: "Exposed ports as `<port>/http` or `<port>/tcp`. Changes in place.",
+    registry:
       "Container registry credential id (a `ContainerRegistryAuth`'s id) for a private image. Changes in place.",
   }),
   gpu: z
-    .strictObject({
-      id: gpuShape.id.meta({
-        description: "GPU type id (`getGpuTypes`), e.g. `NVIDIA GeForce RTX 4090`, tried first.",
+    .strictObject(
+      documented(gpuShape, {
+        id: "GPU type id (`getGpuTypes`), e.g. `NVIDIA GeForce RTX 4090`, tried first.",
+        count: { description: "GPUs.", default: "1" },
+        allowedCudaVersions: "Acceptable CUDA versions (`major.minor`); not with `minCudaVersion`.",
+        minCudaVersion: "Lowest acceptable CUDA version (`major.minor`); not with `allowedCudaVersions`.",
       }),
-      count: gpuShape.count.meta({ description: "GPUs.", default: "1" }),
-      allowedCudaVersions: gpuShape.allowedCudaVersions.meta({
-        description: "Acceptable CUDA versions (`major.minor`); not with `minCudaVersion`.",
-      }),
-      minCudaVersion: gpuShape.minCudaVersion.meta({
-        description: "Lowest acceptable CUDA version (`major.minor`); not with `allowedCudaVersions`.",
-      }),
-    })
+    )
     .optional()
     .meta({
       description: "A GPU pod (`CreateGpuConfig`): exactly one of `gpu` or `cpu`.",
       replaces: "its type (unless to the type the pod landed on), its count or its CUDA constraint changes",
     }),
   cpu: z
-    .strictObject({
-      id: cpuShape.id.meta({ description: "CPU flavour id (`getCpuTypes`)." }),
-      vcpuCount: cpuShape.vcpuCount.meta({ description: "vCPUs: a power of two, at least 2." }),
-    })
+    .strictObject(
+      documented(cpuShape, {
+        id: "CPU flavour id (`getCpuTypes`).",
+        vcpuCount: "vCPUs: a power of two, at least 2.",
+      }),
+    )
     .optional()
     .meta({ description: "A CPU pod (`CreateCpuConfig`): exactly one of `gpu` or `cpu`.", replaces: true }),
-  cloud: body.cloud.meta({ description: "`SECURE` or `COMMUNITY`.", default: '"SECURE"', replaces: true }),
-  dataCenterIds: body.dataCenterIds.meta({
-    description:
-      "Preferred data centers (empty: the scheduler chooses). Over REST v2, `check` refuses an id the\n" +
-      "catalog does not list (compared in any letter case), naming the ids it has; when the catalog\n" +
-      "cannot be read, the service decides.",
-    replaces: "the pod is no longer in one of them",
+  ...documented(fields, {
+    cloud: { description: "`SECURE` or `COMMUNITY`.", default: '"SECURE"', replaces: true },
+    dataCenterIds: {
+      description:
+        "Preferred data centers (empty: the scheduler chooses). Over REST v2, `check` refuses an id the\n" +
+        "catalog does not list (compared in any letter case), naming the ids it has; when the catalog\n" +
+        "cannot be read, the service decides.",
+      replaces: "the pod is no longer in one of them",
+    },
   }),
   mounts: z
     .strictObject({
       persistent: z
-        .strictObject({
-          size: persistentShape.size.meta({ description: "Size in GB, at least 10. Changes in place." }),
-          path: persistentShape.path.meta({
-            description: "Mount path inside the container. Changes in place.",
+        .strictObject(
+          documented(persistentShape, {
+            size: "Size in GB, at least 10. Changes in place.",
+            path: "Mount path inside the container. Changes in place.",
           }),
-        })
+        )
         .optional()
         .meta({ description: "Host-local persistent disk (GPU pods only)." }),
       network: z
         .array(
-          z.strictObject({
-            volumeId: networkShape.volumeId.meta({ description: "The `NetworkVolume`'s id." }),
-            path: networkShape.path.meta({
-              description: "Mount path inside the container, e.g. `/workspace`.",
+          z.strictObject(
+            documented(networkShape, {
+              volumeId: "The `NetworkVolume`'s id.",
+              path: "Mount path inside the container, e.g. `/workspace`.",
             }),
-          }),
+          ),
         )
         .optional()
         .meta({ description: "One network volume at `path`; the pod lands in its data center." }),
@@ -162,47 +157,38 @@ export const PodArgsSchema = z.strictObject({
       description: "Storage: a persistent disk (GPU pods only) or one network volume, never both.",
       replaces: "the kind of storage or the network volume changes",
     }),
-  globalNetworking: body.globalNetworking.meta({
-    description: "Global networking. Changes in place.",
-    default: "false",
-  }),
-  locked: extra.locked.meta({
-    description: "Refuse stop and terminate while true (set it false before deleting). Changes in place.",
-  }),
-  startSsh: body.startSsh.meta({
-    description: "Inject the account's SSH keys as `PUBLIC_KEY`. Create-only.",
-    default: "false",
-    replaces: true,
-  }),
-  startJupyter: body.startJupyter.meta({
-    description: "Start JupyterLab with a generated `JUPYTER_PASSWORD` (secret). Create-only.",
-    default: "false",
-    replaces: true,
-  }),
-  templateId: body.templateId.meta({
-    description: "A pod template's id whose settings the body overrides.",
-    replaces: true,
-  }),
-  fallbackGpuIds: extra.fallbackGpuIds.meta({
-    description:
+  ...documented(fields, {
+    globalNetworking: { description: "Global networking. Changes in place.", default: "false" },
+    locked: "Refuse stop and terminate while true (set it false before deleting). Changes in place.",
+    startSsh: {
+      description: "Inject the account's SSH keys as `PUBLIC_KEY`. Create-only.",
+      default: "false",
+      replaces: true,
+    },
+    startJupyter: {
+      description: "Start JupyterLab with a generated `JUPYTER_PASSWORD` (secret). Create-only.",
+      default: "false",
+      replaces: true,
+    },
+    templateId: { description: "A pod template's id whose settings the body overrides.", replaces: true },
+    fallbackGpuIds:
       "GPU type ids tried in order after `gpu.id` when the service has no capacity for it (or no\n" +
       "access). A change makes no service call.",
-  }),
-  desiredStatus: extra.desiredStatus.meta({
-    description: "`RUNNING` or `EXITED` (stopped, disk kept). A change is a stop or start, not a replace.",
-    default: '"RUNNING"',
+    desiredStatus: {
+      description: "`RUNNING` or `EXITED` (stopped, disk kept). A change is a stop or start, not a replace.",
+      default: '"RUNNING"',
+    },
   }),
   waitFor: z
     .union([
       z.enum(["none", "running", "ssh"]),
-      z.strictObject({
-        port: waitForObject.port.meta({ description: "A port exposed as `<port>/http` in `ports`." }),
-        path: waitForObject.path.meta({ description: "Path requested.", default: '"/"' }),
-        expectStatus: waitForObject.expectStatus.meta({
-          description: "Status that counts as ready.",
-          default: "200",
+      z.strictObject(
+        documented(waitForObject, {
+          port: "A port exposed as `<port>/http` in `ports`.",
+          path: { description: "Path requested.", default: '"/"' },
+          expectStatus: { description: "Status that counts as ready.", default: "200" },
         }),
-      }),
+      ),
     ])
     .optional()
     .meta({
@@ -211,12 +197,12 @@ export const PodArgsSchema = z.strictObject({
         "HTTP port answering.",
       default: '"running"',
     }),
-  waitTimeoutMs: extra.waitTimeoutMs.meta({
-    description: "Bound of that wait, in ms; past it the step fails and the pod stays in the stack.",
-    default: "600000",
-  }),
-  maxHourlyUsd: extra.maxHourlyUsd.meta({
-    description:
+  ...documented(fields, {
+    waitTimeoutMs: {
+      description: "Bound of that wait, in ms; past it the step fails and the pod stays in the stack.",
+      default: "600000",
+    },
+    maxHourlyUsd:
       "Budget of this pod, in US dollars an hour: a change whose `hourlyCost.ceilingUsd` (the\n" +
       "dearest of `gpu.id` and `fallbackGpuIds` at the pod price of its `cloud`, × GPUs) is over it\n" +
       "fails `check`, before anything is created or changed. The stack config `runpod:maxHourlyUsd`\n" +

@@ -12,15 +12,11 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { type ServerlessEndpointCreateInput, ServerlessEndpointCreateInputSchema } from "../../client";
-import {
-  boundedName,
-  checkedEnvNames,
-  checkedPorts,
-  givenArgs,
-  unknownArgFailures,
-} from "../common/checkArgs";
+import { containerFields, documented, withDocs, withFields } from "../common/argDocs";
+import { boundedName, givenArgs, unknownArgFailures } from "../common/checkArgs";
 import { containsUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
+import { MaxHourlyUsdSchema } from "../cost/budget";
 import { outputSchemaFailure } from "../release/jobArgsCheck";
 import { SMOKE_TEST_FIELDS, type SmokeTestInputs, SmokeTestSchema } from "./smokeTest";
 
@@ -48,33 +44,17 @@ const cpuItem = cpuSchema.element;
 const workersSchema = body.workers.unwrap();
 const [queueDelayArm, requestCountArm] = body.scaling.options;
 
-/**
- * `schema` with some of its fields replaced (by documented copies): its checks, strictness and
- * error messages kept, so the copy validates exactly as the original does.
- */
-function withFields<S extends z.ZodObject>(schema: S, fields: Partial<S["shape"]>): S {
-  return schema.clone({ ...schema.def, shape: { ...schema.shape, ...fields } });
-}
-
 /** The create body's `scaling`, each arm's fields documented; the union's rules and messages kept. */
 const scalingSchema = body.scaling.clone({
   ...body.scaling.def,
   options: [
-    withFields(queueDelayArm, {
-      type: queueDelayArm.shape.type.meta({
-        description: "`QUEUE_DELAY`: scale on how long requests wait in the queue (queue endpoints only).",
-      }),
-      queueDelay: queueDelayArm.shape.queueDelay.meta({
-        description: "Seconds a request may wait in the queue before more workers start, at least 0.5.",
-      }),
+    withDocs(queueDelayArm, {
+      type: "`QUEUE_DELAY`: scale on how long requests wait in the queue (queue endpoints only).",
+      queueDelay: "Seconds a request may wait in the queue before more workers start, at least 0.5.",
     }),
-    withFields(requestCountArm, {
-      type: requestCountArm.shape.type.meta({
-        description: "`REQUEST_COUNT`: scale on in-flight requests per worker (required on a load balancer).",
-      }),
-      requestCount: requestCountArm.shape.requestCount.meta({
-        description: "In-flight requests per worker before more workers start, at least 1.",
-      }),
+    withDocs(requestCountArm, {
+      type: "`REQUEST_COUNT`: scale on in-flight requests per worker (required on a load balancer).",
+      requestCount: "In-flight requests per worker before more workers start, at least 1.",
     }),
   ],
 });
@@ -101,27 +81,19 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
       'Autoscaling signal: `{ type: "QUEUE_DELAY", queueDelay }` (seconds a request waits, at least\n' +
       '0.5; queue endpoints only) or `{ type: "REQUEST_COUNT", requestCount }`. Updates in place, at once.',
   }),
-  gpu: withFields(gpuSchema, {
-    pools: gpuSchema.shape.pools.meta({
-      description:
-        'Serverless GPU pool ids (`pool` of `getGpuTypes`), e.g. `["ADA_24"]`: workers run on whichever\n' +
-        "listed pool has capacity.",
-    }),
-    excludedTypes: gpuSchema.shape.excludedTypes.meta({
-      description:
-        "GPU type ids (`id` of `getGpuTypes`) to subtract from the pools; omit to use the whole pools.",
-    }),
-    count: gpuSchema.shape.count.meta({ description: "GPUs per worker.", default: "1" }),
-    allowedCudaVersions: gpuSchema.shape.allowedCudaVersions.meta({
-      description:
-        "Acceptable CUDA versions (`major.minor`); empty or omitted means any. A non-empty set excludes\n" +
-        "`minCudaVersion`.",
-    }),
-    minCudaVersion: gpuSchema.shape.minCudaVersion.meta({
-      description:
-        "Lowest acceptable CUDA version (`major.minor`, compared numerically: 12.11 is above 12.2); not\n" +
-        "with a non-empty `allowedCudaVersions`.",
-    }),
+  gpu: withDocs(gpuSchema, {
+    pools:
+      'Serverless GPU pool ids (`pool` of `getGpuTypes`), e.g. `["ADA_24"]`: workers run on whichever\n' +
+      "listed pool has capacity.",
+    excludedTypes:
+      "GPU type ids (`id` of `getGpuTypes`) to subtract from the pools; omit to use the whole pools.",
+    count: { description: "GPUs per worker.", default: "1" },
+    allowedCudaVersions:
+      "Acceptable CUDA versions (`major.minor`); empty or omitted means any. A non-empty set excludes\n" +
+      "`minCudaVersion`.",
+    minCudaVersion:
+      "Lowest acceptable CUDA version (`major.minor`, compared numerically: 12.11 is above 12.2); not\n" +
+      "with a non-empty `allowedCudaVersions`.",
   })
     .optional()
     .meta({
@@ -134,11 +106,9 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
   cpu: cpuSchema
     .clone({
       ...cpuSchema.def,
-      element: withFields(cpuItem, {
-        id: cpuItem.shape.id.meta({ description: "CPU flavour id (`getCpuTypes`)." }),
-        vcpuCount: cpuItem.shape.vcpuCount.meta({
-          description: "vCPUs per worker: a power of two, at least 2, valid for the flavour.",
-        }),
+      element: withDocs(cpuItem, {
+        id: "CPU flavour id (`getCpuTypes`).",
+        vcpuCount: "vCPUs per worker: a power of two, at least 2, valid for the flavour.",
       }),
     })
     .optional()
@@ -154,43 +124,31 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
       "template is applied once, when the endpoint is created or when `templateId` changes: later\n" +
       "edits of the template do not reach the endpoint. Changing it updates in place (a release).",
   }),
-  image: body.image.meta({
-    description: "Docker image reference; required unless `templateId`. A change makes a release.",
-  }),
-  args: body.args.meta({
-    description: "Arguments passed to the container's entrypoint. A change makes a release.",
-  }),
-  disk: body.disk.meta({ description: "Container disk in GB (ephemeral). A change makes a release." }),
-  env: checkedEnvNames(body.env).meta({
-    description:
+  ...containerFields(body, {
+    image: "Docker image reference; required unless `templateId`. A change makes a release.",
+    args: "Arguments passed to the container's entrypoint. A change makes a release.",
+    disk: "Container disk in GB (ephemeral). A change makes a release.",
+    env:
       "Environment variables. Always stored as ONE secret, even when given as plain strings: its\n" +
       "values never appear in another output, an error or a log line. A change makes a release;\n" +
       "removing `env` from the program sends `env: {}`.",
-  }),
-  ports: checkedPorts(body.ports).meta({
-    description: "Exposed ports as `port/protocol`, e.g. `8000/http`. A change makes a release.",
-  }),
-  registry: body.registry.meta({
-    description:
+    ports: "Exposed ports as `port/protocol`, e.g. `8000/http`. A change makes a release.",
+    registry:
       "Container registry credential id (a `ContainerRegistryAuth`'s id) for a private image. A change\n" +
       "makes a release.",
   }),
-  dataCenterIds: body.dataCenterIds.meta({
-    description:
+  ...documented(body, {
+    dataCenterIds:
       "Preferred data centres (`getDataCenters`); omit to let the scheduler choose. Updates in place.\n" +
       "Over REST v2, `check` refuses an id the catalog does not list (compared in any letter case), naming\n" +
       "the ids it has; when the catalog cannot be read, the service decides.",
-  }),
-  flashboot: body.flashboot.meta({
-    description:
+    flashboot:
       "FlashBoot mode: `OFF` (the service's default), `FLASHBOOT` or `PRIORITY_FLASHBOOT`. Updates in place.",
-  }),
-  networkVolumes: body.networkVolumes.meta({
-    description: "Network volume ids to attach (a `NetworkVolume`'s id). Updates in place.",
-  }),
-  timeout: body.timeout.meta({
-    description: "Per-request execution timeout in ms. Updates in place, at once.",
-    default: "300000 (the service's)",
+    networkVolumes: "Network volume ids to attach (a `NetworkVolume`'s id). Updates in place.",
+    timeout: {
+      description: "Per-request execution timeout in ms. Updates in place, at once.",
+      default: "300000 (the service's)",
+    },
   }),
   workers: withFields(workersSchema, {
     min: workersSchema.shape.min.meta({ description: "Fewest workers kept running.", default: "0" }),
@@ -275,18 +233,14 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
       "a queue endpoint takes `input` and refuses `http`. With `http.headers`, `smokeTest` is stored as\n" +
       "a secret.",
   }),
-  maxHourlyUsd: z
-    .number({ error: "maxHourlyUsd must be a number of US dollars an hour, at least 0" })
-    .min(0, { error: "maxHourlyUsd must be a number of US dollars an hour, at least 0" })
-    .optional()
-    .meta({
-      description:
-        "Budget of this endpoint, in US dollars an hour: a change whose `hourlyCost.ceilingUsd`\n" +
-        "(`workers.max` workers at the dearest list price it may land on) is over it fails the preview\n" +
-        "(`check`), before anything is created or changed. Needs `workers.max`. The stack's\n" +
-        "`runpod:maxHourlyUsd` bounds the sum of every endpoint's ceiling. List prices: negotiated\n" +
-        "discounts are not counted.",
-    }),
+  maxHourlyUsd: MaxHourlyUsdSchema.meta({
+    description:
+      "Budget of this endpoint, in US dollars an hour: a change whose `hourlyCost.ceilingUsd`\n" +
+      "(`workers.max` workers at the dearest list price it may land on) is over it fails the preview\n" +
+      "(`check`), before anything is created or changed. Needs `workers.max`. The stack's\n" +
+      "`runpod:maxHourlyUsd` bounds the sum of every endpoint's ceiling. List prices: negotiated\n" +
+      "discounts are not counted.",
+  }),
 });
 
 /** The arguments as a program gives them; the generated `ServerlessEndpointArgs` derives from it. */

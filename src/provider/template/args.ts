@@ -16,14 +16,8 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { resolveRestUrl, secretEnvValues, TemplateCreateInputSchema } from "../../client";
-import {
-  absolutePath,
-  boundedName,
-  checkedEnvNames,
-  checkedPorts,
-  givenArgs,
-  unknownArgFailures,
-} from "../common/checkArgs";
+import { containerFields, documented } from "../common/argDocs";
+import { absolutePath, boundedName, givenArgs, unknownArgFailures } from "../common/checkArgs";
 import { redact } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
@@ -43,7 +37,6 @@ export const TemplateArgsSchema = TemplateCreateInputSchema.extend({
         "Docker image reference, e.g. `me/worker:1.4`. Changes in place, but reaches only endpoints\n" +
         "created afterwards: pass it to the endpoint too (`image: template.image`) to roll one out.",
     }),
-  args: body.args.meta({ description: "Arguments passed to the container entrypoint. Changes in place." }),
   disk: z
     .number({ error: "disk must be a whole number of GB, at least 1" })
     .refine(Number.isInteger, { error: "disk must be a whole number of GB (at least 1), not a fraction" })
@@ -53,17 +46,14 @@ export const TemplateArgsSchema = TemplateCreateInputSchema.extend({
       description:
         "Container disk in GB (ephemeral), at least 1. Changes in place; left out, the service's value stays.",
     }),
-  env: checkedEnvNames(body.env).meta({
-    description:
+  ...containerFields(body, {
+    args: "Arguments passed to the container entrypoint. Changes in place.",
+    env:
       "Environment variables. Always stored as ONE secret (the whole map), in state and outputs;\n" +
       "no value of it appears in any other output, error or log. Changes in place; removed from\n" +
       "the program, the template's variables are removed (`env: {}`).",
-  }),
-  ports: checkedPorts(body.ports).meta({
-    description: 'Exposed ports as `port/protocol`, e.g. `["8000/http", "22/tcp"]`. Changes in place.',
-  }),
-  registry: body.registry.meta({
-    description:
+    ports: 'Exposed ports as `port/protocol`, e.g. `["8000/http", "22/tcp"]`. Changes in place.',
+    registry:
       "Container registry credential id for a private image (a `ContainerRegistryAuth`'s id), or\n" +
       "`null` for none. Changes in place.",
   }),
@@ -92,34 +82,32 @@ export const TemplateArgsSchema = TemplateCreateInputSchema.extend({
       description: "Storage mounts: at most one persistent mount. Its size and path change in place.",
       replaces: "the persistent mount is removed (a PATCH cannot remove a mount)",
     }),
-  allowedCudaVersions: body.allowedCudaVersions.meta({
-    description: "Acceptable CUDA versions (`major.minor`); empty or left out means any. Changes in place.",
-  }),
-  category: body.category.meta({
-    description:
-      "How the console groups the template: `CPU`, `NVIDIA` or `AMD` (no effect on hardware).\n" +
-      "Changes in place.",
-    default: '"NVIDIA"',
-  }),
-  public: body.public.meta({
-    description: "Visible to other RunPod users. Changes in place.",
-    default: "false",
-  }),
-  serverless: body.serverless.meta({
-    description:
-      "For serverless workers (`true`) or pods (`false`): endpoints take serverless templates.\n" +
-      "Changes in place.",
-    default: "false",
-  }),
-  startJupyter: body.startJupyter.meta({
-    description:
-      "Start JupyterLab in containers made from it (`JUPYTER_PASSWORD` injection). Changes in place.",
-    default: "true",
-  }),
-  startSsh: body.startSsh.meta({
-    description:
-      "Provision SSH access in containers made from it (`PUBLIC_KEY` injection). Changes in place.",
-    default: "true",
+  ...documented(body, {
+    allowedCudaVersions:
+      "Acceptable CUDA versions (`major.minor`); empty or left out means any. Changes in place.",
+    category: {
+      description:
+        "How the console groups the template: `CPU`, `NVIDIA` or `AMD` (no effect on hardware).\n" +
+        "Changes in place.",
+      default: '"NVIDIA"',
+    },
+    public: { description: "Visible to other RunPod users. Changes in place.", default: "false" },
+    serverless: {
+      description:
+        "For serverless workers (`true`) or pods (`false`): endpoints take serverless templates.\n" +
+        "Changes in place.",
+      default: "false",
+    },
+    startJupyter: {
+      description:
+        "Start JupyterLab in containers made from it (`JUPYTER_PASSWORD` injection). Changes in place.",
+      default: "true",
+    },
+    startSsh: {
+      description:
+        "Provision SSH access in containers made from it (`PUBLIC_KEY` injection). Changes in place.",
+      default: "true",
+    },
   }),
 });
 
