@@ -151,7 +151,15 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
     },
   }),
   workers: withFields(workersSchema, {
-    min: workersSchema.shape.min.meta({ description: "Fewest workers kept running.", default: "0" }),
+    ...documented(workersSchema.shape, {
+      min: { description: "Fewest workers kept running.", default: "0" },
+      idleTimeout: {
+        description:
+          "Seconds an idle worker is kept before it scales down, 1 .. 3600; not with `REQUEST_COUNT`\n" +
+          "scaling on a queue endpoint.",
+        default: "10",
+      },
+    }),
     max: workersSchema.shape.max
       .unwrap()
       .max(WORKERS_MAX_LIMIT, {
@@ -160,12 +168,6 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
       })
       .optional()
       .meta({ description: `Most workers running at once, 0 .. ${WORKERS_MAX_LIMIT}.`, default: "3" }),
-    idleTimeout: workersSchema.shape.idleTimeout.meta({
-      description:
-        "Seconds an idle worker is kept before it scales down, 1 .. 3600; not with `REQUEST_COUNT`\n" +
-        "scaling on a queue endpoint.",
-      default: "10",
-    }),
   })
     .superRefine((w, ctx) => {
       if (w.min === undefined || w.max === undefined || w.min <= w.max) return;
