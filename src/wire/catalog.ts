@@ -101,11 +101,16 @@ function availabilityRules(
 // Queries
 // ---------------------------------------------------------------------------------------------
 
+/** `include` of the GPU and CPU type queries (the document's one `CatalogIncludeParam`). */
+const catalogInclude = list("include", ["AVAILABILITY"])
+  .max(1, { error: "include takes one value" })
+  .optional();
+
 /** Query of `GET /v2/catalog/gpus` and `/gpus/{id}`. */
 export const GpuTypesQueryInputSchema = z
   .strictObject({
     /** `["AVAILABILITY"]` adds `availability`, `dataCenters` and `cudaVersions`; needs `product`. */
-    include: list("include", ["AVAILABILITY"]).max(1, { error: "include takes one value" }).optional(),
+    include: catalogInclude,
     /** Availability contexts: `POD`, `CLUSTER`, `SERVERLESS`. Required with, valid only with, include. */
     product: list("product", GPU_PRODUCTS).optional(),
     /** GPUs per pod or worker for the availability figures. @default 1 */
@@ -164,7 +169,7 @@ export type GpuTypesQuery = z.input<typeof GpuTypesQueryInputSchema>;
 export const CpuTypesQueryInputSchema = z
   .strictObject({
     /** `["AVAILABILITY"]` adds `availability` and `dataCenters`; needs `product`. */
-    include: list("include", ["AVAILABILITY"]).max(1, { error: "include takes one value" }).optional(),
+    include: catalogInclude,
     /** Availability contexts: `POD`, `SERVERLESS`. Required with, valid only with, include. */
     product: list("product", CPU_PRODUCTS).optional(),
     /** vCPUs for the availability figures: a power of two, at least 2. */

@@ -24,8 +24,10 @@ import {
 } from "./data";
 import type { PodStockView } from "./podStock";
 
-type GpuQuery = z.output<typeof GpuTypesQueryInputSchema>;
-type CpuQuery = z.output<typeof CpuTypesQueryInputSchema>;
+/** A GPU types query as its schema parsed it (lists split, numbers read). */
+export type GpuQuery = z.output<typeof GpuTypesQueryInputSchema>;
+/** A CPU types query as its schema parsed it. */
+export type CpuQuery = z.output<typeof CpuTypesQueryInputSchema>;
 
 const rank = (level: AvailabilityLevel) => AVAILABILITY_LEVELS.indexOf(level);
 const best = (levels: readonly AvailabilityLevel[]): AvailabilityLevel =>

@@ -32,16 +32,20 @@
 import type { z } from "zod";
 import type {
   CpuType,
-  CpuTypesQueryInputSchema,
   DataCenter,
   DataCenterQueryInputSchema,
   DataCentersQueryInputSchema,
   GpuType,
-  GpuTypesQueryInputSchema,
   PublicTemplatesQueryInputSchema,
 } from "../../wire/catalog";
 import type { Template } from "../../wire/templates";
-import { cpuAvailability, gpuAvailability, renderDataCenter } from "./availability";
+import {
+  type CpuQuery,
+  cpuAvailability,
+  type GpuQuery,
+  gpuAvailability,
+  renderDataCenter,
+} from "./availability";
 import { CPU_TYPES, DATA_CENTERS, GPU_TYPES, PUBLIC_TEMPLATES } from "./data";
 import type { PodStockView } from "./podStock";
 
@@ -50,8 +54,6 @@ export { catalogDataCenterId, DATA_CENTER_IDS, GPU_TYPE_IDS } from "./data";
 export * from "./podStock";
 export { EMULATOR_POOL, KNOWN_POOLS, placedGpuType, requireKnownPools } from "./pools";
 
-type GpuQuery = z.output<typeof GpuTypesQueryInputSchema>;
-type CpuQuery = z.output<typeof CpuTypesQueryInputSchema>;
 type DataCentersQuery = z.output<typeof DataCentersQueryInputSchema>;
 type DataCenterQuery = z.output<typeof DataCenterQueryInputSchema>;
 

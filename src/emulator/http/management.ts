@@ -36,6 +36,13 @@ import {
 import { TemplateCreateInputSchema, TemplateUpdateInputSchema } from "../../wire/templates";
 import { catalogDataCenterId, DATA_CENTER_IDS } from "../catalog";
 import type { PodStore } from "../pods/podStore";
+import type {
+  EndpointCreateBody,
+  EndpointUpdateBody,
+  RegistryAuthCreateBody,
+  TemplateCreateBody,
+  TemplateUpdateBody,
+} from "../requestBodies";
 import {
   ServerlessConflictError,
   ServerlessNotFoundError,
@@ -157,7 +164,7 @@ const registryRecord = (r: StoredRegistryAuth) =>
 
 /** The table: every management resource the emulator serves. */
 export const MANAGEMENT_RESOURCES = [
-  resource<StoredRegistryAuth, z.output<typeof ContainerRegistryAuthCreateInputSchema>>({
+  resource<StoredRegistryAuth, RegistryAuthCreateBody>({
     listKey: "registries",
     list: ({ store }) => store.listRegistryAuths(),
     get: ({ store }, id) => store.getRegistryAuth(id),
@@ -229,11 +236,7 @@ export const MANAGEMENT_RESOURCES = [
       },
     },
   }),
-  resource<
-    StoredEndpoint,
-    z.output<typeof ServerlessEndpointCreateInputSchema>,
-    z.output<typeof ServerlessEndpointUpdateInputSchema>
-  >({
+  resource<StoredEndpoint, EndpointCreateBody, EndpointUpdateBody>({
     listKey: "endpoints",
     list: ({ serverless }) => serverless.listEndpoints(),
     get: ({ serverless }, id) => serverless.listEndpoints().find((e) => e.record.id === id),
@@ -256,11 +259,7 @@ export const MANAGEMENT_RESOURCES = [
       },
     },
   }),
-  resource<
-    StoredTemplate,
-    z.output<typeof TemplateCreateInputSchema>,
-    z.output<typeof TemplateUpdateInputSchema>
-  >({
+  resource<StoredTemplate, TemplateCreateBody, TemplateUpdateBody>({
     listKey: "templates",
     list: ({ serverless }) => serverless.listTemplates(),
     get: ({ serverless }, id) => serverless.getTemplate(id),

@@ -29,12 +29,13 @@
 import { randomBytes } from "node:crypto";
 import type { z } from "zod";
 import type { AvailabilityLevel } from "../../wire/catalog";
-import type { Pod, PodAction, PodCreateInputSchema, PodStatus, PodUpdateInputSchema } from "../../wire/pods";
+import type { Pod, PodAction, PodStatus } from "../../wire/pods";
 import type { Template } from "../../wire/templates";
 import type { PodUsageSink } from "../billing/meter";
 import { catalogDataCenterId, type PodStockView, podCpuType } from "../catalog";
 import type { Clock } from "../clock";
 import { WorkerLogs } from "../jobs/workerLogs";
+import type { PodCreateBody, PodUpdateBody } from "../requestBodies";
 import { MAX_PODS_PER_ACCOUNT } from "../serviceFacts";
 import { type ManagementStore, randomId } from "../store";
 import { NO_CAPACITY_MESSAGE, PodError } from "./errors";
@@ -51,9 +52,6 @@ import {
 import { type Placement, PodStock } from "./stock";
 
 export { NO_CAPACITY_MESSAGE, PodError } from "./errors";
-
-type CreateBody = z.output<typeof PodCreateInputSchema>;
-type UpdateBody = z.output<typeof PodUpdateInputSchema>;
 
 /** Start time of a pod (PROVISIONING to RUNNING), ms of the emulator clock, when none is given. */
 export const POD_START_DEFAULT_MS = 2000;
@@ -212,7 +210,7 @@ export class PodStore implements PodStockView {
   }
 
   /** Creates a pod (PROVISIONING) or throws `PodError` (400 for a rule or no capacity, 404 for an unknown volume). */
-  create(request: CreateBody): Pod {
+  create(request: PodCreateBody): Pod {
     if (this.#pods.size >= MAX_PODS_PER_ACCOUNT) {
       throw new PodError(
         400,
@@ -305,7 +303,7 @@ export class PodStore implements PodStockView {
   }
 
   /** Applies a PATCH; `env` replaces the pod's env whole. Container changes of a running pod restart it. */
-  update(id: string, patch: UpdateBody): Pod | undefined {
+  update(id: string, patch: PodUpdateBody): Pod | undefined {
     const stored = this.#pods.get(id);
     if (!stored) return undefined;
     const { pod } = stored;

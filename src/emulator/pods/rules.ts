@@ -2,13 +2,10 @@
  * The pod rules the request schemas cannot see: which action each status allows (the document's
  * table), the lock, the fixed mount kind, and how a create body takes a template's settings.
  */
-import type { z } from "zod";
-import type { Pod, PodAction, PodCreateInputSchema, PodStatus, PodUpdateInputSchema } from "../../wire/pods";
+import type { Pod, PodAction, PodStatus } from "../../wire/pods";
 import type { Template } from "../../wire/templates";
+import type { PodCreateBody, PodUpdateBody } from "../requestBodies";
 import { PodError } from "./errors";
-
-type CreateBody = z.output<typeof PodCreateInputSchema>;
-type UpdateBody = z.output<typeof PodUpdateInputSchema>;
 
 /** Actions each status allows (the document's table). */
 export const ACTIONS: Record<PodStatus, PodAction[]> = {
@@ -40,7 +37,7 @@ export function requireActionAllowed(pod: Pod & { status: PodStatus }, action: P
 }
 
 /** 400 when a PATCH changes the mount kind or a network mount's volume (only `path` may change). */
-export function requireSameMountKind(pod: Pod, mounts: NonNullable<UpdateBody["mounts"]>): void {
+export function requireSameMountKind(pod: Pod, mounts: NonNullable<PodUpdateBody["mounts"]>): void {
   const had = pod.mounts?.persistent ? "persistent" : pod.mounts?.network?.length ? "network" : undefined;
   if (mounts.network !== undefined && mounts.network.length === 0) {
     throw new PodError(400, "mounts.network: [] is not allowed (clearing mounts is not supported)");
@@ -79,8 +76,8 @@ export function requirePodTemplate(template: Template | undefined, id: string): 
  * key (body wins), a CUDA field in the body replaces the template's constraint, and CPU pods
  * take no persistent mount from it.
  */
-export function withTemplate(body: CreateBody, t: Template): CreateBody {
-  const out: CreateBody = {
+export function withTemplate(body: PodCreateBody, t: Template): PodCreateBody {
+  const out: PodCreateBody = {
     ...body,
     image: body.image ?? t.image,
     args: body.args ?? t.args,

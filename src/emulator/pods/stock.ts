@@ -4,9 +4,8 @@
  * compute and given back on stop and delete. A create places the one type asked for in the data
  * centre with the most free of it, and never falls back.
  */
-import type { z } from "zod";
 import type { AvailabilityLevel } from "../../wire/catalog";
-import type { Pod, PodCreateInputSchema } from "../../wire/pods";
+import type { Pod } from "../../wire/pods";
 import {
   compareCuda,
   cpuPodStockSeed,
@@ -17,6 +16,7 @@ import {
   podStockLevel,
   podStockSeed,
 } from "../catalog";
+import type { PodCreateBody } from "../requestBodies";
 import { NO_CAPACITY_MESSAGE, PodError } from "./errors";
 
 /** Where a create lands and what the pod costs an hour there. */
@@ -83,7 +83,7 @@ export class PodStock implements PodStockView {
 
   /** Where `count` GPUs of `gpu.id` fit in `cloud`, among `dataCenters` (any when undefined); 400 when nowhere. */
   placeGpu(
-    gpu: NonNullable<z.output<typeof PodCreateInputSchema>["gpu"]>,
+    gpu: NonNullable<PodCreateBody["gpu"]>,
     count: number,
     cloud: string,
     dataCenters: readonly string[] | undefined,

@@ -31,16 +31,19 @@ import {
   ENDPOINT_CONTAINER_FIELDS,
   type ReleaseDiffEntry,
   type ServerlessEndpoint,
-  type ServerlessEndpointCreateInputSchema,
-  type ServerlessEndpointUpdateInputSchema,
   type ServerlessReleaseList,
   type ServerlessWorkerList,
 } from "../../wire/serverless";
-import type { TemplateCreateInputSchema, TemplateUpdateInputSchema } from "../../wire/templates";
 import { requireKnownPools } from "../catalog";
 import type { Clock } from "../clock";
 import { V2_MANAGEMENT_SEGMENTS } from "../http/v2Document";
 import { BUILTIN_IMAGE, type EndpointConfig, type JobEngine, WORKER_START_MS } from "../jobs/engine";
+import type {
+  EndpointCreateBody,
+  EndpointUpdateBody,
+  TemplateCreateBody,
+  TemplateUpdateBody,
+} from "../requestBodies";
 import { MAX_ENDPOINTS_PER_ACCOUNT, MAX_TEMPLATES_PER_ACCOUNT } from "../serviceFacts";
 import { type ManagementStore, randomId } from "../store";
 import { ServerlessConflictError, ServerlessNotFoundError, ServerlessValidationError } from "./errors";
@@ -60,11 +63,6 @@ import {
   requireRoom,
   requireWorkersWithinCap,
 } from "./validation";
-
-type CreateEndpointRequest = z.output<typeof ServerlessEndpointCreateInputSchema>;
-type UpdateEndpointRequest = z.output<typeof ServerlessEndpointUpdateInputSchema>;
-type CreateTemplateRequest = z.output<typeof TemplateCreateInputSchema>;
-type UpdateTemplateRequest = z.output<typeof TemplateUpdateInputSchema>;
 
 /** Serverless endpoints and templates over the job engine. */
 export class ServerlessStore {
@@ -239,7 +237,7 @@ export class ServerlessStore {
   }
 
   /** Creates an endpoint and its engine endpoint (version 1). */
-  async createEndpoint(body: CreateEndpointRequest): Promise<StoredEndpoint> {
+  async createEndpoint(body: EndpointCreateBody): Promise<StoredEndpoint> {
     requireKnownPools(body.gpu?.pools, ServerlessConflictError);
     requireWorkersWithinCap(body.workers?.max);
     requireEnvWithinCap(body.env);
@@ -291,7 +289,7 @@ export class ServerlessStore {
   }
 
   /** Applies a PATCH; a change of what workers run makes a release and a rolling update. */
-  async updateEndpoint(id: string, patch: UpdateEndpointRequest): Promise<StoredEndpoint | undefined> {
+  async updateEndpoint(id: string, patch: EndpointUpdateBody): Promise<StoredEndpoint | undefined> {
     const stored = this.#endpoints.get(id);
     if (!stored || !this.#engine.has(id)) return undefined;
     const current = stored.record;
@@ -408,7 +406,7 @@ export class ServerlessStore {
     return this.#templates.get(id);
   }
 
-  async createTemplate(body: CreateTemplateRequest): Promise<Template> {
+  async createTemplate(body: TemplateCreateBody): Promise<Template> {
     requireEnvWithinCap(body.env);
     requireRoom("templates", this.#templates.size, MAX_TEMPLATES_PER_ACCOUNT);
     let id = randomId(10);
@@ -419,7 +417,7 @@ export class ServerlessStore {
     return template;
   }
 
-  async updateTemplate(id: string, patch: UpdateTemplateRequest): Promise<Template | undefined> {
+  async updateTemplate(id: string, patch: TemplateUpdateBody): Promise<Template | undefined> {
     const current = this.#templates.get(id);
     if (!current) return undefined;
     requireEnvWithinCap(patch.env);

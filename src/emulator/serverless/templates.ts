@@ -1,11 +1,10 @@
 /** Serverless templates as the store keeps them: made from a create request, or filled in from the public catalog. */
-import type { z } from "zod";
-import type { TemplateCreateInputSchema } from "../../wire/templates";
 import { findPublicTemplate } from "../catalog";
+import type { TemplateCreateBody } from "../requestBodies";
 import type { Template } from "./records";
 
 /** A new template with id `id` from a create request, every field the request leaves out at its default. */
-export function templateFromRequest(id: string, body: z.output<typeof TemplateCreateInputSchema>): Template {
+export function templateFromRequest(id: string, body: TemplateCreateBody): Template {
   return {
     id,
     name: body.name,

@@ -3,9 +3,10 @@
  * `__provider`, `null` as not given), and one failure per argument name the schema does not know.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import type { z } from "zod";
+import { z } from "zod";
 import { POD_PORT } from "../../client";
 import { isUnknown } from "./unknown";
+import { describeType } from "./wording";
 
 /**
  * The arguments `news` gives, `__provider` left out and `null` read as not given (`args`), and
@@ -63,6 +64,54 @@ export function flatArgFailures(
     failures.push({ property, reason: reasonFor(issue, property, value) });
   }
   return failures;
+}
+
+/**
+ * `check` of a flat schema in one step: the given arguments ({@link givenArgs}) parsed by `schema`,
+ * and its failures worded by `reasonFor` ({@link flatArgFailures}).
+ */
+export function checkFlatArgs(
+  schema: z.ZodType,
+  news: Record<string, unknown>,
+  names: readonly string[],
+  reasonFor: (issue: z.core.$ZodIssue, property: string, value: unknown) => string,
+): {
+  args: Record<string, unknown>;
+  inputs: Record<string, unknown>;
+  failures: pulumi.dynamic.CheckFailure[];
+} {
+  const { args, inputs } = givenArgs(news, names);
+  const result = schema.safeParse(args);
+  return { args, inputs, failures: flatArgFailures(result.error?.issues ?? [], args, names, reasonFor) };
+}
+
+/**
+ * A flat argument's failure worded for the program: the schema's message, and for a wrong type
+ * what was given (`got a number`), or when the argument is missing, that it is required and what
+ * it takes (`required`, e.g. `a non-empty string`).
+ */
+export function describeArgIssue(
+  issue: z.core.$ZodIssue,
+  property: string,
+  value: unknown,
+  required: string,
+): string {
+  if (issue.code !== "invalid_type") return issue.message;
+  if (value === undefined) return `${property} is required: ${required}`;
+  return `${issue.message}, got ${describeType(value)}`;
+}
+
+/**
+ * An opt-in argument: `true` turns on what the resource does not do by itself, and leaving it out
+ * is `false` (documented so). `error` is the failure for a value that is no boolean.
+ */
+export function optInFlag(error: string, description: string) {
+  return z.boolean({ error }).optional().meta({ description, default: "false" });
+}
+
+/** `schema` refusing a blank value too (whitespace only): a name or login of spaces is a typo. */
+export function notBlank<S extends z.ZodString>(schema: S, field: string): S {
+  return schema.refine((value) => value.trim() !== "", { error: `${field} must not be empty` }) as S;
 }
 
 /**

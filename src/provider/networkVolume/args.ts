@@ -13,19 +13,17 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { NetworkVolumeCreateInputSchema, V1_VOLUME_SIZE, V2_VOLUME_SIZE } from "../../client";
-import { boundedName, flatArgFailures, givenArgs } from "../common/checkArgs";
+import { boundedName, checkFlatArgs, describeArgIssue, notBlank, optInFlag } from "../common/checkArgs";
 import { isUnknown } from "../common/unknown";
-import { describeType } from "../common/wording";
 
 const body = NetworkVolumeCreateInputSchema.shape;
 
 /** A field of the create body that must also not be blank: a name of spaces is a typo. */
-const notBlank = (field: "name" | "dataCenterId") =>
-  body[field].refine((value) => value.trim() !== "", { error: `${field} must not be empty` });
+const filled = (field: "name" | "dataCenterId") => notBlank(body[field], field);
 
 /** Strict schema of the arguments (an unknown key is a typo and fails); size bounds are the dialect's. */
 export const NetworkVolumeArgsSchema = NetworkVolumeCreateInputSchema.extend({
-  name: boundedName(notBlank("name")).meta({
+  name: boundedName(filled("name")).meta({
     description:
       "Human-readable name; need not be unique in the account. Changing it renames the volume in\n" +
       "place (a PATCH).",
@@ -37,7 +35,7 @@ export const NetworkVolumeArgsSchema = NetworkVolumeCreateInputSchema.extend({
       "PATCH). A smaller one is refused, in `check` and in the preview: a volume cannot shrink, and\n" +
       "replacing it would delete its data.",
   }),
-  dataCenterId: notBlank("dataCenterId").meta({
+  dataCenterId: filled("dataCenterId").meta({
     description:
       "Data centre of the volume, e.g. `EU-RO-1` (REST v2 calls it `dataCenter`), compared in any\n" +
       "letter case as the service does. Immutable on the service: changing it replaces the volume (a\n" +
@@ -55,17 +53,13 @@ export const NetworkVolumeArgsSchema = NetworkVolumeCreateInputSchema.extend({
       "`type` fails `check`: v1 has no volume types.",
     replaces: true,
   }),
-  allowReplaceDeletingData: z
-    .boolean({ error: "allowReplaceDeletingData must be true or false" })
-    .optional()
-    .meta({
-      description:
-        "Opt-in to replace the volume when the program changes `dataCenterId` or `type`: the new\n" +
-        "volume starts empty and this one is deleted with all its data. Without it such a change fails\n" +
-        "`check` and the preview, naming the change and what would be lost; with it the preview shows\n" +
-        "the replacement and a warning that the data is deleted. Set it back to `false` afterwards.",
-      default: "false",
-    }),
+  allowReplaceDeletingData: optInFlag(
+    "allowReplaceDeletingData must be true or false",
+    "Opt-in to replace the volume when the program changes `dataCenterId` or `type`: the new\n" +
+      "volume starts empty and this one is deleted with all its data. Without it such a change fails\n" +
+      "`check` and the preview, naming the change and what would be lost; with it the preview shows\n" +
+      "the replacement and a warning that the data is deleted. Set it back to `false` afterwards.",
+  ),
 });
 
 /** The arguments as a program gives them (before `check`); the generated `NetworkVolumeArgs` derives from it. */
@@ -155,9 +149,7 @@ export function checkNetworkVolumeArgs(
   news: Record<string, unknown>,
   context: CheckContext = {},
 ): pulumi.dynamic.CheckResult {
-  const { args, inputs } = givenArgs(news, ARG_NAMES);
-  const result = NetworkVolumeArgsSchema.safeParse(args);
-  const failures = flatArgFailures(result.error?.issues ?? [], args, ARG_NAMES, reasonFor);
+  const { args, inputs, failures } = checkFlatArgs(NetworkVolumeArgsSchema, news, ARG_NAMES, reasonFor);
   const judged = (property: string) => !failures.some((f) => f.property === property);
   const { dialect, olds = {} } = context;
   if (dialect === "v1" && args.type !== undefined && !isUnknown(args.type) && judged("type")) {
@@ -206,14 +198,10 @@ function replacing(olds: Record<string, unknown>, news: Record<string, unknown>)
 
 /** The failure's wording: the schema's message, with what was given for a wrong type. */
 function reasonFor(issue: z.core.$ZodIssue, property: string, value: unknown): string {
-  if (issue.code !== "invalid_type") return issue.message;
-  if (value === undefined) {
-    return property === "size"
-      ? "size is required: an integer number of GB"
-      : `${property} is required: a non-empty string`;
-  }
-  if (property === "size" && typeof value === "number") return `${issue.message}, got ${value}`;
-  return `${issue.message}, got ${describeType(value)}`;
+  if (property !== "size") return describeArgIssue(issue, property, value, "a non-empty string");
+  // A number that is no integer is shown as given (1.5), not as its type.
+  if (issue.code === "invalid_type" && typeof value === "number") return `${issue.message}, got ${value}`;
+  return describeArgIssue(issue, property, value, "an integer number of GB");
 }
 
 /** The stored or checked arguments as plain values (create sends them). */

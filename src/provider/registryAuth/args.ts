@@ -9,54 +9,48 @@
  * the inputs' type and the fields whose change replaces the credential all come from it.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { z } from "zod";
+import type { z } from "zod";
 import { ContainerRegistryAuthCreateInputSchema } from "../../client";
-import { boundedName, flatArgFailures, givenArgs } from "../common/checkArgs";
-import { describeType } from "../common/wording";
+import { boundedName, checkFlatArgs, describeArgIssue, notBlank, optInFlag } from "../common/checkArgs";
 
 const body = ContainerRegistryAuthCreateInputSchema.shape;
 type BodyField = keyof typeof body;
 
 /** A field of the create body that must also not be blank: a name or login of spaces is a typo. */
-const notBlank = (field: BodyField) =>
-  body[field].refine((value) => value.trim() !== "", { error: `${field} must not be empty` });
+const filled = (field: BodyField) => notBlank(body[field], field);
 
 /** Strict schema of the arguments (an unknown key is a typo and fails). */
 export const RegistryAuthArgsSchema = ContainerRegistryAuthCreateInputSchema.extend({
-  name: boundedName(notBlank("name")).meta({
+  name: boundedName(filled("name")).meta({
     description:
       "Name of the credential, unique within the RunPod account; templates and endpoints refer to\n" +
       "the credential by its id, the console shows this name. A change creates the new credential\n" +
       "first, then deletes the old one.",
     replaces: true,
   }),
-  username: notBlank("username").meta({
+  username: filled("username").meta({
     description:
       "Registry username. The service never returns it, so refresh cannot detect a change made\n" +
       "outside Pulumi. On a change the old credential is deleted first (names are unique; with\n" +
       "`retainOnDelete: true` the old one stays and the create fails naming it).",
     replaces: true,
   }),
-  password: notBlank("password").meta({
+  password: filled("password").meta({
     description:
       "Registry password or access token. Always stored as a secret, even when given as a plain\n" +
       "string. Write-only on the service. On a change the old credential is deleted first.",
     replaces: true,
   }),
-  adoptExisting: z
-    .boolean({ error: "adoptExisting must be a boolean (true or false)" })
-    .optional()
-    .meta({
-      description:
-        "What to do when a credential with this `name` already exists in the account and this stack\n" +
-        "did not create it. `false`: creation fails with an error naming the existing credential's\n" +
-        "id. `true`: this resource takes the existing credential over; from then on the stack owns it\n" +
-        "and `pulumi destroy` deletes it. Adopting cannot verify that the stored username and password\n" +
-        "match `username` and `password` (the service never returns them); change `password`\n" +
-        "afterwards to have Pulumi replace it with known values. Only consulted when the credential\n" +
-        "is created; a change later is an update that does nothing on the service.",
-      default: "false",
-    }),
+  adoptExisting: optInFlag(
+    "adoptExisting must be a boolean (true or false)",
+    "What to do when a credential with this `name` already exists in the account and this stack\n" +
+      "did not create it. `false`: creation fails with an error naming the existing credential's\n" +
+      "id. `true`: this resource takes the existing credential over; from then on the stack owns it\n" +
+      "and `pulumi destroy` deletes it. Adopting cannot verify that the stored username and password\n" +
+      "match `username` and `password` (the service never returns them); change `password`\n" +
+      "afterwards to have Pulumi replace it with known values. Only consulted when the credential\n" +
+      "is created; a change later is an update that does nothing on the service.",
+  ),
 });
 
 /** The arguments as a program gives them (before `check`); the generated `ContainerRegistryAuthArgs` derives from it. */
@@ -87,17 +81,14 @@ export const REPLACING_FIELDS = Object.keys(body) as BodyField[];
  * argument name fails whatever its value. `inputs` are the given arguments, as given.
  */
 export function checkRegistryAuthArgs(news: Record<string, unknown>): pulumi.dynamic.CheckResult {
-  const { args, inputs } = givenArgs(news, ARG_NAMES);
-  const result = RegistryAuthArgsSchema.safeParse(args);
-  return { inputs, failures: flatArgFailures(result.error?.issues ?? [], args, ARG_NAMES, reasonFor) };
+  const { inputs, failures } = checkFlatArgs(RegistryAuthArgsSchema, news, ARG_NAMES, reasonFor);
+  return { inputs, failures };
 }
 
 /** The failure's wording: the schema's message, with what was given for a wrong type. */
 function reasonFor(issue: z.core.$ZodIssue, property: string, value: unknown): string {
-  if (issue.code !== "invalid_type") return issue.message;
   // Only the create body's fields are required, and each is a string.
-  if (value === undefined) return `${property} is required: a non-empty string`;
-  return `${issue.message}, got ${describeType(value)}`;
+  return describeArgIssue(issue, property, value, "a non-empty string");
 }
 
 /** The stored or checked arguments as plain values (create and update echo them into the outputs). */
