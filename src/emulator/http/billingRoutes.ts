@@ -31,7 +31,7 @@ import {
 import type { UsageMeter } from "../billing/meter";
 import type { Clock } from "../clock";
 import { HttpError, parse } from "./errors";
-import type { RouteMeta } from "./pipeline";
+import type { RouteMeta } from "./routeMeta";
 
 export function registerBillingRoutes(app: FastifyInstance, deps: { meter: UsageMeter; clock: Clock }): void {
   const options = { config: { dialect: "v2" } satisfies RouteMeta };

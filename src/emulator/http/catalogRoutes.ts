@@ -29,7 +29,7 @@ import {
   type PodStockView,
 } from "../catalog";
 import { HttpError, parseV2 } from "./errors";
-import type { RouteMeta } from "./pipeline";
+import type { RouteMeta } from "./routeMeta";
 
 /** Parses a catalog query: 400 when only the document's pairing rules fail, else 422. */
 function query<S extends z.ZodType>(schema: S, request: FastifyRequest): z.output<S> {

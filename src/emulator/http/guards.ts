@@ -9,14 +9,32 @@
  * then, after the route, faults decided after acting (a 500 over a POST that did its work, or a reset).
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { limitedOperationFor, type RateLimitRule } from "../../wire/limits";
+import { limitedOperationFor, type RateLimitRule, type RateLimitTable } from "../../wire/limits";
 import { KeyChecker } from "../auth";
-import type { FaultInjector } from "../faults";
+import type { FaultDecision, FaultInjector } from "../faults";
 import type { JobEngine } from "../jobs/engine";
+import type { RateLimitEnforcer } from "../rateLimit";
 import { type Dialect, errorPayload, HttpError, sendError } from "./errors";
-import type { PipelineDeps, RouteMeta } from "./pipeline";
 import { dialectOf, pathOf } from "./requestPath";
+import type { RouteMeta } from "./routeMeta";
 import { unservedV2 } from "./unservedV2";
+
+/** Dependencies of the pipeline (`createApp`), which its guards use. */
+export interface PipelineDeps {
+  engine: JobEngine;
+  keys: KeyChecker;
+  faults?: FaultInjector;
+  limiter?: RateLimitEnforcer;
+  rateLimits?: RateLimitTable;
+  /** Counts every request seen (for `stats()`), by interface: the job API or REST management (v1, v2). */
+  onRequest?: (dialect: Dialect) => void;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    emulatorFault?: FaultDecision;
+  }
+}
 
 /** Rate-limit table row applied to management calls (both dialects share it). */
 export const MANAGEMENT_RATE_LIMIT_ROW = "management";

@@ -16,7 +16,7 @@ import {
 import { isTerminalStatus, JobRequestSchema, StatusTtlSchema, SyncWaitSchema } from "../../wire/schemas";
 import { type JobEngine, type JobRecord, NotRetryableError, QueueFullError } from "../jobs/engine";
 import { HttpError, parse, queryInt } from "./errors";
-import type { RouteMeta } from "./pipeline";
+import type { RouteMeta } from "./routeMeta";
 
 /** How long `/stream` waits for a first chunk when none is buffered, ms of the emulator clock. */
 export const STREAM_WAIT_DEFAULT_MS = 10_000;

@@ -62,7 +62,7 @@ import {
   VolumeSizeError,
 } from "../store";
 import { HttpError, parse, parseV2 } from "./errors";
-import type { RouteMeta } from "./pipeline";
+import type { RouteMeta } from "./routeMeta";
 
 type DialectName = "v1" | "v2";
 

@@ -25,7 +25,7 @@ import { OPENAI_MODELS_ROUTE } from "../jobs/builtinWorker";
 import { type JobEngine, type JobRecord, QueueFullError } from "../jobs/engine";
 import { HttpError } from "./errors";
 import { clientGone } from "./jobRoutes";
-import type { RouteMeta } from "./pipeline";
+import type { RouteMeta } from "./routeMeta";
 
 /** The routes under `/v2/{endpointId}/openai`, each the `openai_route` its jobs carry. */
 export const OPENAI_ROUTES = [

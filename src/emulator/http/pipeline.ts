@@ -11,52 +11,20 @@
  * REST v2 paths the emulator does not serve get what v2 would answer (see `v2Document.ts`).
  *
  * The parts: `guards.ts` (steps 1-5 and the faults after acting), `bodyParser.ts` (6),
- * `errorHandling.ts` (errors and unrouted paths into answers), `unservedV2.ts`. Routes are
- * registered by `server.ts`, one call per interface.
+ * `errorHandling.ts` (errors and unrouted paths into answers), `unservedV2.ts`; what a route tells
+ * the pipeline: `routeMeta.ts`. Routes are registered by `server.ts`, one call per interface.
  */
 import type { FastifyInstance } from "fastify";
-import { MB, type RateLimitTable } from "../../wire/limits";
-import type { KeyChecker } from "../auth";
-import type { FaultDecision, FaultInjector } from "../faults";
-import type { JobEngine } from "../jobs/engine";
-import type { RateLimitEnforcer } from "../rateLimit";
+import { MB } from "../../wire/limits";
 import { installJsonBodyParser } from "./bodyParser";
 import { installErrorHandlers } from "./errorHandling";
-import type { Dialect } from "./errors";
-import { faultAfterHook, requestGuardHook } from "./guards";
+import { faultAfterHook, type PipelineDeps, requestGuardHook } from "./guards";
 import { loadFastify } from "./loadFastify";
 import { registerUnservedV2Routes } from "./unservedV2";
 
 export { OVERSIZED_DRAIN_MAX_BYTES, OVERSIZED_DRAIN_MAX_MS } from "./bodyParser";
-export { MANAGEMENT_RATE_LIMIT_ROW, rateLimitHeaders } from "./guards";
+export { MANAGEMENT_RATE_LIMIT_ROW, type PipelineDeps, rateLimitHeaders } from "./guards";
 export { dialectOf } from "./requestPath";
-
-/** What a route tells the pipeline about itself (fastify `config`). */
-export interface RouteMeta {
-  /** Management routes: their dialect. Job routes leave it out. */
-  dialect?: "v1" | "v2";
-  /** Job routes: the operation segment (`run`, `status`, ...), naming the rate-limit row. */
-  op?: string;
-  /** A v2 document path the emulator routes only to answer 405/501 (so no `:id` route takes it). */
-  unserved?: boolean;
-}
-
-/** Dependencies of the pipeline. */
-export interface PipelineDeps {
-  engine: JobEngine;
-  keys: KeyChecker;
-  faults?: FaultInjector;
-  limiter?: RateLimitEnforcer;
-  rateLimits?: RateLimitTable;
-  /** Counts every request seen (for `stats()`), by interface: the job API or REST management (v1, v2). */
-  onRequest?: (dialect: Dialect) => void;
-}
-
-declare module "fastify" {
-  interface FastifyRequest {
-    emulatorFault?: FaultDecision;
-  }
-}
 
 /** Creates the fastify app with the pipeline in place and no service routes yet. */
 export function createApp(deps: PipelineDeps): FastifyInstance {

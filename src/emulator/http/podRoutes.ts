@@ -14,7 +14,7 @@ import {
 import { PodError, type PodStore } from "../pods/podStore";
 import { HttpError } from "./errors";
 import { validateV2Body } from "./management";
-import type { RouteMeta } from "./pipeline";
+import type { RouteMeta } from "./routeMeta";
 import { sendLogStream } from "./serverlessRoutes";
 
 export function registerPodRoutes(app: FastifyInstance, pods: PodStore): void {

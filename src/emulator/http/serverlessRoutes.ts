@@ -19,7 +19,7 @@ import { LOG_SOURCES, WORKER_LOG_TAIL_MAX, type WorkerLogEvent } from "../../wir
 import { eventId, type LogLine, parseCursor, type WorkerLogs } from "../jobs/workerLogs";
 import type { ServerlessStore } from "../serverless";
 import { HttpError, parse } from "./errors";
-import type { RouteMeta } from "./pipeline";
+import type { RouteMeta } from "./routeMeta";
 
 /**
  * The worker-log query as it arrives (strings): `source`, `tail` 0..5000 (default 100), `since`

@@ -4,8 +4,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { HttpError, sendError } from "./errors";
-import type { RouteMeta } from "./pipeline";
 import { pathOf } from "./requestPath";
+import type { RouteMeta } from "./routeMeta";
 import { v2DocumentPath } from "./v2Document";
 
 /** The answer to a v2 document path the emulator does not serve: 501, 405 with Allow, or 404. */
