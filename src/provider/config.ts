@@ -17,7 +17,7 @@
 import type * as ClientModule from "../client";
 import { ValidationError } from "../client/errors";
 import { nonBlank } from "../client/settingText";
-import type { Clock } from "./release/clock";
+import type { Clock } from "./clock";
 
 /**
  * The client module, loaded on first use: resource declarations import this file, and a program

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Job, RunpodClient } from "../../src/client";
 import { type JobRunFailedError, NotFoundError, ResponseValidationError } from "../../src/client/errors";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { sleep } from "../../src/provider/clock";
 import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/operations";
-import { sleep } from "../../src/provider/release/clock";
 import type { LifecycleContext } from "../../src/provider/release/context";
 import { recordJob } from "../../src/provider/release/execution";
 import {

@@ -8,7 +8,7 @@ import { RunpodClient, type ServerlessWorkerList } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { ManualClock } from "../../src/emulator/clock";
 import { WORKER_START_MS } from "../../src/emulator/jobs/engine";
-import { timeoutSignal } from "../../src/provider/release/clock";
+import { timeoutSignal } from "../../src/provider/clock";
 import { resolveJobRunArgs } from "../../src/provider/release/jobArgs";
 import {
   RolloutTimeoutError,

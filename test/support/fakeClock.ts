@@ -1,10 +1,10 @@
 /**
- * A clock for the provider's waits (`src/provider/release/clock.ts`) that moves only when a test
+ * A clock for the provider's waits (`src/provider/clock.ts`) that moves only when a test
  * moves it. Injected where a wait takes `clock` (or through `new WorkerPolls(clock)`), it leaves
  * every other timer real: a test may drive a wait on it while undici and fastify keep their own
  * time, which `vi.useFakeTimers` (global) would freeze as well.
  */
-import type { Clock } from "../../src/provider/release/clock";
+import type { Clock } from "../../src/provider/clock";
 
 interface Timer {
   id: number;

@@ -12,8 +12,8 @@ import {
   type RunpodClient,
   RunpodError,
 } from "../../client";
+import type { Clock } from "../clock";
 import { labelOf } from "../common/host";
-import type { Clock } from "../release/clock";
 import { readLogTail } from "../release/logTail";
 import { DEFAULT_WAIT_TIMEOUT_MS, type PodInputs } from "./args";
 import { wantedOf } from "./changes";

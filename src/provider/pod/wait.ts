@@ -7,7 +7,7 @@
  */
 import * as net from "node:net";
 import type { Pod, RunpodClient } from "../../client";
-import { type Clock, sleep, systemClock } from "../release/clock";
+import { type Clock, sleep, systemClock } from "../clock";
 import type { PodWaitFor } from "./args";
 
 /** Least time between two reads of the pod, in ms. */

@@ -14,9 +14,9 @@ import {
   resolveRestUrl,
   secretEnvValues,
 } from "../../client";
+import type { Clock } from "../clock";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { runWorkerRate } from "../cost/endpoint";
-import type { Clock } from "./clock";
 import type { RunContext } from "./execution";
 import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./jobArgsCheck";
 import type { WorkerLogReader } from "./logTail";

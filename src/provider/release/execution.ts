@@ -3,8 +3,8 @@
  * stream capture): what it found so far (`result`), how it reports progress, and its deadline.
  */
 import type { Endpoint, Job, ServerlessWorkerList } from "../../client";
+import { type Clock, systemClock, wallNow } from "../clock";
 import { printable } from "../common/wording";
-import { type Clock, systemClock, wallNow } from "./clock";
 import type { ResolvedJobRunArgs } from "./jobArgs";
 import { type JobRunResult, seconds } from "./result";
 import type { WorkerListReader } from "./rollout";

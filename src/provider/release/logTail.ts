@@ -13,10 +13,10 @@
  */
 
 import { secretForms, type WorkerLogEvent } from "../../client";
+import { type Clock, systemClock, wallNow } from "../clock";
 import { boundEntry } from "../common/engineText";
 import { redact } from "../common/redaction";
 import { describeError, printable } from "../common/wording";
-import { type Clock, systemClock, wallNow } from "./clock";
 
 /** Most log lines kept: the newest 50. */
 export const MAX_LOG_TAIL_LINES = 50;

@@ -7,10 +7,10 @@
 
 import type { ServerlessWorkerList } from "../../client";
 import { JobRunFailedError } from "../../client/errors";
+import { type Clock, systemClock } from "../clock";
 import { withProviderErrors } from "../common/engineText";
 import { redact, redactValue } from "../common/redaction";
 import { runCostUsd } from "../cost/prices";
-import { type Clock, systemClock } from "./clock";
 import type { LifecycleContext } from "./context";
 import { type JobRunInputs, resolveJobRunArgs } from "./jobArgs";
 import { LOG_TAIL_TIMEOUT_MS, type LogTail, logTailSection, readLogTail } from "./logTail";

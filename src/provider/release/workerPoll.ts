@@ -27,7 +27,7 @@
  * release check) does not come through here: it is a fresh read of its own.
  */
 import { createHash } from "node:crypto";
-import { type Clock, systemClock } from "./clock";
+import { type Clock, systemClock } from "../clock";
 
 /** Reads the workers once; `signal` aborts when no waiter is left. */
 export type SharedRead<T> = (signal: AbortSignal) => Promise<T>;

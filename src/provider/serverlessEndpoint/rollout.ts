@@ -16,9 +16,9 @@
  */
 import type { ServerlessWorker, ServerlessWorkerList, WorkerLogEvent } from "../../client";
 import { EndpointRolloutError } from "../../client/errors";
+import { type Clock, systemClock, timeoutSignal } from "../clock";
 import { boundEntry, LISTED_AT_MOST, listSome } from "../common/engineText";
 import { describeError } from "../common/wording";
-import { type Clock, systemClock, timeoutSignal } from "../release/clock";
 import { logTailSection, readLogTail } from "../release/logTail";
 import { isStaleWorker, ROLLOUT_POLL_MS, rolloutState } from "../release/rollout";
 import { joinWorkerPoll, type WorkerPolls } from "../release/workerPoll";

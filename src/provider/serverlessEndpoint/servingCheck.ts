@@ -20,10 +20,10 @@ import {
   type ServerlessReleaseList,
 } from "../../client";
 import { DATA_CENTER_READ_TIMEOUT_MS } from "../catalog/dataCenterCheck";
+import { systemClock } from "../clock";
 import { labelOf } from "../common/host";
 import { clientFromSettings, type RunpodSettings } from "../config";
 import { speaksV2 } from "../cost/endpoint";
-import { systemClock } from "../release/clock";
 import { releaseOrigin } from "./smokeTest";
 
 type Props = Record<string, unknown>;
