@@ -2,9 +2,10 @@
  * Waits driven through the provider's operations entry points on a fake clock: the settings carry
  * the clock, and the operation's wait (its reads, its deadline) runs on it. A 127.0.0.1 server
  * answers from a recorded sequence (`test/fixtures/recordings/`) by the fake clock's time: an
- * endpoint update's rollout (the workers), a pod's create (its status, then its SSH endpoint). The
- * tests say exactly when each read happens and when the operation returns or gives up, with no
- * wall-clock waits.
+ * endpoint update's rollout (the workers), a pod's create (its status, then its SSH endpoint), a
+ * pod's stop and start (its status after the action). The tests say exactly when each read happens
+ * and when the operation returns or gives up, with no wall-clock waits; a wait that ignores the
+ * clock fails its test within a few seconds of real time instead of hanging.
  */
 import { readFileSync } from "node:fs";
 import * as net from "node:net";
@@ -70,8 +71,21 @@ class SignallingClock extends FakeClock {
   }
 }
 
-/** Runs `promise` to its end, moving the clock a poll interval each time the wait schedules a read. */
-async function drive<T>(clock: SignallingClock, promise: Promise<T>, pollMs = 1_000) {
+/** Longest real time one step of a drive may take before the test calls the wait stuck, in ms. */
+const STALL_MS = 5_000;
+
+/**
+ * Runs `promise` to its end, moving the clock a poll interval each time the wait schedules a read.
+ * A step that neither ends the operation nor sets that timer on the test's clock within `stallMs`
+ * of real time fails the drive at once: a wait that read the wall clock, or slept on a real timer,
+ * fails the test in seconds instead of hanging until vitest's own timeout. The bound only guards
+ * against a hang; no assertion reads real time.
+ */
+async function drive<T>(
+  clock: SignallingClock,
+  promise: Promise<T>,
+  { pollMs = 1_000, stallMs = STALL_MS }: { pollMs?: number; stallMs?: number } = {},
+) {
   let outcome: { ok: true; value: T; at: number } | { ok: false; error: unknown; at: number } | undefined;
   const ended = promise.then(
     (value) => {
@@ -82,7 +96,19 @@ async function drive<T>(clock: SignallingClock, promise: Promise<T>, pollMs = 1_
     },
   );
   while (outcome === undefined) {
-    await Promise.race([ended, clock.timerAt(clock.now() + pollMs)]);
+    const next = clock.now() + pollMs;
+    let guard: ReturnType<typeof setTimeout> | undefined;
+    const stalled = new Promise<"stalled">((resolve) => {
+      guard = setTimeout(() => resolve("stalled"), stallMs);
+    });
+    const step = await Promise.race([ended, clock.timerAt(next), stalled]);
+    clearTimeout(guard);
+    if (step === "stalled") {
+      throw new Error(
+        `the operation neither ended nor set a timer for ${next} ms on the test's clock within ${stallMs} ms ` +
+          "of real time: does its wait read the wall clock or sleep on a real timer?",
+      );
+    }
     if (outcome === undefined) await clock.advance(pollMs);
   }
   return outcome as NonNullable<typeof outcome>;
@@ -125,6 +151,37 @@ it("an endpoint update waits out its rollout on the clock the settings give, ret
   expect((ended as { value: { outs: Record<string, unknown> } }).value.outs).toMatchObject({ version: 2 });
 });
 
+/** The pod's SSH endpoint, once the service maps it: answers a banner and nothing else. */
+let sshd: net.Server;
+let sshPort: number;
+const sshSockets = new Set<net.Socket>();
+/** When (on `sshClock`, the running test's clock) each connection to the SSH endpoint came. */
+let sshConnectsAt: number[] = [];
+let sshClock: SignallingClock | undefined;
+beforeAll(async () => {
+  sshd = net.createServer((socket) => {
+    sshSockets.add(socket);
+    socket.on("close", () => sshSockets.delete(socket));
+    sshConnectsAt.push(sshClock?.now() ?? -1);
+    socket.end("SSH-2.0-OpenSSH_9.6\r\n");
+  });
+  await new Promise<void>((resolve) => sshd.listen(0, "127.0.0.1", () => resolve()));
+  sshPort = (sshd.address() as net.AddressInfo).port;
+});
+afterAll(async () => {
+  for (const socket of sshSockets) socket.destroy();
+  await new Promise<void>((resolve) => (sshd ? sshd.close(() => resolve()) : resolve()));
+});
+
+/** A recorded value with its port 0 (the recording's stand-in for the SSH endpoint) pointed at `sshd`. */
+function pointedAtSshd<T>(recorded: T): T {
+  return JSON.parse(
+    JSON.stringify(recorded)
+      .replaceAll('"port":0', `"port":${sshPort}`)
+      .replaceAll('"public":0', `"public":${sshPort}`),
+  ) as T;
+}
+
 describe("a pod created through its operations, on the clock the settings give", () => {
   interface PodRecording {
     created: Record<string, unknown>;
@@ -136,29 +193,10 @@ describe("a pod created through its operations, on the clock the settings give",
   const podId = recorded.created.id as string;
 
   let podServer: ScriptedServer;
-  let sshd: net.Server;
-  let sshPort: number;
-  const sshSockets = new Set<net.Socket>();
-  /** When (on the test's clock) each connection to the SSH endpoint came. */
-  let sshConnectsAt: number[] = [];
   let scene: { clock: SignallingClock; readsAt: number[]; postsAt: number[] } | undefined;
 
   beforeAll(async () => {
-    // The pod's SSH endpoint, once the service maps it: answers a banner and nothing else.
-    sshd = net.createServer((socket) => {
-      sshSockets.add(socket);
-      socket.on("close", () => sshSockets.delete(socket));
-      sshConnectsAt.push(scene?.clock.now() ?? -1);
-      socket.end("SSH-2.0-OpenSSH_9.6\r\n");
-    });
-    await new Promise<void>((resolve) => sshd.listen(0, "127.0.0.1", () => resolve()));
-    sshPort = (sshd.address() as net.AddressInfo).port;
-    // The recording's port 0 is the SSH listener.
-    const answers = JSON.parse(
-      JSON.stringify(recorded.answers)
-        .replaceAll('"port":0', `"port":${sshPort}`)
-        .replaceAll('"public":0', `"public":${sshPort}`),
-    ) as PodRecording["answers"];
+    const answers = pointedAtSshd(recorded.answers);
     podServer = await startScriptedServer();
     podServer.fallback = (req) => {
       const now = scene?.clock.now() ?? -1;
@@ -183,13 +221,12 @@ describe("a pod created through its operations, on the clock the settings give",
   });
   afterAll(async () => {
     await podServer?.close();
-    for (const socket of sshSockets) socket.destroy();
-    await new Promise<void>((resolve) => (sshd ? sshd.close(() => resolve()) : resolve()));
   });
 
   /** Runs `create` of a pod waiting for SSH on a fresh fake clock, to its end. */
   async function create(inputs: Record<string, unknown>) {
     scene = { clock: new SignallingClock(), readsAt: [], postsAt: [] };
+    sshClock = scene.clock;
     sshConnectsAt = [];
     const settings: RunpodSettings = {
       apiKey: API_KEY,
@@ -238,4 +275,141 @@ describe("a pod created through its operations, on the clock the settings give",
     // A partial failure: the pod stays in the state under its id.
     expect(error.id).toBe(podId);
   });
+});
+
+describe("a pod stopped and started through its operations' update, on the clock the settings give", () => {
+  interface Scene {
+    before: Record<string, unknown>;
+    answer: Record<string, unknown>;
+    reads: { atMs: number; answer: Record<string, unknown> }[];
+  }
+  const recorded = JSON.parse(
+    readFileSync(path.join(__dirname, "..", "fixtures", "recordings", "pod-stop-start.json"), "utf8"),
+  ) as { stop: Scene; start: Scene };
+  const podId = recorded.stop.before.id as string;
+  /** The program's pod: SSH on port 22, so a start is done when that endpoint answers. */
+  const program = {
+    name: "dev",
+    image: "acme/dev:1",
+    gpu: { id: "NVIDIA RTX A4000", count: 1 },
+    ports: ["22/tcp"],
+    startSsh: true,
+    waitFor: "ssh",
+  };
+
+  let podServer: ScriptedServer;
+  let scene:
+    | {
+        clock: SignallingClock;
+        recorded: Scene;
+        readsAt: number[];
+        actions: { at: number; body: unknown }[];
+        patches: number;
+      }
+    | undefined;
+
+  beforeAll(async () => {
+    podServer = await startScriptedServer();
+    podServer.fallback = (req) => {
+      if (!scene) return { status: 500, body: { message: "no scene" } };
+      const now = scene.clock.now();
+      const played = pointedAtSshd(scene.recorded);
+      if (req.method === "POST" && req.pathname === `/v2/pods/${podId}/action`) {
+        scene.actions.push({ at: now, body: JSON.parse(req.body) });
+        return { body: played.answer };
+      }
+      if (req.method === "GET" && req.pathname === `/v2/pods/${podId}`) {
+        scene.readsAt.push(now);
+        // Before the action the pod is as it was; after it, as recorded from the action on.
+        if (scene.actions.length === 0) return { body: played.before };
+        const due = played.reads.filter((a) => a.atMs <= now - (scene?.actions[0]?.at ?? 0));
+        return { body: due[due.length - 1]?.answer };
+      }
+      if (req.method === "PATCH") scene.patches++;
+      if (req.method === "GET" && req.pathname === `/v2/pods/${podId}/logs`) {
+        const ts = "2026-11-25T00:00:01.500Z";
+        const line = JSON.stringify({ source: "system", line: "stopping the container", ts });
+        return { headers: { "content-type": "text/event-stream" }, body: `id: ${ts}\ndata: ${line}\n\n` };
+      }
+      return { status: 404, body: { message: "not in this test" } };
+    };
+  });
+  afterAll(async () => {
+    await podServer?.close();
+  });
+
+  /** Runs `update` from `from` to `to` (desiredStatus) on a fresh fake clock, to its end. */
+  async function update(
+    which: "stop" | "start",
+    from: "RUNNING" | "EXITED",
+    to: "RUNNING" | "EXITED",
+    inputs: Record<string, unknown> = {},
+  ) {
+    scene = { clock: new SignallingClock(), recorded: recorded[which], readsAt: [], actions: [], patches: 0 };
+    sshClock = scene.clock;
+    sshConnectsAt = [];
+    const settings: RunpodSettings = {
+      apiKey: API_KEY,
+      restUrl: `${podServer.url}/v2`,
+      serverlessUrl: podServer.url,
+      clock: scene.clock,
+    };
+    // The outputs of the last deploy: the pod as read then, with the program's arguments echoed.
+    const olds = { ...pointedAtSshd(recorded[which].before), ...program, desiredStatus: from };
+    const news = { ...program, desiredStatus: to, ...inputs };
+    const ended = await drive(scene.clock, podOperations.update(settings, podId, olds, news));
+    return { ...scene, ended };
+  }
+
+  it('a stop (desiredStatus "RUNNING" -> "EXITED") posts the action once and returns on the first read that finds the pod EXITED', async () => {
+    const { ended, readsAt, actions, patches } = await update("stop", "RUNNING", "EXITED");
+    expect(ended).toMatchObject({ ok: true, at: 3_000 });
+    expect(actions).toEqual([{ at: 0, body: { action: "stop" } }]);
+    expect(patches).toBe(0);
+    // The read before the action, then once a second: RUNNING, RUNNING (container gone), EXITED.
+    expect(readsAt).toEqual([0, 1_000, 2_000, 3_000]);
+    // A stopped pod has no SSH endpoint to probe.
+    expect(sshConnectsAt).toEqual([]);
+    const outs = (ended as { value: { outs: Record<string, unknown> } }).value.outs;
+    expect(outs).toMatchObject({ status: "EXITED", desiredStatus: "EXITED" });
+  });
+
+  it('a start (desiredStatus "EXITED" -> "RUNNING") returns on the first read whose SSH endpoint answers', async () => {
+    const { ended, readsAt, actions, patches } = await update("start", "EXITED", "RUNNING");
+    expect(ended).toMatchObject({ ok: true, at: 3_000 });
+    expect(actions).toEqual([{ at: 0, body: { action: "start" } }]);
+    expect(patches).toBe(0);
+    // PROVISIONING, STARTING, RUNNING with no ports yet, then port 22 mapped: the one read probed.
+    expect(readsAt).toEqual([0, 1_000, 2_000, 3_000]);
+    expect(sshConnectsAt).toEqual([3_000]);
+    const outs = (ended as { value: { outs: Record<string, unknown> } }).value.outs;
+    expect(outs).toMatchObject({
+      status: "RUNNING",
+      desiredStatus: "RUNNING",
+      ssh: { direct: { port: sshPort } },
+    });
+  });
+
+  it("a stop gives up at waitTimeoutMs on that clock, naming the status it waited for and where the pod was left", async () => {
+    const { ended, readsAt } = await update("stop", "RUNNING", "EXITED", { waitTimeoutMs: 2_000 });
+    expect(ended).toMatchObject({ ok: false, at: 2_000 });
+    expect(readsAt).toEqual([0, 1_000, 2_000]);
+    const error = (ended as { error: Error & { id?: string; properties?: Record<string, unknown> } }).error;
+    expect(error.message).toContain(
+      `Pod "dev" (id ${podId}) is not usable: it was not EXITED within waitTimeoutMs (2000 ms); ` +
+        "its status is RUNNING. Status history: RUNNING.",
+    );
+    expect(error.message).toContain("2026-11-25T00:00:01.500Z system stopping the container");
+    // A partial failure: the pod stays in the state under its id, as last read.
+    expect(error.id).toBe(podId);
+    expect(error.properties).toMatchObject({ status: "RUNNING" });
+  });
+});
+
+it("a drive fails within its real-time bound when the operation sets no timer on the test's clock", async () => {
+  // Stands for a wait that sleeps on a real timer: it never schedules on the fake clock.
+  const ignoresTheClock = new Promise<never>(() => {});
+  await expect(drive(new SignallingClock(), ignoresTheClock, { stallMs: 50 })).rejects.toThrow(
+    "the operation neither ended nor set a timer for 1000 ms on the test's clock within 50 ms of real time",
+  );
 });

@@ -102,6 +102,27 @@ export function describeArgIssue(
 }
 
 /**
+ * An argument's failure worded for the program where arguments nest (`env.HF_TOKEN`,
+ * `mounts.persistent.size`): `where` (the dotted path) first, then the schema's message; for a
+ * missing argument of `required`, that it is required (a non-empty string); for a wrong type at
+ * the top level, what was given. Never a value: env values are secrets.
+ */
+export function describeNestedArgIssue(
+  issue: z.core.$ZodIssue,
+  property: string,
+  where: string,
+  value: unknown,
+  required: readonly string[],
+): string {
+  if (issue.code === "unrecognized_keys") return `${where}: unknown key ${issue.keys.join(", ")}`;
+  const message = issue.message.startsWith(where) ? issue.message : `${where}: ${issue.message}`;
+  if (issue.code !== "invalid_type") return message;
+  if (value === undefined && required.includes(property))
+    return `${property} is required: a non-empty string`;
+  return issue.path.length === 1 ? `${message}, got ${describeType(value)}` : message;
+}
+
+/**
  * An opt-in argument: `true` turns on what the resource does not do by itself, and leaving it out
  * is `false` (documented so). `error` is the failure for a value that is no boolean.
  */

@@ -9,12 +9,12 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { POD_PORT, PodCreateInputSchema, resolveRestUrl, secretEnvValues } from "../../client";
+import { POD_PORT, PodCreateInputSchema, secretEnvValues } from "../../client";
 import { documented } from "../common/argDocs";
-import { absolutePath, boundedName, checkedEnvNames } from "../common/checkArgs";
+import { absolutePath, boundedName, checkedEnvNames, describeNestedArgIssue } from "../common/checkArgs";
+import { v1RestUrlReason } from "../common/needsV2";
 import { redact } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
-import { describeType } from "../common/wording";
 import type { RunpodSettings } from "../config";
 import { MaxHourlyUsdSchema } from "../cost/budget";
 
@@ -246,19 +246,6 @@ const PodBoundsSchema = z.object({
 /** Fields whose cross-field rules depend on each other: an unknown one leaves the rules unjudged. */
 const CROSS_FIELDS = ["gpu", "cpu", "mounts", "image", "templateId", "ports", "waitFor", "startSsh"];
 
-/** The message of a v1 `restUrl`: pods are managed only through the REST v2 interface. */
-function v1RestUrlReason(settings: RunpodSettings | undefined): string | undefined {
-  const raw = settings?.restUrl;
-  if (raw === undefined) return undefined;
-  try {
-    if (resolveRestUrl(raw).dialect === "v2") return undefined;
-  } catch {
-    return undefined; // a malformed URL fails when the client is built, naming where it was set
-  }
-  const where = settings?.sources?.restUrl === "env" ? "RUNPOD_REST_API_URL" : "runpod:restUrl";
-  return `Pod needs the REST v2 interface, but ${where} is ${raw} (REST v1). Set ${where} to a URL ending in /v2.`;
-}
-
 /**
  * `check`'s validation: every failure found, naming the field and what is allowed. `null` counts
  * as not given. Values unknown in a preview are not judged. No reason carries a value of `env`.
@@ -295,10 +282,13 @@ export function checkPodArgs(
     const where = issue.path.map(String).join(".");
     if (seen.has(where)) continue;
     seen.add(where);
-    failures.push({ field: where, reason: reasonFor(issue, field, where, args[field]) });
+    failures.push({
+      field: where,
+      reason: describeNestedArgIssue(issue, field, where, args[field], ["name"]),
+    });
   }
   if (!crossUnknown) failures.push(...waitForFailures(args));
-  const v1 = v1RestUrlReason(settings);
+  const v1 = v1RestUrlReason(settings, "Pod");
   if (v1) failures.unshift({ field: "", reason: v1 });
   const envValues = secretEnvValues(args.env);
   return {
@@ -342,15 +332,6 @@ function waitForFailures(args: Record<string, unknown>): { field: string; reason
     }
   }
   return [];
-}
-
-/** The failure's wording: the field (dotted path inside a nested value) and what is allowed. */
-function reasonFor(issue: z.core.$ZodIssue, field: string, where: string, value: unknown): string {
-  if (issue.code === "unrecognized_keys") return `${where}: unknown key ${issue.keys.join(", ")}`;
-  const message = issue.message.startsWith(where) ? issue.message : `${where}: ${issue.message}`;
-  if (issue.code !== "invalid_type") return message;
-  if (value === undefined && field === "name") return "name is required: a non-empty string";
-  return issue.path.length === 1 ? `${message}, got ${describeType(value)}` : message;
 }
 
 /** Inputs after check, typed loosely: every argument as given. */

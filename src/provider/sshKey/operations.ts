@@ -26,10 +26,11 @@
  * and never move this file.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { type RunpodClient, RunpodError, resolveRestUrl, ValidationError } from "../../client";
+import { type RunpodClient, RunpodError, ValidationError } from "../../client";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient } from "../common/host";
+import { v1RestUrlReason } from "../common/needsV2";
 import { defineOperations } from "../common/operations";
 import { containsUnknown } from "../common/unknown";
 import type { RunpodSettings } from "../config";
@@ -42,7 +43,7 @@ export async function checkSshKey(
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CheckResult> {
   const { inputs, failures } = checkSshKeyArgs(news);
-  const v1 = v1RestUrlReason(settings);
+  const v1 = v1RestUrlReason(settings, "SshKey", "the account's SSH keys");
   return { inputs, failures: v1 ? [{ property: "", reason: v1 }, ...failures] : failures };
 }
 
@@ -216,24 +217,6 @@ function outputsOf(line: string): Record<string, unknown> {
 /** The one secret these operations could echo: the API key. */
 function secretsOf(settings: RunpodSettings | undefined): string[] {
   return settings?.apiKey ? [settings.apiKey] : [];
-}
-
-/** The message of a v1 `restUrl`: the account's SSH keys exist only in the REST v2 interface. */
-export function v1RestUrlReason(settings: RunpodSettings | undefined): string | undefined {
-  const raw = settings?.restUrl;
-  if (raw === undefined) return undefined;
-  let dialect: string;
-  try {
-    dialect = resolveRestUrl(raw).dialect;
-  } catch {
-    return undefined; // a malformed URL fails when the client is built, naming where it was set
-  }
-  if (dialect === "v2") return undefined;
-  const where = settings?.sources?.restUrl === "env" ? "RUNPOD_REST_API_URL" : "runpod:restUrl";
-  return (
-    `SshKey needs the REST v2 interface, but ${where} is ${raw}, REST v1 (retired 2026-11-15; it ` +
-    `never had the account's SSH keys). Set ${where} to a URL ending in /v2, e.g. https://api.runpod.io/v2.`
-  );
 }
 
 /** What the shared provider class calls (`../common/dynamicProvider.ts`). */

@@ -15,28 +15,33 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { resolveRestUrl, secretEnvValues, TemplateCreateInputSchema } from "../../client";
+import { secretEnvValues, TemplateCreateInputSchema } from "../../client";
 import { containerFields, documented } from "../common/argDocs";
-import { absolutePath, boundedName, givenArgs, unknownArgFailures } from "../common/checkArgs";
+import {
+  absolutePath,
+  boundedName,
+  describeNestedArgIssue,
+  givenArgs,
+  notBlank,
+  unknownArgFailures,
+} from "../common/checkArgs";
+import { v1RestUrlReason } from "../common/needsV2";
 import { redact } from "../common/redaction";
 import { containsUnknown } from "../common/unknown";
-import { describeType } from "../common/wording";
 import type { RunpodSettings } from "../config";
 
 const body = TemplateCreateInputSchema.shape;
 
 /** Strict schema of the arguments (an unknown key is a typo and fails). */
 export const TemplateArgsSchema = TemplateCreateInputSchema.extend({
-  name: boundedName(body.name)
-    .refine((value) => value.trim() !== "", { error: "name must not be empty" })
-    .meta({ description: "Name of the template (need not be unique). Changes in place." }),
-  image: body.image
-    .refine((value) => value.trim() !== "", { error: "image must not be empty" })
-    .meta({
-      description:
-        "Docker image reference, e.g. `me/worker:1.4`. Changes in place, but reaches only endpoints\n" +
-        "created afterwards: pass it to the endpoint too (`image: template.image`) to roll one out.",
-    }),
+  name: notBlank(boundedName(body.name), "name").meta({
+    description: "Name of the template (need not be unique). Changes in place.",
+  }),
+  image: notBlank(body.image, "image").meta({
+    description:
+      "Docker image reference, e.g. `me/worker:1.4`. Changes in place, but reaches only endpoints\n" +
+      "created afterwards: pass it to the endpoint too (`image: template.image`) to roll one out.",
+  }),
   disk: z
     .number({ error: "disk must be a whole number of GB, at least 1" })
     .refine(Number.isInteger, { error: "disk must be a whole number of GB (at least 1), not a fraction" })
@@ -154,26 +159,11 @@ export const OMITTED_MEANS = {
 /** The field whose removal replaces the template: a PATCH cannot remove a persistent mount. */
 export const MOUNT_REMOVAL = "mounts";
 
+/** Arguments a template cannot be made without. */
+const REQUIRED = ["name", "image"];
+
 /** Arguments whose check failure leaves `property` empty: secret or nested values the engine would print whole. */
 const WHOLE_VALUE_FIELDS = new Set(["env", "mounts", "ports", "allowedCudaVersions"]);
-
-/** The message of a v1 `restUrl`: templates exist only in the REST v2 interface. */
-export function v1RestUrlReason(settings: RunpodSettings | undefined): string | undefined {
-  const raw = settings?.restUrl;
-  if (raw === undefined) return undefined;
-  let resolved: ReturnType<typeof resolveRestUrl>;
-  try {
-    resolved = resolveRestUrl(raw);
-  } catch {
-    return undefined; // a malformed URL fails when the client is built, naming where it was set
-  }
-  if (resolved.dialect === "v2") return undefined;
-  const where = settings?.sources?.restUrl === "env" ? "RUNPOD_REST_API_URL" : "runpod:restUrl";
-  return (
-    `Template needs the REST v2 interface, but ${where} is ${raw}, REST v1 (retired 2026-11-15; it ` +
-    `never had templates). Set ${where} to a URL ending in /v2, e.g. https://api.runpod.io/v2.`
-  );
-}
 
 /**
  * `check`'s validation: every failure found, one per argument, naming the field and what is
@@ -199,12 +189,12 @@ export function checkTemplateArgs(
     if (containsUnknown(args[field]) || seen.has(field)) continue;
     seen.add(field);
     const where = issue.path.map(String).join(".");
-    const reason = reasonFor(issue, field, where, args[field]);
+    const reason = describeNestedArgIssue(issue, field, where, args[field], REQUIRED);
     byField.push({ field, failure: { property: WHOLE_VALUE_FIELDS.has(field) ? "" : field, reason } });
   }
   // The restUrl first, then the arguments in their order, then the names that are no argument.
   const order = (field: string) => ARG_NAMES.indexOf(field as keyof TemplateInputs);
-  const v1 = v1RestUrlReason(settings);
+  const v1 = v1RestUrlReason(settings, "Template", "templates");
   const failures = [
     ...(v1 ? [{ property: "", reason: v1 }] : []),
     ...byField.sort((a, b) => order(a.field) - order(b.field)).map((f) => f.failure),
@@ -215,19 +205,6 @@ export function checkTemplateArgs(
     inputs,
     failures: failures.map((f) => ({ property: f.property, reason: redact(f.reason, envValues) })),
   };
-}
-
-/** The failure's wording: the field (dotted path inside a nested value) and what is allowed. */
-function reasonFor(issue: z.core.$ZodIssue, field: string, where: string, value: unknown): string {
-  if (issue.code === "unrecognized_keys") return `${where}: unknown key ${issue.keys.join(", ")}`;
-  // Inside a nested value, the dotted path first (`env.HF_TOKEN`, `mounts.persistent.size`).
-  const message = issue.message.startsWith(where) ? issue.message : `${where}: ${issue.message}`;
-  if (issue.code !== "invalid_type") return message;
-  if (value === undefined && (field === "name" || field === "image")) {
-    return `${field} is required: a non-empty string`;
-  }
-  // The value's type only at the top level; never a value of env.
-  return issue.path.length === 1 ? `${message}, got ${describeType(value)}` : message;
 }
 
 /** The stored or checked arguments as the create body: the fields given, as given. */
