@@ -156,6 +156,18 @@ describe("the change plan", () => {
     expect(planEndpointChange(olds, news).patch).toEqual({});
   });
 
+  it("compares data centre ids in any letter case, as check accepts them, and still sees a real change", () => {
+    const olds = { ...OLDS, dataCenterIds: ["EU-RO-1", "US-KS-2"] };
+    expect(planEndpointChange(olds, { ...NEWS, dataCenterIds: ["eu-ro-1", "Us-Ks-2"] })).toEqual({
+      replaces: [],
+      patch: {},
+      changed: [],
+    });
+    expect(planEndpointChange(olds, { ...NEWS, dataCenterIds: ["eu-ro-1"] }).patch).toEqual({
+      dataCenterIds: ["eu-ro-1"],
+    });
+  });
+
   it("counts the provider's own settings as changes that send nothing", () => {
     expect(planEndpointChange(OLDS, { ...NEWS, rollout: "ignore", rolloutTimeoutMs: 5000 })).toEqual({
       replaces: [],

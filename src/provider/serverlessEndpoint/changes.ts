@@ -5,7 +5,8 @@
  *
  * Old OUTPUTS (the endpoint as last read back) meet new inputs. A field given in the program is
  * compared with what the service holds: objects by the keys the program gives (the service adds
- * its defaults, e.g. `gpu.count`), arrays item by item, `env` as a whole map. A field the
+ * its defaults, e.g. `gpu.count`), arrays item by item (`dataCenterIds` in any letter case, as the
+ * service compares ids and as `check` accepts them), `env` as a whole map. A field the
  * program no longer gives, or never gave, is dropped on the service when it holds something else
  * than the v2 document's "nothing" for it, so an `env`, a volume or a data centre removed from
  * the program (or added in the console) really goes ({@link RESETS}): `env: {}`, `ports: []`,
@@ -96,6 +97,13 @@ function sameMap(a: unknown, b: unknown): boolean {
   return keys.length === Object.keys(right).length && keys.every((k) => left[k] === right[k]);
 }
 
+/** Two lists of data centre ids, in any letter case, as the service compares them (`eu-ro-1` is `EU-RO-1`). */
+function sameIds(a: unknown, b: unknown): boolean {
+  const upper = (v: unknown) =>
+    Array.isArray(v) ? v.map((id) => (typeof id === "string" ? id.toUpperCase() : id)) : v;
+  return matches(upper(a), upper(b));
+}
+
 /** Deep equality of plain JSON values, whatever the order of object keys (gRPC does not keep it). */
 export function sameValue(a: unknown, b: unknown): boolean {
   if (Array.isArray(a))
@@ -150,7 +158,12 @@ export function planEndpointChange(olds: Values, news: ServerlessEndpointInputs)
   for (const field of COMPARED) {
     const value = given[field];
     if (value === undefined) continue;
-    const same = field === "env" ? sameMap(value, olds.env) : matches(value, olds[field]);
+    const same =
+      field === "env"
+        ? sameMap(value, olds.env)
+        : field === "dataCenterIds"
+          ? sameIds(value, olds.dataCenterIds)
+          : matches(value, olds[field]);
     if (unknown.has(field) || !same) {
       patch[field] = value;
       changed.add(field);
