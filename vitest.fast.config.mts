@@ -57,5 +57,10 @@ export default defineConfig({
     // package, a full-tier cost) are not this tier's.
     include: fastTestFiles(),
     globalSetup: ["test/support/buildSetup.ts"],
+    // One module graph per worker, reused across files: half the time of a fresh one per file
+    // (about 55 s instead of 112 s on 2 cores), since this tier is mostly short files whose cost is
+    // their imports. The files restore what they change (env, Pulumi mocks), and `npm test` runs
+    // them all again isolated, so a leak between files still shows there.
+    isolate: false,
   },
 });
