@@ -27,6 +27,19 @@ const BROKEN = "model weights missing (e2e: a broken release)";
 
 describe("guarded-release example through the deploy harness", { timeout: 300_000 }, () => {
   let e: E2eEmulator;
+
+  /** A stack of the example on the emulator, its endpoint named `prefix-<unique>`, recorded. */
+  async function guardedStack(prefix: string) {
+    const client = new RunpodClient({ apiKey: e.emu.apiKey, restUrl: e.emu.restUrlV2 });
+    const name = unique(prefix);
+    const d = await make(path.join(EXAMPLES_DIR, "guarded-release"), {
+      ...runpodConfig(e.emu),
+      "runpod-guarded-release:endpointName": name,
+      "runpod-guarded-release:apiToken": { secret: API_TOKEN },
+    });
+    return { client, name, d, ...recorder(d) };
+  }
+
   beforeAll(async () => {
     e = await startE2eEmulator();
   });
@@ -35,14 +48,7 @@ describe("guarded-release example through the deploy harness", { timeout: 300_00
   });
 
   it("rolls a failing release back, retries it on the next up, refreshes clean, and passes once fixed", async () => {
-    const client = new RunpodClient({ apiKey: e.emu.apiKey, restUrl: e.emu.restUrlV2 });
-    const name = unique("e2e-guarded");
-    const d = await make(path.join(EXAMPLES_DIR, "guarded-release"), {
-      ...runpodConfig(e.emu),
-      "runpod-guarded-release:endpointName": name,
-      "runpod-guarded-release:apiToken": { secret: API_TOKEN },
-    });
-    const { transcript, step } = recorder(d);
+    const { client, name, d, transcript, step } = await guardedStack("e2e-guarded");
     try {
       const first = await step(d.up());
       expect(first.errors).toEqual([]);
@@ -104,14 +110,7 @@ describe("guarded-release example through the deploy harness", { timeout: 300_00
   });
 
   it("fails the preview of a stack whose guarded update was cut mid-gate, and re-tests that release after a refresh", async () => {
-    const client = new RunpodClient({ apiKey: e.emu.apiKey, restUrl: e.emu.restUrlV2 });
-    const name = unique("e2e-killed");
-    const d = await make(path.join(EXAMPLES_DIR, "guarded-release"), {
-      ...runpodConfig(e.emu),
-      "runpod-guarded-release:endpointName": name,
-      "runpod-guarded-release:apiToken": { secret: API_TOKEN },
-    });
-    const { transcript, step } = recorder(d);
+    const { client, name, d, transcript, step } = await guardedStack("e2e-killed");
     try {
       const first = await step(d.up());
       expect(first.errors).toEqual([]);

@@ -18,6 +18,30 @@ import { FakeClock } from "../support/fakeClock";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 
 const API_KEY = "operations-clock-test-key";
+
+/** The operations' settings for a scripted server, on `clock`. */
+const settingsOn = (server: ScriptedServer, clock: RunpodSettings["clock"]): RunpodSettings => ({
+  apiKey: API_KEY,
+  restUrl: `${server.url}/v2`,
+  serverlessUrl: server.url,
+  clock,
+});
+
+/** A pod program that waits for SSH on port 22: a create or a start is done when that answers. */
+const SSH_POD = {
+  name: "dev",
+  image: "acme/dev:1",
+  gpu: { id: "NVIDIA RTX A4000", count: 1 },
+  ports: ["22/tcp"],
+  startSsh: true,
+  waitFor: "ssh",
+};
+
+/** A pod's log stream of one line, as `GET /v2/pods/{id}/logs` answers it (Server-Sent Events). */
+function podLogAnswer(ts: string, source: string, line: string) {
+  const data = JSON.stringify({ source, line, ts });
+  return { headers: { "content-type": "text/event-stream" }, body: `id: ${ts}\ndata: ${data}\n\n` };
+}
 const rolling = JSON.parse(
   readFileSync(path.join(__dirname, "..", "fixtures", "recordings", "workers-rolling-update.json"), "utf8"),
 ) as { answers: { atMs: number; answer: { endpointVersion: number } }[] };
@@ -135,12 +159,7 @@ afterAll(async () => {
 });
 
 it("an endpoint update waits out its rollout on the clock the settings give, returning when no worker is stale", async () => {
-  const settings: RunpodSettings = {
-    apiKey: API_KEY,
-    restUrl: `${server.url}/v2`,
-    serverlessUrl: server.url,
-    clock,
-  };
+  const settings = settingsOn(server, clock);
   const olds = { ...endpoint, rollout: "wait" };
   const news = { ...olds, image: "acme/worker:2", rolloutTimeoutMs: 60_000 };
   const ended = await drive(clock, operations.update(settings, "roll", olds, news));
@@ -212,9 +231,7 @@ describe("a pod created through its operations, on the clock the settings give",
         return { body: due[due.length - 1]?.answer };
       }
       if (req.method === "GET" && req.pathname === `/v2/pods/${podId}/logs`) {
-        const ts = "2026-11-25T00:00:02.500Z";
-        const line = JSON.stringify({ source: "container", line: "starting sshd", ts });
-        return { headers: { "content-type": "text/event-stream" }, body: `id: ${ts}\ndata: ${line}\n\n` };
+        return podLogAnswer("2026-11-25T00:00:02.500Z", "container", "starting sshd");
       }
       return { status: 404, body: { message: "not in this test" } };
     };
@@ -228,21 +245,8 @@ describe("a pod created through its operations, on the clock the settings give",
     scene = { clock: new SignallingClock(), readsAt: [], postsAt: [] };
     sshClock = scene.clock;
     sshConnectsAt = [];
-    const settings: RunpodSettings = {
-      apiKey: API_KEY,
-      restUrl: `${podServer.url}/v2`,
-      serverlessUrl: podServer.url,
-      clock: scene.clock,
-    };
-    const news = {
-      name: "dev",
-      image: "acme/dev:1",
-      gpu: { id: "NVIDIA RTX A4000", count: 1 },
-      ports: ["22/tcp"],
-      startSsh: true,
-      waitFor: "ssh",
-      ...inputs,
-    };
+    const settings = settingsOn(podServer, scene.clock);
+    const news = { ...SSH_POD, ...inputs };
     const ended = await drive(scene.clock, podOperations.create(settings, news));
     return { ...scene, ended };
   }
@@ -288,14 +292,7 @@ describe("a pod stopped and started through its operations' update, on the clock
   ) as { stop: Scene; start: Scene };
   const podId = recorded.stop.before.id as string;
   /** The program's pod: SSH on port 22, so a start is done when that endpoint answers. */
-  const program = {
-    name: "dev",
-    image: "acme/dev:1",
-    gpu: { id: "NVIDIA RTX A4000", count: 1 },
-    ports: ["22/tcp"],
-    startSsh: true,
-    waitFor: "ssh",
-  };
+  const program = SSH_POD;
 
   let podServer: ScriptedServer;
   let scene:
@@ -327,9 +324,7 @@ describe("a pod stopped and started through its operations' update, on the clock
       }
       if (req.method === "PATCH") scene.patches++;
       if (req.method === "GET" && req.pathname === `/v2/pods/${podId}/logs`) {
-        const ts = "2026-11-25T00:00:01.500Z";
-        const line = JSON.stringify({ source: "system", line: "stopping the container", ts });
-        return { headers: { "content-type": "text/event-stream" }, body: `id: ${ts}\ndata: ${line}\n\n` };
+        return podLogAnswer("2026-11-25T00:00:01.500Z", "system", "stopping the container");
       }
       return { status: 404, body: { message: "not in this test" } };
     };
@@ -348,12 +343,7 @@ describe("a pod stopped and started through its operations' update, on the clock
     scene = { clock: new SignallingClock(), recorded: recorded[which], readsAt: [], actions: [], patches: 0 };
     sshClock = scene.clock;
     sshConnectsAt = [];
-    const settings: RunpodSettings = {
-      apiKey: API_KEY,
-      restUrl: `${podServer.url}/v2`,
-      serverlessUrl: podServer.url,
-      clock: scene.clock,
-    };
+    const settings = settingsOn(podServer, scene.clock);
     // The outputs of the last deploy: the pod as read then, with the program's arguments echoed.
     const olds = { ...pointedAtSshd(recorded[which].before), ...program, desiredStatus: from };
     const news = { ...program, desiredStatus: to, ...inputs };

@@ -10,6 +10,7 @@ import { operations } from "../../src/provider/serverlessEndpoint/operations";
 import { SERVING_READ_TIMEOUT_MS } from "../../src/provider/serverlessEndpoint/servingCheck";
 import { FakeClock } from "../support/fakeClock";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
+import { ENDPOINT_OUTPUTS, ENDPOINT_PROGRAM } from "./endpointFixtures";
 
 const API_KEY = "serving-check-key-5d1e0a";
 const ID = "ep-guarded";
@@ -17,37 +18,13 @@ const SMOKE = { input: { ping: 1 } };
 
 /** Outputs of a guarded endpoint whose last gate passed on version 1. */
 const OLDS = {
-  name: "api",
-  type: "QUEUE",
-  image: "acme/api:1",
-  args: "",
-  disk: 20,
-  ports: [],
-  env: { MODEL: "small" },
-  registry: null,
-  gpu: { pools: ["ADA_24"], count: 1, allowedCudaVersions: [], minCudaVersion: null },
-  workers: { min: 0, max: 2, idleTimeout: 10 },
-  scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
-  dataCenterIds: [],
-  networkVolumes: [],
-  timeout: 300_000,
-  flashboot: "OFF",
-  version: 1,
+  ...ENDPOINT_OUTPUTS,
   latestReleaseId: "rel-1",
   smokeTest: SMOKE,
   lastSmokeTest: { version: 1, passed: true, jobIds: ["j1"], timeline: [] },
 };
 /** The same program as the one the state was made from. */
-const NEWS = {
-  name: "api",
-  type: "QUEUE",
-  image: "acme/api:1",
-  env: { MODEL: "small" },
-  gpu: { pools: ["ADA_24"] },
-  scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
-  workers: { max: 2 },
-  smokeTest: SMOKE,
-};
+const NEWS = { ...ENDPOINT_PROGRAM, smokeTest: SMOKE };
 
 /** A `/releases` answer whose endpoint serves `version`. */
 const releasesAt = (version: number) => ({

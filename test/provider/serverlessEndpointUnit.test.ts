@@ -17,38 +17,16 @@ import {
   workersByStatus,
 } from "../../src/provider/serverlessEndpoint/rollout";
 import { FakeClock } from "../support/fakeClock";
+import { ENDPOINT_OUTPUTS, ENDPOINT_PROGRAM } from "./endpointFixtures";
 
 /** Outputs as the emulator reads a fresh GPU endpoint back. */
 const OLDS = {
-  name: "api",
-  type: "QUEUE",
-  image: "acme/api:1",
-  args: "",
-  disk: 20,
-  ports: [],
-  env: { MODEL: "small" },
-  registry: null,
-  gpu: { pools: ["ADA_24"], count: 1, allowedCudaVersions: [], minCudaVersion: null },
-  workers: { min: 0, max: 2, idleTimeout: 10 },
-  scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
-  dataCenterIds: [],
-  networkVolumes: [],
-  timeout: 300_000,
-  flashboot: "OFF",
+  ...ENDPOINT_OUTPUTS,
   createdAt: "2026-11-25T00:00:00.000Z",
-  version: 1,
   latestReleaseId: "r1",
   requestUrls: { run: "http://x/v2/ep/run" },
 };
-const NEWS = {
-  name: "api",
-  type: "QUEUE" as const,
-  image: "acme/api:1",
-  env: { MODEL: "small" },
-  gpu: { pools: ["ADA_24"] },
-  scaling: { type: "QUEUE_DELAY" as const, queueDelay: 4 },
-  workers: { max: 2 },
-};
+const NEWS = ENDPOINT_PROGRAM;
 
 describe("the change plan", () => {
   it("finds nothing to do when the service holds what the program says (its defaults aside)", () => {
