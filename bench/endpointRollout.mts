@@ -25,7 +25,16 @@
 import { createRequire } from "node:module";
 import type { RunningEmulator } from "../src/emulator/index.ts";
 import type { RunpodClient } from "../src/index.ts";
-import { delay, median, pkg, progress, type ResultRow, rolloutLogic, stratifiedDelays } from "./lib.mts";
+import {
+  delay,
+  maxOf,
+  pkg,
+  progress,
+  type ResultRow,
+  rolloutLogic,
+  sideBySide,
+  staggeredTrials,
+} from "./lib.mts";
 
 /** The wait a ServerlessEndpoint's create and update run, from `dist/`. */
 const endpointRollout: typeof import("../src/provider/serverlessEndpoint/rollout.ts") = createRequire(
@@ -148,11 +157,9 @@ async function contenderTrials(contender: Contender): Promise<Trial[]> {
   });
   try {
     await settle(client);
-    const trials: Trial[] = [];
-    const delays = stratifiedDelays(TRIALS, START_JITTER_MS);
-    for (let i = 0; i < TRIALS; i++)
-      trials.push(await trialOf(emu, client, contender, i + 1, delays[i] as number));
-    return trials;
+    return await staggeredTrials(TRIALS, START_JITTER_MS, (i, delayMs) =>
+      trialOf(emu, client, contender, i, delayMs),
+    );
   } finally {
     await emu.close();
   }
@@ -162,14 +169,8 @@ async function contenderTrials(contender: Contender): Promise<Trial[]> {
 export async function benchEndpointRollout(): Promise<ResultRow[]> {
   progress(`endpoint rollout: ${TRIALS} releases per contender (ours, fixed ${PEER_POLL_MS / 1000} s poll)`);
   const [ours, peer] = await Promise.all([contenderTrials("ours"), contenderTrials("poll-5s")]);
-  const side = (name: string, unit: string, pick: (t: Trial) => number, how = median) => ({
-    name,
-    value: how(ours.map(pick)),
-    unit,
-    peer: LABEL["poll-5s"],
-    peerValue: how(peer.map(pick)),
-  });
-  const max = (values: number[]) => Math.max(...values);
+  const side = sideBySide(ours, peer, LABEL["poll-5s"]);
+  const max = maxOf;
   const detection = side(
     `ServerlessEndpoint rollout wait, detection latency (rolled out → noticed), median: ${LABEL.ours}`,
     "ms",

@@ -57,6 +57,43 @@ export function stratifiedDelays(n: number, spanMs: number): number[] {
   return delays;
 }
 
+/**
+ * `n` trials one after another, trial `i` (1-based) started after its own stratified delay in
+ * 0..`spanMs` ({@link stratifiedDelays}).
+ */
+export async function staggeredTrials<T>(
+  n: number,
+  spanMs: number,
+  trial: (i: number, delayMs: number) => Promise<T>,
+): Promise<T[]> {
+  const delays = stratifiedDelays(n, spanMs);
+  const trials: T[] = [];
+  for (let i = 0; i < n; i++) trials.push(await trial(i + 1, delays[i] as number));
+  return trials;
+}
+
+/**
+ * A row maker for two contenders' trials side by side: `row(name, unit, pick, how)` is `how`
+ * (the median by default) of `pick` over ours, beside the same over the peer's.
+ */
+export function sideBySide<T>(ours: T[], peer: T[], peerLabel: string) {
+  return (
+    name: string,
+    unit: string,
+    pick: (t: T) => number,
+    how: (values: number[]) => number = median,
+  ) => ({
+    name,
+    value: how(ours.map(pick)),
+    unit,
+    peer: peerLabel,
+    peerValue: how(peer.map(pick)),
+  });
+}
+
+/** The largest of `values`. */
+export const maxOf = (values: number[]): number => Math.max(...values);
+
 /** Median of `values` (NaN when empty). */
 export function median(values: number[]): number {
   return quantile(values, 0.5);

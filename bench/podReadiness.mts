@@ -21,7 +21,7 @@
 import { createRequire } from "node:module";
 import type { RunningEmulator } from "../src/emulator/index.ts";
 import type { RunpodClient } from "../src/index.ts";
-import { delay, median, pkg, progress, type ResultRow, stratifiedDelays } from "./lib.mts";
+import { delay, maxOf, pkg, progress, type ResultRow, sideBySide, staggeredTrials } from "./lib.mts";
 
 /** The wait a Pod's create, update and start run, from `dist/`. */
 const podWait: typeof import("../src/provider/pod/wait.ts") = createRequire(import.meta.url)(
@@ -106,11 +106,9 @@ async function contenderTrials(contender: Contender): Promise<Trial[]> {
     serverlessUrl: emu.serverlessUrl,
   });
   try {
-    const trials: Trial[] = [];
-    const delays = stratifiedDelays(TRIALS, START_JITTER_MS);
-    for (let i = 0; i < TRIALS; i++)
-      trials.push(await trialOf(emu, client, contender, i + 1, delays[i] as number));
-    return trials;
+    return await staggeredTrials(TRIALS, START_JITTER_MS, (i, delayMs) =>
+      trialOf(emu, client, contender, i, delayMs),
+    );
   } finally {
     await emu.close();
   }
@@ -120,14 +118,8 @@ async function contenderTrials(contender: Contender): Promise<Trial[]> {
 export async function benchPodReadiness(): Promise<ResultRow[]> {
   progress(`pod readiness: ${TRIALS} pods per contender (ours, fixed ${PEER_POLL_MS / 1000} s poll)`);
   const [ours, peer] = await Promise.all([contenderTrials("ours"), contenderTrials("poll-5s")]);
-  const side = (name: string, unit: string, pick: (t: Trial) => number, how = median) => ({
-    name,
-    value: how(ours.map(pick)),
-    unit,
-    peer: LABEL["poll-5s"],
-    peerValue: how(peer.map(pick)),
-  });
-  const max = (values: number[]) => Math.max(...values);
+  const side = sideBySide(ours, peer, LABEL["poll-5s"]);
+  const max = maxOf;
   const detection = side(
     `Pod readiness, detection latency (RUNNING → noticed), median of ${TRIALS} pods: ${LABEL.ours}`,
     "ms",

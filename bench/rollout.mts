@@ -55,12 +55,14 @@ import {
   delay,
   jobRunArgs,
   jobRunLogic,
+  maxOf,
   median,
   pkg,
   progress,
   type ResultRow,
   rolloutLogic,
-  stratifiedDelays,
+  sideBySide,
+  staggeredTrials,
   timedWorker,
 } from "./lib.mts";
 
@@ -209,12 +211,9 @@ async function rolloutContender(contender: Contender): Promise<Trial[]> {
   });
   try {
     await settle(client); // opens the keep-alive connection
-    const trials: Trial[] = [];
-    const delays = stratifiedDelays(TRIALS, START_JITTER_MS);
-    for (let i = 0; i < TRIALS; i++) {
-      trials.push(await rolloutTrial(emu, client, contender, i + 1, delays[i] as number));
-    }
-    return trials;
+    return await staggeredTrials(TRIALS, START_JITTER_MS, (i, delayMs) =>
+      rolloutTrial(emu, client, contender, i, delayMs),
+    );
   } finally {
     await emu.close();
   }
@@ -307,14 +306,8 @@ export async function benchRollout(): Promise<ResultRow[]> {
   );
   const jobRuns = await jobRunCheck();
 
-  const side = (name: string, unit: string, pick: (t: Trial) => number, how = median) => ({
-    name,
-    value: how(ours.map(pick)),
-    unit,
-    peer: LABEL["poll-5s"],
-    peerValue: how(peer.map(pick)),
-  });
-  const max = (values: number[]) => Math.max(...values);
+  const side = sideBySide(ours, peer, LABEL["poll-5s"]);
+  const max = maxOf;
   const detection = side(
     `Rollout wait, detection latency (rolled out → noticed), median: ${LABEL.ours}`,
     "ms",
