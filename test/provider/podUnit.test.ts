@@ -246,6 +246,20 @@ describe("waiting for a pod", () => {
     expect(at).toBe(3000);
   });
 
+  it("fails at once when the pod goes EXITED while waiting for RUNNING, not at waitTimeoutMs", async () => {
+    const { reads, wait, clock } = replay(["PROVISIONING", "STARTING", "EXITED"]);
+    const { at, result } = await wait({ wanted: "RUNNING", waitFor: "running", timeoutMs: 600_000 });
+    expect(result).toEqual({
+      kind: "failure",
+      pod: { id: "p1", name: "dev", status: "EXITED" },
+      history: ["PROVISIONING", "STARTING", "EXITED"],
+      why: "it went to EXITED instead of RUNNING",
+    });
+    expect(reads).toEqual([1000, 2000]);
+    expect(at).toBe(2000);
+    expect(clock.pending()).toBe(0);
+  });
+
   it("waits for EXITED when the pod is being stopped, and ends when it is", async () => {
     const { reads, wait } = replay(["RUNNING", "RUNNING", "EXITED"]);
     const { at, result } = await wait({ wanted: "EXITED", waitFor: "running", timeoutMs: 60_000 });

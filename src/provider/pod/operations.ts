@@ -16,6 +16,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { ConflictError, describeBody, type Pod, type PodUpdateInput, RunpodError } from "../../client";
 import { checkDataCenters } from "../catalog/dataCenterCheck";
+import { checkGpuCount } from "../catalog/gpuCountCheck";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
@@ -175,8 +176,10 @@ export const deletePod: ResourceOperations["delete"] = async (settings, id, prop
 const checkPodWithCost = pricedCheck({
   kind: "Pod",
   checkArgs: checkPodArgs,
-  checkCatalog: (settings, news, olds) =>
-    checkDataCenters(settings, "dataCenterIds", news.dataCenterIds, olds.dataCenterIds),
+  checkCatalog: async (settings, news, olds) => [
+    ...(await checkDataCenters(settings, "dataCenterIds", news.dataCenterIds, olds.dataCenterIds)),
+    ...(await checkGpuCount(settings, news, olds)),
+  ],
   checkCost: checkPodCost,
   secrets: (settings, news) => podSecrets([news], settings),
 });
