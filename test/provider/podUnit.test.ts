@@ -3,7 +3,7 @@
  * (podHost.test.ts) drive the same functions through Pulumi's provider host.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { replacementWarning } from "../../src/provider/pod/changes";
+import { plannedChanges, replacementWarning } from "../../src/provider/pod/changes";
 import { checkPod, diffPod } from "../../src/provider/pod/operations";
 import { outputsOf, withOmittedKept } from "../../src/provider/pod/outputs";
 import { type WaitOptions, waitForPod } from "../../src/provider/pod/wait";
@@ -340,6 +340,19 @@ describe("Pod diff of a read-back in the service's equivalences", () => {
     ).toMatchObject({ changes: true, replaces: ["mounts"] });
     const bigger = { ...program, mounts: { persistent: { size: 40, path: "/workspace" } } };
     expect(await diff(landed, bigger)).toMatchObject({ changes: true, replaces: [] });
+  });
+
+  it("moves a network volume's mount path in place (the document lets PATCH change it); another volume replaces", async () => {
+    const onVolume = { ...landed, mounts: { network: [{ volumeId: "v1", path: "/w" }] } };
+    const moved = { ...program, mounts: { network: [{ volumeId: "v1", path: "/data" }] } };
+    const plan = plannedChanges(onVolume, moved as never);
+    expect(plan).toMatchObject({
+      replaces: [],
+      patch: { mounts: { network: [{ volumeId: "v1", path: "/data" }] } },
+    });
+    expect(await diff(onVolume, moved)).toMatchObject({ changes: true, replaces: [] });
+    const other = { ...program, mounts: { network: [{ volumeId: "v2", path: "/data" }] } };
+    expect(await diff(onVolume, other)).toMatchObject({ changes: true, replaces: ["mounts"] });
   });
 
   it("takes a read-back without gpu.count as the count asked for, and GPU ids in any letter case", async () => {

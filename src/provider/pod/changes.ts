@@ -69,16 +69,18 @@ export function plannedChanges(olds: Record<string, unknown>, news: PodInputs): 
   if (unknown("cloud") || (typeof olds.cloud === "string" && !sameText(news.cloud ?? "SECURE", olds.cloud))) {
     replaces.push("cloud");
   }
-  // Mounts: the kind (and a network volume) is fixed; a persistent mount's size and path change in
-  // place. A read-back without `mounts` says nothing of them.
+  // Mounts: the kind (and a network volume) is fixed; a persistent mount's size and path and a
+  // network mount's path change in place. A read-back without `mounts` says nothing of them.
   const oldMounts = (olds.mounts ?? {}) as PodInputs["mounts"] & object;
   const newMounts = (news.mounts ?? {}) as PodInputs["mounts"] & object;
   if (unknown("mounts")) replaces.push("mounts");
   else if (olds.mounts === undefined || olds.mounts === null) {
     // Not read back: no change judged.
   } else if (mountKind(oldMounts) !== mountKind(newMounts)) replaces.push("mounts");
-  else if (newMounts.network && !sameVolumes(oldMounts, newMounts)) replaces.push("mounts");
-  else if (
+  else if (newMounts.network && !sameNetwork(oldMounts, newMounts, ["volumeId"])) replaces.push("mounts");
+  else if (newMounts.network && !sameNetwork(oldMounts, newMounts, ["path"])) {
+    patch.mounts = { network: newMounts.network };
+  } else if (
     newMounts.persistent &&
     !sameWhereRead(oldMounts.persistent, newMounts.persistent, ["size", "path"])
   ) {
@@ -161,14 +163,15 @@ export function mountKind(mounts: NonNullable<PodInputs["mounts"]>): string {
   return "none";
 }
 
-/** The same network volumes at the same paths, a field the read-back leaves out aside. */
-function sameVolumes(
+/** The same number of network mounts, each with the same `keys`, a field the read-back leaves out aside. */
+function sameNetwork(
   olds: NonNullable<PodInputs["mounts"]>,
   news: NonNullable<PodInputs["mounts"]>,
+  keys: readonly ("volumeId" | "path")[],
 ): boolean {
   const was = olds.network ?? [];
   const now = news.network ?? [];
-  return was.length === now.length && was.every((m, i) => sameWhereRead(m, now[i], ["volumeId", "path"]));
+  return was.length === now.length && was.every((m, i) => sameWhereRead(m, now[i], keys));
 }
 
 /** True when `keys` of `read` equal those of `given`, a key the read-back leaves out (or null) aside. */
