@@ -132,6 +132,17 @@ describe("emulator /v2/pods", () => {
     expect((await h.call("DELETE", `/v2/pods/${id}`)).status).toBe(404);
   });
 
+  it("answers 404 with the document's error to a PATCH of a pod that does not exist, changing nothing", async () => {
+    const created = await create({});
+    const before = (await h.call("GET", "/v2/pods")).body;
+    const patched = await h.call("PATCH", "/v2/pods/nosuchpod1", { name: "renamed" });
+    expect(patched.status).toBe(404);
+    expect(check("ErrorResponse", patched.body)).toEqual([]);
+    expect(JSON.stringify(patched.body)).toContain("pod nosuchpod1 not found");
+    expect((await h.call("GET", "/v2/pods")).body).toEqual(before);
+    expect(before.pods.map((p: { id: string }) => p.id)).toEqual([created.body.id]);
+  });
+
   it("moves PROVISIONING -> STARTING -> RUNNING on the clock, costing price x count until stopped", async () => {
     const created = await create({ gpu: { id: GPU, count: 2 } });
     const id = created.body.id as string;
@@ -473,6 +484,14 @@ describe("emulator pod runtime", () => {
     const bad = await h.call("PUT", "/v2/account/ssh-keys", { keys: ["not a key"] });
     expect(bad.status).toBe(422);
     expect(bad.body.detail).toContain("keys");
+  });
+
+  it("refuses an SSH key holding NUL with 422 and keeps the set as it was", async () => {
+    await h.call("PUT", "/v2/account/ssh-keys", { keys: [KEY_LINE] });
+    const bad = await h.call("PUT", "/v2/account/ssh-keys", { keys: [KEY_LINE, `${KEY_LINE}\u0000x`] });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail).toContain("keys entries must not hold a NUL character");
+    expect((await h.call("GET", "/v2/account/ssh-keys")).body).toEqual({ keys: [KEY_LINE] });
   });
 
   it("streams a running pod's log with the container's lines", async () => {

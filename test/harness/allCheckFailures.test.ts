@@ -810,6 +810,46 @@ const ROWS: Record<Kind, Row[]> = {
     row("desiredStatus not RUNNING or EXITED", { desiredStatus: "STOPPED" }, [
       ': property desiredStatus value {STOPPED} has a problem: desiredStatus must be "RUNNING" or "EXITED"',
     ]),
+    row("gpu.count over any machine (no catalog)", { gpu: { id: "NVIDIA H100 80GB HBM3", count: 1e6 } }, [
+      " has a problem: gpu.count must be at most 16: no RunPod machine holds more GPUs (the catalog's maxCount of the GPU type bounds it further when it can be read)",
+    ]),
+    row(
+      "gpu.count over the catalog's maxCount of a candidate",
+      { gpu: { id: "NVIDIA H100 80GB HBM3", count: 12 } },
+      [
+        ': property gpu value {map[count:{12} id:{NVIDIA H100 80GB HBM3}]} has a problem: gpu.count 12 is more GPUs than one SECURE machine holds: the catalog\'s maxCount (GET /v2/catalog/gpus) gives "NVIDIA H100 80GB HBM3" at most 8. Lower gpu.count, or name GPU types whose machines hold that many (getGpuTypes() lists maxCount per cloud).',
+      ],
+      { service: "emulator" },
+    ),
+    row(
+      "fallbackGpuIds on a CPU pod",
+      { gpu: undefined, cpu: { id: "cpu3c", vcpuCount: 2 }, fallbackGpuIds: ["NVIDIA A100 80GB PCIe"] },
+      [
+        ": property fallbackGpuIds value {[{NVIDIA A100 80GB PCIe}]} has a problem: fallbackGpuIds applies to GPU pods only (gpu), and this pod runs on cpu: remove fallbackGpuIds, or give gpu instead of cpu",
+      ],
+      { field: "fallbackGpuIds" },
+    ),
+    row("waitTimeoutMs over 24 hours", { waitTimeoutMs: 1e12 }, [
+      ": property waitTimeoutMs value {1e+12} has a problem: waitTimeoutMs must be at most 86400000 ms (24 hours)",
+    ]),
+    row(
+      "waitFor.path starting another host",
+      { ports: ["8888/http"], waitFor: { port: 8888, path: "//host/x" } },
+      [
+        ' has a problem: waitFor.path must be a path on the pod starting with one "/", e.g. "/health" ("//" starts another host)',
+      ],
+      {
+        field: "waitFor.path",
+      },
+    ),
+    row(
+      "waitFor.path with a .. segment",
+      { ports: ["8888/http"], waitFor: { port: 8888, path: "/a/../admin" } },
+      [' has a problem: waitFor.path must be a normalised path, with no "." or ".." segment'],
+      {
+        field: "waitFor.path",
+      },
+    ),
     row("waitTimeoutMs under a second", { waitTimeoutMs: 10 }, [
       ": property waitTimeoutMs value {10} has a problem: waitTimeoutMs must be at least 1000 ms",
     ]),

@@ -1,7 +1,9 @@
 /**
  * `getBilling` / `getBillingOutput` against the emulator's billing records: a pod's and the
  * account's spend over a range, an `Output` form under `@pulumi/pulumi/testing` mocks, and the
- * refusals (bad arguments before any request, a missing API key in one line naming both sources).
+ * refusals (bad arguments before any request, a missing API key in one line naming both sources);
+ * and, on scripted answers, records of one bucket added together and `warnings` for an answer that
+ * does not add up.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +11,7 @@ import { RunpodClient, ValidationError } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { ManualClock } from "../../src/emulator/clock";
 import { getBilling, getBillingOutput } from "../../src/provider/billing/lookup";
+import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 
 const T0 = Date.UTC(2026, 5, 1, 0, 0, 0);
 const START_MS = 1000;
@@ -71,6 +74,7 @@ describe("getBilling", () => {
       startTime: "2026-06-01T00:00:00Z",
       endTime: "2026-06-01T01:00:00Z",
     });
+    expect(spent.warnings).toEqual([]);
   });
 
   it("reads the account's spend, every bucket of the window included", async () => {
@@ -80,6 +84,7 @@ describe("getBilling", () => {
     expect(spent.buckets.map((b) => b.startTime)).toEqual(["2026-06-01T00:00:00Z", "2026-06-01T01:00:00Z"]);
     expect(spent.totalUsd).toBeCloseTo(podCost / 2, 6);
     expect(spent.amounts.podGpuAmount).toBeCloseTo(podCost / 2, 6);
+    expect(spent.warnings).toEqual([]);
   });
 
   it("resolves getBillingOutput once its Input arguments are known", async () => {
@@ -112,5 +117,95 @@ describe("getBilling", () => {
     expect(message).toContain("runpod:apiKey");
     expect(message).toContain("RUNPOD_API_KEY");
     expect(message).not.toContain("\n");
+  });
+});
+
+describe("getBilling on scripted answers", () => {
+  let server: ScriptedServer;
+  let scripted: RunpodClient;
+  beforeAll(async () => {
+    server = await startScriptedServer();
+    scripted = new RunpodClient({
+      apiKey: "rpa_scripted",
+      restUrl: `${server.url}/v2`,
+      env: {},
+      maxRetries: 0,
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const H0 = "2026-06-01T00:00:00Z";
+  const H1 = "2026-06-01T01:00:00Z";
+  const H2 = "2026-06-01T02:00:00Z";
+  /** A pod's billing record of one bucket. */
+  const record = (startTime: string, endTime: string, totalAmount: number) => ({
+    startTime,
+    endTime,
+    podId: "pod1",
+    totalAmount,
+    gpuAmount: totalAmount,
+    cpuAmount: 0,
+    diskAmount: 0,
+  });
+  /** `GET /v2/billing/pods`'s answer: these records, and totals of `totalAmount`. */
+  const answer = (records: ReturnType<typeof record>[], totalAmount: number) => ({
+    body: {
+      records,
+      metadata: {
+        query: { startTime: H0, endTime: H2, bucketSize: "hour", podId: "pod1" },
+        recordCount: records.length,
+        uniquePodCount: 1,
+        totals: { totalAmount, gpuAmount: totalAmount, cpuAmount: 0, diskAmount: 0 },
+      },
+    },
+  });
+  const read = () =>
+    getBilling({ podId: "pod1", bucketSize: "hour", startTime: H0, endTime: H2 }, { client: scripted });
+
+  it("adds two records of one bucket into that bucket's spend", async () => {
+    server.enqueue(answer([record(H0, H1, 1.25), record(H1, H2, 2), record(H0, H1, 0.5)], 3.75));
+    const spent = await read();
+    expect(spent.buckets).toEqual([
+      { startTime: H0, endTime: H1, totalUsd: 1.75 },
+      { startTime: H1, endTime: H2, totalUsd: 2 },
+    ]);
+    expect(spent.totalUsd).toBe(3.75);
+    expect(spent.warnings).toEqual([]);
+  });
+
+  it("says in warnings when an amount is negative, and returns the figures as the service gave them", async () => {
+    server.enqueue(answer([record(H0, H1, 1.5), record(H1, H2, -0.25)], 1.25));
+    const spent = await read();
+    expect(spent.buckets).toEqual([
+      { startTime: H0, endTime: H1, totalUsd: 1.5 },
+      { startTime: H1, endTime: H2, totalUsd: -0.25 },
+    ]);
+    expect(spent.totalUsd).toBe(1.25);
+    expect(spent.warnings).toEqual([
+      "1 billing record has negative amounts: 2026-06-01T01:00:00Z (totalAmount -0.25, gpuAmount -0.25). " +
+        "A credit, a refund or a service error: the figures include them as the service gave them.",
+    ]);
+  });
+
+  it("says in warnings when the total is not the sum of the records, keeping the service's total", async () => {
+    server.enqueue(answer([record(H0, H1, 1.5), record(H1, H2, 2)], 9));
+    const spent = await read();
+    expect(spent.totalUsd).toBe(9);
+    expect(spent.warnings).toEqual([
+      "The service's total (9 USD, totalUsd) is not the sum of its 2 records (3.5 USD): the buckets and " +
+        "the total disagree by 5.5 USD.",
+    ]);
+  });
+
+  it("says in warnings when a total is negative, its control characters made printable", async () => {
+    const body = answer([record(H0, H1, 0)], 0).body;
+    (body.metadata.totals as Record<string, number>)["credit\u001b[2JAmount"] = -4;
+    server.enqueue({ body });
+    const spent = await read();
+    expect(spent.warnings).toEqual([
+      "The service's totals have negative amounts (credit\\u001b[2JAmount -4).",
+    ]);
   });
 });

@@ -9,6 +9,12 @@
  * their environment fallbacks) unless `opts` carries a client or settings. Bad arguments fail
  * naming the argument before any network call. REST v2 only: on a v1 `restUrl` it fails saying so.
  *
+ * An answer that does not add up is returned as the service gave it, with `warnings` saying what
+ * is wrong (see {@link GetBillingResult.warnings}): negative amounts, or a total that is not the
+ * sum of the records. Not refused: a negative amount may be a credit or refund the service books
+ * that way, and refusing would fail the whole program's preview over the service's accounting,
+ * hiding every figure; a program that must not go on with such figures checks `warnings`.
+ *
  * ```ts
  * const spent = runpod.getBillingOutput({ serverlessId: endpoint.id, lastN: 7, bucketSize: "day" });
  * export const lastWeekUsd = spent.totalUsd;
@@ -19,7 +25,15 @@ import type * as ClientIndex from "../../client";
 import type { RunpodClient } from "../../client";
 import { ValidationError } from "../../client/errors";
 import type { BillingBucketSize } from "../../wire/billing";
+import { listSome } from "../common/engineText";
+import { printable } from "../common/wording";
 import { lookupClient, type RunpodSettings } from "../config";
+
+/**
+ * Most the sum of the records may differ from the service's `totals.totalAmount` before
+ * `warnings` says so, in USD: one cent (amounts are floats, each record possibly rounded).
+ */
+export const BILLING_SUM_TOLERANCE_USD = 0.01;
 
 /**
  * The query schemas and their checker, loaded on first use (the package root loads this module,
@@ -90,6 +104,14 @@ export interface GetBillingResult {
   amounts: Record<string, number>;
   /** Spend per bucket, oldest first; buckets with no record are left out for an endpoint or a pod. */
   buckets: BillingBucket[];
+  /**
+   * What does not add up in the service's answer, one sentence each; empty when it is consistent.
+   * Said when a record or a total has a negative amount (a credit, a refund or a service error:
+   * the figures above include it as given), and when `totalUsd` differs from the sum of the
+   * records by more than one cent (`BILLING_SUM_TOLERANCE_USD`; `totalUsd` stays the service's).
+   * A program that must not act on such figures checks `warnings.length === 0`.
+   */
+  warnings: string[];
 }
 
 function checkArgs(args: GetBillingArgs | undefined): GetBillingArgs {
@@ -152,6 +174,7 @@ export async function getBilling(
       totalUsd: answer.metadata.totals.totalAmount,
       amounts: numbers(answer.metadata.totals),
       buckets: [...byBucket.values()].sort((a, b) => Date.parse(a.startTime) - Date.parse(b.startTime)),
+      warnings: billingWarnings(answer.records, answer.metadata.totals),
     };
   }
   const answer = await client.billing.list(window, request);
@@ -164,7 +187,50 @@ export async function getBilling(
     buckets: answer.records
       .map((r) => ({ startTime: r.startTime, endTime: r.endTime, totalUsd: r.totalAmount }))
       .sort((a, b) => Date.parse(a.startTime) - Date.parse(b.startTime)),
+    warnings: billingWarnings(answer.records, answer.metadata.totals),
   };
+}
+
+/** `1.5`, `-0.25`: a USD figure for a warning, to the cent's hundredth. */
+const figure = (usd: number) => String(Math.round(usd * 10_000) / 10_000);
+
+/** The amounts of `values` below zero, as `gpuAmount -1.5`. */
+function negatives(values: Record<string, unknown>): string[] {
+  return Object.entries(numbers(values))
+    .filter(([, amount]) => amount < 0)
+    .map(([key, amount]) => `${printable(key, 40)} ${figure(amount)}`);
+}
+
+/** What does not add up in a billing answer ({@link GetBillingResult.warnings}). */
+export function billingWarnings(
+  records: readonly ({ startTime: string; totalAmount: number } & Record<string, unknown>)[],
+  totals: { totalAmount: number } & Record<string, unknown>,
+): string[] {
+  const warnings: string[] = [];
+  const negativeRecords = records
+    .map((record) => ({ record, below: negatives(record) }))
+    .filter(({ below }) => below.length > 0)
+    .map(({ record, below }) => `${printable(record.startTime, 40)} (${below.join(", ")})`);
+  if (negativeRecords.length > 0) {
+    warnings.push(
+      `${negativeRecords.length} billing record${negativeRecords.length === 1 ? " has" : "s have"} negative ` +
+        `amounts: ${listSome(negativeRecords, 5, "; ")}. A credit, a refund or a service error: ` +
+        "the figures include them as the service gave them.",
+    );
+  }
+  const belowTotals = negatives(totals);
+  if (belowTotals.length > 0) {
+    warnings.push(`The service's totals have negative amounts (${belowTotals.join(", ")}).`);
+  }
+  const sum = records.reduce((total, record) => total + record.totalAmount, 0);
+  if (Math.abs(sum - totals.totalAmount) > BILLING_SUM_TOLERANCE_USD) {
+    warnings.push(
+      `The service's total (${figure(totals.totalAmount)} USD, totalUsd) is not the sum of its ` +
+        `${records.length} record${records.length === 1 ? "" : "s"} (${figure(sum)} USD): the buckets ` +
+        `and the total disagree by ${figure(Math.abs(sum - totals.totalAmount))} USD.`,
+    );
+  }
+  return warnings;
 }
 
 function windowOf(query: { startTime: string; endTime: string; bucketSize: string }) {

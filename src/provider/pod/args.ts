@@ -24,6 +24,36 @@ export type PodWaitFor = "none" | "running" | "ssh" | { port: number; path?: str
 /** Default wait bound: 10 minutes. */
 export const DEFAULT_WAIT_TIMEOUT_MS = 600_000;
 
+/** Longest wait bound `waitTimeoutMs` accepts: 24 hours, in ms. */
+export const MAX_WAIT_TIMEOUT_MS = 86_400_000;
+
+/**
+ * Most GPUs `gpu.count` accepts without the catalog: twice the largest machine the service's
+ * document describes (8 GPUs). Where the catalog can be read, `check` bounds it further by the
+ * GPU type's `maxCount` for the pod's cloud (`../catalog/gpuCountCheck.ts`).
+ */
+export const MAX_GPUS_PER_POD = 16;
+
+/**
+ * `waitFor.path`: a path on the pod's own host, as the wait appends it to the pod's address. One
+ * leading `/` (`//host/x` reads as another host, a protocol-relative URL), no backslash (some
+ * parsers read `\` as `/`), no whitespace or control character, no `.` or `..` segment (a
+ * normalised path); a query string is allowed.
+ */
+const waitPath = z
+  .string({ error: "waitFor.path must be a string" })
+  .refine((path) => path.startsWith("/") && !path.startsWith("//"), {
+    error:
+      'waitFor.path must be a path on the pod starting with one "/", e.g. "/health" ("//" starts another host)',
+  })
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  .refine((path) => !/[\\\s\u0000-\u001f\u007f-\u009f]/.test(path), {
+    error: "waitFor.path must not contain a backslash, whitespace or control characters",
+  })
+  .refine((path) => !/(^|\/)\.{1,2}(\/|$)/.test(path.split(/[?#]/)[0] as string), {
+    error: 'waitFor.path must be a normalised path, with no "." or ".." segment',
+  });
+
 const portNumber = z
   .int({ error: "waitFor.port must be an integer" })
   .min(1, { error: "waitFor.port must be 1..65535" })
@@ -45,7 +75,7 @@ export const PodExtraArgsSchema = z.strictObject({
         z.enum(["none", "running", "ssh"]),
         z.strictObject({
           port: portNumber,
-          path: z.string().startsWith("/", { error: 'waitFor.path must start with "/"' }).optional(),
+          path: waitPath.optional(),
           expectStatus: z
             .int({ error: "waitFor.expectStatus must be an integer" })
             .min(100, { error: "waitFor.expectStatus must be an HTTP status, 100..599" })
@@ -61,6 +91,7 @@ export const PodExtraArgsSchema = z.strictObject({
   waitTimeoutMs: z
     .int({ error: "waitTimeoutMs must be an integer (milliseconds)" })
     .min(1000, { error: "waitTimeoutMs must be at least 1000 ms" })
+    .max(MAX_WAIT_TIMEOUT_MS, { error: "waitTimeoutMs must be at most 86400000 ms (24 hours)" })
     .optional(),
   maxHourlyUsd: MaxHourlyUsdSchema,
 });
@@ -100,7 +131,13 @@ export const PodArgsSchema = z.strictObject({
     .strictObject(
       documented(gpuShape, {
         id: "GPU type id (`getGpuTypes`), e.g. `NVIDIA GeForce RTX 4090`, tried first.",
-        count: { description: "GPUs.", default: "1" },
+        count: {
+          description:
+            "GPUs on the pod's one machine: each GPU type it may land on (`gpu.id`, `fallbackGpuIds`)\n" +
+            "must hold that many (its `maxCount` in the catalog for the pod's cloud); at most 16 when the\n" +
+            "catalog cannot be read.",
+          default: "1",
+        },
         allowedCudaVersions: "Acceptable CUDA versions (`major.minor`); not with `minCudaVersion`.",
         minCudaVersion: "Lowest acceptable CUDA version (`major.minor`); not with `allowedCudaVersions`.",
       }),
@@ -173,7 +210,7 @@ export const PodArgsSchema = z.strictObject({
     templateId: { description: "A pod template's id whose settings the body overrides.", replaces: true },
     fallbackGpuIds:
       "GPU type ids tried in order after `gpu.id` when the service has no capacity for it (or no\n" +
-      "access). A change makes no service call.",
+      "access). GPU pods only. A change makes no service call.",
     desiredStatus: {
       description: "`RUNNING` or `EXITED` (stopped, disk kept). A change is a stop or start, not a replace.",
       default: '"RUNNING"',
@@ -185,7 +222,12 @@ export const PodArgsSchema = z.strictObject({
       z.strictObject(
         documented(waitForObject, {
           port: "A port exposed as `<port>/http` in `ports`.",
-          path: { description: "Path requested.", default: '"/"' },
+          path: {
+            description:
+              "Path requested on the pod's own address: one leading `/`, normalised (no `.` or `..`\n" +
+              "segment, no backslash or whitespace); a query string is allowed.",
+            default: '"/"',
+          },
           expectStatus: { description: "Status that counts as ready.", default: "200" },
         }),
       ),
@@ -199,7 +241,9 @@ export const PodArgsSchema = z.strictObject({
     }),
   ...documented(fields, {
     waitTimeoutMs: {
-      description: "Bound of that wait, in ms; past it the step fails and the pod stays in the stack.",
+      description:
+        "Bound of that wait, in ms (1000 to 86400000, 24 hours); past it the step fails and the pod\n" +
+        "stays in the stack.",
       default: "600000",
     },
     maxHourlyUsd:
@@ -234,6 +278,18 @@ export const ARG_NAMES = ["name", ...BODY_NAMES.filter((k) => k !== "name"), ...
  */
 const PodBoundsSchema = z.object({
   name: boundedName(z.string()).optional(),
+  gpu: z
+    .object({
+      count: z
+        .number()
+        .max(MAX_GPUS_PER_POD, {
+          error:
+            `gpu.count must be at most ${MAX_GPUS_PER_POD}: no RunPod machine holds more GPUs (the catalog's ` +
+            "maxCount of the GPU type bounds it further when it can be read)",
+        })
+        .optional(),
+    })
+    .optional(),
   env: checkedEnvNames(z.record(z.string(), z.string()).optional()),
   mounts: z
     .object({
@@ -287,7 +343,7 @@ export function checkPodArgs(
       reason: describeNestedArgIssue(issue, field, where, args[field], ["name"]),
     });
   }
-  if (!crossUnknown) failures.push(...waitForFailures(args));
+  if (!crossUnknown) failures.push(...waitForFailures(args), ...fallbackFailures(args));
   const v1 = v1RestUrlReason(settings, "Pod");
   if (v1) failures.unshift({ field: "", reason: v1 });
   const envValues = secretEnvValues(args.env);
@@ -295,6 +351,21 @@ export function checkPodArgs(
     inputs,
     failures: failures.map((f) => ({ property: f.field, reason: redact(f.reason, envValues) })),
   };
+}
+
+/** `fallbackGpuIds` against the compute: GPU types mean nothing to a CPU pod. */
+function fallbackFailures(args: Record<string, unknown>): { field: string; reason: string }[] {
+  if (args.cpu === undefined || args.fallbackGpuIds === undefined || containsUnknown(args.fallbackGpuIds)) {
+    return [];
+  }
+  return [
+    {
+      field: "fallbackGpuIds",
+      reason:
+        "fallbackGpuIds applies to GPU pods only (gpu), and this pod runs on cpu: remove fallbackGpuIds, " +
+        "or give gpu instead of cpu",
+    },
+  ];
 }
 
 /** `waitFor` against the rest: a port it waits on must be an exposed `/http` port; ssh needs `startSsh`. */
