@@ -9,6 +9,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { RESOURCE_ROWS } from "../../src/provider/resources";
 
 const REPO = path.resolve(__dirname, "..", "..");
 
@@ -116,13 +117,8 @@ describe("repository paths the pages name", () => {
     ]);
   });
 
-  /** Every resource class, by the `type` of its `resourceSpec` in `src/provider/<folder>/resource.ts`. */
-  const RESOURCES = readdirSync(path.join(REPO, "src/provider"))
-    .map((folder) => path.join(REPO, "src/provider", folder, "resource.ts"))
-    .filter((file) => existsSync(file))
-    .flatMap((file) =>
-      [...readFileSync(file, "utf8").matchAll(/^\s+type: "(\w+)",$/gm)].map((m) => m[1] as string),
-    );
+  /** Every resource class, by the resource table. */
+  const RESOURCES = RESOURCE_ROWS.map((row) => row.className);
 
   /** The files of `dirs` (`.ts`, `.mts`) that name every resource class as a string or a key. */
   function listsOfEveryResource(dirs: readonly string[]): string[] {
@@ -144,7 +140,7 @@ describe("repository paths the pages name", () => {
     expect(RESOURCES).toEqual(expect.arrayContaining(["Pod", "SshKey", "Template", "JobRun"]));
     const lists = listsOfEveryResource(["src", "test", "scripts", "bench"]);
     expect(lists).toEqual(
-      expect.arrayContaining(["test/support/providerHost.mts", "test/package/providerText.test.ts"]),
+      expect.arrayContaining(["src/provider/resources.ts", "test/support/providerHost.mts"]),
     );
     const named = namedPaths(readFileSync(path.join(REPO, "docs/adding-a-resource.md"), "utf8"));
     expect(lists.filter((file) => !named.includes(file))).toEqual([]);

@@ -10,6 +10,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { resourceSpec, ServiceObjectResource } from "../common/resource";
+import { RESOURCES } from "../resources";
 import type { SshKeyArgs } from "./args.generated";
 
 export type { SshKeyArgs };
@@ -46,8 +47,7 @@ export type { SshKeyArgs };
 export class SshKey extends ServiceObjectResource<SshKeyArgs> {
   /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
   protected static override readonly spec = resourceSpec<SshKeyArgs>({
-    type: "SshKey",
-    operationsModule: "pulumi-runpod-dynamic/dist/provider/sshKey/operations.js",
+    row: RESOURCES.SshKey,
     inputs: ["publicKey"],
     outputs: ["fingerprint", "type", "comment", "entry"],
     urn: true,
