@@ -11,8 +11,9 @@
  * with one try and a short timeout, so a service that does not answer costs a check seconds, once.
  * Ids are compared in any letter case, as the service compares them (`eu-ro-1` is `EU-RO-1`).
  */
-import { listSome } from "../common/engineText";
+
 import { isUnknown } from "../common/unknown";
+import { listSome } from "../common/wording";
 import { clientFromSettings, type RunpodSettings } from "../config";
 import type { CheckFailure } from "../cost/budget";
 import { catalogDataCenterIds } from "../cost/catalog";

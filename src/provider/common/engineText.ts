@@ -11,6 +11,10 @@
  * where a service echoing the request would otherwise leave a copy.
  */
 import { redact } from "./redaction";
+import { LISTED_AT_MOST } from "./wording";
+
+/** Re-exported for the modules that import them from here. */
+export { boundEntry, LISTED_AT_MOST, listSome } from "./wording";
 
 // ---------------------------------------------------------------------------------------------
 // Check failures as the engine prints them
@@ -73,12 +77,6 @@ export function forEngine<F extends { property: string; reason: string }>(
 // Room for the longest part a message has by design (a worker log tail, 8 KB) and its lines around.
 export const MESSAGE_MAX_CHARS = 10_000;
 
-/** How many entries of a service-sourced list a message names before "and N more". */
-export const LISTED_AT_MOST = 5;
-
-/** Longest single entry (an id, a status) a message repeats from the service, in characters. */
-const ENTRY_MAX_CHARS = 80;
-
 /**
  * `text` cut to at most `max` characters: its head (what happened, to which resource) and its
  * tail (what to do next) kept, the middle replaced by a note of how much was left out.
@@ -90,24 +88,6 @@ export function boundText(text: string, max: number = MESSAGE_MAX_CHARS): string
   const tail = Math.floor(room / 3);
   const head = room - tail;
   return text.slice(0, head) + note(text.length - head - tail) + text.slice(text.length - tail);
-}
-
-/** One entry the service sent, shortened to a line's worth: `abc...(1000 characters)`. */
-export function boundEntry(entry: string): string {
-  return entry.length <= ENTRY_MAX_CHARS
-    ? entry
-    : `${entry.slice(0, ENTRY_MAX_CHARS)}...(${entry.length} characters)`;
-}
-
-/** `a, b, c, d, e and 49995 more`: the first few entries of a service-sourced list, each bounded. */
-export function listSome(
-  entries: readonly string[],
-  shown: number = LISTED_AT_MOST,
-  separator = ", ",
-): string {
-  const named = entries.slice(0, shown).map(boundEntry);
-  const more = entries.length - named.length;
-  return named.join(separator) + (more > 0 ? ` and ${more} more` : "");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -38,3 +38,30 @@ export function printable(text: string, maxChars: number, multiline = false): st
 export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+// Service-sourced lists in messages (kept free of the client, so a lookup the package root loads
+// can use them without loading it).
+
+/** How many entries of a service-sourced list a message names before "and N more". */
+export const LISTED_AT_MOST = 5;
+
+/** Longest single entry (an id, a status) a message repeats from the service, in characters. */
+const ENTRY_MAX_CHARS = 80;
+
+/** One entry the service sent, shortened to a line's worth: `abc...(1000 characters)`. */
+export function boundEntry(entry: string): string {
+  return entry.length <= ENTRY_MAX_CHARS
+    ? entry
+    : `${entry.slice(0, ENTRY_MAX_CHARS)}...(${entry.length} characters)`;
+}
+
+/** `a, b, c, d, e and 49995 more`: the first few entries of a service-sourced list, each bounded. */
+export function listSome(
+  entries: readonly string[],
+  shown: number = LISTED_AT_MOST,
+  separator = ", ",
+): string {
+  const named = entries.slice(0, shown).map(boundEntry);
+  const more = entries.length - named.length;
+  return named.join(separator) + (more > 0 ? ` and ${more} more` : "");
+}
