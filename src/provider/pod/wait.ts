@@ -6,7 +6,7 @@
  * test can replay a pod's statuses and move time by hand).
  */
 import * as net from "node:net";
-import type { Pod, RunpodClient } from "../../client";
+import { NotFoundError, type Pod, type RunpodClient } from "../../client";
 import { type Clock, sleep, systemClock } from "../clock";
 import type { PodWaitFor } from "./args";
 
@@ -14,6 +14,12 @@ import type { PodWaitFor } from "./args";
 export const POLL_INTERVAL_MS = 1000;
 /** Longest one SSH or HTTP probe may take, in ms. */
 const PROBE_TIMEOUT_MS = 5000;
+/**
+ * How long the wait keeps reading a pod the service answers 404 for, in ms of the wait's clock
+ * from the first 404: right after a create the service may not find its own new pod yet (eventual
+ * consistency). Past it (or past `waitTimeoutMs`, whichever comes first) the wait fails.
+ */
+export const NOT_FOUND_GRACE_MS = 30_000;
 
 /** How a wait ended when the pod did not become usable. */
 export interface WaitFailure {
@@ -45,6 +51,8 @@ export async function waitForPod(options: WaitOptions): Promise<{ kind: "ready";
   const history: string[] = [];
   const started = now();
   let lastProbe = "";
+  /** When the reads began answering 404 (undefined while the pod is found). */
+  let missingSince: number | undefined;
   if (wanted === "RUNNING" && waitFor === "none") return { kind: "ready", pod };
   for (;;) {
     if (history[history.length - 1] !== pod.status) history.push(pod.status);
@@ -77,7 +85,18 @@ export async function waitForPod(options: WaitOptions): Promise<{ kind: "ready";
       };
     }
     await sleep(clock, Math.min(POLL_INTERVAL_MS, left));
-    pod = await client.pods.get(pod.id);
+    try {
+      pod = await client.pods.get(pod.id);
+      missingSince = undefined;
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      missingSince ??= now();
+      const missingMs = now() - missingSince;
+      if (missingMs >= NOT_FOUND_GRACE_MS) {
+        const why = `the service answered 404 for it for ${Math.round(missingMs / 1000)} s (it may have been terminated)`;
+        return { kind: "failure", pod, history, why };
+      }
+    }
   }
 }
 
