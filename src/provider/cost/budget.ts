@@ -34,18 +34,29 @@ export const MaxHourlyUsdSchema = z
   .optional();
 
 /**
+ * A decimal number as people write one (`10`, `0.5`, `.5`, `2.`), nothing else: no sign, exponent,
+ * hex (`0x10`, which `Number` reads as 16), `Infinity` or digit separators.
+ */
+const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
+
+/**
  * A budget as given (a number from the program, a string from stack config or the environment),
- * or the reason it is not one: it must be a finite number of USD an hour, at least 0.
+ * or the reason it is not one: it must be a finite number of USD an hour, at least 0. A string is
+ * read as a plain decimal (surrounding blanks ignored); an empty one is no budget but a mistake,
+ * so it fails naming `name` rather than turning the budget off.
  */
 export function parseBudget(value: unknown, name: string): { usd?: number; failure?: string } {
   if (value === undefined || value === null) return {};
   const text = typeof value === "string" ? value.trim() : undefined;
-  const n = typeof value === "number" ? value : text !== undefined && text !== "" ? Number(text) : Number.NaN;
+  const n =
+    typeof value === "number" ? value : text !== undefined && DECIMAL.test(text) ? Number(text) : Number.NaN;
   if (!Number.isFinite(n) || n < 0) {
     const shown =
       typeof value === "string" || typeof value === "number" ? JSON.stringify(value) : typeof value;
     return {
-      failure: `${name} must be a number of US dollars an hour, at least 0 (got ${shown === "null" ? String(value) : shown})`,
+      failure:
+        `${name} must be a number of US dollars an hour, at least 0 (got ${shown === "null" ? String(value) : shown})` +
+        (text === "" ? `; to have no budget, unset ${name}` : ""),
     };
   }
   return { usd: n };
@@ -206,7 +217,7 @@ export async function judgeBudgets(subject: CostSubject, pricing: CostPricing): 
     try {
       cost = await c.price();
     } catch (error) {
-      unreadable = `the catalog's prices could not be read (${describeError(error)})`;
+      unreadable = `the catalog's prices could not be read (${describeError(error)}), so nothing was priced`;
     }
   }
   const which = own.usd !== undefined ? "maxHourlyUsd" : stackName;
@@ -216,7 +227,11 @@ export async function judgeBudgets(subject: CostSubject, pricing: CostPricing): 
     return { ...(cost === undefined || cost === UNKNOWN ? {} : { hourlyCost: cost }), failures };
   };
   if (cost === undefined) {
-    if (!budgeted || !c.priceable) return { failures };
+    if (!c.priceable) return { failures };
+    if (!budgeted) {
+      // No budget to judge: the figure says why it is missing, as a price the catalog lacks does.
+      return unreadable === undefined ? { failures } : { hourlyCost: unpriced(unreadable), failures };
+    }
     return fail(unreadable ?? "the provider has no REST v2 API key to read the catalog's prices with");
   }
   if (cost === UNKNOWN) {
@@ -249,6 +264,11 @@ export async function judgeBudgets(subject: CostSubject, pricing: CostPricing): 
   }
   recordCeiling(c.key, entry);
   return { hourlyCost: cost, failures };
+}
+
+/** A figure with no price, saying why (null figures, never 0). */
+function unpriced(why: string): HourlyCost {
+  return { floorUsd: null, ceilingUsd: null, ratePerWorkerUsd: null, note: why };
 }
 
 /** A priced kind of resource's `check`, for {@link pricedCheck}. */
