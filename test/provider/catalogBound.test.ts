@@ -2,8 +2,9 @@
  * `check`'s catalog reads are bounded and kept for the host: in process (the operations the
  * provider host runs), against a scripted REST v2 service on 127.0.0.1 whose catalog never
  * answers, timed on a fake clock given as the settings' clock. A check waits at most
- * `CATALOG_READ_BOUND_MS` (10 s) of that clock for a catalog list, says what it could not judge,
- * and a second check on the same host sends no new request (the failure is kept).
+ * `CATALOG_READ_BOUND_MS` (10 s) of that clock for the catalog in all (the data centres and the
+ * prices are read at once), says what it could not judge, and a second check on the same host
+ * sends no new request (the failure is kept).
  *
  * Failed before: the price read used the host's client (60 s a try, six tries, on the real clock,
  * 376 s for a catalog that never answers) and a failed read was read again by every check.
@@ -146,18 +147,27 @@ describe("check's catalog read when the catalog never answers", () => {
     });
   });
 
-  it("judges no data centre when that read never answers, at the same bound, once per host", async () => {
+  it("reads the data centres and the prices at once: a check with both waits one bound in all, once per host", async () => {
     const s = withClock();
     const first = tracked(podOperations.check(s, {}, pod({ dataCenterIds: ["MARS-1"] })));
     await received("/v2/catalog/datacenters");
-    await clock.advance(CATALOG_READ_BOUND_MS - 1);
-    expect(first.settled()).toBe(false);
-    await clock.advance(1);
-    // The data centres (a courtesy: nothing judged when unread), then the prices, each bounded.
+    // Both reads are under way on the clock (one bound each, from the same moment), not one after the other.
+    expect(clock.pending()).toBe(2);
     await received("/v2/catalog/gpus");
     const result = await atTheBound(first);
+    // The data centres are a courtesy: nothing judged when unread.
     expect(result.failures).toEqual([]);
-    expect(catalogReads().map((r) => r.pathname)).toEqual(["/v2/catalog/datacenters", "/v2/catalog/gpus"]);
+    expect(result.inputs.hourlyCost).toEqual({
+      floorUsd: null,
+      ceilingUsd: null,
+      ratePerWorkerUsd: null,
+      note: NOT_PRICED,
+    });
+    expect(
+      catalogReads()
+        .map((r) => r.pathname)
+        .sort(),
+    ).toEqual(["/v2/catalog/datacenters", "/v2/catalog/gpus"]);
     const again = await podOperations.check(s, {}, pod({ name: "again", dataCenterIds: ["VENUS-2"] }));
     expect(again.failures).toEqual([]);
     expect(catalogReads()).toHaveLength(2);

@@ -298,7 +298,8 @@ export interface PricedCheck {
 /**
  * A priced resource's `check`: the arguments first (their failures alone when there are any), then
  * what the catalog judges (their failures alone too), then the `hourlyCost` figure and the
- * budgets, judged before anything that costs money runs. The URN
+ * budgets, judged before anything that costs money runs. The catalog judgement and the prices are
+ * read at the same time, so the check waits one catalog bound (10 s) in all. The URN
  * the resource passes for the stack budget, and the figure check itself added to earlier inputs,
  * are no arguments.
  */
@@ -314,17 +315,24 @@ export function pricedCheck(
     const checked = c.checkArgs(settings, news);
     if ((checked.failures ?? []).length > 0) return checked;
     const secrets = c.secrets(settings, news);
-    const named = (await c.checkCatalog?.(settings, news, olds)) ?? [];
+    const name = typeof news.name === "string" ? news.name : undefined;
+    const label = `${c.kind} ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
+    const key = typeof urn === "string" ? urn : `${c.kind}::${name ?? ""}`;
+    // Both catalog reads at once, so a check waits for the catalog one bound in all, not one per list.
+    const before = ledger.get(key);
+    const [named, cost] = await Promise.all([
+      c.checkCatalog?.(settings, news, olds) ?? Promise.resolve([]),
+      c.checkCost({ settings, args: news, key, label }),
+    ]);
     if (named.length > 0) {
+      // The catalog's failures alone; the stack's sum is left as it was before this check.
+      if (before === undefined) forgetCeiling(key);
+      else recordCeiling(key, before);
       return {
         inputs: checked.inputs,
         failures: named.map((f) => ({ ...f, reason: redact(f.reason, secrets) })),
       };
     }
-    const name = typeof news.name === "string" ? news.name : undefined;
-    const label = `${c.kind} ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
-    const key = typeof urn === "string" ? urn : `${c.kind}::${name ?? ""}`;
-    const cost = await c.checkCost({ settings, args: news, key, label });
     const inputs =
       cost.hourlyCost === undefined ? checked.inputs : { ...checked.inputs, hourlyCost: cost.hourlyCost };
     return { inputs, failures: cost.failures.map((f) => ({ ...f, reason: redact(f.reason, secrets) })) };
