@@ -14,7 +14,12 @@ import {
   resourceBudgetFailure,
   stackBudgetFailure,
 } from "../../src/provider/cost/budget";
-import { endpointHourlyCost, podHourlyCost, runCostUsd } from "../../src/provider/cost/prices";
+import {
+  endpointHourlyCost,
+  placedWorkerRate,
+  podHourlyCost,
+  runCostUsd,
+} from "../../src/provider/cost/prices";
 import { volumeMonthlyCost } from "../../src/provider/cost/volume";
 
 const gpus = [
@@ -284,6 +289,15 @@ describe("list prices that cannot price anything fail closed", () => {
       note: `no list price for CPU flavour "cpu3c": the catalog gives it a serverless vCPU price of ${shown} USD/h, not a price above 0`,
     });
   });
+
+  it.each([-1, 0, Number.NaN])(
+    "gives a placed worker priced %s no rate, so a run's cost is never negative or 0",
+    (price) => {
+      const worker = { gpuTypeId: H100, gpuCount: 2 };
+      expect(placedWorkerRate(worker, bad(price) as never)).toBeUndefined();
+      expect(placedWorkerRate(worker, bad(1.5) as never)).toBe(3);
+    },
+  );
 
   it("says a missing price is missing", () => {
     expect(podHourlyCost({ gpu: { id: H100 } }, { gpus: [{ id: H100, pool: null, price: {} }] })).toEqual({

@@ -121,7 +121,7 @@ export function gpuWorkerRates(
 /**
  * The hourly rate of one placed GPU worker (the v2 `Worker`): its `gpuTypeId`'s serverless price ×
  * its `gpuCount`; undefined when it is not placed yet or the catalog gives its type no serverless
- * price. A run's cost uses it, so a job is priced at the GPU it ran on, not the dearest candidate.
+ * price above 0. A run's cost uses it, so a job is priced at the GPU it ran on, not the dearest candidate.
  */
 export function placedWorkerRate(
   worker: { gpuTypeId?: string | null; gpuCount?: number },
@@ -129,7 +129,7 @@ export function placedWorkerRate(
 ): number | undefined {
   if (typeof worker.gpuTypeId !== "string" || typeof worker.gpuCount !== "number") return undefined;
   const price = catalog.find((g) => g.id === worker.gpuTypeId)?.price?.serverless;
-  return typeof price === "number" && Number.isFinite(price) ? price * worker.gpuCount : undefined;
+  return badPrice(price, "serverless price") === undefined ? (price as number) * worker.gpuCount : undefined;
 }
 
 /** Per-worker rates of a CPU endpoint: each configuration's flavour at its serverless vCPU price × `vcpuCount`. */
