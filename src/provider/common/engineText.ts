@@ -8,9 +8,13 @@
  * stack dump; see `printsAsOneLine`) and sends `e.message` over gRPC to the engine, so every error a provider operation throws goes
  * through {@link redactError}: every form of the given secrets becomes `[redacted]` (`redaction.ts`),
  * and the error is rebuilt as a plain `Error` without `cause` or the service's response `body`,
- * where a service echoing the request would otherwise leave a copy.
+ * where a service echoing the request would otherwise leave a copy. Control characters other than
+ * the message's own line feeds and tabs are escaped there too (`printable`): the last guard for
+ * text the service sent; each value is also made one printable line where it enters a message
+ * (`boundEntry`, the client's `describeBody`), so a CR/LF inside it cannot forge a line.
  */
 import { redact } from "./redaction";
+import { printable } from "./wording";
 
 // ---------------------------------------------------------------------------------------------
 // Check failures as the engine prints them
@@ -92,11 +96,16 @@ export function boundText(text: string, max: number = MESSAGE_MAX_CHARS): string
   return text.slice(0, head) + note(text.length - head - tail) + text.slice(text.length - tail);
 }
 
-/** One entry the service sent, shortened to a line's worth: `abc...(1000 characters)`. */
+/**
+ * One entry the service sent (an id, a status, a release's origin), made one printable line
+ * (control characters escaped, so a CR/LF in it cannot forge a line) and shortened to a line's
+ * worth: `abc...(1000 characters)`.
+ */
 export function boundEntry(entry: string): string {
-  return entry.length <= ENTRY_MAX_CHARS
-    ? entry
-    : `${entry.slice(0, ENTRY_MAX_CHARS)}...(${entry.length} characters)`;
+  const shown = printable(entry);
+  return shown.length <= ENTRY_MAX_CHARS
+    ? shown
+    : `${shown.slice(0, ENTRY_MAX_CHARS)}...(${shown.length} characters)`;
 }
 
 /** `a, b, c, d, e and 49995 more`: the first few entries of a service-sourced list, each bounded. */
@@ -129,11 +138,14 @@ export function redactError(error: unknown, secrets: readonly unknown[]): Error 
     extra.code === "authentication_error" && !source.message.includes("runpod:apiKey")
       ? " Check the API key: the secret stack config runpod:apiKey, or the environment variable RUNPOD_API_KEY."
       : "";
+  // Lines by design are kept; every other control character (ESC, BEL, CR) a value brought is escaped.
+  const shown = (text: string) =>
+    boundText(printable(redact(text, secrets) + hint, Number.POSITIVE_INFINITY, true));
   const fresh: Error & { code?: string; id?: unknown; properties?: unknown } = new Error(
-    boundText(redact(source.message, secrets) + hint),
+    shown(source.message),
   );
   fresh.name = source.name;
-  fresh.stack = boundText(redact(source.stack ?? `${source.name}: ${source.message}`, secrets) + hint);
+  fresh.stack = shown(source.stack ?? `${source.name}: ${source.message}`);
   if (typeof extra.code === "string") fresh.code = extra.code;
   if (extra.id !== undefined) fresh.id = extra.id;
   if (extra.properties !== undefined) fresh.properties = extra.properties;
@@ -171,7 +183,9 @@ export function withReasons<E extends Error>(error: E): E & { reasons?: string[]
   if (e.id !== undefined && (!Array.isArray(e.reasons) || e.reasons.length === 0)) e.reasons = [e.message];
   // Every reason bounded, and few of them: the engine packs them all into one gRPC status.
   if (Array.isArray(e.reasons)) {
-    const reasons = e.reasons.slice(0, LISTED_AT_MOST).map((r) => boundText(String(r)));
+    const reasons = e.reasons
+      .slice(0, LISTED_AT_MOST)
+      .map((r) => boundText(printable(String(r), Number.POSITIVE_INFINITY, true)));
     const more = e.reasons.length - reasons.length;
     e.reasons = more > 0 ? [...reasons, `and ${more} more`] : reasons;
   }

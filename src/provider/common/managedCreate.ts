@@ -23,6 +23,7 @@
  * left alone (they are not this create's), unlike `ContainerRegistryAuth`, whose names are unique.
  */
 import { mayHaveActed, NotFoundError, RunpodError } from "../../client";
+import { boundEntry } from "./engineText";
 import { describeError } from "./wording";
 
 /**
@@ -123,7 +124,7 @@ async function reconcile<T extends { id: string; name?: string | null }>(
             : ` Another new ${kind} of that name, ${describeOthers(others)}, is not this create's and was left alone.`;
         return {
           record: matching[0],
-          recoveredAfter: `${what}; the service had created it anyway (id ${matching[0].id}, the one ${kind} named "${name}" that appeared), so it was recorded.${left}`,
+          recoveredAfter: `${what}; the service had created it anyway (id ${boundEntry(matching[0].id)}, the one ${kind} named "${name}" that appeared), so it was recorded.${left}`,
         };
       }
       if (matching.length > 1) {
@@ -162,7 +163,7 @@ async function reconcile<T extends { id: string; name?: string | null }>(
 
 /** `id a, b, c and 4 more`. */
 function idsOf(objects: readonly { id: string }[]): string {
-  const shown = objects.slice(0, NAMED_AT_MOST).map((o) => o.id);
+  const shown = objects.slice(0, NAMED_AT_MOST).map((o) => boundEntry(o.id));
   const more = objects.length - shown.length;
   return shown.join(", ") + (more > 0 ? ` and ${more} more` : "");
 }
@@ -171,7 +172,7 @@ function idsOf(objects: readonly { id: string }[]): string {
 function describeOthers(others: readonly { object: { id: string }; fields: string[] }[]): string {
   const shown = others
     .slice(0, NAMED_AT_MOST)
-    .map((o) => `id ${o.object.id} (differs in ${o.fields.slice(0, 10).join(", ")})`);
+    .map((o) => `id ${boundEntry(o.object.id)} (differs in ${o.fields.slice(0, 10).join(", ")})`);
   const more = others.length - shown.length;
   return shown.join(", ") + (more > 0 ? ` and ${more} more` : "");
 }

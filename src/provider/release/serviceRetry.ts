@@ -6,6 +6,7 @@
  * running unrecorded.
  */
 import { isTerminalStatus, type Job, mayHaveActed } from "../../client";
+import { boundEntry } from "../common/engineText";
 import { describeError } from "../common/wording";
 import { CANCEL_TIMEOUT_MS, STATUS_UNKNOWN } from "./bounds";
 import { type Execution, recordJob } from "./execution";
@@ -33,7 +34,9 @@ export async function retryOnService(
     outcome: { result, failure: failureMessage(args, result, what, hint) },
   });
   if (run.collector) await finishStream(run.sink, run.collector, job.id, run.remaining);
-  run.log(`JobRun ${run.where()}: ${job.status}; retry ${run.retriesUsed + 1} of ${args.retries}`);
+  run.log(
+    `JobRun ${run.where()}: ${boundEntry(job.status)}; retry ${run.retriesUsed + 1} of ${args.retries}`,
+  );
   let next: Job;
   try {
     next = await endpoint.retry(job.id, { signal: run.signal });
