@@ -12,8 +12,8 @@
  *   machine @pulumi/pulumi's own time varies by hundreds of milliseconds between processes, which
  *   is why the package's cost is measured after it in the same process rather than as a difference
  *   of two medians. Target: at most 40 ms over `@pulumi/pulumi`.
- * - Registration: 100 of each resource (`ContainerRegistryAuth`, `JobRun`, `ServerlessEndpoint`,
- *   `Template`, `NetworkVolume`, `Pod`, `SshKey`) constructed under
+ * - Registration: 100 of each resource of the resource table (`src/provider/resources.ts`, read
+ *   from the installed package) constructed under
  *   `pulumi.runtime.setMocks` until every id resolved, each beside 100 `pulumi.dynamic.Resource`s
  *   sharing one one-method provider, given the SAME arguments (the same values, its secret argument
  *   marked secret as ours marks it) and as many properties in all (what any dynamic resource
@@ -28,6 +28,8 @@
  *   the difference from a plain resource of the same shape.
  */
 import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
+import * as path from "node:path";
 import { promisify } from "node:util";
 import { installPackedPackage } from "../test/support/packedPackage.mts";
 import { median, progress, type ResultRow } from "./lib.mts";
@@ -55,19 +57,8 @@ const t2 = performance.now();
 process.stdout.write(JSON.stringify({ pulumiMs: t1 - t0, packageMs: t2 - t1, modules: Object.keys(require.cache).length - before }));
 `;
 
-/** The resources measured, as the bench constructs them (see `make` in {@link REGISTER_CHILD}). */
-export const KINDS = [
-  "ContainerRegistryAuth",
-  "JobRun",
-  "ServerlessEndpoint",
-  "Template",
-  "NetworkVolume",
-  "Pod",
-  "SshKey",
-] as const;
-
 /**
- * argv[1] = one of {@link KINDS} or "dynamic", argv[2] = N, argv[3] = properties of each "dynamic"
+ * argv[1] = a resource's class name or "dynamic", argv[2] = N, argv[3] = properties of each "dynamic"
  * resource (its name and that many less one unset outputs). Prints `{ ms, props }`: the time until
  * every id resolved, and the properties the first resource registers (its `Output` fields other
  * than `id`, `urn` and `__provider`, which every dynamic resource has).
@@ -93,16 +84,16 @@ const ARGS = {
   Pod: (i) => ({ name: "pod-" + i, image: "runpod/pytorch:" + i, gpu: { id: "NVIDIA GeForce RTX 4090" }, env: { TOKEN: "t-" + i } }),
   SshKey: (i) => ({ publicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBench" + i + " bench@" + i }),
 };
-const SECRET = { ContainerRegistryAuth: "password", ServerlessEndpoint: "env", Template: "env", Pod: "env" };
-const shape = process.argv[4];
+// Its secret arguments and secret outputs, as the resource table says and its class marks them.
+const row = process.argv[4] && require("pulumi-runpod-dynamic/dist/provider/resources.js").RESOURCES[process.argv[4]];
 const make =
   kind === "dynamic"
     ? (i) => {
-        const inputs = shape ? { ...ARGS[shape](i) } : { name: "plain-" + i };
-        const secret = shape && SECRET[shape];
-        if (secret) inputs[secret] = pulumi.secret(inputs[secret]);
+        const inputs = row ? { ...ARGS[row.className](i) } : { name: "plain-" + i };
+        for (const secret of row ? row.secretInputs : []) if (inputs[secret] !== undefined) inputs[secret] = pulumi.secret(inputs[secret]);
         for (let k = Object.keys(inputs).length; k < props; k++) inputs["out" + k] = undefined;
-        return new pulumi.dynamic.Resource(plain, "plain" + i, inputs, secret ? { additionalSecretOutputs: [secret] } : undefined);
+        const secretOutputs = row ? row.additionalSecretOutputs : [];
+        return new pulumi.dynamic.Resource(plain, "plain" + i, inputs, secretOutputs.length > 0 ? { additionalSecretOutputs: [...secretOutputs] } : undefined);
       }
     : (i) => new pkg[kind](kind + i, ARGS[kind](i));
 const t0 = performance.now();
@@ -155,7 +146,11 @@ export async function benchImportCost(): Promise<ResultRow[]> {
     };
     // Each resource beside a plain dynamic resource registering as many properties (arguments and
     // declared outputs: Pulumi's cost under mocks grows with them), measured in alternation.
-    for (const kind of KINDS) {
+    // Every resource of the table, as the installed package has it; each needs its `ARGS` entry.
+    const table = createRequire(path.join(installed.projectDir, "package.json"))(
+      "pulumi-runpod-dynamic/dist/provider/resources.js",
+    ) as typeof import("../src/provider/resources.ts");
+    for (const { className: kind } of table.RESOURCE_ROWS) {
       const ours: number[] = [];
       const plain: number[] = [];
       const diffs: number[] = [];

@@ -1,7 +1,9 @@
 /**
  * `npm run gen:types` (also run by `npm ci` as `prepare`, and the first step of `npm run build`):
  * writes each resource's documented argument type, `src/provider/<resource>/args.generated.ts`,
- * from its zod argument schema, the one source of the resource's arguments. The generated types
+ * from its zod argument schema, the one source of the resource's arguments. Which resources and
+ * lookups there are, where their schemas are and which page documents them: the resource table,
+ * `src/provider/resources.ts`. The generated types
  * are not committed (git ignores them): every checkout writes them from the schemas, so they cannot
  * fall behind. The reference pages' tables are committed, since people read them on the web.
  *
@@ -52,81 +54,6 @@ interface Target {
   plainFields?: Record<string, string>;
 }
 
-const TARGETS: Target[] = [
-  {
-    name: "JobRunArgs",
-    summary:
-      "Arguments of a `JobRun`: every field of the provider's argument schema, each accepting a value or an\n" +
-      "output, except `secretOutput`, which is fixed when the resource is constructed.",
-    module: "src/provider/release/jobArgs.ts",
-    schema: "JobRunArgsObject",
-    plainType: "JobRunInputs",
-    out: "src/provider/release/jobArgs.generated.ts",
-    plainFields: { secretOutput: "boolean" },
-  },
-  {
-    name: "NetworkVolumeArgs",
-    summary: "Arguments of a `NetworkVolume`: the fields of the service's `CreateNetworkVolumeRequest`.",
-    module: "src/provider/networkVolume/args.ts",
-    schema: "NetworkVolumeArgsSchema",
-    plainType: "NetworkVolumeArgsInput",
-    out: "src/provider/networkVolume/args.generated.ts",
-  },
-  {
-    name: "ContainerRegistryAuthArgs",
-    summary:
-      "Arguments of a `ContainerRegistryAuth`: the fields of the service's registry-auth create, plus `adoptExisting`.",
-    module: "src/provider/registryAuth/args.ts",
-    schema: "RegistryAuthArgsSchema",
-    plainType: "RegistryAuthArgsInput",
-    out: "src/provider/registryAuth/args.generated.ts",
-  },
-  {
-    name: "TemplateArgs",
-    summary:
-      "Arguments of a `Template`: the fields of the REST v2 document's `CreateTemplateRequest`, under its\n" +
-      "names. What an argument left out means: the service's default at create; on an update, an\n" +
-      "argument removed from the program is set back to that default (`env: {}`, `ports: []`,\n" +
-      '`args: ""`, `registry: null`, `allowedCudaVersions: []`, `category: "NVIDIA"`,\n' +
-      "`public`/`serverless: false`, `startSsh`/`startJupyter: true`), except `disk` (kept as it is).",
-    module: "src/provider/template/args.ts",
-    schema: "TemplateArgsSchema",
-    plainType: "TemplateArgsInput",
-    out: "src/provider/template/args.generated.ts",
-  },
-  {
-    name: "SshKeyArgs",
-    summary: "Arguments of an `SshKey`: the one key line it manages in the account's set.",
-    module: "src/provider/sshKey/args.ts",
-    schema: "SshKeyArgsSchema",
-    plainType: "SshKeyArgsInput",
-    out: "src/provider/sshKey/args.generated.ts",
-  },
-  {
-    name: "PodArgs",
-    summary:
-      "Arguments of a `Pod`: the fields of the REST v2 document's `CreatePodRequest` under its names, plus\n" +
-      "`fallbackGpuIds`, `desiredStatus`, `waitFor`, `waitTimeoutMs` and `maxHourlyUsd`. What the program\n" +
-      "omits, the service decides (an omitted field keeps the pod's value on an update).",
-    module: "src/provider/pod/args.ts",
-    schema: "PodArgsSchema",
-    plainType: "PodArgsInput",
-    out: "src/provider/pod/args.generated.ts",
-  },
-  {
-    name: "ServerlessEndpointArgs",
-    summary:
-      "Arguments of a `ServerlessEndpoint`: every field of the REST v2 document's `CreateEndpointRequest`,\n" +
-      "by its own name, plus `rollout`, `rolloutTimeoutMs`, `smokeTest` and `maxHourlyUsd`. What the program\n" +
-      "omits, the service decides (its defaults are the document's). Fields marked as replacing cannot\n" +
-      "change on the service: changing them creates a new endpoint, then deletes the old one.",
-    module: "src/provider/serverlessEndpoint/args.ts",
-    schema: "ServerlessEndpointArgsSchema",
-    plainType: "ServerlessEndpointArgsInput",
-    out: "src/provider/serverlessEndpoint/args.generated.ts",
-  },
-];
-
 // Load `src/` TypeScript as ES modules: extensionless relative imports resolved to `.ts` files.
 registerHooks({
   resolve(specifier, context, next) {
@@ -148,6 +75,22 @@ registerHooks({
     return { format: "module", source: outputText, shortCircuit: true };
   },
 });
+
+/** The resource table, `src/provider/resources.ts`: the one list of resources and lookups. */
+const table = (await import(
+  pathToFileURL(path.join(REPO_DIR, "src/provider/resources.ts")).href
+)) as typeof import("../src/provider/resources.ts");
+
+/** Every resource's argument type to write, from its row of the table. */
+const TARGETS: Target[] = table.RESOURCE_ROWS.map((row) => ({
+  name: `${row.className}Args`,
+  summary: row.args.summary,
+  module: `src/provider/${row.args.module}.ts`,
+  schema: row.args.schema,
+  plainType: row.args.input,
+  out: row.argsType,
+  ...(row.args.plainFields === undefined ? {} : { plainFields: { ...row.args.plainFields } }),
+}));
 
 const { z } = await import("zod");
 type Schema = import("zod").ZodType;
@@ -430,11 +373,6 @@ function facts(shape: Record<string, Schema>, prefix: string): ArgumentFact[] {
   return found;
 }
 
-/** The reference page of a resource: `docs/resources/<kebab-case class name>.md`. */
-function referencePage(resource: string): string {
-  return `docs/resources/${resource.replace(/(?<=[a-z0-9])([A-Z])/g, "-$1").toLowerCase()}.md`;
-}
-
 /** The markers around the generated table of a page's `## Arguments` section; the prose stays outside. */
 const TABLE_START =
   "<!-- arguments:start (generated by npm run gen:types from the argument schema: do not edit) -->";
@@ -485,61 +423,16 @@ interface LookupTarget {
 }
 
 /**
- * Every lookup that takes arguments (`getSshKeys` takes none). Each page holds the lookup's table
- * between `<!-- lookup-arguments:start <fn> -->` and `<!-- lookup-arguments:end <fn> -->`;
- * `test/package/referencePages.test.ts` checks that every exported lookup is listed.
+ * Every lookup that takes arguments, from the table's `LOOKUPS` (`getSshKeys` takes none). Each page
+ * holds the lookup's table between `<!-- lookup-arguments:start <fn> -->` and
+ * `<!-- lookup-arguments:end <fn> -->`; `test/provider/resourceTable.test.ts` checks that every
+ * exported lookup has a row.
  */
-export const LOOKUPS: LookupTarget[] = [
-  {
-    fn: "getNetworkVolume",
-    args: "GetNetworkVolumeArgs",
-    module: "src/provider/networkVolume/lookups.ts",
-    page: "docs/resources/network-volume.md",
-  },
-  {
-    fn: "getNetworkVolumes",
-    args: "GetNetworkVolumesArgs",
-    module: "src/provider/networkVolume/lookups.ts",
-    page: "docs/resources/network-volume.md",
-  },
-  {
-    fn: "getServerlessEndpoint",
-    args: "GetServerlessEndpointArgs",
-    module: "src/provider/serverlessEndpoint/lookup.ts",
-    page: "docs/resources/serverless-endpoint.md",
-  },
-  {
-    fn: "getEndpointHealth",
-    args: "GetEndpointHealthArgs",
-    module: "src/provider/endpointHealth.ts",
-    page: "docs/resources/job-run.md",
-  },
-  { fn: "getPod", args: "GetPodArgs", module: "src/provider/pod/lookup.ts", page: "docs/resources/pod.md" },
-  {
-    fn: "getGpuTypes",
-    args: "GetGpuTypesArgs",
-    module: "src/provider/catalog/lookups.ts",
-    page: "docs/resources/catalog.md",
-  },
-  {
-    fn: "getCpuTypes",
-    args: "GetCpuTypesArgs",
-    module: "src/provider/catalog/lookups.ts",
-    page: "docs/resources/catalog.md",
-  },
-  {
-    fn: "getDataCenters",
-    args: "GetDataCentersArgs",
-    module: "src/provider/catalog/lookups.ts",
-    page: "docs/resources/catalog.md",
-  },
-  {
-    fn: "getBilling",
-    args: "GetBillingArgs",
-    module: "src/provider/billing/lookup.ts",
-    page: "docs/cost.md",
-  },
-];
+const LOOKUPS: LookupTarget[] = table.LOOKUPS.flatMap((lookup) =>
+  lookup.args === undefined
+    ? []
+    : [{ fn: lookup.fn, args: lookup.args, module: `src/provider/${lookup.module}.ts`, page: lookup.page }],
+);
 
 /** One row of a lookup's argument table, read from the declaration and its doc comment. */
 interface LookupArgument {
@@ -645,7 +538,7 @@ writeIfChanged(FACTS_FILE, `${JSON.stringify(allFacts, null, 2)}\n`);
 const pages = new Map<string, string>();
 const pageText = (page: string) => pages.get(page) ?? readFileSync(path.join(REPO_DIR, page), "utf8");
 for (const [resource, resourceFacts] of Object.entries(allFacts)) {
-  const page = referencePage(resource);
+  const page = table.RESOURCES[resource as keyof typeof table.RESOURCES].page;
   if (!existsSync(path.join(REPO_DIR, page)))
     throw new Error(`${resource} has no reference page ${page}: write one (see docs/adding-a-resource.md)`);
   pages.set(page, withArgumentsTable(pageText(page), resourceFacts, page));

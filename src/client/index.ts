@@ -64,6 +64,7 @@ export {
   backoffMs,
   exhaustedWindowMs,
   INITIAL_BACKOFF_MS,
+  isRetryableBilledCreate,
   isRetryableError,
   isRetryableStatus,
   MAX_BACKOFF_MS,
@@ -72,6 +73,7 @@ export {
   parseHttpDate,
   parseRetryAfter,
   retryDelayMs,
+  saidNotActed,
   serverDelayMs,
 } from "./retry";
 export * from "./schemas";

@@ -72,7 +72,10 @@ export abstract class ManagementResource {
   /** Runs before every call; a resource that needs a dialect throws here, before any request. */
   protected beforeSend(): void {}
 
-  /** Sends one call to `{restUrl}{path}`; resolves to the parsed answer (nothing without a schema). */
+  /**
+   * Sends one call to `{restUrl}{path}`; resolves to the parsed answer (nothing without a schema).
+   * `bills`: the call creates something that bills, and is resent only when never sent.
+   */
   protected async send<S extends z.ZodType>(
     method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
     path: string,
@@ -80,6 +83,7 @@ export abstract class ManagementResource {
     options: RequestOptions | undefined,
     body?: unknown,
     secrets?: readonly Secret[],
+    bills = false,
   ): Promise<z.output<S>> {
     this.beforeSend();
     const { data } = await this.target.transport.request({
@@ -90,6 +94,7 @@ export abstract class ManagementResource {
       schema,
       options,
       secrets,
+      ...(bills ? { bills } : {}),
     });
     return data as z.output<S>;
   }
@@ -151,7 +156,8 @@ export class NetworkVolumes extends ManagementResource {
 
   /**
    * Creates a volume. Size in GB: v1 0..4000, v2 10..4096; `type` (`STANDARD` or
-   * `HIGH_PERFORMANCE`) exists only in v2. Not retried after the service may have acted.
+   * `HIGH_PERFORMANCE`) exists only in v2. A volume bills: resent only when the request was never
+   * sent; after any answer (429 and 503 included) list to learn whether it was created.
    */
   async create(input: NetworkVolumeCreateInput, options?: RequestOptions): Promise<NetworkVolume> {
     if (this.v1) {
@@ -162,11 +168,13 @@ export class NetworkVolumes extends ManagementResource {
           ["type"],
         );
       }
-      return this.send("POST", this.collection, NetworkVolumeSchema, options, body);
+      return this.send("POST", this.collection, NetworkVolumeSchema, options, body, undefined, true);
     }
     const { dataCenterId, ...rest } = parseInput(V2NetworkVolumeCreateInputSchema, input, "network volume");
     const body = { ...rest, dataCenter: dataCenterId };
-    return volumeFromV2(await this.send("POST", this.collection, V2NetworkVolumeSchema, options, body));
+    return volumeFromV2(
+      await this.send("POST", this.collection, V2NetworkVolumeSchema, options, body, undefined, true),
+    );
   }
 
   /**

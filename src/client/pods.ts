@@ -57,11 +57,12 @@ export class Pods extends RestV2Resource {
    * document first (`ValidationError` naming the field): `name`, exactly one of `gpu` or `cpu`,
    * `image` unless `templateId`. The service places the one GPU type asked for and never falls
    * back: no capacity is a `BadRequestError` (400, no machine-readable code), a short balance a
-   * 402. Not retried after the service may have acted (a 500 or a reset): list to learn whether
-   * it was created.
+   * 402. A pod bills: resent only when the request was never sent; after any answer (429 and 503
+   * included: the service has been seen to create the pod and still answer so) list to learn
+   * whether it was created.
    */
   async create(input: PodCreateInput, options?: RequestOptions): Promise<Pod> {
-    return this.write("POST", "/pods", PodCreateInputSchema, input, "pod", PodSchema, options);
+    return this.write("POST", "/pods", PodCreateInputSchema, input, "pod", PodSchema, options, true);
   }
 
   /** Changes the fields given (`PATCH`); `env`, when given, replaces the pod's env whole. */

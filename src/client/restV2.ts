@@ -30,7 +30,8 @@ export abstract class RestV2Resource extends ManagementResource {
   /**
    * A create (`POST`) or update (`PATCH`): checks the v2 dialect, then the body strictly
    * (`ValidationError` naming the field, `what` saying whose body), then sends it with its env
-   * values redacted from any error.
+   * values redacted from any error. `bills`: a create of something that bills, resent only when
+   * never sent.
    */
   protected async write<S extends z.ZodType>(
     method: "POST" | "PATCH",
@@ -40,10 +41,11 @@ export abstract class RestV2Resource extends ManagementResource {
     what: string,
     schema: S,
     options: RequestOptions | undefined,
+    bills = false,
   ): Promise<z.output<S>> {
     this.requireV2();
     const body = parseInput(bodySchema, input, what);
-    return this.send(method, p, schema, options, body, envSecrets(body));
+    return this.send(method, p, schema, options, body, envSecrets(body), bills);
   }
 
   /** Nothing is sent to a v1 `restUrl`: the v2 check runs before every call. */

@@ -5,6 +5,9 @@
  * - POST and PATCH (may create or change something): retry only when the service provably did
  *   not act: a 429 or 503 answer, or a connection that was refused / never opened. A 500, a
  *   timeout or a reset after sending is NOT retried: the service may have acted on it.
+ * - A create that bills (`pods.create`, `networkVolumes.create`, `serverless.create`): retried
+ *   only after a connection that never opened. A 429 or 503 answer is thrown: the service has
+ *   been seen to create the object and still answer so, and a blind resend makes a second one.
  * - Delay: `Retry-After` (seconds or an HTTP date), else a zero-remaining `RateLimit` window's
  *   reset time, capped at 60 s; else 0.5 s x 2^n (max 8 s) with full jitter over the upper half.
  *
@@ -36,6 +39,14 @@ export function isRetryableStatus(method: string, status: number): boolean {
   return status === 429 || status === 503;
 }
 
+/**
+ * Whether a create that bills may be resent after `error`: only when it was never sent (a
+ * refused connection). Any answer, 429 and 503 included, may come from a service that acted.
+ */
+export function isRetryableBilledCreate(error: unknown): boolean {
+  return !(error instanceof APIError) && isRetryableError("POST", error);
+}
+
 /** Whether a transport failure may be retried for this method. */
 export function isRetryableError(method: string, error: unknown): boolean {
   if (!(error instanceof APIConnectionError)) return false;
@@ -63,6 +74,17 @@ export function mayHaveActed(error: unknown): boolean {
   if (error instanceof APITimeoutError) return true;
   if (error instanceof APIConnectionError) return !error.notSent;
   return true; // ResponseValidationError (a 2xx came back), or an error of unknown origin
+}
+
+/**
+ * Whether `error` is an answer by which the service says it did nothing: a 429 or a 503. The
+ * client resends a POST after one, except a create that bills (a pod, a network volume, a
+ * serverless endpoint): the service has been seen to create the object and still answer 429 or
+ * 503, so such a create is sent again only after a list shows it was not made (the provider's
+ * `createReconciled` does this).
+ */
+export function saidNotActed(error: unknown): boolean {
+  return error instanceof APIError && (error.status === 429 || error.status === 503);
 }
 
 /** A header's value as one string (undici gives an array for a repeated header). */

@@ -58,8 +58,9 @@ export class ServerlessEndpoints extends RestV2Resource {
   /**
    * Creates an endpoint (`POST`, 201). The body is checked against the v2 document first
    * (`ValidationError` naming the field): `name`, `type` and `scaling` are required, exactly one
-   * of `gpu` or `cpu`, and `image` unless `templateId`. Not retried after the service may have
-   * acted (a 500 or a reset): list to learn whether it was created.
+   * of `gpu` or `cpu`, and `image` unless `templateId`. An endpoint bills (its workers): resent
+   * only when the request was never sent; after any answer (429 and 503 included) list to learn
+   * whether it was created.
    */
   async create(input: ServerlessEndpointCreateInput, options?: RequestOptions): Promise<ServerlessEndpoint> {
     const what = "serverless endpoint";
@@ -71,6 +72,7 @@ export class ServerlessEndpoints extends RestV2Resource {
       what,
       Answer,
       options,
+      true,
     );
   }
 

@@ -21,7 +21,13 @@ import {
 } from "./errors";
 import type { RateLimiter } from "./rateLimiter";
 import { redactEnvMaps, redactHeaders, redactValue, type Secret } from "./redact";
-import { exhaustedWindowMs, isRetryableError, isRetryableStatus, retryDelayMs } from "./retry";
+import {
+  exhaustedWindowMs,
+  isRetryableBilledCreate,
+  isRetryableError,
+  isRetryableStatus,
+  retryDelayMs,
+} from "./retry";
 import { parseResponse } from "./validate";
 
 export {
@@ -102,6 +108,12 @@ export interface TransportRequest<S extends z.ZodType | undefined> {
    * when the service provably did nothing, as a POST is.
    */
   drains?: boolean;
+  /**
+   * The request creates something that bills (a pod, a network volume, an endpoint): retried only
+   * when it was never sent (`isRetryableBilledCreate`); a 429 or 503 answer is thrown for the
+   * caller to list before sending it again.
+   */
+  bills?: boolean;
   /** Lower bound of the per-attempt timeout (long polls: `wait` plus a margin), in ms. */
   minTimeoutMs?: number;
 }
@@ -464,8 +476,12 @@ export class Transport {
   }
 }
 
-/** Whether the retry policy resends after `error`; a draining read follows a POST's rules. */
+/**
+ * Whether the retry policy resends after `error`; a draining read follows a POST's rules, a create
+ * that bills its own.
+ */
 function isRetryable(req: TransportRequest<z.ZodType | undefined>, error: unknown): boolean {
+  if (req.bills) return isRetryableBilledCreate(error);
   const policyMethod = req.drains ? "POST" : req.method;
   return error instanceof APIError
     ? isRetryableStatus(policyMethod, error.status)

@@ -53,6 +53,13 @@ export interface RunpodSettings {
    * @default the real clock
    */
   clock?: Clock;
+  /**
+   * How long an `SshKey` edit waits after its verified write before reading the account's set
+   * once more, ms (on `clock`). Never from stack config; the provider host reads
+   * `RUNPOD_SSH_KEY_SETTLE_MS` when this is unset.
+   * @default 2000
+   */
+  sshKeySettleMs?: number;
 }
 
 /** Cost settings as given: stack config first, then the environment; blank counts as unset. */

@@ -164,10 +164,15 @@ export const SSH_PUBLIC_KEY = /^(ssh|ecdsa|sk)-[^\s]+ [^\s]+([ \t][^\n\r]*)?$/;
 /** Body of `PUT /v2/account/ssh-keys` (`UpdateSshKeysRequest`): the whole set. */
 export const SshKeysInputSchema = z.strictObject({
   keys: z.array(
-    str("keys").regex(SSH_PUBLIC_KEY, {
-      error:
-        'keys entries must be authorized_keys lines "<type> <base64-key> [comment]", e.g. "ssh-ed25519 AAAA... me@host"',
-    }),
+    str("keys")
+      .regex(SSH_PUBLIC_KEY, {
+        error:
+          'keys entries must be authorized_keys lines "<type> <base64-key> [comment]", e.g. "ssh-ed25519 AAAA... me@host"',
+      })
+      // The document's pattern admits a NUL in the comment (`[^\n\r]*`), but an entry is a text
+      // line that sshd reads up to a NUL and a text store refuses: taken as refused (422), the
+      // document being silent on it, so the emulator never stores one and the client never sends one.
+      .refine((line) => !line.includes("\u0000"), { error: "keys entries must not hold a NUL character" }),
     { error: "keys must be an array of strings" },
   ),
 });

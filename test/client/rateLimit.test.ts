@@ -47,6 +47,46 @@ function manualClock(): LimiterClock & { advance(ms: number): void; timers: numb
 
 const settled = () => new Promise((resolve) => setImmediate(resolve));
 
+/**
+ * A clock whose time stands still except at its timers: the earliest due one fires on the next turn
+ * of the event loop, and time jumps to when it was due. A limiter's wait then costs no real time,
+ * while everything read off this clock (the limiter's window and the server's) sees the wait whole.
+ * Requests under way when time jumps finish at the later time, which only makes the limiter count
+ * them longer.
+ */
+function jumpingClock(): LimiterClock {
+  let now = 0;
+  let nextId = 0;
+  const timers = new Map<number, { at: number; fn: () => void }>();
+  let draining = false;
+  const drain = () => {
+    draining = false;
+    const [id, timer] = [...timers].sort((a, b) => a[1].at - b[1].at || a[0] - b[0])[0] ?? [];
+    if (id === undefined || !timer) return;
+    timers.delete(id);
+    now = Math.max(now, timer.at);
+    timer.fn();
+    if (timers.size > 0 && !draining) {
+      draining = true;
+      setImmediate(drain);
+    }
+  };
+  return {
+    now: () => now,
+    setTimeout: (fn, ms) => {
+      timers.set(++nextId, { at: now + ms, fn });
+      if (!draining) {
+        draining = true;
+        setImmediate(drain);
+      }
+      return nextId;
+    },
+    clearTimeout: (id) => {
+      timers.delete(id as number);
+    },
+  };
+}
+
 describe("RateLimiter", () => {
   it("lets `requests` through per window, then queues until the oldest answer is a window old", async () => {
     const clock = manualClock();
@@ -116,12 +156,16 @@ describe("RateLimiter", () => {
 });
 
 /** A server that answers 429 like the service when a row's window or in-flight cap is exceeded. */
-function enforcing(limit: { requests: number; windowMs: number; concurrent?: number }, holdMs = () => 0) {
+function enforcing(
+  limit: { requests: number; windowMs: number; concurrent?: number },
+  holdMs = () => 0,
+  clock: { now(): number } = performance,
+) {
   const arrivals: number[] = [];
   let inFlight = 0;
   const stats = { ok: 0, rejected: 0, maxInFlight: 0, maxInWindow: 0 };
   const handler = async (req: RecordedRequest): Promise<Reply> => {
-    const now = performance.now();
+    const now = clock.now();
     while (arrivals.length > 0 && (arrivals[0] as number) <= now - limit.windowMs) arrivals.shift();
     if (
       arrivals.length >= limit.requests ||
@@ -162,9 +206,13 @@ describe("client-side limits against a server enforcing them", () => {
 
   it("spreads a burst of 150 run calls so none gets a 429 (100 per 1 s, 20 in flight)", async () => {
     const rule = { requests: 100, windowMs: 1000, concurrent: 20 };
-    const { handler, stats } = enforcing(rule, () => Math.random() * 10);
+    // One clock for the limiter and the server, jumping over the limiter's waits (see jumpingClock).
+    const clock = jumpingClock();
+    const { handler, stats } = enforcing(rule, () => Math.random() * 10, clock);
     server.fallback = handler;
-    const ep = client({ run: rule }).endpoint("burst");
+    const runpod = client({ run: rule });
+    sharedLimiter(runpod.serverlessUrl, "burst", "run", rule, clock);
+    const ep = runpod.endpoint("burst");
     const results = await Promise.allSettled(Array.from({ length: 150 }, (_, i) => ep.run({ input: { i } })));
     expect(results.filter((r) => r.status === "rejected")).toEqual([]);
     expect(stats).toMatchObject({ ok: 150, rejected: 0 });
@@ -181,16 +229,25 @@ describe("client-side limits against a server enforcing them", () => {
   });
 
   it("spreads 1,500 run calls under the service's own table so none gets a 429 (1000 per 10 s)", async () => {
-    const { handler, stats } = enforcing(SERVICE_RATE_LIMITS.run);
+    // The limiter and the server count on one clock that jumps over the limiter's waits: the 10 s
+    // window passes in no real time, and both see it pass.
+    const clock = jumpingClock();
+    const { handler, stats } = enforcing(SERVICE_RATE_LIMITS.run, () => 0, clock);
     server.fallback = handler;
-    const ep = client(SERVICE_RATE_LIMITS).endpoint("burst-real");
+    const runpod = client(SERVICE_RATE_LIMITS);
+    // The endpoint takes the process-wide limiter of its (URL, endpoint, row, rule): made here first, on the clock.
+    const limiter = sharedLimiter(runpod.serverlessUrl, "burst-real", "run", SERVICE_RATE_LIMITS.run, clock);
+    const ep = runpod.endpoint("burst-real");
     const results = await Promise.allSettled(
       Array.from({ length: 1500 }, (_, i) => ep.run({ input: { i } })),
     );
     expect(results.filter((r) => r.status === "rejected")).toEqual([]);
     expect(stats).toMatchObject({ ok: 1500, rejected: 0 });
     expect(stats.maxInWindow).toBeLessThanOrEqual(1000);
-  }, 30_000);
+    // The last 500 waited a whole window on the clock: the limiter held them, not luck.
+    expect(clock.now()).toBeGreaterThanOrEqual(SERVICE_RATE_LIMITS.run.windowMs);
+    expect(limiter.active).toBe(0);
+  });
 
   it("shares one budget between clients in the process, and queued calls can be aborted", async () => {
     server.fallback = () => ({ body: job("IN_QUEUE") });
@@ -200,7 +257,10 @@ describe("client-side limits against a server enforcing them", () => {
     await Promise.all([a.run({ input: {} }), a.run({ input: {} }), b.run({ input: {} })]);
     const controller = new AbortController();
     const queued = b.run({ input: {} }, { signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 20));
+    // The one limiter both clients share holds the fourth call.
+    const limiter = sharedLimiter(client(table).serverlessUrl, "shared", "run", table.run);
+    await settled();
+    expect(limiter.waiting).toBe(1);
     expect(server.requests).toHaveLength(3);
     controller.abort();
     await expect(queued).rejects.toBeInstanceOf(APIUserAbortError);
@@ -271,9 +331,10 @@ describe("shared limiter registry", () => {
     const rule = { requests: 5, windowMs: 1 };
     const busy = sharedLimiter("http://sweep.test", "busy", "run", { requests: 5, windowMs: 60_000 });
     const release = await busy.acquire();
-    const first = sharedLimiter("http://sweep.test", "ep-0", "run", rule);
+    const clock = manualClock();
+    const first = sharedLimiter("http://sweep.test", "ep-0", "run", rule, clock);
     (await first.acquire())();
-    await new Promise((resolve) => setTimeout(resolve, 5)); // let ep-0's 1 ms window pass
+    clock.advance(2); // ep-0's 1 ms window passes: it is idle
     for (let i = 1; i <= 300; i++) sharedLimiter("http://sweep.test", `ep-${i}`, "run", rule);
     expect(sharedLimiter("http://sweep.test", "ep-0", "run", rule)).not.toBe(first);
     expect(sharedLimiter("http://sweep.test", "busy", "run", { requests: 5, windowMs: 60_000 })).toBe(busy);

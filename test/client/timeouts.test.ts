@@ -8,7 +8,7 @@
 import diagnostics from "node:diagnostics_channel";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { APITimeoutError, attemptTimers, COARSE_TIMEOUT_MIN_MS, DEFAULT_TIMEOUT_MS } from "../../src/client";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 import { clientFor, job } from "./helpers";
@@ -136,15 +136,22 @@ describe("timeoutMs bounds the whole answer, pauses inside the body included", (
     expect(sent).toBeGreaterThan(1);
   });
 
-  it(
-    "ends a trickled answer on the coarse path too: a long timeout bounds the whole body",
-    async () => {
+  it("ends a trickled answer on the coarse path too: a long timeout bounds the whole body", async () => {
+    // The body's deadline is epoch time (`Date.now()`), swept every BODY_DEADLINE_SWEEP_MS of real
+    // time; undici's own timers run on a clock of their own (lib/util/timers.js), never on Date. So
+    // with only Date faked, moving it past the deadline once the request is sent lets the sweep end
+    // the body at its next real tick, while undici's 10 s timers stay far off: the sweep alone ends it.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const tap = undiciTimeouts(url);
+    try {
       stalled.removeAllListeners("request");
       stalled.on("request", (_req, res) => {
         res.writeHead(200, { "content-type": "application/json" });
         // A byte every 400 ms: undici's body timer (a pause bound) would never fire.
         const timer = setInterval(() => res.write(" "), 400);
         res.on("close", () => clearInterval(timer));
+        // The attempt's deadline was set when it was sent: move epoch time past it.
+        vi.setSystemTime(Date.now() + COARSE_TIMEOUT_MIN_MS);
       });
       const client = clientFor({ url } as ScriptedServer, {
         timeoutMs: COARSE_TIMEOUT_MIN_MS,
@@ -156,7 +163,13 @@ describe("timeoutMs bounds the whole answer, pauses inside the body included", (
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(APITimeoutError);
       expect((error as Error).message).toMatch(new RegExp(`timed out after ${COARSE_TIMEOUT_MIN_MS} ms`));
-    },
-    COARSE_TIMEOUT_MIN_MS * 3,
-  );
+      // The coarse path: undici had the timeouts, and no native timer of the attempt's own.
+      expect(tap.seen).toEqual([
+        { headersTimeout: COARSE_TIMEOUT_MIN_MS, bodyTimeout: COARSE_TIMEOUT_MIN_MS },
+      ]);
+    } finally {
+      tap.stop();
+      vi.useRealTimers();
+    }
+  });
 });

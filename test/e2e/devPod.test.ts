@@ -73,7 +73,11 @@ describe("dev-pod example through the deploy harness", { timeout: 300_000 }, () 
       expect(first.errors).toEqual([]);
       expect(ops(first)).toEqual(["dev:create", "me:create", "workspace:create"]);
       expect(first.outputs.sshKeyFingerprint).toBe(SSH_KEY.fingerprint);
-      expect(await client.account.sshKeys()).toEqual([OTHER_KEY, SSH_KEY.line]);
+      // The key's entry is its line and its URN (the owner mark): the stack and resource it belongs to.
+      const keyUrn = first.resources.find((r) => r.urn.endsWith("SshKey::me"))?.urn;
+      expect(keyUrn).toBe("urn:pulumi:dev::runpod-dev-pod::pulumi-nodejs:dynamic/runpod:SshKey::me");
+      const entry = `${SSH_KEY.line} ${keyUrn}`;
+      expect(await client.account.sshKeys()).toEqual([OTHER_KEY, entry]);
       const id = first.outputs.podId as string;
       const volumeId = first.outputs.volumeId as string;
       // H200 has no pod stock anywhere: the first fallback lands, in the volume's data centre.
@@ -91,7 +95,7 @@ describe("dev-pod example through the deploy harness", { timeout: 300_000 }, () 
       expect(pod.env).toMatchObject({
         GREETING: "hello",
         HF_TOKEN,
-        PUBLIC_KEY: `${OTHER_KEY}\n${SSH_KEY.line}`,
+        PUBLIC_KEY: `${OTHER_KEY}\n${entry}`,
       });
       // `up` returned once SSH answered: the printed command's endpoint gives a banner now.
       const command = first.outputs.ssh as string;
@@ -117,7 +121,7 @@ describe("dev-pod example through the deploy harness", { timeout: 300_000 }, () 
       expect((await client.pods.get(id)).env).toMatchObject({
         GREETING: "hi",
         HF_TOKEN,
-        PUBLIC_KEY: `${OTHER_KEY}\n${SSH_KEY.line}`,
+        PUBLIC_KEY: `${OTHER_KEY}\n${entry}`,
       });
 
       // Stop: a stop action, not a re-create; no GPU billed while stopped.

@@ -486,6 +486,14 @@ describe("emulator pod runtime", () => {
     expect(bad.body.detail).toContain("keys");
   });
 
+  it("refuses an SSH key holding NUL with 422 and keeps the set as it was", async () => {
+    await h.call("PUT", "/v2/account/ssh-keys", { keys: [KEY_LINE] });
+    const bad = await h.call("PUT", "/v2/account/ssh-keys", { keys: [KEY_LINE, `${KEY_LINE}\u0000x`] });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail).toContain("keys entries must not hold a NUL character");
+    expect((await h.call("GET", "/v2/account/ssh-keys")).body).toEqual({ keys: [KEY_LINE] });
+  });
+
   it("streams a running pod's log with the container's lines", async () => {
     const id = (await create({ ports: ["8888/http"] })).body.id as string;
     await h.clock.advance(START_MS);

@@ -6,6 +6,7 @@
 import * as path from "node:path";
 import ts from "typescript";
 import { describe, expect, inject, it } from "vitest";
+import { RESOURCE_ROWS } from "../../src/provider/resources";
 
 /** Members of `type` (and of the objects its members hold, to `depth`) with no doc comment. */
 function undocumented(checker: ts.TypeChecker, type: ts.Type, prefix: string, depth: number): string[] {
@@ -85,16 +86,8 @@ function undocumentedOfResource(indexFile: string, name: string): string[] {
   return [...undocumented(args.checker, argsType, `${name}Args`, 2), ...outputs];
 }
 
-/** The resources whose every argument and output is documented from their one source. */
-const DOCUMENTED_RESOURCES = [
-  "JobRun",
-  "NetworkVolume",
-  "ContainerRegistryAuth",
-  "Template",
-  "SshKey",
-  "Pod",
-  "ServerlessEndpoint",
-];
+/** The resources whose every argument and output is documented from their one source: all of the table's. */
+const DOCUMENTED_RESOURCES = RESOURCE_ROWS.map((row) => row.className);
 
 describe("the shipped declarations", () => {
   const projectDir = inject("installedProjectDir");

@@ -1,40 +1,29 @@
 /**
  * What every resource's state stores as `__provider`, serialized from the INSTALLED package as
  * `pulumi.dynamic.Resource` does (DESIGN.md targets: at most 8 KB per resource; fact 1: the
- * provider loads its code from the package by name and captures nothing else).
+ * provider loads its code from the package by name and captures nothing else: not the resource
+ * table its class reads, nor a schema).
  */
 import { describe, expect, inject, it } from "vitest";
-import {
-  PROVIDER_MODULES,
-  type ProviderKind,
-  serializeProviderFrom,
-} from "../support/serializedProvider.mts";
+import { RESOURCE_ROWS } from "../../src/provider/resources";
+import { serializeProviderFrom } from "../support/serializedProvider.mts";
 
-const OPERATIONS: Record<ProviderKind, string> = {
-  ContainerRegistryAuth: "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js",
-  JobRun: "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js",
-  NetworkVolume: "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js",
-  ServerlessEndpoint: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/operations.js",
-  SshKey: "pulumi-runpod-dynamic/dist/provider/sshKey/operations.js",
-  Template: "pulumi-runpod-dynamic/dist/provider/template/operations.js",
-  Pod: "pulumi-runpod-dynamic/dist/provider/pod/operations.js",
-};
+/** Every resource of the resource table: its class, the class's module, the operations module it must load. */
+const KINDS = RESOURCE_ROWS.map(
+  (row) =>
+    [
+      row.className,
+      `pulumi-runpod-dynamic/dist/provider/${row.folder}/resource.js`,
+      row.operationsModule,
+    ] as const,
+);
 
-describe.each([
-  "ContainerRegistryAuth",
-  "JobRun",
-  "NetworkVolume",
-  "ServerlessEndpoint",
-  "SshKey",
-  "Template",
-  "Pod",
-] as const)("the %s provider as stored in state", (kind) => {
+describe.each(KINDS)("the %s provider as stored in state", (kind, module, operationsModule) => {
   it("is at most 8 KB, holds no secret, and loads its operations module from the package by name", async () => {
-    const { module, exportName } = PROVIDER_MODULES[kind];
     const { text, containsSecrets } = await serializeProviderFrom(
       inject("installedProjectDir"),
       module,
-      exportName,
+      kind,
     );
     expect(Buffer.byteLength(text, "utf8")).toBeLessThanOrEqual(8 * 1024);
     expect(containsSecrets).toBe(false);
@@ -51,6 +40,6 @@ describe.each([
       );
     }
     const paths = [...text.matchAll(/"(pulumi-runpod-dynamic\/[^"]*)"/g)].map((m) => m[1]);
-    expect(new Set(paths)).toEqual(new Set([OPERATIONS[kind]]));
+    expect(new Set(paths)).toEqual(new Set([operationsModule]));
   });
 });

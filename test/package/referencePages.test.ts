@@ -8,13 +8,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { NetworkVolumeArgsSchema } from "../../src/provider/networkVolume/args";
-import { PodArgsSchema } from "../../src/provider/pod/args";
-import { RegistryAuthArgsSchema } from "../../src/provider/registryAuth/args";
-import { JobRunArgsObject } from "../../src/provider/release/jobArgs";
-import { ServerlessEndpointArgsSchema } from "../../src/provider/serverlessEndpoint/args";
-import { SshKeyArgsSchema } from "../../src/provider/sshKey/args";
-import { TemplateArgsSchema } from "../../src/provider/template/args";
+import { LOOKUPS, loadArgsSchema, RESOURCE_ROWS, RESOURCES } from "../../src/provider/resources";
 
 const REPO = path.resolve(__dirname, "..", "..");
 
@@ -27,20 +21,8 @@ const FACTS = JSON.parse(readFileSync(path.join(REPO, "docs/reference/facts.json
   ArgumentFact[]
 >;
 
-/** The argument schema of each resource, by class name: the facts' own source. */
-const SCHEMAS: Record<string, { shape: Record<string, unknown> }> = {
-  JobRun: JobRunArgsObject,
-  NetworkVolume: NetworkVolumeArgsSchema,
-  ContainerRegistryAuth: RegistryAuthArgsSchema,
-  Template: TemplateArgsSchema,
-  SshKey: SshKeyArgsSchema,
-  Pod: PodArgsSchema,
-  ServerlessEndpoint: ServerlessEndpointArgsSchema,
-};
-
-/** `docs/resources/<kebab-case class name>.md`, as the generator names it. */
-const pageOf = (resource: string) =>
-  `docs/resources/${resource.replace(/(?<=[a-z0-9])([A-Z])/g, "-$1").toLowerCase()}.md`;
+/** `docs/resources/<kebab-case class name>.md`, the page the resource table gives. */
+const pageOf = (resource: string) => RESOURCES[resource as keyof typeof RESOURCES].page;
 
 /** The rows of a page's generated argument table: argument path and "on change" cell. */
 function tableRows(page: string): { path: string; change: string }[] {
@@ -72,11 +54,12 @@ function drift(page: string, facts: ArgumentFact[]) {
 const read = (file: string) => readFileSync(path.join(REPO, file), "utf8");
 
 describe("reference pages and argument schemas", () => {
-  it("facts.json has a resource for each argument schema, with exactly the schema's top-level arguments", () => {
-    expect(Object.keys(FACTS).sort()).toEqual(Object.keys(SCHEMAS).sort());
-    for (const [resource, schema] of Object.entries(SCHEMAS)) {
-      const topLevel = (FACTS[resource] ?? []).map((f) => f.path).filter((p) => !/[.[]/.test(p));
-      expect(topLevel.sort(), resource).toEqual(Object.keys(schema.shape).sort());
+  it("facts.json has a resource for each argument schema, with exactly the schema's top-level arguments", async () => {
+    expect(Object.keys(FACTS).sort()).toEqual(RESOURCE_ROWS.map((row) => row.className).sort());
+    for (const row of RESOURCE_ROWS) {
+      const schema = await loadArgsSchema(row);
+      const topLevel = (FACTS[row.className] ?? []).map((f) => f.path).filter((p) => !/[.[]/.test(p));
+      expect(topLevel.sort(), row.className).toEqual(Object.keys(schema.shape).sort());
     }
   });
 
@@ -124,16 +107,10 @@ describe("reference pages and argument schemas", () => {
     .filter((name) => name.endsWith(".md") && name !== "catalog.md")
     .map((name) => `docs/resources/${name}`);
 
-  /** Each resource page's class module, whose `declare readonly` members are the outputs. */
-  const RESOURCE_MODULES: Record<string, string> = {
-    "docs/resources/container-registry-auth.md": "src/provider/registryAuth/resource.ts",
-    "docs/resources/job-run.md": "src/provider/jobRun/resource.ts",
-    "docs/resources/network-volume.md": "src/provider/networkVolume/resource.ts",
-    "docs/resources/pod.md": "src/provider/pod/resource.ts",
-    "docs/resources/serverless-endpoint.md": "src/provider/serverlessEndpoint/resource.ts",
-    "docs/resources/ssh-key.md": "src/provider/sshKey/resource.ts",
-    "docs/resources/template.md": "src/provider/template/resource.ts",
-  };
+  /** Each resource page's class module (from the resource table), whose `declare readonly` members are the outputs. */
+  const RESOURCE_MODULES: Record<string, string> = Object.fromEntries(
+    RESOURCE_ROWS.map((row) => [row.page, `src/provider/${row.folder}/resource.ts`]),
+  );
 
   it("knows the class module of every resource page", () => {
     expect(Object.keys(RESOURCE_MODULES).sort()).toEqual([...RESOURCE_PAGES].sort());
@@ -157,8 +134,8 @@ describe("reference pages and argument schemas", () => {
     });
   }
 
-  /** Lookups that take no arguments, so have no table (a page says so in words). */
-  const WITHOUT_ARGUMENTS = new Set(["getSshKeys"]);
+  /** Lookups that take no arguments (no `args` in the resource table), so have no table (a page says so in words). */
+  const WITHOUT_ARGUMENTS = new Set(LOOKUPS.filter((lookup) => lookup.args === undefined).map((l) => l.fn));
   const DOC_PAGES = [
     ...readdirSync(path.join(REPO, "docs/resources")).map((name) => `docs/resources/${name}`),
     ...readdirSync(path.join(REPO, "docs"))

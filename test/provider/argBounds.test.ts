@@ -10,6 +10,7 @@ import { checkNetworkVolumeArgs } from "../../src/provider/networkVolume/args";
 import { checkPodArgs } from "../../src/provider/pod/args";
 import { checkRegistryAuthArgs } from "../../src/provider/registryAuth/args";
 import { checkJobRunArgs } from "../../src/provider/release/jobArgsCheck";
+import { loadArgsSchema, RESOURCE_ROWS } from "../../src/provider/resources";
 import { checkEndpointArgs } from "../../src/provider/serverlessEndpoint/args";
 import { checkTemplateArgs } from "../../src/provider/template/args";
 
@@ -44,6 +45,23 @@ const checks: Array<[string, (args: Record<string, unknown>) => Failure[], Recor
   ["NetworkVolume", (a) => checkNetworkVolumeArgs(a).failures ?? [], volume],
   ["ContainerRegistryAuth", (a) => checkRegistryAuthArgs(a).failures ?? [], registryAuth],
 ];
+
+it("checks the name of every resource of the table that takes one, and the env names of every one with env", async () => {
+  const shapes = await Promise.all(
+    RESOURCE_ROWS.map(
+      async (row) => [row.className, Object.keys((await loadArgsSchema(row)).shape)] as const,
+    ),
+  );
+  const taking = (field: string) =>
+    shapes.filter(([, fields]) => fields.includes(field)).map(([kind]) => kind);
+  expect(checks.map(([kind]) => kind).sort()).toEqual(taking("name").sort());
+  expect(
+    checks
+      .slice(0, 3)
+      .map(([kind]) => kind)
+      .sort(),
+  ).toEqual(taking("env").sort());
+});
 
 describe.each(checks)("%s name", (_kind, check, good) => {
   it("passes a name of the longest allowed length", () => {

@@ -18,6 +18,7 @@ import type { RegistryAuthArgsInput } from "../../src/provider/registryAuth/args
 import type { ContainerRegistryAuthArgs } from "../../src/provider/registryAuth/resource";
 import type { JobRunInputs } from "../../src/provider/release/jobArgs";
 import type { JobRunArgs } from "../../src/provider/release/jobInputs";
+import { RESOURCE_ROWS } from "../../src/provider/resources";
 import type { ServerlessEndpointArgsInput } from "../../src/provider/serverlessEndpoint/args";
 import type { ServerlessEndpointArgs, SmokeTestArgs } from "../../src/provider/serverlessEndpoint/resource";
 import type { SshKeyArgsInput } from "../../src/provider/sshKey/args";
@@ -117,17 +118,7 @@ describe("generated argument types", () => {
     const fact = (resource: string, at: string) => facts[resource]?.find((f) => f.path === at);
 
     it("describe every argument of every generated resource, nested ones included", () => {
-      expect(Object.keys(facts).sort()).toEqual(
-        [
-          "ContainerRegistryAuth",
-          "JobRun",
-          "NetworkVolume",
-          "Pod",
-          "ServerlessEndpoint",
-          "SshKey",
-          "Template",
-        ].sort(),
-      );
+      expect(Object.keys(facts)).toEqual(RESOURCE_ROWS.map((row) => row.className));
       for (const list of Object.values(facts)) {
         for (const f of list) expect(f.description, f.path).not.toBe("");
       }

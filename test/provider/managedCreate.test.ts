@@ -285,3 +285,81 @@ describe("each resource's match for a listed namesake", () => {
     expect(templateDifferences(listed, { name: "web", image: "nginx:1", env: { A: "1" } })).toEqual(["env"]);
   });
 });
+
+describe("createReconciled of an object that bills (a volume, an endpoint), answered 429 or 503", () => {
+  const notActed = (status: 429 | 503) =>
+    APIError.from({ status, body: { message: "busy" }, method: "POST", path: "/serverless" });
+
+  it("records the object a 503 made, after one POST, a pause and one list", async () => {
+    const s = service([[], [{ id: "made", name: "api", size: 10 }]], async () => {
+      throw notActed(503);
+    });
+    const result = await createReconciled({ ...s.options, bills: true });
+    expect(result.record.id).toBe("made");
+    expect(result.recoveredAfter).toBe(
+      'Creating serverless endpoint "api" was answered 503, but the service had created it anyway (id made, the ' +
+        'one new serverless endpoint named "api" holding what was sent), so it was recorded and not created again.',
+    );
+    expect(s.calls).toEqual(["list", "create", "sleep 1000", "list"]);
+  });
+
+  it("POSTs again after a 429 only once a list shows nothing made, three POSTs at most, then throws the 429", async () => {
+    const s = service([[], [], []], async () => {
+      throw notActed(429);
+    });
+    const error = await createReconciled({ ...s.options, bills: true }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((error as APIError).status).toBe(429);
+    expect(s.calls).toEqual([
+      "list",
+      "create",
+      "sleep 1000",
+      "list",
+      "create",
+      "sleep 2000",
+      "list",
+      "create",
+    ]);
+  });
+
+  it("leaves a namesake holding other values alone and POSTs again", async () => {
+    let posts = 0;
+    const s = service([[], [{ id: "theirs", name: "api", size: 20 }]], async () => {
+      posts++;
+      if (posts === 1) throw notActed(503);
+      return { id: "mine", name: "api", size: 10 };
+    });
+    const result = await createReconciled({ ...s.options, bills: true });
+    expect(result).toEqual({ record: { id: "mine", name: "api", size: 10 } });
+    expect(s.calls).toEqual(["list", "create", "sleep 1000", "list", "create"]);
+  });
+
+  it("does not POST again when the list after a 503 fails, and says the object may exist", async () => {
+    const s = service([[]], async () => {
+      throw notActed(503);
+    });
+    const error = await createReconciled({ ...s.options, bills: true }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error?.message).toBe(
+      'Creating serverless endpoint "api" was answered 503, and the service may have created it anyway (it has ' +
+        "been seen to act on a create it answered 429 or 503 to); listing to check before sending it again failed " +
+        "(connection refused). It was not sent again and nothing was recorded. Before running pulumi up again, look " +
+        'in the RunPod console for a serverless endpoint named "api" made just now: if it is there, delete it, or ' +
+        "the next up creates a second one.",
+    );
+    // The failed list is the last call: no second "create".
+    expect(s.calls).toEqual(["list", "create", "sleep 1000", "list"]);
+  });
+
+  it("throws a 503 at once for an object that does not bill (a template): the client already resent it", async () => {
+    const s = service([[]], async () => {
+      throw notActed(503);
+    });
+    await expect(createReconciled(s.options)).rejects.toMatchObject({ status: 503 });
+    expect(s.calls).toEqual(["list", "create"]);
+  });
+});

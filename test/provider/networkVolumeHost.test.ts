@@ -380,6 +380,17 @@ describe.each([
     expect(posts(name)).toHaveLength(1);
   });
 
+  it("records its own volume when the service made it but answered 503: one POST, exactly one exists", async () => {
+    const name = fresh("503");
+    proxy.arm("POST", collection, { kind: "fail-after", status: 503 });
+    const { id } = await create("five-oh-three", { name, size: 20, dataCenterId: "EU-RO-1" });
+    expect((await named(name)).map((v) => v.id)).toEqual([id]);
+    expect(posts(name)).toHaveLength(1);
+    expect(host.stderr()).toContain(
+      `warning: Creating network volume "${name}" was answered 503, but the service had created it anyway (id ${id},`,
+    );
+  });
+
   it("rejects bad input in check, one failure per argument, without any request", async () => {
     const before = proxy.seen.length;
     const { failures } = await host.check(urn("bad"), {}, { name: "  ", size: 12.5, colour: "red" });

@@ -167,6 +167,31 @@ describe("Pod in the provider host (REST v2)", () => {
     expect(await diffOf({ gpu: { id: stocked } })).toEqual([]);
   });
 
+  it("moves a network volume's mount path with one PATCH, keeping the pod and its container disk", async () => {
+    const name = fresh("volpath");
+    const volume = await client.networkVolumes.create({ name, size: 10, dataCenterId: "EU-RO-1" });
+    const props = {
+      ...gpuPod(name),
+      gpu: { id: "NVIDIA H100 80GB HBM3" },
+      fallbackGpuIds: [],
+      mounts: { network: [{ volumeId: volume.id, path: "/workspace" }] },
+    };
+    const { id, outs, inputs } = await create(name, props);
+    const news = { ...inputs, mounts: { network: [{ volumeId: volume.id, path: "/data" }] } };
+    expect(await host.diff(id, urn(name), outs, withProvider(news))).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    const before = proxy.seen.length;
+    const updated = await host.update(id, urn(name), outs, withProvider(news));
+    const patches = proxy.seen.slice(before).filter((r) => r.method === "PATCH");
+    expect(patches.map((r) => JSON.parse(r.body).mounts)).toEqual([
+      { network: [{ volumeId: volume.id, path: "/data" }] },
+    ]);
+    expect(updated.outs).toMatchObject({ id, mounts: { network: [{ volumeId: volume.id, path: "/data" }] } });
+    expect((await client.pods.get(id)).mounts).toEqual({ network: [{ volumeId: volume.id, path: "/data" }] });
+  });
+
   it("stops and starts on desiredStatus, with the cost following", async () => {
     const name = fresh("stopstart");
     const { id, outs, inputs } = await create(name, gpuPod(name));

@@ -310,6 +310,22 @@ describe("ServerlessEndpoint in the provider host (REST v2)", () => {
     },
   );
 
+  it.each(["503", "429"] as const)(
+    "after a create answered %s the service acted on, records the endpoint it made: one POST, exactly one exists",
+    async (status) => {
+      const name = fresh(`not-acted-${status}`);
+      const posts = () => proxy.seen.filter((r) => r.method === "POST" && r.path === "/v2/serverless").length;
+      const before = posts();
+      proxy.arm("POST", /\/v2\/serverless$/, { kind: "fail-after", status: Number(status) });
+      const { id } = await create(`not-acted-${status}`, base(name));
+      expect((await named(name)).map((e) => e.id)).toEqual([id]);
+      expect(posts() - before).toBe(1);
+      expect(host.stderr()).toContain(
+        `warning: Creating serverless endpoint "${name}" was answered ${status}, but the service had created it anyway (id ${id},`,
+      );
+    },
+  );
+
   it('with rollout "ignore", returns as soon as the service took the release', async () => {
     const name = fresh("ignore");
     const { id, outs, inputs } = await create("ignore", base(name, { rollout: "ignore" }));

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { UNKNOWN } from "../../src/provider/common/unknown";
 import { checkSshKeyArgs, parsePublicKey } from "../../src/provider/sshKey/args";
 import { checkSshKey, diffSshKey } from "../../src/provider/sshKey/operations";
-import { KEYS } from "../fixtures/sshKeys";
+import { KEYS, PRIVATE_KEY_BODY } from "../fixtures/sshKeys";
 
 /** A security-key ecdsa line (blob: type, curve, point, application); ssh-keygen needs a real point to print it. */
 const SK_ECDSA =
@@ -87,6 +87,35 @@ describe("publicKey check", () => {
     const problem = problemOf(privateKey);
     expect(problem).toMatch(/looks like a PRIVATE key/);
     expect(problem).not.toContain("b3BlbnNzaC1rZXktdjE");
+  });
+
+  it("refuses a private key's base64 body, and key data of no type, quoting none of it", () => {
+    const body = PRIVATE_KEY_BODY;
+    const quotesSomeOf = (text: string, of: string) =>
+      Array.from({ length: of.length - 7 }, (_, at) => of.slice(at, at + 8)).some((part) =>
+        text.includes(part),
+      );
+    const alone = problemOf(body);
+    expect(alone).toMatch(/^publicKey does not start with a key type \(its first word is not shown/);
+    expect(quotesSomeOf(alone, body)).toBe(false);
+    const withComment = problemOf(`${body.slice(0, 120)} me@laptop`);
+    expect(withComment).toMatch(/^publicKey does not start with a key type/);
+    expect(quotesSomeOf(withComment, body)).toBe(false);
+    // A type followed by data whose first field is not a type name: the field is not quoted either.
+    const data = Buffer.concat([
+      Buffer.from([0, 0, 0, 48]),
+      Buffer.from(body.slice(20, 68)),
+      Buffer.alloc(8),
+    ]);
+    const typed = problemOf(`ssh-ed25519 ${data.toString("base64")}`);
+    expect(typed).toMatch(/says ssh-ed25519 but the key data is not a key of any known type/);
+    expect(quotesSomeOf(typed, body)).toBe(false);
+  });
+
+  it("refuses a NUL character, which the service refuses", () => {
+    expect(problemOf(`${KEYS.ed25519.line}\u0000x`)).toMatch(
+      /^publicKey holds a NUL character, which the service refuses/,
+    );
   });
 
   it("check answers the normalised line and passes an unknown value in a preview", async () => {

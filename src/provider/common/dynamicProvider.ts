@@ -2,15 +2,15 @@
  * The one dynamic provider class every resource of this package uses.
  *
  * A resource class does not make it itself: it extends `RunpodResource` (`./resource.ts`) and
- * names the package path of its operations module in its `spec`; the base class hands
- * `providerFor(spec.operationsModule)` to `pulumi.dynamic.Resource`:
+ * gives its row of the resource table (`../resources.ts`), which names the package path of its
+ * operations module; the base class hands `providerFor(row.operationsModule)` to
+ * `pulumi.dynamic.Resource`:
  *
  * ```ts
  * export class Pod extends ServiceObjectResource<PodArgs> {
  *   protected static override readonly spec = resourceSpec<PodArgs>({
- *     type: "Pod",
- *     operationsModule: "pulumi-runpod-dynamic/dist/provider/pod/operations.js",
- *     // inputs, secretInputs, outputs ...
+ *     row: RESOURCES.Pod,
+ *     // inputs, outputs ...
  *   });
  * }
  * ```

@@ -19,10 +19,27 @@
  *    (the service cannot tell us): it says it may exist and names what to look for, so that
  *    following its advice never makes a second object.
  *
+ * An object that bills (a pod, a network volume, an endpoint: `bills`) is never POSTed twice blind.
+ * The service has been seen to create it and still answer 429 or 503, the answers that say "did
+ * nothing", so the client does not resend such a create, and neither does this one without
+ * looking: after a 429 or 503 it waits (`Retry-After`, capped, else 1, 2, 4 s), lists once, and
+ * records the object if a new one holding what was sent is there; only when none is does it POST
+ * again, at most `tries` POSTs in all. A list that fails stops it: no second POST, and an error
+ * saying the object may exist. The cost: one list before the first POST and one before each POST
+ * that follows a 429 or 503 (a create that tries several bodies, a pod's GPU types, shares one
+ * {@link CreateLedger} so the first list serves all of them).
+ *
  * Names need not be unique on the service: objects that already existed under the same name are
  * left alone (they are not this create's), unlike `ContainerRegistryAuth`, whose names are unique.
  */
-import { mayHaveActed, NotFoundError, RunpodError } from "../../client";
+import {
+  type APIError,
+  mayHaveActed,
+  NotFoundError,
+  RunpodError,
+  saidNotActed,
+  serverDelayMs,
+} from "../../client";
 import { boundEntry } from "./engineText";
 import { describeError } from "./wording";
 
@@ -36,6 +53,27 @@ export const RELIST_WINDOW_MS = 10_000;
 const RELIST_FIRST_PAUSE_MS = 500;
 /** Candidates named in a message at most (a list from the service may be long). */
 const NAMED_AT_MOST = 5;
+/** POSTs of an object that bills, in all, while the service answers 429 or 503 (see the module comment). */
+export const BILLED_CREATE_TRIES = 3;
+
+/**
+ * What one create of an object that bills has learnt so far, shared by every POST it sends (a
+ * pod's GPU types): the ids listed before the first POST, and a 429 or 503 not yet settled by a
+ * list.
+ */
+export interface CreateLedger {
+  /** Ids of the objects of the kind listed before the first POST. */
+  readonly before: ReadonlySet<string>;
+  /** The last POST's 429 or 503 answer, until a list shows the POST made nothing. */
+  unsettled?: APIError;
+  /** 429 or 503 answers settled so far (each followed by a list that showed nothing made). */
+  settled: number;
+}
+
+/** Lists once and opens a {@link CreateLedger}: the ids there before the first POST. */
+export async function openLedger<T extends { id: string }>(list: () => Promise<T[]>): Promise<CreateLedger> {
+  return { before: new Set((await list()).map((o) => o.id)), settled: 0 };
+}
 
 /** What {@link createReconciled} needs: the object's kind and name, the two calls and the match. */
 export interface ReconciledCreateOptions<T extends { id: string; name?: string | null }> {
@@ -45,7 +83,7 @@ export interface ReconciledCreateOptions<T extends { id: string; name?: string |
   name: string;
   /** Lists every object of the kind (the account's). */
   list: () => Promise<T[]>;
-  /** The POST. Called once. */
+  /** The POST. Called once, or with `bills` up to `tries` times, each after a list showed nothing made. */
   create: () => Promise<T>;
   /**
    * The fields the create set that `listed` (a new object of the same name) does not hold,
@@ -53,6 +91,18 @@ export interface ReconciledCreateOptions<T extends { id: string; name?: string |
    * names: values may be secrets (`env`).
    */
   differences: (listed: T) => string[];
+  /**
+   * The object bills: a 429 or 503 answer is not taken as "did nothing" (see the module comment).
+   * @default false
+   */
+  bills?: boolean;
+  /** POSTs in all while the service answers 429 or 503 (`bills` only). @default {@link BILLED_CREATE_TRIES} */
+  tries?: number;
+  /**
+   * The create's ledger when it POSTs more than one body (a pod's GPU types): opened once with
+   * {@link openLedger} before the first. @default one opened here (a list before the POST)
+   */
+  ledger?: CreateLedger;
   /** How long to keep re-listing for a lagging list, in ms. @default {@link RELIST_WINDOW_MS} */
   relistWindowMs?: number;
   /** Waits between re-lists (tests pass one that advances a fake clock). @default setTimeout */
@@ -75,13 +125,79 @@ export interface ReconciledCreate<T> {
 export async function createReconciled<T extends { id: string; name?: string | null }>(
   options: ReconciledCreateOptions<T>,
 ): Promise<ReconciledCreate<T>> {
-  const before = new Set((await options.list()).map((o) => o.id));
-  try {
-    return { record: await options.create() };
-  } catch (error) {
-    if (!mayHaveActed(error)) throw error;
-    return await reconcile(options, before, error);
+  const ledger = options.ledger ?? (await openLedger(options.list));
+  const tries = options.bills ? (options.tries ?? BILLED_CREATE_TRIES) : 1;
+  for (let attempt = 1; ; attempt++) {
+    const found = await settle(options, ledger);
+    if (found) return found;
+    try {
+      return { record: await options.create() };
+    } catch (error) {
+      if (options.bills && saidNotActed(error)) {
+        ledger.unsettled = error as APIError;
+        if (attempt < tries) continue;
+        throw error;
+      }
+      if (!mayHaveActed(error)) throw error;
+      return await reconcile(options, ledger.before, error);
+    }
   }
+}
+
+/**
+ * Before a POST that follows a 429 or 503 (`ledger.unsettled`): waits as the answer asks, lists,
+ * and answers the object when the earlier POST made it after all (`undefined` when it did not, or
+ * nothing is unsettled). A list that fails throws: the object may exist, and nothing is resent.
+ */
+export async function settle<T extends { id: string; name?: string | null }>(
+  options: Pick<ReconciledCreateOptions<T>, "kind" | "name" | "list" | "differences" | "sleep">,
+  ledger: CreateLedger,
+): Promise<ReconciledCreate<T> | undefined> {
+  const error = ledger.unsettled;
+  if (error === undefined) return undefined;
+  const { kind, name } = options;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  await sleep(serverDelayMs(error.headers) ?? 1000 * 2 ** Math.min(ledger.settled, 2));
+  const what = `Creating ${kind} "${name}" was answered ${error.status}`;
+  let after: T[];
+  try {
+    after = await options.list();
+  } catch (listError) {
+    throw new RunpodError(
+      `${what}, and the service may have created it anyway (it has been seen to act on a create it answered ` +
+        `429 or 503 to); listing to check before sending it again failed (${describeError(listError)}). It was ` +
+        `not sent again and nothing was recorded. ${lookFor(kind, name)}`,
+      { cause: error },
+    );
+  }
+  const fresh = after.filter((o) => !ledger.before.has(o.id) && o.name === name);
+  const matching = fresh.filter((o) => options.differences(o).length === 0);
+  if (matching.length === 1) {
+    ledger.unsettled = undefined;
+    return {
+      record: matching[0],
+      recoveredAfter: `${what}, but the service had created it anyway (id ${boundEntry(matching[0].id)}, the one new ${kind} named "${name}" holding what was sent), so it was recorded and not created again.`,
+    };
+  }
+  if (matching.length > 1) {
+    throw new RunpodError(
+      `${what} and ${matching.length} new ${kind}s named "${name}" exist now (id ${idsOf(matching)}): ` +
+        "this deploy cannot tell which is its own, so it recorded none and created no other. Delete the ones you " +
+        "do not want in the RunPod console, then run pulumi up again.",
+      { cause: error },
+    );
+  }
+  ledger.unsettled = undefined;
+  ledger.settled++;
+  return undefined;
+}
+
+/** What a failed create's error tells the user to do before the next `up`. */
+function lookFor(kind: string, name: string): string {
+  return (
+    `Before running pulumi up again, look in the RunPod console for a ${kind} named "${name}" made just ` +
+    "now: if it is there, delete it, or the next up creates a second one."
+  );
 }
 
 /** Steps 3 and 4 of the module comment, after the POST failed with `error`. */
@@ -95,9 +211,6 @@ async function reconcile<T extends { id: string; name?: string | null }>(
   const now = options.now ?? Date.now;
   const windowMs = options.relistWindowMs ?? RELIST_WINDOW_MS;
   const what = `Creating ${kind} "${name}" failed (${describeError(error)})`;
-  const lookFor =
-    `Before running pulumi up again, look in the RunPod console for a ${kind} named "${name}" made just ` +
-    "now: if it is there, delete it, or the next up creates a second one.";
   const started = now();
   let pause = RELIST_FIRST_PAUSE_MS;
   let lists = 0;
@@ -143,7 +256,7 @@ async function reconcile<T extends { id: string; name?: string | null }>(
   if (lists === 0) {
     throw new RunpodError(
       `${what} and the service may have created it anyway; listing to check also failed ` +
-        `(${describeError(listError)}). Nothing was recorded. ${lookFor}`,
+        `(${describeError(listError)}). Nothing was recorded. ${lookFor(kind, name)}`,
       { cause: error },
     );
   }
@@ -156,7 +269,7 @@ async function reconcile<T extends { id: string; name?: string | null }>(
   throw new RunpodError(
     `${what}. The service may or may not have created it: no new ${kind} named "${name}" holding what was ` +
       `sent has appeared in ${lists} list${lists === 1 ? "" : "s"} over ${seconds} s, but a list may lag behind ` +
-      `a create, so it may still exist or appear.${foreign} Nothing was recorded. ${lookFor}`,
+      `a create, so it may still exist or appear.${foreign} Nothing was recorded. ${lookFor(kind, name)}`,
     { cause: error },
   );
 }

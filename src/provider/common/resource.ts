@@ -1,7 +1,8 @@
 /**
  * `RunpodResource`: the base class of every resource class of this package, and `ResourceSpec`,
- * what a resource class says about itself. What differs between resources is data (their type,
- * their operations module, their property names); this class turns it into the registration
+ * what a resource class says about itself. What differs between resources is data: their row of
+ * the resource table (`../resources.ts`: class name, type token, operations module, secret
+ * fields) and their property names; this class turns it into the registration
  * `pulumi.dynamic.Resource` expects. A resource whose id is the service's own id (every one but
  * `JobRun`, whose id is its own UUID) extends {@link ServiceObjectResource}, which adds the
  * `static get(name, id, opts)` that reads an existing object by that id:
@@ -9,8 +10,7 @@
  * ```ts
  * export class SshKey extends ServiceObjectResource<SshKeyArgs> {
  *   protected static override readonly spec = resourceSpec<SshKeyArgs>({
- *     type: "SshKey",
- *     operationsModule: "pulumi-runpod-dynamic/dist/provider/sshKey/operations.js",
+ *     row: RESOURCES.SshKey, // type token, operations module, secret fields (`../resources.ts`)
  *     inputs: ["publicKey"],
  *     outputs: ["fingerprint", "type", "comment"],
  *   });
@@ -27,24 +27,22 @@
  * operations module; nothing of this file is serialized into `__provider`.
  */
 import * as pulumi from "@pulumi/pulumi";
+import type { ResourceRow } from "../resources";
 import { providerFor, type RunpodProvider } from "./dynamicProvider";
 
 /** What a resource class registers, by name. `Args` is its argument type, for the names' checks. */
 export interface ResourceSpec<Args = Record<string, unknown>> {
-  /** The class name, last part of the type token `pulumi-nodejs:dynamic/runpod:<type>`. */
-  type: string;
   /**
-   * Package path of the operations module the provider loads in the provider host. Stored in
-   * every `__provider` text: it must keep existing (see the resource's `operations.ts`).
+   * Its row of the resource table: the class name (last part of the type token), the operations
+   * module the provider loads in the provider host (stored in every `__provider` text), the
+   * arguments stored as secrets (wrapped in `pulumi.secret` when given) and the secret outputs.
    */
-  operationsModule: string;
+  row: ResourceRow;
   /**
    * The arguments registered, each present (as undefined when not given) so that its Output
    * exists; other keys of the arguments object are dropped. Absent: the keys given, as given.
    */
   inputs?: readonly (keyof Args & string)[];
-  /** Arguments stored as secrets: wrapped in `pulumi.secret` when given, and secret as outputs. */
-  secretInputs?: readonly (keyof Args & string)[];
   /** What the provider fills in: each registered as undefined, or its Output would not exist. */
   outputs?: readonly string[];
   /** Registers `__urn`, the resource's URN, for the stack budget's sum in check (one per resource). */
@@ -63,22 +61,26 @@ export abstract class RunpodResource<Args extends object = object> extends pulum
 
   /** The provider object every instance shares (exposed for tests and benchmarks). */
   static get provider(): RunpodProvider {
-    return providerFor(this.spec.operationsModule);
+    return providerFor(this.spec.row.operationsModule);
   }
 
   constructor(name: string, args: Args, opts?: pulumi.CustomResourceOptions) {
     const { spec } = new.target as unknown as { spec: ResourceSpec };
+    const { row } = spec;
     const given = args as Record<string, unknown>;
     const props: Record<string, unknown> = {};
     if (spec.inputs === undefined) Object.assign(props, given);
     else for (const key of spec.inputs) props[key] = given[key];
-    const secrets = spec.secretInputs ?? [];
-    for (const key of secrets) if (props[key] !== undefined) props[key] = pulumi.secret(props[key]);
-    if (spec.urn) props.__urn = urnOf(name, `pulumi-nodejs:dynamic/runpod:${spec.type}`, opts?.parent);
+    for (const key of row.secretInputs) if (props[key] !== undefined) props[key] = pulumi.secret(props[key]);
+    if (spec.urn) props.__urn = urnOf(name, row.typeToken, opts?.parent);
     for (const key of spec.outputs ?? []) props[key] = undefined;
+    const secretOutputs = row.additionalSecretOutputs;
     const options =
-      secrets.length > 0 ? pulumi.mergeOptions(opts, { additionalSecretOutputs: [...secrets] }) : opts;
-    super(providerFor(spec.operationsModule), name, props, options, "runpod", spec.type);
+      secretOutputs.length > 0
+        ? pulumi.mergeOptions(opts, { additionalSecretOutputs: [...secretOutputs] })
+        : opts;
+    // Registers the type token `pulumi-nodejs:dynamic/runpod:<Class>` (`row.typeToken`).
+    super(providerFor(row.operationsModule), name, props, options, "runpod", row.className);
   }
 }
 

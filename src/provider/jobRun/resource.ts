@@ -39,6 +39,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { RunpodResource, resourceSpec } from "../common/resource";
 import { type JobRunArgs, secretWhenHeaders } from "../release/jobInputs";
 import type { TimelineEntry } from "../release/result";
+import { RESOURCES } from "../resources";
 
 export type { JobRunArgs };
 
@@ -52,8 +53,7 @@ export class JobRun extends RunpodResource<JobRunArgs> {
    * operations module path is stored in every `__provider` text (see `operations.ts`).
    */
   protected static override readonly spec = resourceSpec<JobRunArgs>({
-    type: "JobRun",
-    operationsModule: "pulumi-runpod-dynamic/dist/provider/jobRun/operations.js",
+    row: RESOURCES.JobRun,
     // biome-ignore format: one line a group (verdict, job, answer, http probe, time and cost, argument digest)
     outputs: [
       "passed", "status", "error", "attempts", "timeline",

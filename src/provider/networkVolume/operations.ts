@@ -172,6 +172,7 @@ export const createNetworkVolume: ResourceOperations["create"] = async (settings
       list: () => client.networkVolumes.list(),
       create: () => client.networkVolumes.create(inputs),
       differences: (listed) => volumeDifferences(listed, inputs),
+      bills: true,
     });
     // The CLI shows the host's stderr to the user (under the stack): redacted like every message.
     if (recoveredAfter !== undefined)

@@ -9,6 +9,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { resourceSpec, ServiceObjectResource } from "../common/resource";
+import { RESOURCES } from "../resources";
 import type { NetworkVolumeArgs } from "./args.generated";
 
 export type { NetworkVolumeArgs };
@@ -28,8 +29,7 @@ export type { NetworkVolumeArgs };
  */
 export class NetworkVolume extends ServiceObjectResource<NetworkVolumeArgs> {
   protected static override readonly spec = resourceSpec<NetworkVolumeArgs>({
-    type: "NetworkVolume",
-    operationsModule: "pulumi-runpod-dynamic/dist/provider/networkVolume/operations.js",
+    row: RESOURCES.NetworkVolume,
     inputs: ["name", "size", "dataCenterId", "type", "allowReplaceDeletingData"],
     outputs: ["monthlyCostUsd", "monthlyCostNote"],
   });

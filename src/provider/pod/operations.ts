@@ -22,13 +22,13 @@ import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
 import { deleteIfPresent, readForRefresh } from "../common/managedCreate";
 import { defineOperations } from "../common/operations";
-import { redactValue } from "../common/redaction";
+import { redact, redactValue } from "../common/redaction";
 import type { RunpodSettings } from "../config";
 import { pricedCheck } from "../cost/budget";
 import { checkPodCost } from "../cost/pod";
 import { checkPodArgs, type PodInputs, plainInputs } from "./args";
-import { mountKind, plannedChanges, userEnv, wantedOf } from "./changes";
-import { echoOf, observedDesired, outputsOf, podSecrets, withHourlyCost } from "./outputs";
+import { mountKind, plannedChanges, replacementWarning, userEnv, wantedOf } from "./changes";
+import { echoOf, observedDesired, outputsOf, podSecrets, withHourlyCost, withOmittedKept } from "./outputs";
 import { placePod } from "./placement";
 import { powerTo, waitOrFail } from "./power";
 
@@ -46,14 +46,21 @@ export async function checkPod(
 
 /**
  * `diff`: old outputs (the pod as last read, plus the echo of the provider's own arguments)
- * against new inputs. `replaces` names the field that forces a new pod.
+ * against new inputs. `replaces` names the field that forces a new pod; a replacement also writes
+ * one line to the host's stderr (shown under the stack in the preview), redacted, saying which
+ * disks it deletes.
  */
 export async function diffPod(
-  _id: string,
+  id: string,
   olds: Record<string, unknown>,
   news: Record<string, unknown>,
+  settings?: RunpodSettings,
 ): Promise<pulumi.dynamic.DiffResult> {
   const plan = plannedChanges(olds, plainInputs(news));
+  const label = labelOf(typeof olds.name === "string" ? olds.name : undefined, id);
+  const warning = replacementWarning(label, plan.replaces, olds);
+  if (warning !== undefined)
+    process.stderr.write(`${redact(warning, podSecrets([olds, plainInputs(news)], settings))}\n`);
   const changes =
     plan.replaces.length > 0 ||
     plan.patchKeys.length > 0 ||
@@ -93,8 +100,10 @@ export const readPod: ResourceOperations["read"] = async (settings, id, props) =
   return withProviderErrors(podSecrets([old], settings), async () => {
     const client = hostClient(settings);
     const notFound = `No pod with id ${id} in this account (GET /pods/${id} answered 404).`;
-    const live = await readForRefresh(() => client.pods.get(id), adopting, notFound);
-    if (live === undefined) return { id: "", props: {} };
+    const answer = await readForRefresh(() => client.pods.get(id), adopting, notFound);
+    if (answer === undefined) return { id: "", props: {} };
+    // What the answer leaves out of the fields that decide a replacement keeps its last value.
+    const live = withOmittedKept(answer, old);
     const echo = echoOf(old);
     const secrets = podSecrets([old, { env: live.env }], settings);
     const outs = outputsOf(live, echo, secrets);
@@ -109,12 +118,7 @@ export const readPod: ResourceOperations["read"] = async (settings, id, props) =
     if (live.gpu) inputs.gpu = requestedGpu ?? { id: live.gpu.id, count: live.gpu.count ?? 1 };
     if (live.cpu) inputs.cpu = { id: live.cpu.id, vcpuCount: live.cpu.vcpuCount };
     if (live.env !== undefined) inputs.env = userEnv(live.env, old);
-    const priced = await withHourlyCost(
-      settings,
-      outs,
-      { ...inputs, cloud: live.cloud ?? old.cloud },
-      client,
-    );
+    const priced = await withHourlyCost(settings, outs, { ...inputs, cloud: live.cloud }, client);
     return { id: live.id || id, props: priced, inputs };
   });
 };
@@ -188,7 +192,7 @@ const checkPodWithCost = pricedCheck({
 export const operations = defineOperations({
   secretInputs: ["env"],
   check: checkPodWithCost,
-  diff: (_settings, id, olds, news) => diffPod(id, olds, news),
+  diff: (settings, id, olds, news) => diffPod(id, olds, news, settings),
   create: createPod,
   read: readPod,
   update: updatePod,

@@ -17,6 +17,9 @@ export function observedDesired(status: string, old: unknown): string {
   return typeof old === "string" ? old : "RUNNING";
 }
 
+/** The keys the outputs take from the inputs' echo, never from the service's answer. */
+const ECHOED = [...EXTRA_NAMES, ...CREATE_ONLY, "dataCenterIds", "templateId", "requestedGpu"];
+
 /** The provider's own arguments and the create-only ones, echoed into the outputs for the next diff. */
 export function echoOf(inputs: Record<string, unknown>): Record<string, unknown> {
   const echo: Record<string, unknown> = {};
@@ -29,13 +32,18 @@ export function echoOf(inputs: Record<string, unknown>): Record<string, unknown>
   return echo;
 }
 
-/** The pod as read back (every field, secrets redacted outside `env`), plus the echo of the inputs. */
+/**
+ * The pod as read back (every field, secrets redacted outside `env`), plus the echo of the inputs.
+ * The echoed keys come from the inputs alone: the document returns none of them (a `templateId`,
+ * `startSsh` or `""` in an answer would otherwise stand for what the program asked and replace the pod).
+ */
 export function outputsOf(
   pod: Record<string, unknown>,
   inputs: Record<string, unknown>,
   secrets: readonly string[],
 ): Record<string, unknown> {
-  const outs = redactedOutsideEnv({ ...pod, ...echoOf(inputs) }, secrets);
+  const read = Object.fromEntries(Object.entries(pod).filter(([key]) => !ECHOED.includes(key)));
+  const outs = redactedOutsideEnv({ ...read, ...echoOf(inputs) }, secrets);
   outs.desiredStatus = inputs.desiredStatus ?? "RUNNING";
   return outs;
 }
@@ -64,4 +72,38 @@ export async function withHourlyCost(
   };
   const hourlyCost = await podCostOutput(settings, shape as never, client);
   return hourlyCost === undefined ? outs : { ...outs, hourlyCost };
+}
+
+/**
+ * The read-back with what it left out of the fields that decide a replacement taken from the last
+ * outputs (`old`): `cloud`, `mounts`, `dataCenterId`, the compute (`gpu` or `cpu`) and its count
+ * and id. A pod keeps these while it exists (mounts change only by our PATCH), so the last value
+ * is the best known; a field the service omits is not a change. `cloud` is read in any letter
+ * case and kept as the document spells it (`SECURE`, `COMMUNITY`).
+ */
+export function withOmittedKept<T extends Record<string, unknown>>(live: T, old: Record<string, unknown>): T {
+  const pod: Record<string, unknown> = { ...live };
+  for (const key of ["cloud", "mounts", "dataCenterId"]) {
+    if ((pod[key] === undefined || pod[key] === null) && old[key] !== undefined && old[key] !== null)
+      pod[key] = old[key];
+  }
+  if (typeof pod.cloud === "string") pod.cloud = pod.cloud.toUpperCase();
+  const kind = pod.gpu ? "gpu" : pod.cpu ? "cpu" : undefined;
+  if (kind === undefined) {
+    if (isObject(old.gpu)) pod.gpu = old.gpu;
+    else if (isObject(old.cpu)) pod.cpu = old.cpu;
+  } else if (isObject(pod[kind]) && isObject(old[kind])) {
+    const was = old[kind] as Record<string, unknown>;
+    const now: Record<string, unknown> = { ...(pod[kind] as Record<string, unknown>) };
+    const count = kind === "gpu" ? "count" : "vcpuCount";
+    for (const key of ["id", count]) if (now[key] === undefined || now[key] === null) now[key] = was[key];
+    if (now.id === undefined) delete now.id;
+    if (now[count] === undefined) delete now[count];
+    pod[kind] = now;
+  }
+  return pod as T;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,9 +1,13 @@
 /**
  * Creating a pod with fallback: the service places one GPU type per request and never falls back,
  * so the provider tries `gpu.id` then each of `fallbackGpuIds` as the v2 document's loop says (400:
- * the next; 402: stop; 403: skip; 429: back off; 5xx: retry the same), each POST reconciled by
- * listing after a lost answer (never a second pod). When no candidate lands, one error names what
- * each answered and the catalog's stock now.
+ * the next; 402: stop; 403: skip; 429 and 503: back off and retry the same), each POST reconciled
+ * by listing after a lost answer. Never a second pod: the service has been seen to create a pod and
+ * answer 429 or 503, so every POST after such an answer, a retry or the next candidate's, first
+ * lists and records the pod if an earlier POST made it (`createReconciled` with one ledger for
+ * all candidates: one list before the first POST, one before each POST after a 429 or 503, one
+ * before saying no pod was created). When no candidate lands, one error names what each answered
+ * and the catalog's stock now.
  */
 import { isDeepStrictEqual } from "node:util";
 import type { Pod, PodCreateInput, RunpodClient } from "../../client";
@@ -11,19 +15,22 @@ import {
   APIError,
   BadRequestError,
   describeBody,
-  InternalServerError,
-  mayHaveActed,
   PermissionDeniedError,
-  RateLimitError,
   RunpodError,
+  saidNotActed,
 } from "../../client";
-import { createReconciled } from "../common/managedCreate";
+import { type CreateLedger, createReconciled, openLedger, settle } from "../common/managedCreate";
 import { redact } from "../common/redaction";
 import { describeError, printable } from "../common/wording";
 import { createBodyOf, type PodInputs } from "./args";
 
-/** Tries of one candidate after a 429 or a 5xx the service did not act on (the client's own retries aside). */
+/** POSTs of one candidate while the service answers 429 or 503 (the client does not resend a pod's create). */
 const SAME_CANDIDATE_TRIES = 3;
+
+/** What a test may replace: the waits between tries (default a timer). */
+export interface PlacementOptions {
+  sleep?: (ms: number) => Promise<void>;
+}
 
 /** The GPU types to try in order: `gpu.id`, then `fallbackGpuIds`, without repeats. */
 export function candidatesOf(inputs: PodInputs): (string | undefined)[] {
@@ -36,75 +43,90 @@ export async function placePod(
   client: RunpodClient,
   inputs: PodInputs,
   secrets: readonly string[],
+  options: PlacementOptions = {},
 ): Promise<Pod> {
   const said: { candidate: string; answer: string }[] = [];
   const candidates = candidatesOf(inputs);
+  const list = () => client.pods.list();
+  const ledger: CreateLedger = await openLedger(list);
+  /** Every body POSTed so far: a pod an earlier candidate's 429 or 503 made is this create's too. */
+  const sent: Record<string, unknown>[] = [];
+  const differences = (listed: Pod, body: Record<string, unknown>) =>
+    sent.some((earlier) => podDifferences(listed, earlier).length === 0) ? [] : podDifferences(listed, body);
   for (const candidate of candidates) {
     const body = createBodyOf(inputs);
     if (candidate !== undefined) body.gpu = { ...(inputs.gpu ?? {}), id: candidate };
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const { record, recoveredAfter } = await createReconciled<Pod>({
-          kind: "pod",
-          name: inputs.name,
-          list: () => client.pods.list(),
-          create: () => client.pods.create(body as PodCreateInput),
-          differences: (listed) => podDifferences(listed, body),
-        });
-        if (recoveredAfter) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
-        if (said.length > 0) {
-          const tried = said.map((s) => `${s.candidate}: ${s.answer}`).join("; ");
-          process.stderr.write(
-            `${redact(`pod "${inputs.name}" placed on ${candidate} after ${tried}`, secrets)}\n`,
-          );
-        }
-        return record;
-      } catch (error) {
-        const name = candidate ?? inputs.cpu?.id ?? "cpu";
-        if (error instanceof APIError && error.status === 402) {
-          const before = said.map((s) => `${s.candidate}: ${s.answer}`).join("; ");
-          throw new RunpodError(
-            redact(
-              `RunPod refused to create pod "${inputs.name}" on ${name}: the account's balance is too low (402` +
-                `${describeBody(error.body) ? `: ${describeBody(error.body)}` : ""}).` +
-                (before ? ` Tried before it: ${before}.` : "") +
-                " No other GPU type was tried after it: none would succeed. Add funds in the RunPod console, " +
-                "then run pulumi up again.",
-              secrets,
-            ),
-          );
-        }
-        if (error instanceof BadRequestError || error instanceof PermissionDeniedError) {
-          const answer = `${error.status} ${printable(describeBody(error.body) || error.message, 300)}`;
-          said.push({
-            candidate: name,
-            answer: error.status === 403 ? `${answer} (skipped: no access)` : answer,
-          });
-          break;
-        }
-        const transient =
-          error instanceof RateLimitError || (error instanceof InternalServerError && !mayHaveActed(error));
-        if (transient && attempt < SAME_CANDIDATE_TRIES) {
-          await new Promise((resolve) => setTimeout(resolve, retryDelayMs(error, attempt)));
-          continue;
-        }
-        if (transient) {
-          said.push({ candidate: name, answer: `${(error as APIError).status} after ${attempt} tries` });
-          break;
-        }
-        throw error; // a lost answer the listing could not settle, a 401, a 422: never try another
+    sent.push(body);
+    try {
+      const { record, recoveredAfter } = await createReconciled<Pod>({
+        kind: "pod",
+        name: inputs.name,
+        list,
+        create: () => client.pods.create(body as PodCreateInput),
+        differences: (listed) => differences(listed, body),
+        bills: true,
+        tries: SAME_CANDIDATE_TRIES,
+        ledger,
+        ...(options.sleep ? { sleep: options.sleep } : {}),
+      });
+      if (recoveredAfter) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
+      if (said.length > 0) {
+        const tried = said.map((s) => `${s.candidate}: ${s.answer}`).join("; ");
+        process.stderr.write(
+          `${redact(`pod "${inputs.name}" placed on ${candidate} after ${tried}`, secrets)}\n`,
+        );
       }
+      return record;
+    } catch (error) {
+      const name = candidate ?? inputs.cpu?.id ?? "cpu";
+      if (error instanceof APIError && error.status === 402) {
+        const before = said.map((s) => `${s.candidate}: ${s.answer}`).join("; ");
+        throw new RunpodError(
+          redact(
+            `RunPod refused to create pod "${inputs.name}" on ${name}: the account's balance is too low (402` +
+              `${describeBody(error.body) ? `: ${describeBody(error.body)}` : ""}).` +
+              (before ? ` Tried before it: ${before}.` : "") +
+              " No other GPU type was tried after it: none would succeed. Add funds in the RunPod console, " +
+              "then run pulumi up again.",
+            secrets,
+          ),
+        );
+      }
+      if (error instanceof BadRequestError || error instanceof PermissionDeniedError) {
+        const answer = `${error.status} ${printable(describeBody(error.body) || error.message, 300)}`;
+        said.push({
+          candidate: name,
+          answer: error.status === 403 ? `${answer} (skipped: no access)` : answer,
+        });
+        continue;
+      }
+      if (saidNotActed(error)) {
+        // createReconciled sent it SAME_CANDIDATE_TRIES times, listing before each resend.
+        said.push({
+          candidate: name,
+          answer: `${(error as APIError).status} after ${SAME_CANDIDATE_TRIES} tries`,
+        });
+        continue;
+      }
+      throw error; // a lost answer the listing could not settle, a 401, a 422: never try another
     }
   }
-  throw await noCandidateLanded(client, inputs, said);
-}
-
-/** Pause before trying the same candidate again: the service's `Retry-After` (capped), else 1, 2, 4 s. */
-function retryDelayMs(error: unknown, attempt: number): number {
-  const header = (error as APIError).headers?.["retry-after"];
-  const seconds = Number(Array.isArray(header) ? header[0] : header);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(60, seconds) * 1000;
-  return 1000 * 2 ** (attempt - 1);
+  // The last POST's 429 or 503 may have made the pod: "no pod was created" only once a list shows none.
+  const late = await settle<Pod>(
+    {
+      kind: "pod",
+      name: inputs.name,
+      list,
+      differences: (listed) => differences(listed, sent[sent.length - 1] ?? {}),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+    },
+    ledger,
+  );
+  if (late) {
+    process.stderr.write(`warning: ${redact(late.recoveredAfter ?? "", secrets)}\n`);
+    return late.record;
+  }
+  throw await noCandidateLanded(client, inputs, said, ledger.settled > 0);
 }
 
 /** The error when no candidate landed: each one with what the service said, and the catalog's stock now. */
@@ -112,6 +134,7 @@ async function noCandidateLanded(
   client: RunpodClient,
   inputs: PodInputs,
   said: readonly { candidate: string; answer: string }[],
+  listedAfter429or503: boolean,
 ): Promise<Error> {
   let stock: string;
   try {
@@ -146,7 +169,9 @@ async function noCandidateLanded(
     ? " Every candidate answered 400: if the service's words above name a rule rather than capacity, the request itself is at fault."
     : "";
   return new RunpodError(
-    `No GPU type could be placed for pod "${inputs.name}"; no pod was created. Tried in order: ` +
+    `No GPU type could be placed for pod "${inputs.name}"; no pod was created` +
+      (listedAfter429or503 ? " (the pod list after the last 429 or 503 answer shows none)" : "") +
+      `. Tried in order: ` +
       `${said.map((s) => `${s.candidate}: ${s.answer}`).join("; ")}. ${stock}${hint} Add a GPU type with ` +
       "stock to fallbackGpuIds (or change gpu.id), or try again later.",
   );

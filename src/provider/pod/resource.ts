@@ -9,6 +9,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { resourceSpec, ServiceObjectResource } from "../common/resource";
+import { RESOURCES } from "../resources";
 import type { PodArgs } from "./args.generated";
 
 export type { PodArgs };
@@ -68,8 +69,7 @@ export type PodWaitFor =
 export class Pod extends ServiceObjectResource<PodArgs> {
   /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
   protected static override readonly spec = resourceSpec<PodArgs>({
-    type: "Pod",
-    operationsModule: "pulumi-runpod-dynamic/dist/provider/pod/operations.js",
+    row: RESOURCES.Pod,
     // biome-ignore format: the names read best in groups: container, compute and placement, access, waits
     inputs: [
       "name", "image", "args", "disk", "env", "ports", "registry",
@@ -77,7 +77,6 @@ export class Pod extends ServiceObjectResource<PodArgs> {
       "startSsh", "startJupyter", "templateId",
       "fallbackGpuIds", "desiredStatus", "waitFor", "waitTimeoutMs", "maxHourlyUsd",
     ],
-    secretInputs: ["env"],
     urn: true,
     // biome-ignore format: as above
     outputs: [

@@ -11,6 +11,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { resourceSpec, ServiceObjectResource } from "../common/resource";
+import { RESOURCES } from "../resources";
 import type { ContainerRegistryAuthArgs } from "./args.generated";
 
 export type { ContainerRegistryAuthArgs };
@@ -31,10 +32,8 @@ export type { ContainerRegistryAuthArgs };
 export class ContainerRegistryAuth extends ServiceObjectResource<ContainerRegistryAuthArgs> {
   /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
   protected static override readonly spec = resourceSpec<ContainerRegistryAuthArgs>({
-    type: "ContainerRegistryAuth",
-    operationsModule: "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js",
+    row: RESOURCES.ContainerRegistryAuth,
     inputs: ["name", "username", "password", "adoptExisting"],
-    secretInputs: ["password"],
     outputs: ["adoptedAfterAmbiguousCreate", "adoptionNote"],
   });
 

@@ -104,6 +104,7 @@ export const createServerlessEndpoint: ResourceOperations["create"] = async (set
       list: () => client.serverless.list(),
       create: () => client.serverless.create(body),
       differences: (listed) => differencesFrom(listed, inputs),
+      bills: true,
     });
     if (recoveredAfter !== undefined) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
     const outs = await settleOrFail(client, settings, record, inputs, secrets, raw[PROVIDER_KEY]);

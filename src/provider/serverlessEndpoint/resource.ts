@@ -11,6 +11,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { resourceSpec, ServiceObjectResource } from "../common/resource";
 import { secretWhenHeaders } from "../release/jobInputs";
+import { RESOURCES } from "../resources";
 import type { ServerlessEndpointArgs } from "./args.generated";
 import type { SmokeTestRecord } from "./smokeTest";
 
@@ -49,8 +50,7 @@ export type SmokeTestArgs = Exclude<
 export class ServerlessEndpoint extends ServiceObjectResource<ServerlessEndpointArgs> {
   /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
   protected static override readonly spec = resourceSpec<ServerlessEndpointArgs>({
-    type: "ServerlessEndpoint",
-    operationsModule: "pulumi-runpod-dynamic/dist/provider/serverlessEndpoint/operations.js",
+    row: RESOURCES.ServerlessEndpoint,
     // biome-ignore format: one line a group (container, compute, scaling, release, budget), not one a name
     inputs: [
       "name", "type", "scaling", "gpu", "cpu", "templateId",
@@ -58,7 +58,6 @@ export class ServerlessEndpoint extends ServiceObjectResource<ServerlessEndpoint
       "dataCenterIds", "flashboot", "networkVolumes", "timeout", "workers",
       "rollout", "rolloutTimeoutMs", "smokeTest", "maxHourlyUsd",
     ],
-    secretInputs: ["env"],
     urn: true,
     outputs: ["lastSmokeTest", "hourlyCost", "createdAt", "version", "latestReleaseId", "requestUrls"],
   });

@@ -34,12 +34,17 @@ export type SshKeyArgsInput = z.input<typeof SshKeyArgsSchema>;
 /** Every argument name. */
 const ARG_NAMES = Object.keys(SshKeyArgsSchema.shape);
 
-/** `check`'s failures for the arguments: `publicKey` (required, one key line); no other argument. */
+/**
+ * `check`'s failures for the arguments: `publicKey` (required, one key line); no other argument.
+ * `__urn`, which the resource class adds (its URN, the owner mark of the entry it writes), is kept
+ * in the inputs as given.
+ */
 export function checkSshKeyArgs(news: Record<string, unknown>): {
   inputs: Record<string, unknown>;
   failures: { property: string; reason: string }[];
 } {
-  const { __provider: _provider, ...given } = news;
+  const { __provider: _provider, __urn: urn, ...given } = news;
+  const owner = urn === undefined ? {} : { __urn: urn };
   const failures: { property: string; reason: string }[] = [];
   for (const key of Object.keys(given)) {
     if (!ARG_NAMES.includes(key) && given[key] !== undefined) {
@@ -49,14 +54,14 @@ export function checkSshKeyArgs(news: Record<string, unknown>): {
   const value = given.publicKey;
   if (value === undefined || value === null) {
     failures.unshift({ property: "", reason: `publicKey is required: ${PUBLIC_KEY_RULE}` });
-    return { inputs: {}, failures };
+    return { inputs: { ...owner }, failures };
   }
-  if (isUnknown(value)) return { inputs: { publicKey: value }, failures };
+  if (isUnknown(value)) return { inputs: { publicKey: value, ...owner }, failures };
   const parsed = parsePublicKey(value);
   if ("problem" in parsed) {
     // No property: the engine would print the value whole next to it.
     failures.unshift({ property: "", reason: parsed.problem });
-    return { inputs: { publicKey: value }, failures };
+    return { inputs: { publicKey: value, ...owner }, failures };
   }
-  return { inputs: { publicKey: parsed.line }, failures };
+  return { inputs: { publicKey: parsed.line, ...owner }, failures };
 }

@@ -77,6 +77,7 @@ export function parsePublicKey(value: unknown): SshPublicKey | { problem: string
     return fail(`holds ${lines} lines, but one SshKey manages one key: declare one SshKey per key`);
   }
   if (/PRIVATE KEY/.test(text)) return fail("looks like a PRIVATE key: give the .pub file's line instead");
+  if (text.includes("\u0000")) return fail("holds a NUL character, which the service refuses");
   const [type = "", base64 = ""] = text.split(/[ \t]+/);
   const comment = text.slice(type.length).trimStart().slice(base64.length).trim();
   if (!(type in SSH_KEY_TYPES)) {
@@ -91,7 +92,14 @@ export function parsePublicKey(value: unknown): SshPublicKey | { problem: string
           "takes bare keys, remove the options",
       );
     }
-    return fail(`has the unknown key type ${JSON.stringify(type.slice(0, 40))}`);
+    const shown = quotedTypeName(type);
+    if (shown === undefined) {
+      return fail(
+        "does not start with a key type (its first word is not shown: it may be key material, such as a " +
+          "private key's body pasted by mistake)",
+      );
+    }
+    return fail(`has the unknown key type ${shown}`);
   }
   if (base64 === "") return fail(`has no base64 key after the type ${type}`);
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64) || base64.length % 4 !== 0) {
@@ -108,7 +116,7 @@ export function parsePublicKey(value: unknown): SshPublicKey | { problem: string
   const embedded = fields[0]?.toString("latin1") ?? "";
   if (embedded !== type) {
     return fail(
-      `says ${type} but the key data is a ${JSON.stringify(embedded.slice(0, 40))} key: ` +
+      `says ${type} but the key data is ${embeddedName(embedded)}: ` +
         "the type and the base64 must come from the same .pub line",
     );
   }
@@ -124,6 +132,22 @@ export function parsePublicKey(value: unknown): SshPublicKey | { problem: string
   }
   const line = comment === "" ? `${type} ${base64}` : `${type} ${base64} ${comment}`;
   return { line, type, base64, comment, fingerprint: fingerprintOf(base64) };
+}
+
+/**
+ * A key type name as a message may show it: quoted when it is shaped like one (lowercase words
+ * joined by hyphens, such as `ssh-dss`, at most 40 characters). A word that
+ * is not shaped like a type may be a private key's base64 body pasted by mistake: no part of it
+ * is ever quoted (undefined).
+ */
+function quotedTypeName(word: string): string | undefined {
+  return word.length <= 40 && /^[a-z][a-z0-9]*(-[a-z0-9@.]+)+$/.test(word) ? JSON.stringify(word) : undefined;
+}
+
+/** `a "ssh-ed25519" key`, or `not a key of any type` when the blob's first field is not shaped like a type. */
+function embeddedName(embedded: string): string {
+  const shown = quotedTypeName(embedded);
+  return shown === undefined ? "not a key of any known type" : `a ${shown} key`;
 }
 
 /** The length-prefixed fields of a key blob, or undefined when one runs past the end. */

@@ -10,6 +10,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { resourceSpec, ServiceObjectResource } from "../common/resource";
+import { RESOURCES } from "../resources";
 import type { SshKeyArgs } from "./args.generated";
 
 export type { SshKeyArgs };
@@ -19,19 +20,21 @@ export type { SshKeyArgs };
  * only. Pods created with `startSsh` get the account's keys. Its id is the key's fingerprint
  * (`SHA256:...`, as `ssh-keygen -l -E sha256` prints it).
  *
- * The service replaces the whole set on every write, so this resource reads the set, changes its
- * one entry, writes the set back and reads it again to verify: keys that other programs or
- * people registered stay as they are, on create and on delete. If another writer replaces the set
- * between the read and the write, the edit is made once more on the fresh set.
+ * It owns only the entry it writes: the line followed by an owner mark, the resource's URN
+ * (`urn:pulumi:<stack>::<project>::...::<name>`), shown as the `entry` output. Two stacks (or two
+ * resources) declaring the same key write two entries, and destroying one removes only its own.
+ * Keys that other programs or people registered, the same key under another comment included,
+ * stay as they are, on create and on delete.
  *
- * Adoption: if the account already holds the same key (the same type and key data, whatever the
- * comment) when this resource is created, that entry is adopted, not duplicated: it is rewritten
- * with this resource's line (its comment), and destroying this resource removes the key from the
- * account. A different key with the same comment is another key and is left alone.
+ * The service replaces the whole set on every write, with no compare-and-set: this resource reads
+ * the set right before writing it, reads it back to verify, and reads it once more after a settle
+ * interval (2 s; `RUNPOD_SSH_KEY_SETTLE_MS` in the provider's environment changes it), making the
+ * edit again if another writer's stale copy dropped it. A stale write that lands later still drops
+ * the entry: a refresh then finds the key gone, and the next up adds it back.
  *
- * Refresh: a key removed from the account outside Pulumi is gone from the state (the next up adds
- * it again); a comment edited outside shows as a change. Needs `runpod:apiKey` (or
- * `RUNPOD_API_KEY`); a REST v1 `runpod:restUrl` fails the preview.
+ * Refresh: an entry removed or edited outside Pulumi is gone from the state (the next up adds it
+ * again). Needs `runpod:apiKey` (or `RUNPOD_API_KEY`); a REST v1 `runpod:restUrl` fails the
+ * preview.
  *
  * ```ts
  * const key = new SshKey("me", { publicKey: fs.readFileSync(`${os.homedir()}/.ssh/id_ed25519.pub`, "utf8") });
@@ -44,13 +47,13 @@ export type { SshKeyArgs };
 export class SshKey extends ServiceObjectResource<SshKeyArgs> {
   /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
   protected static override readonly spec = resourceSpec<SshKeyArgs>({
-    type: "SshKey",
-    operationsModule: "pulumi-runpod-dynamic/dist/provider/sshKey/operations.js",
+    row: RESOURCES.SshKey,
     inputs: ["publicKey"],
-    outputs: ["fingerprint", "type", "comment"],
+    outputs: ["fingerprint", "type", "comment", "entry"],
+    urn: true,
   });
 
-  /** The line as registered: `<type> <base64-key>` and the comment, if any. */
+  /** The program's line: `<type> <base64-key>` and the comment, if any. */
   declare readonly publicKey: pulumi.Output<string>;
   /** `SHA256:...`, as `ssh-keygen -l -E sha256` prints it (also the resource id). */
   declare readonly fingerprint: pulumi.Output<string>;
@@ -58,4 +61,10 @@ export class SshKey extends ServiceObjectResource<SshKeyArgs> {
   declare readonly type: pulumi.Output<string>;
   /** The comment after the key (`""` when none). */
   declare readonly comment: pulumi.Output<string>;
+  /**
+   * The entry as written in the account's set: `publicKey` followed by this resource's URN, its
+   * owner mark. Undefined for a key read by `SshKey.get`, and in a state written before owner marks
+   * (until an update rewrites the entry).
+   */
+  declare readonly entry: pulumi.Output<string | undefined>;
 }

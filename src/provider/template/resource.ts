@@ -9,6 +9,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { resourceSpec, ServiceObjectResource } from "../common/resource";
+import { RESOURCES } from "../resources";
 import type { TemplateArgs } from "./args.generated";
 
 export type { TemplateArgs };
@@ -47,14 +48,12 @@ export interface TemplatePersistentMount {
 export class Template extends ServiceObjectResource<TemplateArgs> {
   /** How it registers; the operations module path is stored in every `__provider` text (see `operations.ts`). */
   protected static override readonly spec = resourceSpec<TemplateArgs>({
-    type: "Template",
-    operationsModule: "pulumi-runpod-dynamic/dist/provider/template/operations.js",
+    row: RESOURCES.Template,
     // biome-ignore format: the names read best as the service's document groups them
     inputs: [
       "name", "image", "args", "disk", "env", "ports", "registry", "mounts", "allowedCudaVersions",
       "category", "public", "serverless", "startJupyter", "startSsh",
     ],
-    secretInputs: ["env"],
   });
 
   /** Name, as the service stores it. */
