@@ -48,7 +48,7 @@ export async function retryOnService(
         result.status = STATUS_UNKNOWN;
         run.note(STATUS_UNKNOWN);
         return failed(
-          `the job ended ${job.status}, ${which} may or may not have re-queued it (${describeError(error)}), ` +
+          `the job ended ${boundEntry(job.status)}, ${which} may or may not have re-queued it (${describeError(error)}), ` +
             "and its status could not be read",
           `Read the job's status (GET /status/${job.id}) and cancel it if it runs (POST /cancel/${job.id}); ` +
             "`pulumi destroy` and the next `pulumi up` check it and cancel it first.",
@@ -64,7 +64,7 @@ export async function retryOnService(
     }
     recordJob(result, job);
     return failed(
-      `the job ended ${job.status} and ${which} failed: ${describeError(error)}`,
+      `the job ended ${boundEntry(job.status)} and ${which} failed: ${describeError(error)}`,
       "The service keeps results for 30 minutes (60 s for runsync jobs) and retries only FAILED or TIMED_OUT " +
         "jobs; run `pulumi up` again to start a new job.",
     );

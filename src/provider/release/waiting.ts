@@ -53,7 +53,7 @@ export async function stopWaiting(run: Execution, job: Job, error: unknown): Pro
       run.note(CANCEL_NOT_CONFIRMED);
       cancelled =
         `JobRun tried to cancel the job but the cancel failed (${describeError(cancelError)}): ` +
-        `cancel it yourself (POST /v2/${endpoint.id}/cancel/${job.id} or the RunPod console).`;
+        `cancel it yourself (POST /v2/${endpoint.id}/cancel/${boundEntry(job.id)} or the RunPod console).`;
     }
   } else {
     cancelled = "The job was left running on the service (cancelOnTimeout is false).";
