@@ -8,13 +8,13 @@
  * stack dump; see `printsAsOneLine`) and sends `e.message` over gRPC to the engine, so every error a provider operation throws goes
  * through {@link redactError}: every form of the given secrets becomes `[redacted]` (`redaction.ts`),
  * and the error is rebuilt as a plain `Error` without `cause` or the service's response `body`,
- * where a service echoing the request would otherwise leave a copy.
+ * where a service echoing the request would otherwise leave a copy. Control characters other than
+ * the message's own line feeds and tabs are escaped there too (`printable`): the last guard for
+ * text the service sent; each value is also made one printable line where it enters a message
+ * (`boundEntry`, the client's `describeBody`), so a CR/LF inside it cannot forge a line.
  */
 import { redact } from "./redaction";
-import { LISTED_AT_MOST } from "./wording";
-
-/** Re-exported for the modules that import them from here. */
-export { boundEntry, LISTED_AT_MOST, listSome } from "./wording";
+import { LISTED_AT_MOST, printable } from "./wording";
 
 // ---------------------------------------------------------------------------------------------
 // Check failures as the engine prints them
@@ -109,11 +109,14 @@ export function redactError(error: unknown, secrets: readonly unknown[]): Error 
     extra.code === "authentication_error" && !source.message.includes("runpod:apiKey")
       ? " Check the API key: the secret stack config runpod:apiKey, or the environment variable RUNPOD_API_KEY."
       : "";
+  // Lines by design are kept; every other control character (ESC, BEL, CR) a value brought is escaped.
+  const shown = (text: string) =>
+    boundText(printable(redact(text, secrets) + hint, Number.POSITIVE_INFINITY, true));
   const fresh: Error & { code?: string; id?: unknown; properties?: unknown } = new Error(
-    boundText(redact(source.message, secrets) + hint),
+    shown(source.message),
   );
   fresh.name = source.name;
-  fresh.stack = boundText(redact(source.stack ?? `${source.name}: ${source.message}`, secrets) + hint);
+  fresh.stack = shown(source.stack ?? `${source.name}: ${source.message}`);
   if (typeof extra.code === "string") fresh.code = extra.code;
   if (extra.id !== undefined) fresh.id = extra.id;
   if (extra.properties !== undefined) fresh.properties = extra.properties;
@@ -151,7 +154,9 @@ export function withReasons<E extends Error>(error: E): E & { reasons?: string[]
   if (e.id !== undefined && (!Array.isArray(e.reasons) || e.reasons.length === 0)) e.reasons = [e.message];
   // Every reason bounded, and few of them: the engine packs them all into one gRPC status.
   if (Array.isArray(e.reasons)) {
-    const reasons = e.reasons.slice(0, LISTED_AT_MOST).map((r) => boundText(String(r)));
+    const reasons = e.reasons
+      .slice(0, LISTED_AT_MOST)
+      .map((r) => boundText(printable(String(r), Number.POSITIVE_INFINITY, true)));
     const more = e.reasons.length - reasons.length;
     e.reasons = more > 0 ? [...reasons, `and ${more} more`] : reasons;
   }
