@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { checkGpuCount } from "../../src/provider/catalog/gpuCountCheck";
 import type { RunpodSettings } from "../../src/provider/config";
-import { resetCatalogCache } from "../../src/provider/cost/catalog";
+import { CATALOG_READ_RETRIES, resetCatalogCache } from "../../src/provider/cost/catalog";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 
 const H100 = "NVIDIA H100 80GB HBM3";
@@ -79,9 +79,13 @@ describe("checkGpuCount", () => {
     expect(server.requests).toEqual([]);
   });
 
-  it("judges nothing when the catalog cannot be read", async () => {
+  it("judges nothing when the catalog cannot be read, and keeps that outcome for the host", async () => {
     server.fallback = () => ({ status: 500, body: { message: "down" } });
     expect(await checkGpuCount(settings, { gpu: { id: H100, count: 12 } })).toEqual([]);
-    expect(server.requests.map((r) => r.pathname)).toEqual(["/v2/catalog/gpus"]);
+    // The prices' one bounded read (a try and its quick retries), shared with the price check.
+    const read = Array(1 + CATALOG_READ_RETRIES).fill("/v2/catalog/gpus");
+    expect(server.requests.map((r) => r.pathname)).toEqual(read);
+    expect(await checkGpuCount(settings, { gpu: { id: A40, count: 6 } })).toEqual([]);
+    expect(server.requests.map((r) => r.pathname)).toEqual(read);
   });
 });
