@@ -39,7 +39,11 @@ describe("the change plan", () => {
       {},
       endpointSecrets(undefined, { env }),
     );
-    expect(outs).toMatchObject({ type: "QUEUE", scaling: { type: "QUEUE_DELAY" }, gpu: { pools: ["ADA_24"] } });
+    expect(outs).toMatchObject({
+      type: "QUEUE",
+      scaling: { type: "QUEUE_DELAY" },
+      gpu: { pools: ["ADA_24"] },
+    });
     expect(planEndpointChange(outs, { ...NEWS, env })).toEqual({ replaces: [], patch: {}, changed: [] });
   });
 
