@@ -40,6 +40,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createRequire } from "node:module";
 import * as path from "node:path";
+import { fileURLToPath } from "node:url";
 import { type ProviderKind, serializedProvider } from "./serializedProvider.mts";
 
 type GrpcModule = typeof import("@grpc/grpc-js");
@@ -207,6 +208,19 @@ function defaultEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
+/** The preload that shortens the provider's wait polls (`startProviderHost({ pollMs })`). */
+const FAST_POLLS = path.join(path.dirname(fileURLToPath(import.meta.url)), "fastPolls.cjs");
+
+/** `env` with `fastPolls.cjs` preloaded at `pollMs`, after whatever `NODE_OPTIONS` it has. */
+function withFastPolls(env: NodeJS.ProcessEnv, pollMs: number): NodeJS.ProcessEnv {
+  const preload = `--require ${JSON.stringify(FAST_POLLS)}`;
+  return {
+    ...env,
+    NODE_OPTIONS: env.NODE_OPTIONS ? `${env.NODE_OPTIONS} ${preload}` : preload,
+    PROVIDER_HOST_POLL_MS: String(pollMs),
+  };
+}
+
 /**
  * Starts a host process in `projectDir` (usually `inject("installedProjectDir")`) and connects to
  * it. Rejects with the host's stderr if it exits before printing its port.
@@ -214,6 +228,12 @@ function defaultEnv(): NodeJS.ProcessEnv {
 export async function startProviderHost(opts: {
   projectDir: string;
   env?: NodeJS.ProcessEnv;
+  /**
+   * The provider's wait polls (a rollout's, a pod's readiness: 1 s) read this often, ms, for an
+   * emulator whose rollouts and pod starts are short (`fastPolls.cjs`); bounds and deadlines keep
+   * their time. @default the provider's own
+   */
+  pollMs?: number;
 }): Promise<ProviderHost> {
   if (!opts || typeof opts.projectDir !== "string" || opts.projectDir === "") {
     throw new Error(
@@ -224,7 +244,10 @@ export async function startProviderHost(opts: {
   const L = load(projectDir);
   const child: ChildProcess = spawn(process.execPath, [L.hostPath, "127.0.0.1:1"], {
     cwd: projectDir,
-    env: opts.env ?? defaultEnv(),
+    env:
+      opts.pollMs === undefined
+        ? (opts.env ?? defaultEnv())
+        : withFastPolls(opts.env ?? defaultEnv(), opts.pollMs),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
