@@ -208,16 +208,18 @@ function defaultEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** The preload that shortens the provider's wait polls (`startProviderHost({ pollMs })`). */
-const FAST_POLLS = path.join(path.dirname(fileURLToPath(import.meta.url)), "fastPolls.cjs");
+/** The preload that shortens the provider's polls and the client's backoff (`fastWaits.cjs`). */
+const FAST_WAITS = path.join(path.dirname(fileURLToPath(import.meta.url)), "fastWaits.cjs");
 
-/** `env` with `fastPolls.cjs` preloaded at `pollMs`, after whatever `NODE_OPTIONS` it has. */
-function withFastPolls(env: NodeJS.ProcessEnv, pollMs: number): NodeJS.ProcessEnv {
-  const preload = `--require ${JSON.stringify(FAST_POLLS)}`;
+/** `env` with `fastWaits.cjs` preloaded (after whatever `NODE_OPTIONS` it has) for the waits given. */
+function withFastWaits(env: NodeJS.ProcessEnv, waits: { pollMs?: number; retryBackoffMs?: number }) {
+  if (waits.pollMs === undefined && waits.retryBackoffMs === undefined) return env;
+  const preload = `--require ${JSON.stringify(FAST_WAITS)}`;
   return {
     ...env,
     NODE_OPTIONS: env.NODE_OPTIONS ? `${env.NODE_OPTIONS} ${preload}` : preload,
-    PROVIDER_HOST_POLL_MS: String(pollMs),
+    ...(waits.pollMs !== undefined ? { PROVIDER_HOST_POLL_MS: String(waits.pollMs) } : {}),
+    ...(waits.retryBackoffMs !== undefined ? { PROVIDER_HOST_BACKOFF_MS: String(waits.retryBackoffMs) } : {}),
   };
 }
 
@@ -230,10 +232,16 @@ export async function startProviderHost(opts: {
   env?: NodeJS.ProcessEnv;
   /**
    * The provider's wait polls (a rollout's, a pod's readiness: 1 s) read this often, ms, for an
-   * emulator whose rollouts and pod starts are short (`fastPolls.cjs`); bounds and deadlines keep
+   * emulator whose rollouts and pod starts are short (`fastWaits.cjs`); bounds and deadlines keep
    * their time. @default the provider's own
    */
   pollMs?: number;
+  /**
+   * The client's retry backoff in the host starts at this step, ms, instead of 0.5 s (its longest
+   * step 16 of them instead of 8 s), so a test of the retry policy does not wait out real backoff;
+   * a server's `Retry-After` is still waited in full (`fastWaits.cjs`). @default the client's own
+   */
+  retryBackoffMs?: number;
 }): Promise<ProviderHost> {
   if (!opts || typeof opts.projectDir !== "string" || opts.projectDir === "") {
     throw new Error(
@@ -244,10 +252,7 @@ export async function startProviderHost(opts: {
   const L = load(projectDir);
   const child: ChildProcess = spawn(process.execPath, [L.hostPath, "127.0.0.1:1"], {
     cwd: projectDir,
-    env:
-      opts.pollMs === undefined
-        ? (opts.env ?? defaultEnv())
-        : withFastPolls(opts.env ?? defaultEnv(), opts.pollMs),
+    env: withFastWaits(opts.env ?? defaultEnv(), opts),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
