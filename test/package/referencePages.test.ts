@@ -123,6 +123,12 @@ describe("reference pages and argument schemas", () => {
       const listed = [...section.matchAll(/^- `(\w+)`/gm)].map((m) => m[1] as string);
       expect(listed.filter((name) => name !== "id").sort()).toEqual([...declared].sort());
     });
+
+    it(`${file} says each output in whole sentences (none cut off after "e.g." or "i.e.")`, () => {
+      const section = /^## Outputs\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(read(file))?.[1] ?? "";
+      const cutOff = [...section.matchAll(/^- `(\w+)`:.*\b(?:e\.g|i\.e)\.$/gm)].map((m) => m[1]);
+      expect(cutOff).toEqual([]);
+    });
   }
 
   for (const file of RESOURCE_PAGES) {
