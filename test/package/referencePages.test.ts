@@ -123,7 +123,31 @@ describe("reference pages and argument schemas", () => {
       const listed = [...section.matchAll(/^- `(\w+)`/gm)].map((m) => m[1] as string);
       expect(listed.filter((name) => name !== "id").sort()).toEqual([...declared].sort());
     });
+
+    it(`${file} says each output in whole sentences (none cut off after "e.g." or "i.e.")`, () => {
+      const section = /^## Outputs\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(read(file))?.[1] ?? "";
+      const cutOff = [...section.matchAll(/^- `(\w+)`:.*\b(?:e\.g|i\.e)\.$/gm)].map((m) => m[1]);
+      expect(cutOff).toEqual([]);
+    });
   }
+
+  /** The longest a generated argument row may be: past it a table stops being readable. */
+  const MAX_ROW_CHARS = 600;
+
+  it(`keeps every generated argument row under ${MAX_ROW_CHARS} characters (the rest belongs in the page's prose)`, () => {
+    const long: string[] = [];
+    for (const file of readdirSync(path.join(REPO, "docs/resources")).map((n) => `docs/resources/${n}`)) {
+      const text = read(file);
+      const start = text.search(/<!-- arguments:start\b/);
+      const end = text.indexOf("<!-- arguments:end -->");
+      if (start < 0) continue;
+      for (const line of text.slice(start, end).split("\n")) {
+        const row = /^\| `([^`]+)` \|/.exec(line);
+        if (row && line.length > MAX_ROW_CHARS) long.push(`${file} ${row[1]}: ${line.length}`);
+      }
+    }
+    expect(long).toEqual([]);
+  });
 
   for (const file of RESOURCE_PAGES) {
     it(`${file} has an example, its arguments, its outputs and how to import or look it up`, () => {
