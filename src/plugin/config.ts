@@ -141,3 +141,14 @@ export function changedConfigKeys(olds: Record<string, unknown>, news: Record<st
     (key) => isUnknown(news[key]) || asText(olds[key]) !== asText(news[key]),
   );
 }
+
+/** A `runpod:<key>` config name in an operation's text (the dynamic front end's names). */
+const DYNAMIC_CONFIG_NAME = /\brunpod:(apiKey|restUrl|serverlessUrl|maxHourlyUsd|volumePricePerGbMonth)\b/g;
+
+/**
+ * `text` (an operation's error or check failure) naming this provider's config keys: the operations
+ * word their hints for the dynamic front end (`runpod:apiKey`); here the key is `runpod-native:apiKey`.
+ */
+export function withPluginConfigNames(text: string): string {
+  return text.replace(DYNAMIC_CONFIG_NAME, (_all, key: string) => configKey(key));
+}

@@ -21,6 +21,7 @@ import {
   missingApiKeyMessage,
   PACKAGE_NAME,
   settingsFromArgs,
+  withPluginConfigNames,
 } from "./config";
 import { type ServedResource, servedResources } from "./resources";
 import { packageSchema, packageVersion } from "./schema";
@@ -81,7 +82,7 @@ function serviceError(
 /**
  * An operation's failure as the engine reads it. Code UNKNOWN, as the dynamic-provider host
  * answers (`grpcResponseFromError`): `resourceStateAndError` takes Unknown as "state unknown".
- * An error with `id` (the object exists but failed to become usable) carries an
+ * The message names this provider's config keys (`withPluginConfigNames`). An error with `id` (the object exists but failed to become usable) carries an
  * `ErrorResourceInitFailed` detail with the id, the properties (secrets wrapped) and the reasons:
  * `parseError` records the resource from them as a partial failure (`StatusPartialFailure`), and
  * `InitError.Error()` prints only the reasons.
@@ -93,23 +94,23 @@ function operationError(w: Wire, error: unknown, secretKeys: Iterable<string>): 
     reasons?: unknown;
   };
   const code = w.grpc.status.UNKNOWN;
-  if (typeof e.id !== "string" || e.id === "") return serviceError(w, code, e.message);
+  const message = withPluginConfigNames(e.message);
+  if (typeof e.id !== "string" || e.id === "") return serviceError(w, code, message);
   const detail = new w.provider.ErrorResourceInitFailed();
   detail.setId(e.id);
   detail.setProperties(w.Struct.fromJavaScript(wrapSecrets(e.properties ?? {}, secretKeys)) as never);
-  detail.setReasonsList(
-    Array.isArray(e.reasons) && e.reasons.length > 0 ? e.reasons.map(String) : [e.message],
-  );
+  const reasons = Array.isArray(e.reasons) && e.reasons.length > 0 ? e.reasons.map(String) : [e.message];
+  detail.setReasonsList(reasons.map(withPluginConfigNames));
   const any = new w.Any();
   any.pack(detail.serializeBinary(), "pulumirpc.ErrorResourceInitFailed");
   const status = new w.status.Status();
   status.setCode(code);
-  status.setMessage(e.message);
+  status.setMessage(message);
   status.addDetails(any as never);
   const metadata = new w.grpc.Metadata();
   // grpc-js sends no status details itself; the Go client reads them from this trailer.
   metadata.add("grpc-status-details-bin", Buffer.from(status.serializeBinary()));
-  return serviceError(w, code, e.message, metadata);
+  return serviceError(w, code, message, metadata);
 }
 
 const js = (s: StructMessage | undefined): Props => s?.toJavaScript() ?? {};
@@ -289,7 +290,9 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
           struct(wrapSecrets(checked.inputs ?? withoutProvider(news.plain), secretKeys())),
         );
         for (const f of checked.failures ?? []) {
-          res.addFailures(new w.provider.CheckFailure().setProperty(f.property).setReason(f.reason));
+          res.addFailures(
+            new w.provider.CheckFailure().setProperty(f.property).setReason(withPluginConfigNames(f.reason)),
+          );
         }
         return res;
       });

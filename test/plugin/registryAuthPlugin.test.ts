@@ -317,6 +317,42 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
   });
 });
 
+describe("pulumi-resource-runpod-native with a wrong API key", () => {
+  it("fails a create naming this provider's config key, not the dynamic provider's", async () => {
+    const emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false });
+    const engine = await startStubEngine();
+    const plugin = await startPluginProcess(engine.address);
+    const rpc = providerClient(plugin.port);
+    try {
+      await rpc.call(
+        "configure",
+        new pb.ConfigureRequest()
+          .setArgs(Struct.fromJavaScript({ apiKey: secret("wrong-key-31c4"), restUrl: emu.restUrl }))
+          .setAcceptsecrets(true),
+      );
+      const error = await failure(() =>
+        rpc.call(
+          "create",
+          new pb.CreateRequest()
+            .setUrn(urnOf(TYPE, "creds"))
+            .setType(TYPE)
+            .setProperties(Struct.fromJavaScript({ name: "n", username: "u", password: secret(PASSWORD) })),
+        ),
+      );
+      expect(error.code).toBe(2);
+      expect(error.message).toContain(
+        "Check the API key: the secret stack config runpod-native:apiKey, or the environment variable RUNPOD_API_KEY.",
+      );
+      expect(error.message).not.toMatch(/\brunpod:apiKey|wrong-key-31c4/);
+    } finally {
+      rpc.close();
+      await plugin.close();
+      engine.close();
+      await emu.close();
+    }
+  });
+});
+
 describe("pulumi-resource-runpod-native without an API key", () => {
   it("fails a create naming the config key and the environment variable, before any request", async () => {
     const emu = await startEmulator({ rateLimits: false });
