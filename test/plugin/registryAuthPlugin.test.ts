@@ -299,6 +299,16 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
     expect(failures.map((f: { reason: string }) => f.reason).join("\n")).toMatch(/username/);
   });
 
+  it("acknowledges Cancel, telling the engine's log", async () => {
+    const res = await rpc.call("cancel", new Empty());
+    expect(res.toObject()).toEqual({});
+    expect(engine.logs.at(-1)).toEqual({
+      severity: 0, // LogSeverity.DEBUG
+      message: "runpod-native: cancellation requested; operations in flight finish their current step",
+      urn: "",
+    });
+  });
+
   it("a resource type it does not serve is refused, naming what it serves", async () => {
     const error = await failure(() =>
       rpc.call(
