@@ -6,6 +6,7 @@
  * may load its own copy). No error ever carries a credential: headers are redacted before they
  * are stored, and messages are built from the service's answer, never from the request headers.
  */
+import { printable } from "./printable";
 
 /** Stable machine-readable error codes. */
 export type RunpodErrorCode =
@@ -191,8 +192,16 @@ function errorClassFor(status: number): new (message: string, init: APIErrorInit
   }
 }
 
-/** Extracts a one-line human message from an error body: v1 `{message}`, v2 problem+json, or text. */
+/**
+ * Extracts a one-line human message from an error body: v1 `{message}`, v2 problem+json, or text.
+ * Control characters in it are escaped (`printable`): the body is the service's text, and the
+ * message is printed in a terminal and under `pulumi up`.
+ */
 export function describeBody(body: unknown): string {
+  return printable(bodyText(body));
+}
+
+function bodyText(body: unknown): string {
   if (body === undefined || body === null || body === "") return "";
   if (typeof body === "string") return body.slice(0, 500);
   if (typeof body === "object") {

@@ -7,7 +7,7 @@
  * | `runpod:apiKey` secret | `RUNPOD_API_KEY`            | none: an error names both  |
  * | `runpod:restUrl`       | `RUNPOD_REST_API_URL`       | the client's default       |
  * | `runpod:serverlessUrl` | `RUNPOD_SERVERLESS_API_URL` | `https://api.runpod.ai`    |
- * | `runpod:maxHourlyUsd`  | `RUNPOD_MAX_HOURLY_USD`     | none: no stack budget      |
+ * | `runpod:maxHourlyUsd`  | `RUNPOD_MAX_HOURLY_USD`     | none: no stack budget (set blank: check fails naming it) |
  * | `runpod:volumePricePerGbMonth` | `RUNPOD_VOLUME_PRICE_PER_GB_MONTH` | the list-price table (`cost/volume.ts`) |
  *
  * Inside the dynamic-provider host the values come from `configure(req)`; they are kept on the
@@ -62,7 +62,7 @@ export interface RunpodSettings {
   sshKeySettleMs?: number;
 }
 
-/** Cost settings as given: stack config first, then the environment; blank counts as unset. */
+/** Cost settings as given: stack config first, then the environment; blank counts as unset, except for the budget. */
 export interface CostSettings {
   /** `runpod:maxHourlyUsd` / `RUNPOD_MAX_HOURLY_USD`: the deployment's budget, USD an hour. */
   maxHourlyUsd?: string;
@@ -127,15 +127,21 @@ export function resolveSettings(
   return settings;
 }
 
-/** The cost settings: each key from the config source, else its environment variable. */
+/**
+ * The cost settings: each key from the config source, else its environment variable. A blank
+ * `volumePricePerGbMonth` counts as unset (the price table applies); a budget set blank
+ * (`RUNPOD_MAX_HOURLY_USD=""`) is kept as given, so `check` fails naming it instead of running
+ * with no budget at all.
+ */
 export function resolveCostSettings(
   source: ConfigSource | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): CostSettings {
   const cost: CostSettings = { sources: {} };
   for (const name of Object.keys(COST_KEYS) as (keyof typeof COST_KEYS)[]) {
-    const fromConfig = nonBlank(source?.get(COST_KEYS[name].key));
-    const value = fromConfig ?? nonBlank(env[COST_KEYS[name].env]);
+    const given = name === "maxHourlyUsd" ? (v: string | undefined) => v : nonBlank;
+    const fromConfig = given(source?.get(COST_KEYS[name].key));
+    const value = fromConfig ?? given(env[COST_KEYS[name].env]);
     if (value === undefined) continue;
     cost[name] = value;
     cost.sources[name] = fromConfig !== undefined ? "config" : "env";

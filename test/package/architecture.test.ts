@@ -86,7 +86,12 @@ const rel = (file: string) => path.relative(SRC, file);
  * (re-exported by the index and the package root), and free of zod and undici, for the modules the
  * package root loads (the lookups' entry points and `config.ts`), which must not load the client.
  */
-const LIGHT_CLIENT_MODULES = ["client/errors.ts", "client/endpointId.ts", "client/settingText.ts"];
+const LIGHT_CLIENT_MODULES = [
+  "client/errors.ts",
+  "client/endpointId.ts",
+  "client/settingText.ts",
+  "client/printable.ts",
+];
 
 describe("the providers", () => {
   it("import the client only through its public surface: its index, or a light public module", () => {

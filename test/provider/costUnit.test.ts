@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { UNKNOWN } from "../../src/provider/common/unknown";
+import { resolveCostSettings } from "../../src/provider/config";
 import {
   ceilingsWith,
   parseBudget,
@@ -13,7 +14,12 @@ import {
   resourceBudgetFailure,
   stackBudgetFailure,
 } from "../../src/provider/cost/budget";
-import { endpointHourlyCost, runCostUsd } from "../../src/provider/cost/prices";
+import {
+  endpointHourlyCost,
+  placedWorkerRate,
+  podHourlyCost,
+  runCostUsd,
+} from "../../src/provider/cost/prices";
 import { volumeMonthlyCost } from "../../src/provider/cost/volume";
 
 const gpus = [
@@ -140,14 +146,43 @@ describe("a network volume's monthly cost", () => {
 
 describe("budgets", () => {
   it.each([
-    ["-1", '"-1"'],
-    ["NaN", '"NaN"'],
-    ["ten", '"ten"'],
-    ["", '""'],
+    ["-1", '"-1")'],
+    ["NaN", '"NaN")'],
+    ["ten", '"ten")'],
+    ["", '""); to have no budget, unset runpod:maxHourlyUsd'],
+    ["   ", '"   "); to have no budget, unset runpod:maxHourlyUsd'],
+    // Number() reads these three as 16, 100 and 10.
+    [" 0x10 ", '" 0x10 ")'],
+    ["1e2", '"1e2")'],
+    ["+10", '"+10")'],
+    ["Infinity", '"Infinity")'],
   ])("refuses %j as a budget, naming it", (value, shown) => {
-    expect(parseBudget(value, "runpod:maxHourlyUsd").failure).toBe(
-      `runpod:maxHourlyUsd must be a number of US dollars an hour, at least 0 (got ${shown})`,
+    expect(parseBudget(value, "runpod:maxHourlyUsd")).toEqual({
+      failure: `runpod:maxHourlyUsd must be a number of US dollars an hour, at least 0 (got ${shown}`,
+    });
+  });
+
+  it.each([
+    ["10", 10],
+    [" 12.5 ", 12.5],
+    ["0", 0],
+    [".5", 0.5],
+  ])("reads %j as a plain decimal budget", (value, usd) => {
+    expect(parseBudget(value, "runpod:maxHourlyUsd")).toEqual({ usd });
+  });
+
+  it("keeps a budget set blank in the environment or the stack config, so check names it (a blank volume price stays unset)", () => {
+    const fromEnv = resolveCostSettings(undefined, {
+      RUNPOD_MAX_HOURLY_USD: "",
+      RUNPOD_VOLUME_PRICE_PER_GB_MONTH: "",
+    });
+    expect(fromEnv).toEqual({ maxHourlyUsd: "", sources: { maxHourlyUsd: "env" } });
+    const fromConfig = resolveCostSettings(
+      { get: (key) => (key === "runpod:maxHourlyUsd" ? "" : undefined) },
+      { RUNPOD_MAX_HOURLY_USD: "5" },
     );
+    expect(fromConfig).toEqual({ maxHourlyUsd: "", sources: { maxHourlyUsd: "config" } });
+    expect(resolveCostSettings(undefined, {})).toEqual({ sources: {} });
   });
 
   it("refuses NaN and negative numbers from a program", () => {
@@ -209,5 +244,65 @@ describe("budgets", () => {
       'Lower the largest part, Pod "trainer": its GPU count or GPU types (gpu.id, fallbackGpuIds); or raise the budget (pulumi config set runpod:maxHourlyUsd <usd>',
     );
     expect(text).not.toContain("workers.max;");
+  });
+});
+
+describe("list prices that cannot price anything fail closed", () => {
+  const H100 = "NVIDIA H100 80GB HBM3";
+  const bad = (price: unknown) => [
+    { id: H100, pool: "HOPPER_80", price: { secure: price, serverless: price } },
+  ];
+  const cpuBad = (price: unknown) => [
+    { id: "cpu3c", price: { securePerVcpu: price, serverlessPerVcpu: price } },
+  ];
+  const noFigure = { floorUsd: null, ceilingUsd: null, ratePerWorkerUsd: null };
+
+  it.each([
+    [-100, "-100"],
+    [0, "0"],
+    [Number.NaN, "NaN"],
+  ])("gives a price of %s no figure, naming the GPU type or flavour and the price", (price, shown) => {
+    expect(podHourlyCost({ gpu: { id: H100, count: 8 } }, { gpus: bad(price) as never })).toEqual({
+      ...noFigure,
+      note: `no list price for GPU type "${H100}": the catalog gives it a secure pod price of ${shown} USD/h, not a price above 0`,
+    });
+    expect(
+      endpointHourlyCost(
+        { gpu: { pools: ["HOPPER_80"] }, workers: { max: 2 } },
+        { gpus: bad(price) as never },
+      ),
+    ).toEqual({
+      ...noFigure,
+      note: `no list price for GPU type "${H100}" (pool HOPPER_80): the catalog gives it a serverless price of ${shown} USD/h, not a price above 0`,
+    });
+    expect(podHourlyCost({ cpu: { id: "cpu3c", vcpuCount: 4 } }, { cpus: cpuBad(price) as never })).toEqual({
+      ...noFigure,
+      note: `no list price for CPU flavour "cpu3c": the catalog gives it a pod vCPU price of ${shown} USD/h, not a price above 0`,
+    });
+    expect(
+      endpointHourlyCost(
+        { cpu: [{ id: "cpu3c", vcpuCount: 4 }], workers: { max: 2 } },
+        { cpus: cpuBad(price) as never },
+      ),
+    ).toEqual({
+      ...noFigure,
+      note: `no list price for CPU flavour "cpu3c": the catalog gives it a serverless vCPU price of ${shown} USD/h, not a price above 0`,
+    });
+  });
+
+  it.each([-1, 0, Number.NaN])(
+    "gives a placed worker priced %s no rate, so a run's cost is never negative or 0",
+    (price) => {
+      const worker = { gpuTypeId: H100, gpuCount: 2 };
+      expect(placedWorkerRate(worker, bad(price) as never)).toBeUndefined();
+      expect(placedWorkerRate(worker, bad(1.5) as never)).toBe(3);
+    },
+  );
+
+  it("says a missing price is missing", () => {
+    expect(podHourlyCost({ gpu: { id: H100 } }, { gpus: [{ id: H100, pool: null, price: {} }] })).toEqual({
+      ...noFigure,
+      note: `no list price for GPU type "${H100}": the catalog gives it no secure pod price`,
+    });
   });
 });

@@ -212,7 +212,7 @@ describe("a pod created through its operations, on the clock the settings give",
   const podId = recorded.created.id as string;
 
   let podServer: ScriptedServer;
-  let scene: { clock: SignallingClock; readsAt: number[]; postsAt: number[] } | undefined;
+  let scene: { clock: SignallingClock; readsAt: number[]; postsAt: number[]; missing?: boolean } | undefined;
 
   beforeAll(async () => {
     const answers = pointedAtSshd(recorded.answers);
@@ -227,6 +227,8 @@ describe("a pod created through its operations, on the clock the settings give",
       }
       if (req.method === "GET" && req.pathname === `/v2/pods/${podId}`) {
         scene?.readsAt.push(now);
+        if (scene?.missing)
+          return { status: 404, body: { title: "Not Found", status: 404, detail: "no such pod" } };
         const due = answers.filter((a) => a.atMs <= now);
         return { body: due[due.length - 1]?.answer };
       }
@@ -241,8 +243,8 @@ describe("a pod created through its operations, on the clock the settings give",
   });
 
   /** Runs `create` of a pod waiting for SSH on a fresh fake clock, to its end. */
-  async function create(inputs: Record<string, unknown>) {
-    scene = { clock: new SignallingClock(), readsAt: [], postsAt: [] };
+  async function create(inputs: Record<string, unknown>, missing = false) {
+    scene = { clock: new SignallingClock(), readsAt: [], postsAt: [], missing };
     sshClock = scene.clock;
     sshConnectsAt = [];
     const settings = settingsOn(podServer, scene.clock);
@@ -278,6 +280,19 @@ describe("a pod created through its operations, on the clock the settings give",
     expect(error.message).toContain("2026-11-25T00:00:02.500Z container starting sshd");
     // A partial failure: the pod stays in the state under its id.
     expect(error.id).toBe(podId);
+  });
+
+  it("reads a pod the service answers 404 for once a second for 30 s of that clock, then keeps it as a partial failure", async () => {
+    const { ended, readsAt } = await create({}, true);
+    // From the first 404 (at 1 s) for NOT_FOUND_GRACE_MS (30 s): a new pod the service does not find yet.
+    expect(ended).toMatchObject({ ok: false, at: 31_000 });
+    expect(readsAt).toEqual(Array.from({ length: 31 }, (_, i) => (i + 1) * 1_000));
+    const error = (ended as { error: Error & { id?: string; properties?: Record<string, unknown> } }).error;
+    expect(error.message).toContain(
+      `Pod "dev" (id ${podId}) is not usable: the service answered 404 for it for 30 s (it may have been terminated).`,
+    );
+    expect(error.id).toBe(podId);
+    expect(error.properties).toMatchObject({ id: podId, name: "dev" });
   });
 });
 

@@ -38,10 +38,9 @@ async function hostFailure(fn: () => Promise<unknown>): Promise<HostError> {
   );
   expect(error).toBeInstanceOf(HostError);
   const e = error as HostError;
-  seenTexts.push([
-    "error",
-    `${e.message} ${JSON.stringify(e.reasons ?? [])} ${JSON.stringify(e.properties ?? {})}`,
-  ]);
+  // `env` is the secret output itself (the engine re-marks it): every other property is scanned.
+  const { env: _env, ...properties } = e.properties ?? {};
+  seenTexts.push(["error", `${e.message} ${JSON.stringify(e.reasons ?? [])} ${JSON.stringify(properties)}`]);
   return e;
 }
 
@@ -304,7 +303,7 @@ describe("Pod in the provider host (REST v2)", () => {
     expect(outs).toMatchObject({ status: "EXITED", desiredStatus: "EXITED", cost: 0 });
   });
 
-  it("changes waitFor, waitTimeoutMs and fallbackGpuIds with no service call", async () => {
+  it("changes waitFor, waitTimeoutMs and fallbackGpuIds with one read of the pod and no change to it", async () => {
     const name = fresh("own-args");
     const { id, outs, inputs } = await create(name, gpuPod(name));
     const news = {
@@ -319,7 +318,8 @@ describe("Pod in the provider host (REST v2)", () => {
     });
     const before = proxy.seen.length;
     const updated = await host.update(id, urn(name), outs, withProvider(news));
-    expect(proxy.seen.length).toBe(before);
+    // The pod is read again (the update after a partial failure must look at it), nothing is sent.
+    expect(proxy.seen.slice(before).map((r) => `${r.method} ${r.path}`)).toEqual([`GET /v2/pods/${id}`]);
     expect(updated.outs).toMatchObject({ id, waitFor: "none", waitTimeoutMs: 5000, gpu: { id: stocked } });
     expect(updated.outs.env).toEqual({ HF_TOKEN: ENV_SECRET });
   });
@@ -385,8 +385,122 @@ describe("Pod in the provider host (REST v2)", () => {
     expect(reason).toMatch(/went to ERROR instead of RUNNING/);
     expect(reason).toMatch(/Status history: PROVISIONING -> .*ERROR/);
     expect(reason).toMatch(/pull access denied for acme\/unpullable:1/);
-    expect(error.properties).toMatchObject({ id: error.id, status: "ERROR" });
-    expect(error.properties.env).toBeUndefined();
+    // What the engine stores and passes, exactly, to the next update, read and delete.
+    expect(error.properties).toMatchObject({ id: error.id, status: "ERROR", desiredStatus: "EXITED" });
+    expect(error.properties.env).toEqual({ HF_TOKEN: ENV_SECRET });
+    expect(error.properties.__provider).toBe(__provider);
     expect((await named(name)).map((p) => p.id)).toEqual([error.id]);
+    const id = error.id as string;
+
+    // The next up re-runs the unchanged pod through update (init errors recorded): it looks at the
+    // pod again, starts it as desiredStatus says, and fails again while it still cannot run.
+    const again = await hostFailure(() => host.update(id, urn(name), error.properties, inputs));
+    expect(again.id).toBe(id);
+    expect((again.reasons ?? []).join("\n")).toMatch(/went to ERROR instead of RUNNING/);
+    expect(again.properties).toMatchObject({
+      id,
+      status: "ERROR",
+      __provider,
+      env: { HF_TOKEN: ENV_SECRET },
+    });
+
+    // Refresh and destroy with the stored properties as they are.
+    const read = await host.read(id, urn(name), again.properties, inputs);
+    expect(read).toMatchObject({ id, props: { id, status: "ERROR", desiredStatus: "EXITED" } });
+    await host.delete(id, urn(name), again.properties);
+    expect(await named(name)).toEqual([]);
+  });
+
+  // Every failure once the POST answered keeps the pod (a partial failure with its id), with the
+  // properties the next read, update and delete need: the engine passes them exactly as stored.
+  describe("a failure after the pod exists keeps it in the state", () => {
+    const podRead = /\/v2\/pods\/[^/]+$/;
+    const reads = (from: number) =>
+      proxy.seen.slice(from).filter((r) => r.method === "GET" && podRead.test(r.path)).length;
+
+    /** The kept pod's properties, then a refresh and a destroy with them as stored. */
+    async function refreshAndDestroy(name: string, error: HostError, inputs: Record<string, unknown>) {
+      const id = error.id as string;
+      expect((await named(name)).map((p) => p.id)).toEqual([id]);
+      expect(error.properties).toMatchObject({ id, name, __provider, env: { HF_TOKEN: ENV_SECRET } });
+      expect((error.reasons ?? []).join("\n")).toMatch(/The pod is kept in the stack/);
+      const read = await host.read(id, urn(name), error.properties, inputs);
+      expect(read.id).toBe(id);
+      expect(read.props).toMatchObject({ id, name, __provider });
+      await host.delete(id, urn(name), error.properties);
+      expect(await named(name)).toEqual([]);
+    }
+
+    it("when the wait's read of the pod answers 500 through every retry", async () => {
+      const name = fresh("read-500");
+      const { inputs } = await host.check(urn(name), {}, withProvider(gpuPod(name)));
+      const before = proxy.seen.length;
+      // The first attempt and the client's 5 retries (GET is retried on a 500, Retry-After: 1 s).
+      for (let i = 0; i < 6; i++) {
+        proxy.arm("GET", podRead, {
+          kind: "reply",
+          status: 500,
+          body: { title: "Internal Server Error", status: 500, detail: "pod store unavailable" },
+          headers: { "retry-after": "1" },
+        });
+      }
+      const error = await hostFailure(() => host.create(urn(name), inputs));
+      expect(reads(before)).toBe(6);
+      expect(error.id).toBeTruthy();
+      expect(error.reasons).toEqual([error.message]);
+      expect(error.message).toMatch(
+        new RegExp(
+          `^Pod "${name}" \\(id ${error.id}\\) was created, but a later step failed: .*pod store unavailable`,
+        ),
+      );
+      await refreshAndDestroy(name, error, inputs);
+    });
+
+    it("when the stop for desiredStatus EXITED fails", async () => {
+      const name = fresh("stop-fails");
+      const { inputs } = await host.check(
+        urn(name),
+        {},
+        withProvider({ ...gpuPod(name), desiredStatus: "EXITED" }),
+      );
+      proxy.arm("POST", /\/v2\/pods\/[^/]+\/action$/, {
+        kind: "reply",
+        status: 500,
+        body: { title: "Internal Server Error", status: 500, detail: "stop failed" },
+      });
+      const error = await hostFailure(() => host.create(urn(name), inputs));
+      expect(error.message).toMatch(/was created, but a later step failed: .*stop failed/);
+      // Not stopped: what the engine stores says it runs, so the next up stops it.
+      expect(error.properties).toMatchObject({ desiredStatus: "RUNNING" });
+      await refreshAndDestroy(name, error, inputs);
+    });
+
+    it("when the lock PATCH of locked: true fails", async () => {
+      const name = fresh("lock-fails");
+      const { inputs } = await host.check(urn(name), {}, withProvider({ ...gpuPod(name), locked: true }));
+      proxy.arm("PATCH", podRead, {
+        kind: "reply",
+        status: 400,
+        body: { title: "Bad Request", status: 400, detail: "cannot lock now" },
+      });
+      const error = await hostFailure(() => host.create(urn(name), inputs));
+      expect(error.message).toMatch(/was created, but a later step failed: .*cannot lock now/);
+      expect(error.properties.locked).not.toBe(true);
+      await refreshAndDestroy(name, error, inputs);
+    });
+
+    it("reads again after a 404 during the wait (the service may not find a new pod yet)", async () => {
+      const name = fresh("read-404");
+      const before = proxy.seen.length;
+      proxy.arm("GET", podRead, {
+        kind: "reply",
+        status: 404,
+        body: { title: "Not Found", status: 404, detail: "pod not found" },
+      });
+      const { id, outs } = await create(name, gpuPod(name));
+      expect(reads(before)).toBeGreaterThanOrEqual(2);
+      expect(outs).toMatchObject({ id, status: "RUNNING" });
+      expect((await named(name)).map((p) => p.id)).toEqual([id]);
+    });
   });
 });

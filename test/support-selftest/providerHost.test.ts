@@ -121,6 +121,19 @@ describe("providerHost driving the real dynamic-provider host", () => {
     expect(host.stderr()).toContain(`echo ${id}: delete refused`);
   });
 
+  it("sends read and delete properties as stored (RefreshStep/DeleteStep.Apply: s.old.Outputs), adding __provider to none", async () => {
+    // A partial failure's properties that left out `__provider`, for one of this package's types:
+    // the real host cannot load a provider from them, and the harness must not repair that.
+    const stored = { name: "creds", username: "robot" };
+    const registry = urnFor("ContainerRegistryAuth", "creds");
+    const readError = await host.read("cred-1", registry, stored).catch((e) => e);
+    const deleteError = await host.delete("cred-1", registry, stored).catch((e) => e);
+    for (const error of [readError, deleteError]) {
+      expect(error).toBeInstanceOf(HostError);
+      expect(error.message).toMatch(/code must be a string/);
+    }
+  });
+
   it("rejects props the engine could not send, naming the field", async () => {
     await expect(host.create(urn, { value: "a", bad: Number.NaN, __provider })).rejects.toThrow(
       /props\.bad: numbers must be finite/,

@@ -605,7 +605,8 @@ async function main(): Promise<void> {
       if (args.id) {
         // Handed to the executor from the serial event loop too (see `inSlot` below).
         const inReadSlot = await serially(() => slots.take());
-        const read = await inReadSlot(() => h.read(args.id!, urn, news, {})).catch((e) =>
+        // `ReadStep.Apply` (step.go) reads with the program's inputs as both state and inputs.
+        const read = await inReadSlot(() => h.read(args.id!, urn, news, news)).catch((e) =>
           fail(urn, args.id!, who, messageOf(e)),
         );
         if (!read.id) fail(urn, args.id, who, `resource '${args.id}' does not exist`);

@@ -29,7 +29,8 @@ export interface ProxiedRequest {
  * What to do with the next matching request: `lose-after`: forward, then reset the connection
  * instead of answering; `fail-after`: forward, then answer 500 (or `status`); `lose-before`: reset
  * without forwarding (after `run`, if given); `reply`: answer this without forwarding (content type
- * `application/json` below 300, else `application/problem+json`, unless given); `rewrite`: forward
+ * `application/json` below 300, else `application/problem+json`, unless given; `headers` added);
+ * `rewrite`: forward
  * and edit the JSON answer; `before`: run something (another client's request), then forward.
  */
 export type FaultAction =
@@ -37,7 +38,7 @@ export type FaultAction =
   | { kind: "fail-after"; status?: number }
   | { kind: "lose-before"; run?: () => Promise<unknown> }
   | { kind: "before"; run: () => Promise<unknown> }
-  | { kind: "reply"; status: number; body: unknown; contentType?: string }
+  | { kind: "reply"; status: number; body: unknown; contentType?: string; headers?: Record<string, string> }
   | { kind: "rewrite"; edit: (body: Record<string, unknown>) => unknown };
 
 interface Rule {
@@ -93,7 +94,9 @@ export class FaultProxy {
     if (action?.kind === "reply") {
       const type =
         action.contentType ?? (action.status < 300 ? "application/json" : "application/problem+json");
-      res.writeHead(action.status, { "content-type": type }).end(JSON.stringify(action.body));
+      res
+        .writeHead(action.status, { ...action.headers, "content-type": type })
+        .end(JSON.stringify(action.body));
       return;
     }
     const headers: Record<string, string> = {};

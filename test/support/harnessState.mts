@@ -32,7 +32,10 @@ export interface ResourceState {
   id: string;
   /** Checked inputs (with `__provider`), as sent to create/update. */
   inputs: Record<string, unknown>;
-  /** Outputs the provider returned (with `__provider`, except after a partial failure). */
+  /**
+   * Outputs the provider returned (the host adds `__provider` to a success's), or a partial
+   * failure's properties as the provider gave them; read and delete get them as they are.
+   */
   outputs: Record<string, unknown>;
   /** Top-level input keys that were secret. */
   secretInputs: string[];

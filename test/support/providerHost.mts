@@ -20,9 +20,17 @@
  *   `require(...)` calls resolve the installed package there. `env` defaults to this process's
  *   environment without any `RUNPOD_*` variable (so a developer's real key never leaks in); when
  *   given it is used as is.
- * - `__provider`: for the types `pulumi-nodejs:dynamic/runpod:ContainerRegistryAuth` and `...:JobRun`,
- *   props without `__provider` get `serializedProvider(projectDir, kind)` added (as
- *   `pulumi.dynamic.Resource` would); other types must carry their own. Olds are sent as given.
+ * - `__provider`: for this package's types (`pulumi-nodejs:dynamic/runpod:<Kind>`), the program's
+ *   inputs of check, diff, create and update (`news`) without `__provider` get
+ *   `serializedProvider(projectDir, kind)` added, as `pulumi.dynamic.Resource` adds it to the inputs
+ *   it registers. Olds, and the properties of read and delete, are sent as given: the engine
+ *   passes the stored outputs, exactly (`RefreshStep.Apply` and `DeleteStep.Apply` in
+ *   pkg/resource/deploy/step.go send `s.old.Outputs`; `provider.Read`/`Delete` in
+ *   pkg/resource/plugin/provider_plugin.go marshal them as `properties`), and the host loads the
+ *   provider from `__provider` in them (`getProvider(props)` in `read` and `delete` of
+ *   cmd/dynamic-provider). Outputs without it (a partial failure's properties that left it out)
+ *   fail there as under the real engine. Empty read props stand for `Resource.get`, which the engine
+ *   reads with the program's inputs (`ReadStep.Apply`: `State: s.new.Inputs`): `__provider` is added.
  * - Values: `undefined` object fields are dropped; Pulumi's secret wrappers (`secretValue(x)`, or
  *   `{ [specialSigKey]: specialSecretSig, value }`) are unwrapped, because the host declares
  *   `acceptSecrets=false` and the engine then sends plaintext; `UNKNOWN` (the engine's unknown
@@ -84,7 +92,10 @@ export interface ProviderHost {
   check(urn: string, olds: object, news: object): Promise<{ inputs: any; failures: CheckFailure[] }>;
   diff(id: string, urn: string, olds: object, news: object): Promise<DiffResult>;
   create(urn: string, props: object): Promise<{ id: string; outs: any }>;
-  /** Refresh: `props` are the old outputs; an empty `id` in the result means the resource is gone. */
+  /**
+   * Refresh: `props` are the old outputs, sent as they are; an empty `id` in the result means the
+   * resource is gone. Empty `props` read as `Resource.get` does (the program's inputs, `__provider` added).
+   */
   read(
     id: string,
     urn: string,
@@ -268,6 +279,7 @@ export async function startProviderHost(opts: {
       });
     });
 
+  /** The program's inputs as `pulumi.dynamic.Resource` registers them: with `__provider` (see the module comment). */
   const withProvider = async (urn: string, props: object): Promise<object> => {
     if ((props as Record<string, unknown>).__provider !== undefined) return props;
     const kind = KINDS[parseUrn(urn).type];
@@ -347,9 +359,14 @@ export async function startProviderHost(opts: {
       return { id: res.getId(), outs: res.getProperties()?.toJavaScript() ?? {} };
     },
     async read(id, urn, props, inputs) {
+      // A refresh sends the stored outputs as they are, no `__provider` added (`RefreshStep.Apply`,
+      // step.go: `State: s.old.Outputs`). Empty props stand for a `Resource.get`, whose read the
+      // engine sends with the program's inputs, `__provider` among them (`ReadStep.Apply`:
+      // `State: s.new.Inputs`).
+      const empty = Object.keys(props).length === 0;
       const req = named(new L.pb.ReadRequest(), urn)
         .setId(id)
-        .setProperties(toStruct(await withProvider(urn, props), "props"));
+        .setProperties(toStruct(empty ? await withProvider(urn, props) : props, "props"));
       if (inputs) req.setInputs(toStruct(inputs, "inputs"));
       const res = await call<unknown, import("@pulumi/pulumi/proto/provider_pb.js").ReadResponse>(
         "read",
@@ -376,9 +393,8 @@ export async function startProviderHost(opts: {
       return { outs: res.getProperties()?.toJavaScript() ?? {} };
     },
     async delete(id, urn, props) {
-      const req = named(new L.pb.DeleteRequest(), urn)
-        .setId(id)
-        .setProperties(toStruct(await withProvider(urn, props), "props"));
+      // The stored outputs as they are: no `__provider` added (DeleteStep.Apply, step.go).
+      const req = named(new L.pb.DeleteRequest(), urn).setId(id).setProperties(toStruct(props, "props"));
       await call("delete", req);
     },
     stderr: () => stderr,

@@ -25,8 +25,7 @@ import type * as ClientIndex from "../../client";
 import type { RunpodClient } from "../../client";
 import { ValidationError } from "../../client/errors";
 import type { BillingBucketSize } from "../../wire/billing";
-import { listSome } from "../common/engineText";
-import { printable } from "../common/wording";
+import { listSome, printable } from "../common/wording";
 import { lookupClient, type RunpodSettings } from "../config";
 
 /**

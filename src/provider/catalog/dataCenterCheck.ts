@@ -8,18 +8,19 @@
  * judged); a value unknown in a preview, an id the previous inputs already named, and an argument
  * left out are not judged (no read); and when the catalog cannot be read, check says nothing and
  * the service decides. The read is the catalog's own, once per provider host (`../cost/catalog.ts`),
- * with one try and a short timeout, so a service that does not answer costs a check seconds, once.
+ * with one try within the catalog's 10 s bound, so a service that does not answer costs one check
+ * 10 s, once.
  * Ids are compared in any letter case, as the service compares them (`eu-ro-1` is `EU-RO-1`).
  */
-import { listSome } from "../common/engineText";
 import { isUnknown } from "../common/unknown";
-import { clientFromSettings, type RunpodSettings } from "../config";
+import { listSome } from "../common/wording";
+import type { RunpodSettings } from "../config";
 import type { CheckFailure } from "../cost/budget";
-import { catalogDataCenterIds } from "../cost/catalog";
+import { CATALOG_READ_BOUND_MS, catalogDataCenterIds } from "../cost/catalog";
 import { speaksV2 } from "../cost/endpoint";
 
-/** How long the one catalog read of data centres may take before check goes on without it. */
-export const DATA_CENTER_READ_TIMEOUT_MS = 10_000;
+/** How long the one catalog read of data centres may take before check goes on without it (the catalog's bound). */
+export const DATA_CENTER_READ_TIMEOUT_MS = CATALOG_READ_BOUND_MS;
 
 /** How many of the catalog's ids a failure lists before "and N more". */
 const KNOWN_LISTED = 10;
@@ -44,13 +45,7 @@ export async function checkDataCenters(
   const before = new Set(idsOf(olds).map((id) => id.toUpperCase()));
   const asked = idsOf(news).filter((id) => !before.has(id.toUpperCase()));
   if (asked.length === 0 || settings?.apiKey === undefined || !speaksV2(settings)) return [];
-  let known: string[] | undefined;
-  try {
-    const client = clientFromSettings(settings, { maxRetries: 0, timeoutMs: DATA_CENTER_READ_TIMEOUT_MS });
-    known = await catalogDataCenterIds(client, settings.restUrl, settings.apiKey);
-  } catch {
-    known = undefined;
-  }
+  const known = await catalogDataCenterIds(settings);
   if (known === undefined || known.length === 0) return [];
   const listed = new Set(known.map((id) => id.toUpperCase()));
   const missing = [...new Set(asked.filter((id) => !listed.has(id.toUpperCase())))];

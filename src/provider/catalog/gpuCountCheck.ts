@@ -13,11 +13,10 @@
  * previous inputs already had (a catalog that shrank later must not block every update).
  */
 import { isUnknown } from "../common/unknown";
-import { clientFromSettings, type RunpodSettings } from "../config";
+import type { RunpodSettings } from "../config";
 import type { CheckFailure } from "../cost/budget";
 import { catalogGpus } from "../cost/catalog";
 import { speaksV2 } from "../cost/endpoint";
-import { DATA_CENTER_READ_TIMEOUT_MS } from "./dataCenterCheck";
 
 type Props = Record<string, unknown>;
 
@@ -62,8 +61,7 @@ export async function checkGpuCount(
   if (settings?.apiKey === undefined || !speaksV2(settings)) return [];
   let catalog: readonly unknown[];
   try {
-    const client = clientFromSettings(settings, { maxRetries: 0, timeoutMs: DATA_CENTER_READ_TIMEOUT_MS });
-    catalog = await catalogGpus(client, settings.restUrl, settings.apiKey);
+    catalog = await catalogGpus(settings);
   } catch {
     return [];
   }

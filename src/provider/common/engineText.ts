@@ -8,9 +8,13 @@
  * stack dump; see `printsAsOneLine`) and sends `e.message` over gRPC to the engine, so every error a provider operation throws goes
  * through {@link redactError}: every form of the given secrets becomes `[redacted]` (`redaction.ts`),
  * and the error is rebuilt as a plain `Error` without `cause` or the service's response `body`,
- * where a service echoing the request would otherwise leave a copy.
+ * where a service echoing the request would otherwise leave a copy. Control characters other than
+ * the message's own line feeds and tabs are escaped there too (`printable`): the last guard for
+ * text the service sent; each value is also made one printable line where it enters a message
+ * (`boundEntry`, the client's `describeBody`), so a CR/LF inside it cannot forge a line.
  */
 import { redact } from "./redaction";
+import { LISTED_AT_MOST, printable } from "./wording";
 
 // ---------------------------------------------------------------------------------------------
 // Check failures as the engine prints them
@@ -73,12 +77,6 @@ export function forEngine<F extends { property: string; reason: string }>(
 // Room for the longest part a message has by design (a worker log tail, 8 KB) and its lines around.
 export const MESSAGE_MAX_CHARS = 10_000;
 
-/** How many entries of a service-sourced list a message names before "and N more". */
-export const LISTED_AT_MOST = 5;
-
-/** Longest single entry (an id, a status) a message repeats from the service, in characters. */
-const ENTRY_MAX_CHARS = 80;
-
 /**
  * `text` cut to at most `max` characters: its head (what happened, to which resource) and its
  * tail (what to do next) kept, the middle replaced by a note of how much was left out.
@@ -90,24 +88,6 @@ export function boundText(text: string, max: number = MESSAGE_MAX_CHARS): string
   const tail = Math.floor(room / 3);
   const head = room - tail;
   return text.slice(0, head) + note(text.length - head - tail) + text.slice(text.length - tail);
-}
-
-/** One entry the service sent, shortened to a line's worth: `abc...(1000 characters)`. */
-export function boundEntry(entry: string): string {
-  return entry.length <= ENTRY_MAX_CHARS
-    ? entry
-    : `${entry.slice(0, ENTRY_MAX_CHARS)}...(${entry.length} characters)`;
-}
-
-/** `a, b, c, d, e and 49995 more`: the first few entries of a service-sourced list, each bounded. */
-export function listSome(
-  entries: readonly string[],
-  shown: number = LISTED_AT_MOST,
-  separator = ", ",
-): string {
-  const named = entries.slice(0, shown).map(boundEntry);
-  const more = entries.length - named.length;
-  return named.join(separator) + (more > 0 ? ` and ${more} more` : "");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -129,11 +109,14 @@ export function redactError(error: unknown, secrets: readonly unknown[]): Error 
     extra.code === "authentication_error" && !source.message.includes("runpod:apiKey")
       ? " Check the API key: the secret stack config runpod:apiKey, or the environment variable RUNPOD_API_KEY."
       : "";
+  // Lines by design are kept; every other control character (ESC, BEL, CR) a value brought is escaped.
+  const shown = (text: string) =>
+    boundText(printable(redact(text, secrets) + hint, Number.POSITIVE_INFINITY, true));
   const fresh: Error & { code?: string; id?: unknown; properties?: unknown } = new Error(
-    boundText(redact(source.message, secrets) + hint),
+    shown(source.message),
   );
   fresh.name = source.name;
-  fresh.stack = boundText(redact(source.stack ?? `${source.name}: ${source.message}`, secrets) + hint);
+  fresh.stack = shown(source.stack ?? `${source.name}: ${source.message}`);
   if (typeof extra.code === "string") fresh.code = extra.code;
   if (extra.id !== undefined) fresh.id = extra.id;
   if (extra.properties !== undefined) fresh.properties = extra.properties;
@@ -171,7 +154,9 @@ export function withReasons<E extends Error>(error: E): E & { reasons?: string[]
   if (e.id !== undefined && (!Array.isArray(e.reasons) || e.reasons.length === 0)) e.reasons = [e.message];
   // Every reason bounded, and few of them: the engine packs them all into one gRPC status.
   if (Array.isArray(e.reasons)) {
-    const reasons = e.reasons.slice(0, LISTED_AT_MOST).map((r) => boundText(String(r)));
+    const reasons = e.reasons
+      .slice(0, LISTED_AT_MOST)
+      .map((r) => boundText(printable(String(r), Number.POSITIVE_INFINITY, true)));
     const more = e.reasons.length - reasons.length;
     e.reasons = more > 0 ? [...reasons, `and ${more} more`] : reasons;
   }

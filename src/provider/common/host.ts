@@ -5,6 +5,7 @@
  */
 import type { RunpodClient } from "../../client";
 import { type ConfigSource, clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
+import { printable } from "./wording";
 
 /** Settings for the host process: the configure request's config, then the environment. */
 export function settingsFromConfigure(config: ConfigSource | undefined): RunpodSettings {
@@ -22,7 +23,10 @@ export function withoutProvider(props: Record<string, unknown>): Record<string, 
   return rest;
 }
 
-/** `"name" (id X)`, or `id X`. */
+/**
+ * `"name" (id X)`, or `id X`. Either may come from the service (a name read back, an id it gave),
+ * so each is made one printable line (`printable`).
+ */
 export function labelOf(name: string | undefined, id: string): string {
-  return name ? `"${name}" (id ${id})` : `id ${id}`;
+  return name ? `"${printable(name)}" (id ${printable(id)})` : `id ${printable(id)}`;
 }

@@ -40,7 +40,7 @@ import {
   saidNotActed,
   serverDelayMs,
 } from "../../client";
-import { describeError } from "./wording";
+import { boundEntry, describeError } from "./wording";
 
 /**
  * How long a create keeps re-listing after an ambiguous failure before saying the object may
@@ -175,7 +175,7 @@ export async function settle<T extends { id: string; name?: string | null }>(
     ledger.unsettled = undefined;
     return {
       record: matching[0],
-      recoveredAfter: `${what}, but the service had created it anyway (id ${matching[0].id}, the one new ${kind} named "${name}" holding what was sent), so it was recorded and not created again.`,
+      recoveredAfter: `${what}, but the service had created it anyway (id ${boundEntry(matching[0].id)}, the one new ${kind} named "${name}" holding what was sent), so it was recorded and not created again.`,
     };
   }
   if (matching.length > 1) {
@@ -236,7 +236,7 @@ async function reconcile<T extends { id: string; name?: string | null }>(
             : ` Another new ${kind} of that name, ${describeOthers(others)}, is not this create's and was left alone.`;
         return {
           record: matching[0],
-          recoveredAfter: `${what}; the service had created it anyway (id ${matching[0].id}, the one ${kind} named "${name}" that appeared), so it was recorded.${left}`,
+          recoveredAfter: `${what}; the service had created it anyway (id ${boundEntry(matching[0].id)}, the one ${kind} named "${name}" that appeared), so it was recorded.${left}`,
         };
       }
       if (matching.length > 1) {
@@ -275,7 +275,7 @@ async function reconcile<T extends { id: string; name?: string | null }>(
 
 /** `id a, b, c and 4 more`. */
 function idsOf(objects: readonly { id: string }[]): string {
-  const shown = objects.slice(0, NAMED_AT_MOST).map((o) => o.id);
+  const shown = objects.slice(0, NAMED_AT_MOST).map((o) => boundEntry(o.id));
   const more = objects.length - shown.length;
   return shown.join(", ") + (more > 0 ? ` and ${more} more` : "");
 }
@@ -284,7 +284,7 @@ function idsOf(objects: readonly { id: string }[]): string {
 function describeOthers(others: readonly { object: { id: string }; fields: string[] }[]): string {
   const shown = others
     .slice(0, NAMED_AT_MOST)
-    .map((o) => `id ${o.object.id} (differs in ${o.fields.slice(0, 10).join(", ")})`);
+    .map((o) => `id ${boundEntry(o.object.id)} (differs in ${o.fields.slice(0, 10).join(", ")})`);
   const more = others.length - shown.length;
   return shown.join(", ") + (more > 0 ? ` and ${more} more` : "");
 }

@@ -34,18 +34,29 @@ export const MaxHourlyUsdSchema = z
   .optional();
 
 /**
+ * A decimal number as people write one (`10`, `0.5`, `.5`, `2.`), nothing else: no sign, exponent,
+ * hex (`0x10`, which `Number` reads as 16), `Infinity` or digit separators.
+ */
+const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
+
+/**
  * A budget as given (a number from the program, a string from stack config or the environment),
- * or the reason it is not one: it must be a finite number of USD an hour, at least 0.
+ * or the reason it is not one: it must be a finite number of USD an hour, at least 0. A string is
+ * read as a plain decimal (surrounding blanks ignored); an empty one is no budget but a mistake,
+ * so it fails naming `name` rather than turning the budget off.
  */
 export function parseBudget(value: unknown, name: string): { usd?: number; failure?: string } {
   if (value === undefined || value === null) return {};
   const text = typeof value === "string" ? value.trim() : undefined;
-  const n = typeof value === "number" ? value : text !== undefined && text !== "" ? Number(text) : Number.NaN;
+  const n =
+    typeof value === "number" ? value : text !== undefined && DECIMAL.test(text) ? Number(text) : Number.NaN;
   if (!Number.isFinite(n) || n < 0) {
     const shown =
       typeof value === "string" || typeof value === "number" ? JSON.stringify(value) : typeof value;
     return {
-      failure: `${name} must be a number of US dollars an hour, at least 0 (got ${shown === "null" ? String(value) : shown})`,
+      failure:
+        `${name} must be a number of US dollars an hour, at least 0 (got ${shown === "null" ? String(value) : shown})` +
+        (text === "" ? `; to have no budget, unset ${name}` : ""),
     };
   }
   return { usd: n };
@@ -206,7 +217,7 @@ export async function judgeBudgets(subject: CostSubject, pricing: CostPricing): 
     try {
       cost = await c.price();
     } catch (error) {
-      unreadable = `the catalog's prices could not be read (${describeError(error)})`;
+      unreadable = `the catalog's prices could not be read (${describeError(error)}), so nothing was priced`;
     }
   }
   const which = own.usd !== undefined ? "maxHourlyUsd" : stackName;
@@ -216,7 +227,11 @@ export async function judgeBudgets(subject: CostSubject, pricing: CostPricing): 
     return { ...(cost === undefined || cost === UNKNOWN ? {} : { hourlyCost: cost }), failures };
   };
   if (cost === undefined) {
-    if (!budgeted || !c.priceable) return { failures };
+    if (!c.priceable) return { failures };
+    if (!budgeted) {
+      // No budget to judge: the figure says why it is missing, as a price the catalog lacks does.
+      return unreadable === undefined ? { failures } : { hourlyCost: unpriced(unreadable), failures };
+    }
     return fail(unreadable ?? "the provider has no REST v2 API key to read the catalog's prices with");
   }
   if (cost === UNKNOWN) {
@@ -251,6 +266,11 @@ export async function judgeBudgets(subject: CostSubject, pricing: CostPricing): 
   return { hourlyCost: cost, failures };
 }
 
+/** A figure with no price, saying why (null figures, never 0). */
+function unpriced(why: string): HourlyCost {
+  return { floorUsd: null, ceilingUsd: null, ratePerWorkerUsd: null, note: why };
+}
+
 /** A priced kind of resource's `check`, for {@link pricedCheck}. */
 export interface PricedCheck {
   /** The resource's class name, for messages and the ledger key when no URN came (`Pod`). */
@@ -278,7 +298,8 @@ export interface PricedCheck {
 /**
  * A priced resource's `check`: the arguments first (their failures alone when there are any), then
  * what the catalog judges (their failures alone too), then the `hourlyCost` figure and the
- * budgets, judged before anything that costs money runs. The URN
+ * budgets, judged before anything that costs money runs. The catalog judgement and the prices are
+ * read at the same time, so the check waits one catalog bound (10 s) in all. The URN
  * the resource passes for the stack budget, and the figure check itself added to earlier inputs,
  * are no arguments.
  */
@@ -294,17 +315,24 @@ export function pricedCheck(
     const checked = c.checkArgs(settings, news);
     if ((checked.failures ?? []).length > 0) return checked;
     const secrets = c.secrets(settings, news);
-    const named = (await c.checkCatalog?.(settings, news, olds)) ?? [];
+    const name = typeof news.name === "string" ? news.name : undefined;
+    const label = `${c.kind} ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
+    const key = typeof urn === "string" ? urn : `${c.kind}::${name ?? ""}`;
+    // Both catalog reads at once, so a check waits for the catalog one bound in all, not one per list.
+    const before = ledger.get(key);
+    const [named, cost] = await Promise.all([
+      c.checkCatalog?.(settings, news, olds) ?? Promise.resolve([]),
+      c.checkCost({ settings, args: news, key, label }),
+    ]);
     if (named.length > 0) {
+      // The catalog's failures alone; the stack's sum is left as it was before this check.
+      if (before === undefined) forgetCeiling(key);
+      else recordCeiling(key, before);
       return {
         inputs: checked.inputs,
         failures: named.map((f) => ({ ...f, reason: redact(f.reason, secrets) })),
       };
     }
-    const name = typeof news.name === "string" ? news.name : undefined;
-    const label = `${c.kind} ${name === undefined ? "(unnamed)" : JSON.stringify(name)}`;
-    const key = typeof urn === "string" ? urn : `${c.kind}::${name ?? ""}`;
-    const cost = await c.checkCost({ settings, args: news, key, label });
     const inputs =
       cost.hourlyCost === undefined ? checked.inputs : { ...checked.inputs, hourlyCost: cost.hourlyCost };
     return { inputs, failures: cost.failures.map((f) => ({ ...f, reason: redact(f.reason, secrets) })) };

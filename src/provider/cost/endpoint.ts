@@ -4,7 +4,6 @@
  * provider host; the only network call is the catalog read, once per host (`catalog.ts`).
  */
 import { DEFAULT_REST_URL, type RunpodClient, resolveRestUrl } from "../../client";
-import { hostClient } from "../common/host";
 import { containsUnknown, UNKNOWN } from "../common/unknown";
 import type { RunpodSettings } from "../config";
 import { type CostCheck, judgeBudgets } from "./budget";
@@ -30,7 +29,7 @@ export function speaksV2(settings: RunpodSettings): boolean {
   }
 }
 
-/** The catalog lists an endpoint's price needs, read once per host; undefined without a client. */
+/** The catalog lists an endpoint's price needs, read once per host and bounded (`catalog.ts`). */
 async function pricesFor(
   settings: RunpodSettings | undefined,
   endpoint: EndpointShape,
@@ -41,9 +40,8 @@ async function pricesFor(
 }> {
   const need = catalogNeeded(endpoint);
   if (need === undefined) return {};
-  const c = client ?? hostClient(settings);
-  if (need === "gpus") return { gpus: await catalogGpus(c, settings?.restUrl, settings?.apiKey) };
-  return { cpus: await catalogCpus(c, settings?.restUrl, settings?.apiKey) };
+  if (need === "gpus") return { gpus: await catalogGpus(settings, client) };
+  return { cpus: await catalogCpus(settings, client) };
 }
 
 /** The endpoint's `hourlyCost` from what the service holds, or undefined when the catalog cannot be read. */

@@ -2,10 +2,9 @@
  * Prices and budgets of a `Pod`, for its `check` (the preview's figures and the budgets' refusals)
  * and its outputs. A pod is one machine: its floor and ceiling are the range of pod rates over the
  * GPU types it may land on (`gpu.id`, then `fallbackGpuIds`). Runs in the provider host; the only
- * network call is the catalog read, once per host (`catalog.ts`).
+ * network call is the catalog read, once per host and bounded (`catalog.ts`).
  */
 import type { RunpodClient } from "../../client";
-import { hostClient } from "../common/host";
 import { UNKNOWN } from "../common/unknown";
 import type { RunpodSettings } from "../config";
 import { type CostCheck, judgeBudgets } from "./budget";
@@ -13,13 +12,10 @@ import { catalogCpus, catalogGpus } from "./catalog";
 import { speaksV2 } from "./endpoint";
 import { type HourlyCost, type PodShape, podGpuCandidates, podHourlyCost, usd } from "./prices";
 
-/** The catalog list a pod's price needs, read once per host. */
+/** The catalog list a pod's price needs, read once per host and bounded (`catalog.ts`). */
 async function podPrices(settings: RunpodSettings | undefined, pod: PodShape, client?: RunpodClient) {
-  const c = client ?? hostClient(settings);
-  if (pod.cpu !== undefined && pod.cpu !== null) {
-    return { cpus: await catalogCpus(c, settings?.restUrl, settings?.apiKey) };
-  }
-  return { gpus: await catalogGpus(c, settings?.restUrl, settings?.apiKey) };
+  if (pod.cpu !== undefined && pod.cpu !== null) return { cpus: await catalogCpus(settings, client) };
+  return { gpus: await catalogGpus(settings, client) };
 }
 
 /** True when the pod names its compute (`gpu` or `cpu`), so there is something to price. */

@@ -36,6 +36,20 @@ export interface CpuPrice {
 /** Per-unit rates a resource may land on (one per candidate), or why one has no list price. */
 export type Rates = { rates: number[] } | { missing: string };
 
+/**
+ * Why a list price cannot price anything, or undefined when it can: a price must be a finite number
+ * of USD above 0. Absent, zero, negative or NaN fail closed (a price of -100 would otherwise lower a
+ * stack's sum, and 0 would let any count pass a budget); `what` names the price (`secure pod price`).
+ */
+export function badPrice(price: unknown, what: string): string | undefined {
+  if (price === undefined || price === null) return `the catalog gives it no ${what}`;
+  if (typeof price !== "number" || !Number.isFinite(price) || price <= 0) {
+    const shown = typeof price === "number" ? String(price) : JSON.stringify(price);
+    return `the catalog gives it a ${what} of ${shown} USD/h, not a price above 0`;
+  }
+  return undefined;
+}
+
 /** USD figures rounded to a millionth of a dollar, so 0.58 × 3 reads 1.74. */
 export function usd(value: number): number {
   return Math.round(value * 1e6) / 1e6;
@@ -94,12 +108,11 @@ export function gpuWorkerRates(
     }
     for (const type of types) {
       const price = type.price?.serverless;
-      if (typeof price !== "number" || !Number.isFinite(price)) {
-        return {
-          missing: `no list price for GPU type ${JSON.stringify(type.id)} (pool ${pool}): the catalog gives it no serverless price`,
-        };
+      const bad = badPrice(price, "serverless price");
+      if (bad !== undefined) {
+        return { missing: `no list price for GPU type ${JSON.stringify(type.id)} (pool ${pool}): ${bad}` };
       }
-      rates.push(price * count);
+      rates.push((price as number) * count);
     }
   }
   return { rates };
@@ -108,7 +121,7 @@ export function gpuWorkerRates(
 /**
  * The hourly rate of one placed GPU worker (the v2 `Worker`): its `gpuTypeId`'s serverless price ×
  * its `gpuCount`; undefined when it is not placed yet or the catalog gives its type no serverless
- * price. A run's cost uses it, so a job is priced at the GPU it ran on, not the dearest candidate.
+ * price above 0. A run's cost uses it, so a job is priced at the GPU it ran on, not the dearest candidate.
  */
 export function placedWorkerRate(
   worker: { gpuTypeId?: string | null; gpuCount?: number },
@@ -116,7 +129,7 @@ export function placedWorkerRate(
 ): number | undefined {
   if (typeof worker.gpuTypeId !== "string" || typeof worker.gpuCount !== "number") return undefined;
   const price = catalog.find((g) => g.id === worker.gpuTypeId)?.price?.serverless;
-  return typeof price === "number" && Number.isFinite(price) ? price * worker.gpuCount : undefined;
+  return badPrice(price, "serverless price") === undefined ? (price as number) * worker.gpuCount : undefined;
 }
 
 /** Per-worker rates of a CPU endpoint: each configuration's flavour at its serverless vCPU price × `vcpuCount`. */
@@ -128,12 +141,10 @@ export function cpuWorkerRates(
   for (const config of cpu) {
     const flavour = catalog.find((c) => c.id === config.id);
     const price = flavour?.price?.serverlessPerVcpu;
-    if (typeof price !== "number" || !Number.isFinite(price)) {
-      return {
-        missing: `no list price for CPU flavour ${JSON.stringify(config.id)}: the catalog gives it no serverless vCPU price`,
-      };
-    }
-    rates.push(price * (typeof config.vcpuCount === "number" ? config.vcpuCount : 0));
+    const bad = badPrice(price, "serverless vCPU price");
+    if (bad !== undefined)
+      return { missing: `no list price for CPU flavour ${JSON.stringify(config.id)}: ${bad}` };
+    rates.push((price as number) * (typeof config.vcpuCount === "number" ? config.vcpuCount : 0));
   }
   return { rates };
 }
@@ -205,12 +216,10 @@ export function podRates(
   if (pod.cpu !== undefined && pod.cpu !== null) {
     const flavour = (catalog.cpus ?? []).find((c) => c.id === pod.cpu?.id);
     const price = flavour?.price?.securePerVcpu;
-    if (typeof price !== "number" || !Number.isFinite(price)) {
-      return {
-        missing: `no list price for CPU flavour ${JSON.stringify(pod.cpu.id)}: the catalog gives it no pod vCPU price`,
-      };
-    }
-    return { rates: [price * (typeof pod.cpu.vcpuCount === "number" ? pod.cpu.vcpuCount : 0)] };
+    const bad = badPrice(price, "pod vCPU price");
+    if (bad !== undefined)
+      return { missing: `no list price for CPU flavour ${JSON.stringify(pod.cpu.id)}: ${bad}` };
+    return { rates: [(price as number) * (typeof pod.cpu.vcpuCount === "number" ? pod.cpu.vcpuCount : 0)] };
   }
   const candidates = podGpuCandidates(pod);
   if (candidates.length === 0) return { missing: "no list price for a pod with neither gpu nor cpu" };
@@ -220,12 +229,9 @@ export function podRates(
   for (const id of candidates) {
     const type = (catalog.gpus ?? []).find((g) => g.id === id);
     const price = community ? type?.price?.community : type?.price?.secure;
-    if (typeof price !== "number" || !Number.isFinite(price)) {
-      return {
-        missing: `no list price for GPU type ${JSON.stringify(id)}: the catalog gives it no ${community ? "community" : "secure"} pod price`,
-      };
-    }
-    rates.push(price * count);
+    const bad = badPrice(price, `${community ? "community" : "secure"} pod price`);
+    if (bad !== undefined) return { missing: `no list price for GPU type ${JSON.stringify(id)}: ${bad}` };
+    rates.push((price as number) * count);
   }
   return { rates };
 }

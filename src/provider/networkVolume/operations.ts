@@ -47,6 +47,7 @@ import { createReconciled, deleteIfPresent, readOrGone } from "../common/managed
 import { defineOperations } from "../common/operations";
 import { redact } from "../common/redaction";
 import { isUnknown } from "../common/unknown";
+import { boundEntry } from "../common/wording";
 import { type RunpodSettings, resolveSettings } from "../config";
 import { volumeCostFields } from "../cost/volume";
 import {
@@ -244,10 +245,10 @@ export const updateNetworkVolume: ResourceOperations["update"] = async (settings
       const current = await client.networkVolumes.get(id);
       if (typeof current.type === "string" && current.type !== inputs.type) {
         throw new RunpodError(
-          `network volume "${current.name}" (id ${id}) is ${current.type} on the service, and the program asks ` +
+          `network volume "${boundEntry(current.name)}" (id ${boundEntry(id)}) is ${boundEntry(current.type)} on the service, and the program asks ` +
             `for type ${inputs.type}. The tier cannot change and this stack's state did not know it (it was ` +
             "written over REST v1, which has no tiers), so nothing was changed. Set type to " +
-            `${current.type}, or leave type out; or run pulumi refresh and then pulumi up, whose preview shows ` +
+            `${boundEntry(current.type)}, or leave type out; or run pulumi refresh and then pulumi up, whose preview shows ` +
             "the replacement (a new, empty volume) that another tier needs.",
         );
       }

@@ -210,7 +210,7 @@ export const PodArgsSchema = z.strictObject({
     templateId: { description: "A pod template's id whose settings the body overrides.", replaces: true },
     fallbackGpuIds:
       "GPU type ids tried in order after `gpu.id` when the service has no capacity for it (or no\n" +
-      "access). GPU pods only. A change makes no service call.",
+      "access). GPU pods only. A change reads the pod and changes nothing on it.",
     desiredStatus: {
       description: "`RUNNING` or `EXITED` (stopped, disk kept). A change is a stop or start, not a replace.",
       default: '"RUNNING"',

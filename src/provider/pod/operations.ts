@@ -22,7 +22,7 @@ import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
 import { deleteIfPresent, readForRefresh } from "../common/managedCreate";
 import { defineOperations } from "../common/operations";
-import { redact, redactValue } from "../common/redaction";
+import { redact } from "../common/redaction";
 import type { RunpodSettings } from "../config";
 import { pricedCheck } from "../cost/budget";
 import { checkPodCost } from "../cost/pod";
@@ -30,7 +30,7 @@ import { checkPodArgs, type PodInputs, plainInputs } from "./args";
 import { mountKind, plannedChanges, replacementWarning, userEnv, wantedOf } from "./changes";
 import { echoOf, observedDesired, outputsOf, podSecrets, withHourlyCost, withOmittedKept } from "./outputs";
 import { placePod } from "./placement";
-import { powerTo, waitOrFail } from "./power";
+import { keepingPod, type PodProgress, powerTo, waitOrFail } from "./power";
 
 /**
  * `check`: field-level validation (`args.ts`; unknown values pass), then the preview's hourly
@@ -72,21 +72,31 @@ export async function diffPod(
 /**
  * `create`: tries `gpu.id` then each of `fallbackGpuIds` as the v2 document's loop says (400: the
  * next; 402: stop; 403: skip; 429: back off; 5xx: retry the same), each POST reconciled by listing
- * after a lost answer (never a second pod). Then waits per `waitFor`. A pod that does not become
- * usable is a partial failure: it stays in the state with its id.
+ * after a lost answer (never a second pod). Then stops it for `desiredStatus: "EXITED"`, locks it
+ * for `locked: true`, and waits per `waitFor`. Once the POST answered, every failure is a partial
+ * failure (`keepingPod`): the pod stays in the state with its id, and the next up checks it again.
  */
 export const createPod: ResourceOperations["create"] = async (settings, raw) => {
   const inputs = plainInputs(raw);
+  const provider = raw.__provider;
   const secrets = podSecrets([inputs], settings);
   return withProviderErrors(secrets, async () => {
     const client = hostClient(settings);
-    let pod = await placePod(client, inputs, secrets);
-    const all = podSecrets([inputs, { env: pod.env }], settings);
-    if (wantedOf(inputs) === "EXITED") pod = (await client.pods.action(pod.id, "stop")) ?? pod;
-    // A locked pod refuses stop: lock after it.
-    if (inputs.locked === true) pod = await client.pods.update(pod.id, { locked: true });
-    pod = await waitOrFail(client, pod, inputs, all, settings?.clock);
-    return { id: pod.id, outs: await withHourlyCost(settings, outputsOf(pod, inputs, all), inputs, client) };
+    const progress: PodProgress = { pod: await placePod(client, inputs, secrets) };
+    const secretsOf = (pod: Pod) => podSecrets([inputs, { env: pod.env }], settings);
+    return keepingPod(progress, "was created", inputs, secretsOf, provider, async () => {
+      const all = secretsOf(progress.pod);
+      if (wantedOf(inputs) === "EXITED")
+        progress.pod = (await client.pods.action(progress.pod.id, "stop")) ?? progress.pod;
+      // A locked pod refuses stop: lock after it.
+      if (inputs.locked === true) progress.pod = await client.pods.update(progress.pod.id, { locked: true });
+      progress.pod = await waitOrFail(client, progress.pod, inputs, all, settings?.clock, provider);
+      const pod = progress.pod;
+      return {
+        id: pod.id,
+        outs: await withHourlyCost(settings, outputsOf(pod, inputs, all), inputs, client),
+      };
+    });
   });
 };
 
@@ -125,36 +135,37 @@ export const readPod: ResourceOperations["read"] = async (settings, id, props) =
 
 /**
  * `update`: one PATCH with the fields that changed (`env` sent whole, with what the service
- * injected kept), a stop or start when `desiredStatus` changed, then the wait. Changes of the
- * provider's own arguments make no call.
+ * injected kept), a stop or start when `desiredStatus` changed, then the wait. With no field to
+ * change (only the provider's own arguments changed, or the engine re-runs an unchanged pod whose
+ * last create or update failed partially) it reads the pod and waits per `waitFor` again, so a pod
+ * still not usable fails again. Once the pod was changed or read, every failure is a partial
+ * failure keeping it as last read.
  */
 export const updatePod: ResourceOperations["update"] = async (settings, id, olds, news) => {
   const inputs = plainInputs(news);
+  const provider = news.__provider;
   const secrets = podSecrets([inputs, olds], settings);
   return withProviderErrors(secrets, async () => {
     const plan = plannedChanges(olds, inputs);
-    if (plan.patchKeys.length === 0 && plan.action === undefined) {
-      // Only the provider's own arguments changed (fallbackGpuIds, waitFor, ...): no service call.
-      const { __provider: _provider, env, ...kept } = olds;
-      const outs: Record<string, unknown> = { ...redactValue(kept, secrets), ...echoOf(inputs) };
-      outs.desiredStatus = wantedOf(inputs);
-      const priced = await withHourlyCost(settings, outs, inputs);
-      return { outs: env === undefined ? priced : { ...priced, env } };
-    }
     const client = hostClient(settings);
     const label = labelOf(inputs.name, id);
-    let pod: Pod | undefined;
     // Locking waits until after a stop or start (a locked pod refuses stop); unlocking goes first.
     const { locked: lock, ...patch } = plan.patch;
     const lockLater = lock === true;
     if (!lockLater && lock !== undefined) patch.locked = lock;
-    if (Object.keys(patch).length > 0) pod = await client.pods.update(id, patch as PodUpdateInput);
-    pod ??= await client.pods.get(id);
-    pod = await powerTo(client, pod, wantedOf(inputs), label);
-    if (lockLater) pod = await client.pods.update(id, { locked: true });
-    const all = podSecrets([inputs, olds, { env: pod.env }], settings);
-    pod = await waitOrFail(client, pod, inputs, all, settings?.clock);
-    return { outs: await withHourlyCost(settings, outputsOf(pod, inputs, all), inputs, client) };
+    const patching = Object.keys(patch).length > 0;
+    const progress: PodProgress = {
+      pod: patching ? await client.pods.update(id, patch as PodUpdateInput) : await client.pods.get(id),
+    };
+    const secretsOf = (pod: Pod) => podSecrets([inputs, olds, { env: pod.env }], settings);
+    const done = patching ? "was changed" : "was read again";
+    return keepingPod(progress, done, inputs, secretsOf, provider, async () => {
+      progress.pod = await powerTo(client, progress.pod, wantedOf(inputs), label);
+      if (lockLater) progress.pod = await client.pods.update(id, { locked: true });
+      const all = secretsOf(progress.pod);
+      progress.pod = await waitOrFail(client, progress.pod, inputs, all, settings?.clock, provider);
+      return { outs: await withHourlyCost(settings, outputsOf(progress.pod, inputs, all), inputs, client) };
+    });
   });
 };
 

@@ -2,7 +2,17 @@
  * Bringing a pod to what the program asks: the stop or start action `desiredStatus` calls for
  * (a locked pod refuses a stop; a stopped pod starts again only where its data center has free
  * compute), then the wait per `waitFor`. A pod that does not become usable is a partial failure:
- * it stays in the state with its id, and the error carries its log tail.
+ * it stays in the state with its id, and the error carries its log tail. So is every other failure
+ * once the pod exists ({@link keepingPod}): a pod that bills is never left out of the state.
+ *
+ * A partial failure's `properties` are what the engine stores as the outputs and passes, exactly,
+ * to the next read, update and delete (`CreateStep.Apply`/`UpdateStep.Apply`, step.go); the
+ * dynamic-provider host loads the provider for a read or delete from `__provider` in them
+ * (`getProvider(props)` in `read` and `delete` of @pulumi/pulumi cmd/dynamic-provider), and adds it
+ * only to a success's outputs (`resultIncludingProvider`). So they carry `__provider` as the host
+ * received it, and `env` (the secret output: the engine re-marks it secret from the inputs,
+ * `annotateSecrets` in `provider.Create`/`Update`, provider_plugin.go), which the next update's
+ * PATCH of env keeps the injected `PUBLIC_KEY` from.
  */
 import {
   BadRequestError,
@@ -14,6 +24,7 @@ import {
 } from "../../client";
 import type { Clock } from "../clock";
 import { labelOf } from "../common/host";
+import { describeError } from "../common/wording";
 import { readLogTail } from "../release/logTail";
 import { DEFAULT_WAIT_TIMEOUT_MS, type PodInputs } from "./args";
 import { wantedOf } from "./changes";
@@ -66,6 +77,7 @@ export async function waitOrFail(
   inputs: PodInputs,
   secrets: readonly string[],
   clock?: Clock,
+  provider?: unknown,
 ): Promise<Pod> {
   const result = await waitForPod({
     client,
@@ -76,7 +88,7 @@ export async function waitOrFail(
     clock,
   });
   if (result.kind === "ready") return result.pod;
-  throw await waitFailed(client, result, inputs, secrets, clock);
+  throw await waitFailed(client, result, inputs, secrets, clock, provider);
 }
 
 /** The partial failure of a pod that did not become usable: why, its status history and its log tail. */
@@ -85,7 +97,8 @@ async function waitFailed(
   failure: WaitFailure,
   inputs: PodInputs,
   secrets: readonly string[],
-  clock?: Clock,
+  clock: Clock | undefined,
+  provider: unknown,
 ): Promise<Error> {
   const { pod, history, why } = failure;
   const tail = await readLogTail(
@@ -105,14 +118,69 @@ async function waitFailed(
             .join("\n")}`
         : "The pod's log is empty."
       : `The pod's log is unavailable: ${tail.unavailable}.`;
-  const error = new RunpodError(
+  return keptPodError(
     `Pod ${labelOf(inputs.name, pod.id)} is not usable: ${why}. Status history: ${history.join(" -> ")}. ${log}\n` +
-      "The pod is kept in the stack (it may still cost money while it holds compute): fix the cause and run " +
-      "pulumi up again, or remove the Pod from the program to terminate it.",
-  ) as RunpodError & { id?: string; properties?: Record<string, unknown> };
-  const { env: _env, ...properties } = outputsOf(pod, inputs, secrets);
+      KEPT_HINT,
+    pod,
+    inputs,
+    secrets,
+    provider,
+  );
+}
+
+/** What to do about a pod kept in the stack after a failure. */
+const KEPT_HINT =
+  "The pod is kept in the stack (it may still cost money while it holds compute): fix the cause and run " +
+  "pulumi up again (it checks the pod again), or remove the Pod from the program to terminate it.";
+
+/** Where a pod stands while a create or update works on it: the pod as last read, and the work done. */
+export interface PodProgress {
+  pod: Pod;
+}
+
+/**
+ * Runs `steps` on a pod that exists (after the create's POST answered, or the update's first
+ * call): any failure that is not already a partial failure becomes one, keeping the pod as last
+ * read (`progress.pod`) in the state with its id, whatever failed (a stop or lock refused, a read
+ * of the pod answering 500, the network). `done` says what happened to it first: `was created`.
+ */
+export async function keepingPod<T>(
+  progress: PodProgress,
+  done: "was created" | "was changed" | "was read again",
+  inputs: PodInputs,
+  secretsOf: (pod: Pod) => readonly string[],
+  provider: unknown,
+  steps: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await steps();
+  } catch (error) {
+    if ((error as { id?: unknown }).id !== undefined) throw error;
+    const { pod } = progress;
+    throw keptPodError(
+      `Pod ${labelOf(inputs.name, pod.id)} ${done}, but a later step failed: ${describeError(error)}\n${KEPT_HINT}`,
+      pod,
+      inputs,
+      secretsOf(pod),
+      provider,
+    );
+  }
+}
+
+/**
+ * A partial failure keeping `pod` in the state: its id, and as properties the outputs of the pod
+ * as last read (`env` whole, `desiredStatus` as its status says) with `__provider` (see the module
+ * comment).
+ */
+function keptPodError(
+  message: string,
+  pod: Pod,
+  inputs: PodInputs,
+  secrets: readonly string[],
+  provider: unknown,
+): Error {
+  const properties = outputsOf(pod, inputs, secrets);
   properties.desiredStatus = observedDesired(pod.status, inputs.desiredStatus);
-  error.id = pod.id;
-  error.properties = properties;
-  return error;
+  if (provider !== undefined) properties.__provider = provider;
+  return Object.assign(new RunpodError(message), { id: pod.id, properties });
 }

@@ -6,20 +6,27 @@
  * test can replay a pod's statuses and move time by hand).
  */
 import * as net from "node:net";
-import type { Pod, RunpodClient } from "../../client";
+import { NotFoundError, type Pod, type RunpodClient } from "../../client";
 import { type Clock, sleep, systemClock } from "../clock";
+import { boundEntry, printable } from "../common/wording";
 import type { PodWaitFor } from "./args";
 
 /** Least time between two reads of the pod, in ms. */
 export const POLL_INTERVAL_MS = 1000;
 /** Longest one SSH or HTTP probe may take, in ms. */
 const PROBE_TIMEOUT_MS = 5000;
+/**
+ * How long the wait keeps reading a pod the service answers 404 for, in ms of the wait's clock
+ * from the first 404: right after a create the service may not find its own new pod yet (eventual
+ * consistency). Past it (or past `waitTimeoutMs`, whichever comes first) the wait fails.
+ */
+export const NOT_FOUND_GRACE_MS = 30_000;
 
 /** How a wait ended when the pod did not become usable. */
 export interface WaitFailure {
   kind: "failure";
   pod: Pod;
-  /** Statuses seen in order (no repeats). */
+  /** Statuses seen in order (no repeats), each as {@link boundEntry} prints the service's text. */
   history: string[];
   /** What went wrong, one sentence. */
   why: string;
@@ -45,13 +52,17 @@ export async function waitForPod(options: WaitOptions): Promise<{ kind: "ready";
   const history: string[] = [];
   const started = now();
   let lastProbe = "";
+  /** When the reads began answering 404 (undefined while the pod is found). */
+  let missingSince: number | undefined;
   if (wanted === "RUNNING" && waitFor === "none") return { kind: "ready", pod };
   for (;;) {
-    if (history[history.length - 1] !== pod.status) history.push(pod.status);
+    // The status is the service's text: one printable line in the history and the reason.
+    const status = boundEntry(pod.status);
+    if (history[history.length - 1] !== status) history.push(status);
     if (wanted === "EXITED") {
       if (pod.status === "EXITED") return { kind: "ready", pod };
       if (pod.status === "ERROR" || pod.status === "TERMINATED") {
-        return { kind: "failure", pod, history, why: `it went to ${pod.status} instead of EXITED` };
+        return { kind: "failure", pod, history, why: `it went to ${status} instead of EXITED` };
       }
     } else if (pod.status === "RUNNING") {
       const probe = await probeUsable(
@@ -62,7 +73,7 @@ export async function waitForPod(options: WaitOptions): Promise<{ kind: "ready";
       if (probe === true) return { kind: "ready", pod };
       lastProbe = probe;
     } else if (pod.status === "ERROR" || pod.status === "EXITED" || pod.status === "TERMINATED") {
-      return { kind: "failure", pod, history, why: `it went to ${pod.status} instead of RUNNING` };
+      return { kind: "failure", pod, history, why: `it went to ${status} instead of RUNNING` };
     }
     const left = timeoutMs - (now() - started);
     if (left <= 0) {
@@ -72,12 +83,23 @@ export async function waitForPod(options: WaitOptions): Promise<{ kind: "ready";
         pod,
         history,
         why:
-          `it was not ${what} within waitTimeoutMs (${timeoutMs} ms); its status is ${pod.status}` +
+          `it was not ${what} within waitTimeoutMs (${timeoutMs} ms); its status is ${status}` +
           (lastProbe ? ` (${lastProbe})` : ""),
       };
     }
     await sleep(clock, Math.min(POLL_INTERVAL_MS, left));
-    pod = await client.pods.get(pod.id);
+    try {
+      pod = await client.pods.get(pod.id);
+      missingSince = undefined;
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      missingSince ??= now();
+      const missingMs = now() - missingSince;
+      if (missingMs >= NOT_FOUND_GRACE_MS) {
+        const why = `the service answered 404 for it for ${Math.round(missingMs / 1000)} s (it may have been terminated)`;
+        return { kind: "failure", pod, history, why };
+      }
+    }
   }
 }
 
@@ -122,24 +144,23 @@ export function proxiedUrl(pod: Pod, port: number, path: string): string {
 export function sshBanner(host: string, port: number, timeoutMs: number): Promise<true | string> {
   return new Promise((resolve) => {
     let text = "";
+    // The host is the service's text: one printable line in the messages.
+    const where = `${boundEntry(host)}:${port}`;
     const socket = net.connect({ host, port });
     const done = (result: true | string) => {
       clearTimeout(timer);
       socket.destroy();
       resolve(result);
     };
-    const timer = setTimeout(
-      () => done(`no SSH banner from ${host}:${port} within ${timeoutMs} ms`),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => done(`no SSH banner from ${where} within ${timeoutMs} ms`), timeoutMs);
     socket.on("data", (chunk: Buffer) => {
       text += chunk.toString("latin1");
       if (text.startsWith("SSH-")) done(true);
       else if (text.length >= 4 && !"SSH-".startsWith(text.slice(0, 4))) {
-        done(`${host}:${port} answered something other than an SSH banner`);
+        done(`${where} answered something other than an SSH banner`);
       }
     });
-    socket.on("error", (error) => done(`SSH endpoint ${host}:${port} refused (${error.message})`));
-    socket.on("end", () => done(`SSH endpoint ${host}:${port} closed without a banner`));
+    socket.on("error", (error) => done(`SSH endpoint ${where} refused (${printable(error.message)})`));
+    socket.on("end", () => done(`SSH endpoint ${where} closed without a banner`));
   });
 }

@@ -40,6 +40,8 @@ import {
   type RunpodClient,
   RunpodError,
 } from "../../client";
+import type { Clock } from "../clock";
+import { READ_BOUND_MS } from "../common/boundedRead";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
@@ -140,7 +142,8 @@ export async function updateRegistryAuth(
 
 /**
  * `delete`: over REST v2, first lists the pods, templates and serverless endpoints whose `registry`
- * is this credential (`users.ts`); a pod there refuses the delete before anything is deleted,
+ * is this credential (`users.ts`: terminated pods left out, 10 s in all on the settings' clock, a
+ * list that does not answer by then skipped with a warning); a pod there refuses the delete before anything is deleted,
  * naming it (the service refuses for pods); templates and endpoints get a warning naming them (the
  * service empties a template's `registry` and leaves endpoints naming the deleted credential). Then DELETE by id; a credential
  * already gone counts as deleted. A refusal of the service itself (over v1, or a user that appeared
@@ -151,7 +154,7 @@ export const deleteRegistryAuth: ResourceOperations["delete"] = async (settings,
   const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
   await withProviderErrors(secrets, async () => {
     const client = hostClient(settings);
-    if (client.restDialect === "v2") await refuseIfUsed(client, id, label);
+    if (client.restDialect === "v2") await refuseIfUsed(client, id, label, settings?.clock);
     try {
       await client.registryAuths.delete(id);
     } catch (error) {
@@ -178,12 +181,19 @@ export const deleteRegistryAuth: ResourceOperations["delete"] = async (settings,
  * delete (the service empties a template's `registry`; a credential rotated in the same deploy
  * re-points them next), but a warning names each, since a later pull of a private image fails.
  */
-async function refuseIfUsed(client: RunpodClient, id: string, label: string): Promise<void> {
-  const { users, unchecked } = await registryUsers(client, id);
+async function refuseIfUsed(client: RunpodClient, id: string, label: string, clock?: Clock): Promise<void> {
+  const { users, unchecked, unanswered } = await registryUsers(client, id, clock);
   if (unchecked.length > 0) {
     process.stderr.write(
       `warning: deleting container registry auth ${label}: the API key may not list ${unchecked.join("s, ")}s, ` +
         "so those that use this credential were not checked\n",
+    );
+  }
+  if (unanswered.length > 0) {
+    process.stderr.write(
+      `warning: deleting container registry auth ${label}: the list of ${unanswered.join("s, ")}s did not answer ` +
+        `within ${READ_BOUND_MS / 1000} s, so those that use this credential were not checked ` +
+        "(RunPod still refuses to delete a credential a pod pulls with)\n",
     );
   }
   const pods = users.filter((u) => u.kind === "pod");

@@ -10,10 +10,18 @@
  * also block a credential rotated in the same deploy (the old one is deleted before its users are
  * re-pointed to the new one).
  *
+ * A pod the service lists as `TERMINATED` is gone (it can never start and pull again) and does not
+ * count. The lists are read together under one bound, 10 s in all ({@link READ_BOUND_MS}, on the
+ * caller's clock): a kind that does not answer by then is reported unanswered, as a kind the key
+ * may not list is reported unchecked, and the delete goes on (the service still refuses to delete a
+ * credential a pod pulls with).
+ *
  * REST v2 only: v1 never had pods, templates or endpoints to list. There the service's own
  * refusal (pods) is all there is.
  */
-import { PermissionDeniedError, type RunpodClient } from "../../client";
+import { PermissionDeniedError, type RequestOptions, type RunpodClient } from "../../client";
+import { type Clock, systemClock, timeoutSignal } from "../clock";
+import { READ_BOUND_MS } from "../common/boundedRead";
 
 /** One resource that names the credential in its `registry`. */
 export interface RegistryUser {
@@ -22,47 +30,76 @@ export interface RegistryUser {
   name: string;
 }
 
-/** The users found, and the kinds the API key may not list (403), which went unchecked. */
+/**
+ * The users found; the kinds the API key may not list (403), which went unchecked; and the kinds
+ * whose list did not answer within the bound, which went unchecked too.
+ */
 export interface RegistryUsers {
   users: RegistryUser[];
   unchecked: RegistryUser["kind"][];
+  unanswered: RegistryUser["kind"][];
 }
 
 interface Named {
   id: string;
   name?: string | null | undefined;
   registry?: string | null | undefined;
+  /** A pod's status: `TERMINATED` ones do not count. */
+  status?: string | undefined;
 }
 
-/** Lists pods, templates and serverless endpoints (in parallel) and keeps those naming `registryId`. */
-export async function registryUsers(client: RunpodClient, registryId: string): Promise<RegistryUsers> {
-  const kinds: [RegistryUser["kind"], () => Promise<Named[]>][] = [
-    ["pod", () => client.pods.list()],
-    ["template", () => client.templates.list()],
-    ["serverless endpoint", () => client.serverless.list()],
+/** True for a pod the service lists as terminated: it can never pull again. */
+function terminated(item: Named): boolean {
+  return typeof item.status === "string" && item.status.toUpperCase() === "TERMINATED";
+}
+
+/**
+ * Lists pods, templates and serverless endpoints (in parallel, {@link READ_BOUND_MS} in all on
+ * `clock`) and keeps those naming `registryId`, terminated pods left out.
+ */
+export async function registryUsers(
+  client: RunpodClient,
+  registryId: string,
+  clock: Clock = systemClock,
+): Promise<RegistryUsers> {
+  const kinds: [RegistryUser["kind"], (options: RequestOptions) => Promise<Named[]>][] = [
+    ["pod", (options) => client.pods.list(options)],
+    ["template", (options) => client.templates.list(options)],
+    ["serverless endpoint", (options) => client.serverless.list(options)],
   ];
   const users: RegistryUser[] = [];
   const unchecked: RegistryUser["kind"][] = [];
-  const lists = await Promise.all(
-    kinds.map(async ([kind, list]) => {
-      try {
-        return { kind, items: await list() };
-      } catch (error) {
-        // A key scoped away from one kind cannot see its users; the service still refuses for pods.
-        if (error instanceof PermissionDeniedError) {
-          unchecked.push(kind);
-          return { kind, items: [] };
+  const unanswered: RegistryUser["kind"][] = [];
+  const bound = timeoutSignal(clock, READ_BOUND_MS);
+  try {
+    const lists = await Promise.all(
+      kinds.map(async ([kind, list]) => {
+        try {
+          return { kind, items: await list({ signal: bound.signal }) };
+        } catch (error) {
+          // A key scoped away from one kind cannot see its users; the service still refuses for pods.
+          if (error instanceof PermissionDeniedError) {
+            unchecked.push(kind);
+            return { kind, items: [] };
+          }
+          if (bound.signal.aborted) {
+            unanswered.push(kind);
+            return { kind, items: [] };
+          }
+          throw error;
         }
-        throw error;
+      }),
+    );
+    for (const { kind, items } of lists) {
+      for (const item of items) {
+        if (item.registry !== registryId || (kind === "pod" && terminated(item))) continue;
+        users.push({ kind, id: item.id, name: item.name ?? "" });
       }
-    }),
-  );
-  for (const { kind, items } of lists) {
-    for (const item of items) {
-      if (item.registry === registryId) users.push({ kind, id: item.id, name: item.name ?? "" });
     }
+  } finally {
+    bound.clear();
   }
-  return { users, unchecked };
+  return { users, unchecked, unanswered };
 }
 
 /** `pod abc ("trainer"), template t1 ("model") and serverless endpoint e1 ("api")`. */

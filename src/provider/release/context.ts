@@ -15,6 +15,7 @@ import {
   secretEnvValues,
 } from "../../client";
 import type { Clock } from "../clock";
+import { printable } from "../common/wording";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { runWorkerRate } from "../cost/endpoint";
 import type { RunContext } from "./execution";
@@ -134,7 +135,8 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
     clock: resolved.clock,
     secrets: typeof resolved.apiKey === "string" && resolved.apiKey !== "" ? [resolved.apiKey] : [],
     log: (line) => {
-      process.stderr.write(`${line}\n`);
+      // Progress lines carry the service's text (statuses, ids): no ESC, BEL or CR reaches the terminal.
+      process.stderr.write(`${printable(line, Number.POSITIVE_INFINITY, true)}\n`);
     },
   };
 }

@@ -4,7 +4,7 @@
  */
 import type { Endpoint, Job, ServerlessWorkerList } from "../../client";
 import { type Clock, systemClock, wallNow } from "../clock";
-import { printable } from "../common/wording";
+import { boundEntry, printable } from "../common/wording";
 import type { ResolvedJobRunArgs } from "./jobArgs";
 import { type JobRunResult, seconds } from "./result";
 import type { WorkerListReader } from "./rollout";
@@ -102,7 +102,9 @@ export function startExecution(
     result,
     log: ctx.log,
     where: whereNow,
-    note: (status) => {
+    note: (said) => {
+      // The service's status text: one printable line in the timeline, the log and messages.
+      const status = boundEntry(said);
       const last = result.timeline[result.timeline.length - 1];
       if (last?.status === status) return;
       const entry = { status, atMs: elapsed() };
@@ -136,7 +138,8 @@ function errorText(error: unknown): string | undefined {
 
 /** Copies a job's status, output, error, times and worker into the result. */
 export function recordJob(result: JobRunResult, job: Job): void {
-  result.status = job.status;
+  // The service's status text, one printable line: messages print it (`the job ended <status>`).
+  result.status = boundEntry(job.status);
   if (job.output !== undefined) result.output = job.output;
   const error = errorText(job.error);
   // Control characters escaped (the message prints it); its length is bounded where it is stored.

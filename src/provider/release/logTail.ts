@@ -14,9 +14,8 @@
 
 import { secretForms, type WorkerLogEvent } from "../../client";
 import { type Clock, systemClock, wallNow } from "../clock";
-import { boundEntry } from "../common/engineText";
 import { redact } from "../common/redaction";
-import { describeError, printable } from "../common/wording";
+import { boundEntry, describeError, printable } from "../common/wording";
 
 /** Most log lines kept: the newest 50. */
 export const MAX_LOG_TAIL_LINES = 50;

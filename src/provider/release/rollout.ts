@@ -15,6 +15,7 @@
  */
 import type { ServerlessWorker, ServerlessWorkerList } from "../../client";
 import { type RolloutProgress, RolloutTimeoutError } from "../../client/errors";
+import { boundEntry } from "../common/wording";
 import { joinWorkerPoll, type WorkerPolls } from "./workerPoll";
 
 /** Reads an endpoint's workers: `client.serverless.workers`, bound to a REST v2 client. */
@@ -163,7 +164,7 @@ export function releaseOfJob(
   const worker = workerId === undefined ? undefined : list.workers.find((w) => w.id === workerId);
   const workerVersion = typeof worker?.version === "number" ? worker.version : undefined;
   if (worker !== undefined) {
-    const at = `worker ${worker.id} runs version ${workerVersion ?? "(unknown)"}`;
+    const at = `worker ${boundEntry(worker.id)} runs version ${workerVersion ?? "(unknown)"}`;
     if (isStaleWorker(worker, version)) {
       return {
         kind: "stale",

@@ -16,6 +16,7 @@
  * `RUNSYNC_ANSWER_GRACE_MS` more (see `submission.ts`).
  */
 import { isTerminalStatus, type Job } from "../../client";
+import { boundEntry } from "../common/wording";
 import { type Execution, type RunContext, recordJob, startExecution } from "./execution";
 import type { ResolvedJobRunArgs } from "./jobArgs";
 import type { JobRunOutcome, JobRunResult } from "./result";
@@ -49,7 +50,7 @@ export async function executeJobRun(args: ResolvedJobRunArgs, ctx: RunContext): 
   const { run, stop } = startExecution(
     args,
     ctx,
-    (result) => `endpoint ${endpoint.id}${result.jobId ? ` job ${result.jobId}` : ""}`,
+    (result) => `endpoint ${endpoint.id}${result.jobId ? ` job ${boundEntry(result.jobId)}` : ""}`,
   );
   const { result } = run;
 

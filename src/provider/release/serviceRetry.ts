@@ -6,7 +6,7 @@
  * running unrecorded.
  */
 import { isTerminalStatus, type Job, mayHaveActed } from "../../client";
-import { describeError } from "../common/wording";
+import { boundEntry, describeError } from "../common/wording";
 import { CANCEL_TIMEOUT_MS, STATUS_UNKNOWN } from "./bounds";
 import { type Execution, recordJob } from "./execution";
 import type { JobRunOutcome } from "./result";
@@ -33,7 +33,9 @@ export async function retryOnService(
     outcome: { result, failure: failureMessage(args, result, what, hint) },
   });
   if (run.collector) await finishStream(run.sink, run.collector, job.id, run.remaining);
-  run.log(`JobRun ${run.where()}: ${job.status}; retry ${run.retriesUsed + 1} of ${args.retries}`);
+  run.log(
+    `JobRun ${run.where()}: ${boundEntry(job.status)}; retry ${run.retriesUsed + 1} of ${args.retries}`,
+  );
   let next: Job;
   try {
     next = await endpoint.retry(job.id, { signal: run.signal });
@@ -45,7 +47,7 @@ export async function retryOnService(
         result.status = STATUS_UNKNOWN;
         run.note(STATUS_UNKNOWN);
         return failed(
-          `the job ended ${job.status}, ${which} may or may not have re-queued it (${describeError(error)}), ` +
+          `the job ended ${boundEntry(job.status)}, ${which} may or may not have re-queued it (${describeError(error)}), ` +
             "and its status could not be read",
           `Read the job's status (GET /status/${job.id}) and cancel it if it runs (POST /cancel/${job.id}); ` +
             "`pulumi destroy` and the next `pulumi up` check it and cancel it first.",
@@ -61,7 +63,7 @@ export async function retryOnService(
     }
     recordJob(result, job);
     return failed(
-      `the job ended ${job.status} and ${which} failed: ${describeError(error)}`,
+      `the job ended ${boundEntry(job.status)} and ${which} failed: ${describeError(error)}`,
       "The service keeps results for 30 minutes (60 s for runsync jobs) and retries only FAILED or TIMED_OUT " +
         "jobs; run `pulumi up` again to start a new job.",
     );

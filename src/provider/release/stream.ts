@@ -5,7 +5,7 @@
  * last chunks.
  */
 import type { Endpoint, StreamChunk } from "../../client";
-import { describeError } from "../common/wording";
+import { boundEntry, describeError } from "../common/wording";
 import { MAX_STREAM_BYTES, MAX_STREAM_CHUNKS, STREAM_DRAIN_MS } from "./bounds";
 import { type JobRunResult, seconds } from "./result";
 
@@ -87,7 +87,7 @@ export async function finishStream(
     current.controller.abort();
     result.streamTruncated = true;
     log(
-      `JobRun endpoint ${endpoint.id} job ${jobId}: stopped reading the stream ${seconds(bound)} after the job ended`,
+      `JobRun endpoint ${endpoint.id} job ${boundEntry(jobId)}: stopped reading the stream ${seconds(bound)} after the job ended`,
     );
   }
 }

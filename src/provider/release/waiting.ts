@@ -6,7 +6,7 @@
 
 import type { Job } from "../../client";
 import { JobWaitTimeoutError } from "../../client";
-import { describeError } from "../common/wording";
+import { boundEntry, describeError } from "../common/wording";
 import { CANCEL_NOT_CONFIRMED, CANCEL_TIMEOUT_MS } from "./bounds";
 import type { Execution } from "./execution";
 import type { JobRunOutcome } from "./result";
@@ -27,10 +27,12 @@ export async function waitUntilTerminal(run: Execution, jobId: string): Promise<
 export async function stopWaiting(run: Execution, job: Job, error: unknown): Promise<JobRunOutcome> {
   const { args, endpoint, result, signal } = run;
   const timedOut = signal.aborted || error instanceof JobWaitTimeoutError || run.remaining() <= 0;
-  const lastStatus =
+  // The service's status text, one printable line (the timeline's entries already are).
+  const lastStatus = boundEntry(
     error instanceof JobWaitTimeoutError && (error.lastStatus as Job | undefined)?.status
       ? (error.lastStatus as Job).status
-      : (result.timeline[result.timeline.length - 1]?.status ?? job.status);
+      : (result.timeline[result.timeline.length - 1]?.status ?? job.status),
+  );
   result.status = lastStatus;
   const seen = error instanceof JobWaitTimeoutError ? (error.lastStatus as Job | undefined) : undefined;
   if (typeof seen?.workerId === "string" && seen.workerId !== "") result.workerId = seen.workerId;
@@ -42,14 +44,15 @@ export async function stopWaiting(run: Execution, job: Job, error: unknown): Pro
         signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
         maxRetries: 1,
       });
-      run.note(answer.status);
-      result.status = answer.status;
-      cancelled = `JobRun cancelled the job on the service (status ${answer.status}), so it stops spending credits.`;
+      const status = boundEntry(answer.status);
+      run.note(status);
+      result.status = status;
+      cancelled = `JobRun cancelled the job on the service (status ${status}), so it stops spending credits.`;
     } catch (cancelError) {
       run.note(CANCEL_NOT_CONFIRMED);
       cancelled =
         `JobRun tried to cancel the job but the cancel failed (${describeError(cancelError)}): ` +
-        `cancel it yourself (POST /v2/${endpoint.id}/cancel/${job.id} or the RunPod console).`;
+        `cancel it yourself (POST /v2/${endpoint.id}/cancel/${boundEntry(job.id)} or the RunPod console).`;
     }
   } else {
     cancelled = "The job was left running on the service (cancelOnTimeout is false).";

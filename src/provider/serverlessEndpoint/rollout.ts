@@ -17,8 +17,7 @@
 import type { ServerlessWorker, ServerlessWorkerList, WorkerLogEvent } from "../../client";
 import { EndpointRolloutError } from "../../client/errors";
 import { type Clock, systemClock, timeoutSignal } from "../clock";
-import { boundEntry, LISTED_AT_MOST, listSome } from "../common/engineText";
-import { describeError } from "../common/wording";
+import { boundEntry, describeError, LISTED_AT_MOST, listSome } from "../common/wording";
 import { logTailSection, readLogTail } from "../release/logTail";
 import { isStaleWorker, ROLLOUT_POLL_MS, rolloutState } from "../release/rollout";
 import { joinWorkerPoll, type WorkerPolls } from "../release/workerPoll";

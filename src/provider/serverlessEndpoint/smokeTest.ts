@@ -16,8 +16,7 @@
  */
 import { z } from "zod";
 import type { ServerlessRelease } from "../../client";
-import { boundEntry } from "../common/engineText";
-import { describeError } from "../common/wording";
+import { boundEntry, describeError } from "../common/wording";
 import { usd } from "../cost/prices";
 import type { LifecycleContext } from "../release/context";
 import { JobRunArgsObject, jobRunCrossChecks, resolveJobRunArgs } from "../release/jobArgs";

@@ -135,7 +135,7 @@ export const updateTemplate: ResourceOperations["update"] = async (settings, id,
     const updated = await client.templates.update(id, patch as TemplateUpdateInput);
     const outs = redactedOutsideEnv(updated, secrets);
     const ignored = Object.keys(patch).filter((key) => !appliedAsSent(key, patch[key], updated));
-    if (ignored.length > 0) throw notApplied(id, inputs.name, ignored, patch, updated, outs);
+    if (ignored.length > 0) throw notApplied(id, inputs.name, ignored, patch, updated, outs, news.__provider);
     return { outs };
   });
 };
@@ -151,8 +151,11 @@ function appliedAsSent(key: string, sent: unknown, answer: Template): boolean {
  * A PATCH the service answered 200 without applying some fields sent (the v2 document lists
  * `allowedCudaVersions`, `startJupyter` and `startSsh` in `UpdateTemplateRequest` but not among
  * the PATCH's "mutable fields"): a partial failure naming them and what to do, instead of a diff
- * that never settles. `properties` are the template as answered, without `env` (the engine may
- * not re-mark an error's properties secret; the next update sends `env` again if it differs).
+ * that never settles. `properties` are the template as answered, `env` included (the engine
+ * re-marks it secret from the inputs: `annotateSecrets` in `provider.Update`, provider_plugin.go),
+ * with the `__provider` the host received: the engine stores them as the outputs and passes them,
+ * exactly, to the next read, update and delete, and the host loads the provider for a read or
+ * delete from them (`getProvider(props)` in cmd/dynamic-provider).
  */
 function notApplied(
   id: string,
@@ -161,6 +164,7 @@ function notApplied(
   patch: Record<string, unknown>,
   answer: Template,
   outs: Record<string, unknown>,
+  provider: unknown,
 ): Error {
   const what = ignored.map((key) =>
     key === "env"
@@ -173,9 +177,8 @@ function notApplied(
       `template with them instead, add replaceOnChanges: ${JSON.stringify(ignored)} to this Template's ` +
       "resource options and run pulumi up again.",
   ) as RunpodError & { id?: string; properties?: Record<string, unknown> };
-  const { env: _env, ...properties } = outs;
   error.id = id;
-  error.properties = properties;
+  error.properties = provider === undefined ? outs : { ...outs, __provider: provider };
   return error;
 }
 
