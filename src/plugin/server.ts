@@ -368,7 +368,8 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
     },
 
     // Read: a refresh sends the state in `properties`; a `get` sends none and only `inputs`. An
-    // empty id answers "gone", and the engine drops the resource from the state.
+    // empty id answers "gone", and the engine drops the resource from the state; without `inputs`
+    // in the answer the engine keeps the old ones (`RefreshStep.Apply`, pkg/resource/deploy/step.go).
     read(call: { request: pb.ReadRequest }, callback: Callback<unknown>) {
       const state = unwrapProps(js(call.request.getProperties() as never));
       const inputs = unwrapProps(js(call.request.getInputs() as never));
