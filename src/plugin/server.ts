@@ -121,10 +121,11 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
   const env = options.env ?? process.env;
   const served = new Map((options.resources ?? servedResources()).map((r) => [r.token, r]));
   let settings: RunpodSettings = settingsFromArgs({}, env);
-  const engine =
-    options.engineAddress === undefined
+  const engineAt = (address: string | undefined) =>
+    address === undefined
       ? undefined
-      : new w.engineGrpc.EngineClient(options.engineAddress, w.grpc.credentials.createInsecure());
+      : new w.engineGrpc.EngineClient(address, w.grpc.credentials.createInsecure());
+  let engine = engineAt(options.engineAddress);
 
   /** Sends a log line to the engine (shown under the resource for a URN); never a value of a secret. */
   const log = (severity: "DEBUG" | "INFO" | "WARNING", message: string, urn = ""): Promise<void> => {
@@ -132,7 +133,8 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
     const req = new w.engine.LogRequest();
     req.setSeverity(w.engine.LogSeverity[severity]).setMessage(message).setUrn(urn);
     // Resolves once the engine took it (or refused: a log is never worth failing a call for).
-    return new Promise((resolve) => engine.log(req, () => resolve()));
+    const to = engine;
+    return new Promise((resolve) => to.log(req, () => resolve()));
   };
 
   /** The served resource of a request's type, or an error naming what is served. */
@@ -433,7 +435,11 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
       ).then(() => callback(null, new w.Empty()));
     },
 
-    attach(_call: unknown, callback: Callback<unknown>) {
+    // Attach: an engine that attached to a plugin already running (PULUMI_DEBUG_PROVIDERS) gives its
+    // address here instead of as the argument (`provider.Attach`); logs go there from now on.
+    attach(call: { request: { getAddress(): string } }, callback: Callback<unknown>) {
+      engine?.close();
+      engine = engineAt(call.request.getAddress() || undefined);
       callback(null, new w.Empty());
     },
   };

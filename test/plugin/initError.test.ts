@@ -10,7 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningPlugin, startPlugin } from "../../src/plugin/server";
 import type { ResourceOperations } from "../../src/provider/common/dynamicProvider";
 import { RESOURCES } from "../../src/provider/resources";
-import { failure, pb, providerClient, Struct, secret, urnOf } from "./pluginKit";
+import {
+  Empty,
+  failure,
+  pb,
+  pluginPb,
+  providerClient,
+  Struct,
+  secret,
+  startStubEngine,
+  urnOf,
+} from "./pluginKit";
 
 const TYPE = "runpod-native:index:ContainerRegistryAuth";
 const PASSWORD = "init-error-Pa55-0d0d";
@@ -63,5 +73,18 @@ describe("an init error over gRPC", () => {
         reasons: ["credential cred-7 was made but the registry refused its login"],
       },
     });
+  });
+
+  it("logs to the engine it is attached to (an engine that attached gives its address in Attach)", async () => {
+    const engine = await startStubEngine();
+    try {
+      await rpc.call("attach", new pluginPb.PluginAttach().setAddress(engine.address));
+      await rpc.call("cancel", new Empty());
+      expect(engine.logs.map((l) => l.message)).toEqual([
+        "runpod-native: cancellation requested; operations in flight finish their current step",
+      ]);
+    } finally {
+      engine.close();
+    }
   });
 });

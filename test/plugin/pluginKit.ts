@@ -12,6 +12,7 @@ import * as path from "node:path";
 const fromSdk = createRequire(require.resolve("@pulumi/pulumi/package.json"));
 export const grpc: typeof import("@grpc/grpc-js") = fromSdk("@grpc/grpc-js");
 export const pb: typeof import("@pulumi/pulumi/proto/provider_pb.js") = fromSdk("./proto/provider_pb");
+export const pluginPb: typeof import("@pulumi/pulumi/proto/plugin_pb.js") = fromSdk("./proto/plugin_pb");
 const providerGrpc: typeof import("@pulumi/pulumi/proto/provider_grpc_pb.js") =
   fromSdk("./proto/provider_grpc_pb");
 const enginePb: typeof import("@pulumi/pulumi/proto/engine_pb.js") = fromSdk("./proto/engine_pb");
