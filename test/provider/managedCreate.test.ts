@@ -304,7 +304,7 @@ describe("createReconciled of an object that bills (a volume, an endpoint), answ
   });
 
   it("POSTs again after a 429 only once a list shows nothing made, three POSTs at most, then throws the 429", async () => {
-    const s = service([[], [], []], async () => {
+    const s = service([[], [], [], [], [], [], []], async () => {
       throw notActed(429);
     });
     const error = await createReconciled({ ...s.options, bills: true }).then(
@@ -312,28 +312,43 @@ describe("createReconciled of an object that bills (a volume, an endpoint), answ
       (e: unknown) => e,
     );
     expect((error as APIError).status).toBe(429);
+    // Each list that shows nothing is looked at twice more, 0.5 s and 1 s later: a list may lag.
+    const relists = ["sleep 500", "list", "sleep 1000", "list"];
     expect(s.calls).toEqual([
       "list",
       "create",
       "sleep 1000",
       "list",
+      ...relists,
       "create",
       "sleep 2000",
       "list",
+      ...relists,
       "create",
     ]);
   });
 
   it("leaves a namesake holding other values alone and POSTs again", async () => {
     let posts = 0;
-    const s = service([[], [{ id: "theirs", name: "api", size: 20 }]], async () => {
+    const theirs = [{ id: "theirs", name: "api", size: 20 }];
+    const s = service([[], theirs, theirs, theirs], async () => {
       posts++;
       if (posts === 1) throw notActed(503);
       return { id: "mine", name: "api", size: 10 };
     });
     const result = await createReconciled({ ...s.options, bills: true });
     expect(result).toEqual({ record: { id: "mine", name: "api", size: 10 } });
-    expect(s.calls).toEqual(["list", "create", "sleep 1000", "list", "create"]);
+    expect(s.calls).toEqual([
+      "list",
+      "create",
+      "sleep 1000",
+      "list",
+      "sleep 500",
+      "list",
+      "sleep 1000",
+      "list",
+      "create",
+    ]);
   });
 
   it("does not POST again when the list after a 503 fails, and says the object may exist", async () => {

@@ -33,21 +33,29 @@ interface PodService {
 async function podService(
   fates: Fate[],
   listFails: (listsSoFar: number) => boolean = () => false,
+  lagLists = 0,
 ): Promise<PodService> {
   const pods: Record<string, unknown>[] = [];
+  /** Lists each pod is still left out of (a list that lags behind the create by `lagLists` lists). */
+  const unseen = new Map<unknown, number>();
   let lists = 0;
   const server = await startScriptedServer({
     fallback: (req: RecordedRequest) => {
       if (req.method === "GET" && req.pathname === "/v2/pods") {
         lists++;
         if (listFails(lists)) return { status: 500, body: { title: "Internal Server Error", status: 500 } };
-        return { body: { pods } };
+        const shown = pods.filter((p) => (unseen.get(p.id) ?? 0) === 0);
+        for (const [id, left] of unseen) if (left > 0) unseen.set(id, left - 1);
+        return { body: { pods: shown } };
       }
       if (req.method === "POST" && req.pathname === "/v2/pods") {
         const fate = fates.shift() ?? "created";
         const sent = JSON.parse(req.body) as Record<string, unknown>;
         const pod = { ...sent, id: `pod${pods.length + 1}`, status: "PROVISIONING" };
-        if (fate === "created" || fate.endsWith("-acted")) pods.push(pod);
+        if (fate === "created" || fate.endsWith("-acted")) {
+          pods.push(pod);
+          unseen.set(pod.id, lagLists);
+        }
         if (fate === "created") return { status: 201, body: pod };
         if (fate === "400")
           return { status: 400, body: { title: "Bad Request", status: 400, detail: "no capacity" } };
@@ -87,8 +95,8 @@ describe("a pod create answered 429 or 503", () => {
   let waits: number[];
   let client: RunpodClient;
 
-  const start = async (fates: Fate[], listFails?: (lists: number) => boolean) => {
-    service = await podService(fates, listFails);
+  const start = async (fates: Fate[], listFails?: (lists: number) => boolean, lagLists = 0) => {
+    service = await podService(fates, listFails, lagLists);
     client = new RunpodClient({
       apiKey: "not-acted-key-2f9a",
       restUrl: `${service.server.url}/v2`,
@@ -131,6 +139,28 @@ describe("a pod create answered 429 or 503", () => {
     );
   });
 
+  it("records the pod a 503 made when the list lags behind the create, and sends no second POST", async () => {
+    // The first list after the 503 does not show the pod yet; the second does.
+    await start(["503-acted"], undefined, 1);
+    const pod = await place([]);
+    expect(service.calls()).toEqual([LIST, post(A), LIST, LIST]);
+    expect(service.pods.map((p) => p.id)).toEqual(["pod1"]);
+    expect(pod.id).toBe("pod1");
+    expect(waits).toEqual([1000, 500]);
+    expect(stderr.join("")).toMatch(
+      /^warning: Creating pod "dev" was answered 503, but the service had created it anyway \(id pod1,/,
+    );
+  });
+
+  it("records the pod the last candidate's last 503 made when the list lags, never saying none was made", async () => {
+    await start(["503", "503", "503-acted"], undefined, 2);
+    const pod = await place([]);
+    const settled = [LIST, LIST, LIST];
+    expect(service.calls()).toEqual([LIST, post(A), ...settled, post(A), ...settled, post(A), ...settled]);
+    expect(service.pods.map((p) => p.id)).toEqual(["pod1"]);
+    expect(pod.id).toBe("pod1");
+  });
+
   it("records the pod a 429 made the same way, waiting as its Retry-After asks", async () => {
     await start(["429-acted"]);
     service.server.fallback = ((inner) => async (req: RecordedRequest) => {
@@ -150,10 +180,12 @@ describe("a pod create answered 429 or 503", () => {
   it("lists before each resend of a candidate and records the pod its third 503 made, never POSTing a fallback", async () => {
     await start(["503", "503", "503-acted"]);
     const pod = await place([B, C]);
-    expect(service.calls()).toEqual([LIST, post(A), LIST, post(A), LIST, post(A), LIST]);
+    // A list that shows nothing is looked at twice more (0.5 s, 1 s later) before a resend: it may lag.
+    const none = [LIST, LIST, LIST];
+    expect(service.calls()).toEqual([LIST, post(A), ...none, post(A), ...none, post(A), LIST]);
     expect(service.pods.map((p) => [p.id, (p.gpu as { id: string }).id])).toEqual([["pod1", A]]);
     expect(pod.id).toBe("pod1");
-    expect(waits).toEqual([1000, 2000, 4000]);
+    expect(waits).toEqual([1000, 500, 1000, 2000, 500, 1000, 4000]);
   });
 
   it("records a pod an earlier candidate's 503 made when a later one is refused, and POSTs no third candidate", async () => {
@@ -167,7 +199,8 @@ describe("a pod create answered 429 or 503", () => {
   it("checks the last candidate's last 503 by a list before saying no pod was created, and records the pod it made", async () => {
     await start(["503", "503", "503-acted"]);
     const pod = await place([]);
-    expect(service.calls()).toEqual([LIST, post(A), LIST, post(A), LIST, post(A), LIST]);
+    const none = [LIST, LIST, LIST];
+    expect(service.calls()).toEqual([LIST, post(A), ...none, post(A), ...none, post(A), LIST]);
     expect(service.pods.map((p) => p.id)).toEqual(["pod1"]);
     expect(pod.id).toBe("pod1");
   });
@@ -178,22 +211,23 @@ describe("a pod create answered 429 or 503", () => {
       () => undefined,
       (e: unknown) => e as Error,
     );
+    const none = [LIST, LIST, LIST];
     expect(service.calls()).toEqual([
       LIST,
       post(A),
-      LIST,
+      ...none,
       post(A),
-      LIST,
+      ...none,
       post(A),
-      LIST,
+      ...none,
       post(B),
       "GET /v2/catalog/gpus",
     ]);
     expect(service.pods).toEqual([]);
-    expect(waits).toEqual([1000, 2000, 4000]);
+    expect(waits).toEqual([1000, 500, 1000, 2000, 500, 1000, 4000, 500, 1000]);
     expect(error?.message).toBe(
-      'No GPU type could be placed for pod "dev"; no pod was created (the pod list after the last 429 or 503 ' +
-        "answer shows none). Tried in order: NVIDIA H200: 503 after 3 tries; NVIDIA A100 80GB PCIe: 400 Bad " +
+      'No GPU type could be placed for pod "dev"; no pod was created (the pod lists after the last 429 or 503 ' +
+        "answer show none). Tried in order: NVIDIA H200: 503 after 3 tries; NVIDIA A100 80GB PCIe: 400 Bad " +
         "Request; no capacity. The catalog could not be read for current stock (GET /v2/catalog/gpus failed " +
         "with 404: Not Found). Add a GPU type with stock to fallbackGpuIds (or change gpu.id), or try again later.",
     );

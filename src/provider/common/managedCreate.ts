@@ -22,10 +22,11 @@
  * An object that bills (a pod, a network volume, an endpoint: `bills`) is never POSTed twice blind.
  * The service has been seen to create it and still answer 429 or 503, the answers that say "did
  * nothing", so the client does not resend such a create, and neither does this one without
- * looking: after a 429 or 503 it waits (`Retry-After`, capped, else 1, 2, 4 s), lists once, and
- * records the object if a new one holding what was sent is there; only when none is does it POST
- * again, at most `tries` POSTs in all. A list that fails stops it: no second POST, and an error
- * saying the object may exist. The cost: one list before the first POST and one before each POST
+ * looking: after a 429 or 503 it waits (`Retry-After`, capped, else 1, 2, 4 s), lists, and
+ * records the object if a new one holding what was sent is there; a list may lag behind the
+ * create, so only when {@link SETTLE_LISTS} lists 0.5 s and 1 s apart show none does it POST again,
+ * at most `tries` POSTs in all. A list that fails stops it: no second POST, and an error saying the
+ * object may exist. The cost: one list before the first POST and up to three before each POST
  * that follows a 429 or 503 (a create that tries several bodies, a pod's GPU types, shares one
  * {@link CreateLedger} so the first list serves all of them).
  *
@@ -52,6 +53,12 @@ export const RELIST_WINDOW_MS = 10_000;
 const RELIST_FIRST_PAUSE_MS = 500;
 /** Candidates named in a message at most (a list from the service may be long). */
 const NAMED_AT_MOST = 5;
+/**
+ * Lists {@link settle} reads after a 429 or 503 before taking it as "made nothing": 3, the first
+ * after the answer's wait, then 0.5 s and 1 s apart (a list may lag behind a create by about a
+ * second; one list that missed the object would send a second POST and make a second one).
+ */
+export const SETTLE_LISTS = 3;
 /** POSTs of an object that bills, in all, while the service answers 429 or 503 (see the module comment). */
 export const BILLED_CREATE_TRIES = 3;
 
@@ -144,9 +151,9 @@ export async function createReconciled<T extends { id: string; name?: string | n
 }
 
 /**
- * Before a POST that follows a 429 or 503 (`ledger.unsettled`): waits as the answer asks, lists,
- * and answers the object when the earlier POST made it after all (`undefined` when it did not, or
- * nothing is unsettled). A list that fails throws: the object may exist, and nothing is resent.
+ * Before a POST that follows a 429 or 503 (`ledger.unsettled`): waits as the answer asks, lists
+ * (up to {@link SETTLE_LISTS} times while none shows it: a list may lag), and answers the object
+ * when the earlier POST made it after all (`undefined` when it did not, or nothing is unsettled). A list that fails throws: the object may exist, and nothing is resent.
  */
 export async function settle<T extends { id: string; name?: string | null }>(
   options: Pick<ReconciledCreateOptions<T>, "kind" | "name" | "list" | "differences" | "sleep">,
@@ -158,19 +165,32 @@ export async function settle<T extends { id: string; name?: string | null }>(
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   await sleep(serverDelayMs(error.headers) ?? 1000 * 2 ** Math.min(ledger.settled, 2));
   const what = `Creating ${kind} "${name}" was answered ${error.status}`;
-  let after: T[];
-  try {
-    after = await options.list();
-  } catch (listError) {
-    throw new RunpodError(
+  const listFailed = (listError: unknown) =>
+    new RunpodError(
       `${what}, and the service may have created it anyway (it has been seen to act on a create it answered ` +
         `429 or 503 to); listing to check before sending it again failed (${describeError(listError)}). It was ` +
         `not sent again and nothing was recorded. ${lookFor(kind, name)}`,
       { cause: error },
     );
+  let after: T[];
+  try {
+    after = await options.list();
+  } catch (listError) {
+    throw listFailed(listError);
   }
-  const fresh = after.filter((o) => !ledger.before.has(o.id) && o.name === name);
-  const matching = fresh.filter((o) => options.differences(o).length === 0);
+  let matching: T[] = [];
+  for (let lists = 1; ; lists++) {
+    const fresh = after.filter((o) => !ledger.before.has(o.id) && o.name === name);
+    matching = fresh.filter((o) => options.differences(o).length === 0);
+    if (matching.length > 0 || lists >= SETTLE_LISTS) break;
+    // A list may lag behind a create: look again before taking the answer as "made nothing".
+    await sleep(RELIST_FIRST_PAUSE_MS * 2 ** (lists - 1));
+    try {
+      after = await options.list();
+    } catch (listError) {
+      throw listFailed(listError);
+    }
+  }
   if (matching.length === 1) {
     ledger.unsettled = undefined;
     return {

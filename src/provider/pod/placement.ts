@@ -5,8 +5,9 @@
  * by listing after a lost answer. Never a second pod: the service has been seen to create a pod and
  * answer 429 or 503, so every POST after such an answer, a retry or the next candidate's, first
  * lists and records the pod if an earlier POST made it (`createReconciled` with one ledger for
- * all candidates: one list before the first POST, one before each POST after a 429 or 503, one
- * before saying no pod was created). When no candidate lands, one error names what each answered
+ * all candidates: one list before the first POST; after a 429 or 503, up to three lists, 0.5 s and
+ * 1 s apart since a list may lag behind the create, before the next POST or before saying no pod
+ * was created). When no candidate lands, one error names what each answered
  * and the catalog's stock now.
  */
 import { isDeepStrictEqual } from "node:util";
@@ -170,7 +171,7 @@ async function noCandidateLanded(
     : "";
   return new RunpodError(
     `No GPU type could be placed for pod "${inputs.name}"; no pod was created` +
-      (listedAfter429or503 ? " (the pod list after the last 429 or 503 answer shows none)" : "") +
+      (listedAfter429or503 ? " (the pod lists after the last 429 or 503 answer show none)" : "") +
       `. Tried in order: ` +
       `${said.map((s) => `${s.candidate}: ${s.answer}`).join("; ")}. ${stock}${hint} Add a GPU type with ` +
       "stock to fallbackGpuIds (or change gpu.id), or try again later.",
