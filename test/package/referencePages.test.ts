@@ -131,6 +131,32 @@ describe("reference pages and argument schemas", () => {
     });
   }
 
+  it("the migration from RunPod's own providers maps pods and each Terraform resource to a class of this package", () => {
+    const page = read(pageOf("ServerlessEndpoint"));
+    const section = /^## Migrating from RunPod's own providers\n([\s\S]*?)(?=^## )/m.exec(page)?.[1] ?? "";
+    const pods = /^### Pods\n([\s\S]*?)(?=^### )/m.exec(section)?.[1] ?? "";
+    expect(pods).toMatch(
+      /\| `gpuTypeIds: \[a, b, c\]`[^|]*\| `gpu: \{ id: a \}`, `fallbackGpuIds: \[b, c\]`/,
+    );
+    expect(section).toMatch(
+      /\| `gpuIds: "ADA_24,-NVIDIA L4"`[^|]*\| `gpu: \{ pools: \["ADA_24"\], excludedTypes: \["NVIDIA L4"\] \}` \|/,
+    );
+    const rows = [...section.matchAll(/^\| `(runpod_\w+)` \| \[`(\w+)`\]\(([\w-]+\.md)\) \|$/gm)];
+    expect(rows.map((m) => m[1])).toEqual([
+      "runpod_endpoint",
+      "runpod_template",
+      "runpod_pod",
+      "runpod_network_volume",
+      "runpod_container_registry_auth",
+    ]);
+    for (const [, , cls, link] of rows) {
+      expect(`docs/resources/${link}`, cls).toBe(pageOf(cls as string));
+    }
+    expect(section).toMatch(
+      /Instant Clusters and ECR registry delegations are not managed by this package yet/,
+    );
+  });
+
   /** The longest a generated argument row may be: past it a table stops being readable. */
   const MAX_ROW_CHARS = 600;
 
