@@ -15,6 +15,7 @@ import { KEYS, PRIVATE_KEY_BODY } from "../fixtures/sshKeys";
 import { FaultProxy } from "../support/faultProxy.mts";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
+import { serializedProvider } from "../support/serializedProvider.mts";
 
 const API_KEY = "sshkey-host-key-8d41c2";
 const KEYS_PATH = /\/v2\/account\/ssh-keys$/;
@@ -326,12 +327,17 @@ describe("SshKey in the provider host (REST v2)", () => {
   });
 
   it("a state from before owner marks: refresh and delete act on exactly the line it wrote, nothing else", async () => {
-    // What create stored before owner marks: the line, with no `entry` output.
-    const legacy = {
+    // What create stored before owner marks: the line, with no `entry` output, and the serialized
+    // provider the engine passes back with the stored outputs (read and delete get them as they are).
+    const fields = {
       publicKey: KEYS.ed25519.line,
       fingerprint: KEYS.ed25519.fingerprint,
       type: "ssh-ed25519",
       comment: "me@ed25519",
+    };
+    const legacy = {
+      ...fields,
+      __provider: await serializedProvider(inject("installedProjectDir"), "SshKey"),
     };
     const [type, base64] = KEYS.ed25519.line.split(" ");
     const sameKeyOtherComment = `${type} ${base64} colleague@desk`;
@@ -340,7 +346,7 @@ describe("SshKey in the provider host (REST v2)", () => {
     const read = await host.read(KEYS.ed25519.fingerprint, urn("old"), legacy);
     expect(read.id).toBe(KEYS.ed25519.fingerprint);
     const { __provider: _p, ...props } = read.props;
-    expect(props).toEqual(legacy);
+    expect(props).toEqual(fields);
     await host.delete(KEYS.ed25519.fingerprint, urn("old"), legacy);
     expect(await other.account.sshKeys()).toEqual([sameKeyOtherComment, otherStack, KEYS.rsa.line]);
     expect((await host.read(KEYS.ed25519.fingerprint, urn("old"), legacy)).id).toBe("");
