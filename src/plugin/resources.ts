@@ -4,7 +4,7 @@
  * uses. The operations do not know which front end calls them; what differs (secret wrapping,
  * `__provider`, the config's names) is adapted in `./server.ts`.
  *
- * Preview: ContainerRegistryAuth only. Serving another resource adds its class name to
+ * Preview: ContainerRegistryAuth, NetworkVolume and Template. Serving another resource adds its class name to
  * {@link SERVED_CLASSES} once its arguments map to the package schema (`./schema.ts`) and its
  * sequences are tested over gRPC (test/plugin/).
  */
@@ -14,7 +14,7 @@ import { RESOURCES, type ResourceName, type ResourceRow } from "../provider/reso
 import { PACKAGE_NAME } from "./config";
 
 /** The resources served now, by class name. */
-export const SERVED_CLASSES: readonly ResourceName[] = ["ContainerRegistryAuth"];
+export const SERVED_CLASSES: readonly ResourceName[] = ["ContainerRegistryAuth", "NetworkVolume", "Template"];
 
 /** A served resource: its type token, its table row and its operations. */
 export interface ServedResource {

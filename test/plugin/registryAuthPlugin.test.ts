@@ -160,7 +160,11 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
     );
     expect(validate(schema), JSON.stringify(validate.errors)).toBe(true);
     expect(schema.name).toBe("runpod-native");
-    expect(Object.keys(schema.resources)).toEqual([TYPE]);
+    expect(Object.keys(schema.resources)).toEqual([
+      TYPE,
+      "runpod-native:index:NetworkVolume",
+      "runpod-native:index:Template",
+    ]);
     const auth = schema.resources[TYPE];
     expect(auth.requiredInputs).toEqual(["name", "username", "password"]);
     expect(auth.inputProperties.password).toMatchObject({
@@ -322,7 +326,7 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
     expect(error).toEqual({
       code: 3,
       message:
-        "runpod-native does not serve runpod-native:index:Pod: this version serves runpod-native:index:ContainerRegistryAuth (preview). Use the TypeScript package's dynamic resources for the others.",
+        "runpod-native does not serve runpod-native:index:Pod: this version serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template (preview). Use the TypeScript package's dynamic resources for the others.",
     });
   });
 });
