@@ -164,6 +164,7 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
       TYPE,
       "runpod-native:index:NetworkVolume",
       "runpod-native:index:Template",
+      "runpod-native:index:SshKey",
     ]);
     const auth = schema.resources[TYPE];
     expect(auth.requiredInputs).toEqual(["name", "username", "password"]);
@@ -326,7 +327,7 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
     expect(error).toEqual({
       code: 3,
       message:
-        "runpod-native does not serve runpod-native:index:Pod: this version serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template (preview). Use the TypeScript package's dynamic resources for the others.",
+        "runpod-native does not serve runpod-native:index:Pod: this version serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template, runpod-native:index:SshKey (preview). Use the TypeScript package's dynamic resources for the others.",
     });
   });
 });
