@@ -4,7 +4,7 @@
  * uses. The operations do not know which front end calls them; what differs (secret wrapping,
  * `__provider`, the config's names) is adapted in `./server.ts`.
  *
- * Preview: ContainerRegistryAuth, NetworkVolume, Template and SshKey. Serving another resource adds its class name to
+ * Preview: ContainerRegistryAuth, NetworkVolume, Template, SshKey and Pod. Serving another resource adds its class name to
  * {@link SERVED_CLASSES} once its arguments map to the package schema (`./schema.ts`) and its
  * sequences are tested over gRPC (test/plugin/).
  */
@@ -19,6 +19,7 @@ export const SERVED_CLASSES: readonly ResourceName[] = [
   "NetworkVolume",
   "Template",
   "SshKey",
+  "Pod",
 ];
 
 /**
