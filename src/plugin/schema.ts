@@ -6,7 +6,8 @@
  *
  * Every argument maps (see {@link propertyOf}): nested objects become named types in the
  * schema's `types`, unions (`waitFor`, `scaling`) a `oneOf`. Outputs beyond the inputs come from
- * {@link EXTRA_OUTPUTS} until the table carries output schemas.
+ * {@link EXTRA_OUTPUTS} (an output whose shape differs from its argument's, such as a pod's
+ * `globalNetworking`, overrides it there) until the table carries output schemas.
  */
 import { z } from "zod";
 import { loadArgsSchema, type ResourceRow } from "../provider/resources";
@@ -67,6 +68,100 @@ EXTRA_OUTPUTS.SshKey = {
     type: "string",
     description:
       "The entry as written in the account's set: `publicKey` followed by this resource's URN, its owner mark.",
+  },
+};
+
+/** `#/types/runpod-native:index:<name>`. */
+const typeRef = (name: string) => `#/types/${PACKAGE_NAME}:index:${name}`;
+
+/** Object types of outputs (not arguments), by name under `runpod-native:index:`. */
+const OUTPUT_TYPES: Record<string, JsonSchema> = {
+  HourlyCost: {
+    type: "object",
+    description:
+      "What a resource may cost an hour, in US dollars at the catalog's list prices. A price the catalog " +
+      "does not give: figures absent and a `note`, never 0.",
+    properties: {
+      floorUsd: { type: "number", description: "Always on: the cheapest the resource may run at." },
+      ceilingUsd: { type: "number", description: "At most: the dearest the resource may run at." },
+      ratePerWorkerUsd: {
+        type: "number",
+        description: "One worker (or the pod) at the dearest rate it may land on.",
+      },
+      note: { type: "string", description: "Present only when a figure is missing: which price." },
+    },
+  },
+  PodSshEndpoint: {
+    type: "object",
+    description: "An SSH endpoint of a pod.",
+    properties: {
+      host: { type: "string", description: "Host name or IP address." },
+      port: { type: "integer", description: "TCP port." },
+      username: { type: "string", description: "User to log in as." },
+      command: { type: "string", description: "The whole command, when the service gives one." },
+    },
+    required: ["host", "port", "username"],
+  },
+  PodSsh: {
+    type: "object",
+    description: "A pod's SSH endpoints: through RunPod's proxy, and direct to its public IP.",
+    properties: {
+      proxy: { $ref: typeRef("PodSshEndpoint"), description: "Through RunPod's SSH proxy." },
+      direct: {
+        $ref: typeRef("PodSshEndpoint"),
+        description: "Straight to the pod's public IP and mapped port 22 (absent when it has none).",
+      },
+    },
+  },
+  PodGlobalNetworking: {
+    type: "object",
+    description: "A pod's global networking, as the service reports it.",
+    properties: { enabled: { type: "boolean", description: "True when the pod has global networking." } },
+  },
+  PodRuntimePort: {
+    type: "object",
+    description: "An exposed port of a running pod.",
+    properties: {
+      private: { type: "integer", description: "The port inside the pod." },
+      public: { type: "integer", description: "The port on `ip`." },
+      type: { type: "string", description: "`http` or `tcp`." },
+      ip: { type: "string", description: "The address it is reachable on." },
+    },
+  },
+  PodRuntime: {
+    type: "object",
+    description: "A running pod's live port mappings and uptime.",
+    properties: {
+      uptime: { type: "integer", description: "Seconds since it started." },
+      ports: { type: "array", items: { $ref: typeRef("PodRuntimePort") }, description: "Each exposed port." },
+    },
+  },
+};
+
+EXTRA_OUTPUTS.Pod = {
+  status: {
+    type: "string",
+    description: "`PROVISIONING`, `STARTING`, `RUNNING`, `EXITED`, `ERROR` or `TERMINATED`.",
+  },
+  requestedGpu: { $ref: typeRef("PodGpu"), description: "The GPU asked for (`gpu` argument)." },
+  dataCenterId: { type: "string", description: "Data center the pod runs in." },
+  cudaVersion: { type: "string", description: "CUDA version of its host." },
+  // The argument is a boolean; the output is the service's object.
+  globalNetworking: {
+    $ref: typeRef("PodGlobalNetworking"),
+    description: "Global networking, as the service reports it (`enabled`).",
+  },
+  ssh: {
+    $ref: typeRef("PodSsh"),
+    description: "SSH endpoints (`proxy`, `direct`) while it runs with `startSsh`.",
+  },
+  cost: { type: "number", description: "USD per hour now, as the service reports it (0 when stopped)." },
+  runtime: { $ref: typeRef("PodRuntime"), description: "Live port mappings and uptime." },
+  hourlyCost: {
+    $ref: typeRef("HourlyCost"),
+    description:
+      "What the pod may cost an hour at list prices: `floorUsd` the cheapest GPU type it may land on " +
+      "(0 while `desiredStatus` is `EXITED`), `ceilingUsd` the dearest.",
   },
 };
 
@@ -202,6 +297,7 @@ async function resourceSchema(row: ResourceRow, types: TypeTable): Promise<JsonS
 export async function packageSchema(served: readonly ServedResource[]): Promise<string> {
   const resources: Record<string, JsonSchema> = {};
   const types: TypeTable = {};
+  for (const [name, spec] of Object.entries(OUTPUT_TYPES)) types[`${PACKAGE_NAME}:index:${name}`] = spec;
   for (const resource of served) resources[resource.token] = await resourceSchema(resource.row, types);
   const variables = Object.fromEntries(
     Object.entries(PLUGIN_CONFIG).map(([key, spec]) => [

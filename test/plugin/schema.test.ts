@@ -102,6 +102,26 @@ describe("the package schema of every resource in the table", () => {
     expect(schema.resources[tok("SshKey")].inputProperties.publicKey.replaceOnChanges).toBeUndefined();
   });
 
+  it("types the pod's outputs where their shape is known", () => {
+    const pod = schema.resources[tok("Pod")].properties;
+    expect([pod.ssh.$ref, pod.hourlyCost.$ref, pod.runtime.$ref, pod.requestedGpu.$ref]).toEqual([
+      `#/types/${tok("PodSsh")}`,
+      `#/types/${tok("HourlyCost")}`,
+      `#/types/${tok("PodRuntime")}`,
+      `#/types/${tok("PodGpu")}`,
+    ]);
+    // The argument is a boolean, the output the service's object.
+    expect(schema.resources[tok("Pod")].inputProperties.globalNetworking.type).toBe("boolean");
+    expect(pod.globalNetworking.$ref).toBe(`#/types/${tok("PodGlobalNetworking")}`);
+    expect(schema.types[tok("PodSsh")].properties.proxy.$ref).toBe(`#/types/${tok("PodSshEndpoint")}`);
+    expect(Object.keys(schema.types[tok("HourlyCost")].properties)).toEqual([
+      "floorUsd",
+      "ceilingUsd",
+      "ratePerWorkerUsd",
+      "note",
+    ]);
+  });
+
   it("documents the unions: waitFor a word or an HTTP probe, scaling discriminated by its type", () => {
     const pod = schema.resources[tok("Pod")].inputProperties;
     expect(pod.waitFor).toEqual({
