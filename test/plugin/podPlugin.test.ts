@@ -57,7 +57,7 @@ describe("pulumi-resource-runpod-native: Pod over gRPC", () => {
     }
   });
 
-  it("a stack budget refuses in Check the pod that takes the sum over; one lands on a fallback with env secret", async () => {
+  it("a stack budget refuses in Check the pod that takes the sum over; one lands on a fallback, updates, with env secret", async () => {
     // A budget of 5 USD/h: one pod of ceiling 3.59 USD/h fits, two do not.
     await rpc.call(
       "configure",
@@ -112,13 +112,32 @@ describe("pulumi-resource-runpod-native: Pod over gRPC", () => {
     });
     expect((await service.pods.list()).map((p) => [p.id, p.name])).toEqual([[made.id, "worker"]]);
 
+    // unchanged: no change planned (the state's outputs against the same inputs).
+    const D = pb.DiffResponse.DiffChanges;
+    expect((await a.diff(made.id, made.outs, inputs)).changes).toBe(D.DIFF_NONE);
+    // a longer wait: changed in place, nothing replaced.
+    const longer = (await a.check({ ...args, waitTimeoutMs: 120000 }, inputs)).inputs;
+    const planned = await a.diff(made.id, made.outs, longer, inputs);
+    expect([planned.changes, planned.replaces, planned.deleteBeforeReplace]).toEqual([
+      D.DIFF_SOME,
+      [],
+      false,
+    ]);
+    expect(planned.detailed.waitTimeoutMs).toBe(pb.PropertyDiff.Kind.ADD);
+    const updated = await a.update(made.id, made.outs, longer);
+    expect(updated).toEqual({
+      ...made.outs,
+      waitTimeoutMs: 120000,
+      runtime: { ports: [], uptime: expect.any(Number) },
+    });
+
     // refresh: the pod read back, env still secret; destroy; then gone.
     // (the emulator's uptime is the wall clock's: any count of seconds)
-    expect(await a.read(made.id, made.outs)).toEqual({
+    expect(await a.read(made.id, updated)).toEqual({
       id: made.id,
-      props: { ...made.outs, runtime: { ports: [], uptime: expect.any(Number) } },
+      props: { ...updated, runtime: { ports: [], uptime: expect.any(Number) } },
     });
-    await a.delete(made.id, made.outs);
+    await a.delete(made.id, updated);
     expect(await service.pods.list()).toEqual([]);
     expect(await a.read(made.id, made.outs)).toEqual({ id: "", props: {} });
   });
