@@ -23,7 +23,7 @@ import {
   settingsFromArgs,
   withPluginConfigNames,
 } from "./config";
-import { type ServedResource, servedResources } from "./resources";
+import { type ServedResource, servedResources, URN_INPUT } from "./resources";
 import { packageSchema, packageVersion } from "./schema";
 import { unwrapProps, wrapSecrets } from "./values";
 import { type StructMessage, type Wire, wire } from "./wire";
@@ -287,9 +287,14 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
       const secretKeys = () => [...news.secretKeys, ...(r?.row.secretInputs ?? [])];
       answer(callback, secretKeys, async () => {
         r = resourceOf(call.request.getType());
-        const checked = await ops(r).check(settings, olds.plain, withoutProvider(news.plain));
+        // What the resource class adds in a program: its URN, here the request's (`provider.Check`
+        // sends `Urn: string(urn)`, pkg/resource/plugin/provider_plugin.go). Kept in the inputs, as
+        // the dynamic path stores it; the detailed diff never lists it (`changedKeys`).
+        const given = withoutProvider(news.plain);
+        if (r.urnInput) given[URN_INPUT] = call.request.getUrn();
+        const checked = await ops(r).check(settings, olds.plain, given);
         const res = new w.provider.CheckResponse().setInputs(
-          struct(wrapSecrets(checked.inputs ?? withoutProvider(news.plain), secretKeys())),
+          struct(wrapSecrets(checked.inputs ?? given, secretKeys())),
         );
         for (const f of checked.failures ?? []) {
           res.addFailures(
@@ -465,7 +470,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
 /**
  * The input keys whose value differs between the old state and the new inputs, and how: `add` (not
  * in the old outputs), `delete` (an old input no longer given), `update`; an unknown new value counts
- * as changed. Keys the operations replace on are always listed.
+ * as changed. `__urn` is never listed (not an output; Check adds it). Keys the operations replace on are always listed.
  */
 function changedKeys(
   olds: Props,
@@ -475,6 +480,7 @@ function changedKeys(
 ): [string, "add" | "delete" | "update"][] {
   const out = new Map<string, "add" | "delete" | "update">();
   for (const [key, value] of Object.entries(news)) {
+    if (key === URN_INPUT) continue; // the URN Check added: no argument of the program
     if (!(key in olds)) out.set(key, "add");
     else if (isUnknown(value) || JSON.stringify(olds[key]) !== JSON.stringify(value)) out.set(key, "update");
   }

@@ -43,7 +43,9 @@ describe("an init error over gRPC", () => {
     } as unknown as ResourceOperations;
     plugin = await startPlugin({
       env: { RUNPOD_API_KEY: "k" },
-      resources: [{ token: TYPE, row: RESOURCES.ContainerRegistryAuth, operations: () => operations }],
+      resources: [
+        { token: TYPE, row: RESOURCES.ContainerRegistryAuth, urnInput: false, operations: () => operations },
+      ],
     });
     rpc = providerClient(plugin.port);
   });

@@ -159,3 +159,91 @@ export async function startPluginProcess(
 
 /** `urn:pulumi:dev::proj::<type>::<name>`. */
 export const urnOf = (type: string, name: string) => `urn:pulumi:dev::proj::${type}::${name}`;
+
+/**
+ * The resource calls of one resource (`type`, `name`) as the engine makes them, values in and out
+ * as plain JavaScript (secret wrappers and the unknown sentinel kept).
+ */
+export function resourceCalls(rpc: ReturnType<typeof providerClient>, type: string, name: string) {
+  const urn = urnOf(type, name);
+  const js = (s: any): Record<string, any> => s?.toJavaScript() ?? {};
+  return {
+    urn,
+    async check(news: object, olds: object = {}) {
+      const req = new pb.CheckRequest()
+        .setUrn(urn)
+        .setType(type)
+        .setName(name)
+        .setOlds(Struct.fromJavaScript(olds))
+        .setNews(Struct.fromJavaScript(news));
+      const res = await rpc.call("check", req);
+      return {
+        inputs: js(res.getInputs()),
+        failures: res
+          .getFailuresList()
+          .map((f: any) => ({ property: f.getProperty(), reason: f.getReason() })),
+      };
+    },
+    async diff(id: string, olds: object, news: object, oldInputs: object = olds) {
+      const req = new pb.DiffRequest()
+        .setId(id)
+        .setUrn(urn)
+        .setType(type)
+        .setOlds(Struct.fromJavaScript(olds))
+        .setOldInputs(Struct.fromJavaScript(oldInputs))
+        .setNews(Struct.fromJavaScript(news));
+      const res = await rpc.call("diff", req);
+      const detailed: Record<string, number> = {};
+      res.getDetaileddiffMap().forEach((v: any, k: string) => {
+        detailed[k] = v.getKind();
+      });
+      return {
+        changes: res.getChanges(),
+        replaces: res.getReplacesList(),
+        deleteBeforeReplace: res.getDeletebeforereplace(),
+        hasDetailedDiff: res.getHasdetaileddiff(),
+        detailed,
+      };
+    },
+    async create(props: object, preview = false) {
+      const req = new pb.CreateRequest()
+        .setUrn(urn)
+        .setType(type)
+        .setProperties(Struct.fromJavaScript(props))
+        .setPreview(preview);
+      const res = await rpc.call("create", req);
+      return { id: res.getId() as string, outs: js(res.getProperties()) };
+    },
+    async read(id: string, state: object, inputs: object = state) {
+      const req = new pb.ReadRequest()
+        .setId(id)
+        .setUrn(urn)
+        .setType(type)
+        .setProperties(Struct.fromJavaScript(state))
+        .setInputs(Struct.fromJavaScript(inputs));
+      const res = await rpc.call("read", req);
+      return { id: res.getId() as string, props: js(res.getProperties()) };
+    },
+    async update(id: string, olds: object, news: object, preview = false) {
+      const req = new pb.UpdateRequest()
+        .setId(id)
+        .setUrn(urn)
+        .setType(type)
+        .setOlds(Struct.fromJavaScript(olds))
+        .setOldInputs(Struct.fromJavaScript(olds))
+        .setNews(Struct.fromJavaScript(news))
+        .setPreview(preview);
+      return js((await rpc.call("update", req)).getProperties());
+    },
+    delete: (id: string, props: object) =>
+      rpc.call(
+        "delete",
+        new pb.DeleteRequest()
+          .setId(id)
+          .setUrn(urn)
+          .setType(type)
+          .setProperties(Struct.fromJavaScript(props))
+          .setOldInputs(Struct.fromJavaScript(props)),
+      ),
+  };
+}

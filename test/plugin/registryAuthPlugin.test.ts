@@ -160,7 +160,13 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
     );
     expect(validate(schema), JSON.stringify(validate.errors)).toBe(true);
     expect(schema.name).toBe("runpod-native");
-    expect(Object.keys(schema.resources)).toEqual([TYPE]);
+    expect(Object.keys(schema.resources)).toEqual([
+      TYPE,
+      "runpod-native:index:NetworkVolume",
+      "runpod-native:index:Template",
+      "runpod-native:index:SshKey",
+      "runpod-native:index:Pod",
+    ]);
     const auth = schema.resources[TYPE];
     expect(auth.requiredInputs).toEqual(["name", "username", "password"]);
     expect(auth.inputProperties.password).toMatchObject({
@@ -314,15 +320,15 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
       rpc.call(
         "create",
         new pb.CreateRequest()
-          .setUrn(urnOf("runpod-native:index:Pod", "p"))
-          .setType("runpod-native:index:Pod")
+          .setUrn(urnOf("runpod-native:index:JobRun", "p"))
+          .setType("runpod-native:index:JobRun")
           .setProperties(Struct.fromJavaScript({})),
       ),
     );
     expect(error).toEqual({
       code: 3,
       message:
-        "runpod-native does not serve runpod-native:index:Pod: this version serves runpod-native:index:ContainerRegistryAuth (preview). Use the TypeScript package's dynamic resources for the others.",
+        "runpod-native does not serve runpod-native:index:JobRun: this version serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template, runpod-native:index:SshKey, runpod-native:index:Pod (preview). Use the TypeScript package's dynamic resources for the others.",
     });
   });
 });
