@@ -31,6 +31,8 @@
  * - `providerSize.mts`: `__provider` size per resource type from the installed package.
  * - `importCost.mts`: the package's require time beside @pulumi/pulumi alone, and the registration
  *   cost per resource under mocks.
+ * - `pluginStart.mts`: the native plugin's start (spawn to port line) beside the dynamic-provider
+ *   host's, and a Check over gRPC vs the operations' check called directly.
  */
 import { writeFile } from "node:fs/promises";
 import * as os from "node:os";
@@ -42,6 +44,7 @@ import { benchGateRollback } from "./gateRollback.mts";
 import { benchImportCost } from "./importCost.mts";
 import { benchLatency } from "./latency.mts";
 import { fmt, progress, REPO_DIR, type ResultRow, renderTable, round } from "./lib.mts";
+import { benchPluginStart } from "./pluginStart.mts";
 import { benchPodReadiness } from "./podReadiness.mts";
 import { benchPreviewCost } from "./previewCost.mts";
 import { benchProviderSize } from "./providerSize.mts";
@@ -66,6 +69,7 @@ for (const section of [
   benchPreviewCost,
   benchProviderSize,
   benchImportCost,
+  benchPluginStart,
 ]) {
   rows.push(...(await section()));
 }

@@ -92,6 +92,9 @@ export {
   type PodCpu,
   type PodGpu,
   type PodMounts,
+  type PodRuntime,
+  type PodSsh,
+  type PodSshEndpoint,
   type PodWaitFor,
 } from "./provider/pod/resource";
 export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/registryAuth/resource";

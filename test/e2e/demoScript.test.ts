@@ -246,9 +246,9 @@ describe("npm run demo", () => {
     expect(overBudget).toMatch(/^\$ pulumi config set workersMax 20 +\[deploy harness\]\n/m);
     expect(overBudget).toMatch(new RegExp(`└─ ${ENDPOINT} +\\*\\*failed\\*\\* +1 error\\n`));
     expect(overBudget).toContain(
-      "runpod:maxHourlyUsd is 20 USD/h, but the hourly ceilings of this deployment's RunPod resources add up to 23.1 USD/h (list prices): " +
-        'ServerlessEndpoint "demo-chat" 1.1 USD/h (workers.max 1 × 1.1 USD/h per worker); ' +
-        'ServerlessEndpoint "demo-worker" 22 USD/h (workers.max 20 × 1.1 USD/h per worker). Nothing was created or changed.',
+      "runpod:maxHourlyUsd is 20 USD/h, but the hourly ceilings of this deployment's RunPod resources add up to 23.1 USD/h (list prices), largest first: " +
+        'ServerlessEndpoint "demo-worker" 22 USD/h (workers.max 20 × 1.1 USD/h per worker); ' +
+        'ServerlessEndpoint "demo-chat" 1.1 USD/h (workers.max 1 × 1.1 USD/h per worker). Nothing was created or changed.',
     );
     expect(overBudget).not.toContain("Updating (dev)");
     expect(overBudget).toMatch(/Resources:\n {4}5 unchanged\n {4}1 errored\n/);

@@ -1,6 +1,7 @@
 /**
- * The guarded-release example through the deploy harness against the emulator (real time, its
- * default rollout of 3 s then 0.5 s per worker), the way `pulumi up` runs it: a release that fails
+ * The guarded-release example through the deploy harness against the emulator (real time, old
+ * workers serving 150 ms after a release then replaced at 0.5 s per worker; the provider reading
+ * the rollout every 50 ms: `E2E_ROLLOUT_MS`, `E2E_POLL_MS` in scenarios.ts), the way `pulumi up` runs it: a release that fails
  * its smoke test is rolled back inside the endpoint's update; the engine keeps the OLD inputs of the
  * partially failed update and the provider's record of what runs, so the next up tries the release
  * again, a refresh finds no drift, and the fixed release passes.

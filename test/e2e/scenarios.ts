@@ -54,11 +54,21 @@ export type MakeDriver = (program: string, config: Record<string, ConfigValue>) 
 
 const PASSPHRASE = "e2e passphrase";
 
+/**
+ * The scenarios' waits: the emulator's old workers serve {@link E2E_ROLLOUT_MS} after a release
+ * (its default is 3 s) before they are replaced one at a time (0.5 s each, as by default), and the
+ * provider host reads a rollout and a pod's readiness every {@link E2E_POLL_MS} (the provider's
+ * own: 1 s). What happens, and in what order, is the same; only the seconds of plain waiting go.
+ */
+export const E2E_ROLLOUT_MS = 150;
+/** See {@link E2E_ROLLOUT_MS}. */
+export const E2E_POLL_MS = 50;
+
 /** Drivers through the deploy harness, in the temp project with the packed package. */
 export const harnessDriver =
   (projectDir: string): MakeDriver =>
   (program, config) =>
-    createDeployHarness({ projectDir, program, passphrase: PASSPHRASE, config });
+    createDeployHarness({ projectDir, program, passphrase: PASSPHRASE, config, pollMs: E2E_POLL_MS });
 // (DeployHarness.up previews first by default, as `pulumi up` does.)
 
 /** Drivers through the `pulumi` CLI (local file backend inside the program copy). */
@@ -106,11 +116,13 @@ export interface E2eEmulator {
 /**
  * Starts an emulator with {@link VOLUMES}, the built-in `echo` endpoint, the `flaky` one, and
  * `smoke` (built-in worker) that only the smoke-test scenario redeploys, so the versions other
- * scenarios see on `echo` do not depend on the order the tests run in.
+ * scenarios see on `echo` do not depend on the order the tests run in. Its rollouts keep old
+ * workers {@link E2E_ROLLOUT_MS}.
  */
 export async function startE2eEmulator(): Promise<E2eEmulator> {
   let broken = false;
   const emu = await startEmulator({
+    rolloutMs: E2E_ROLLOUT_MS,
     volumes: [VOLUMES.eu, VOLUMES.us],
     endpoints: ["echo", "flaky", SMOKE_ENDPOINT],
     handlers: {

@@ -1,6 +1,7 @@
 /**
- * The serverless-endpoint example through the deploy harness against the emulator (real time, its
- * default rollout of 3 s then 0.5 s per worker): the issue's one `pulumi up` (an image tag in the
+ * The serverless-endpoint example through the deploy harness against the emulator (real time, old
+ * workers serving 150 ms after a release then replaced at 0.5 s per worker; the provider reading
+ * the rollout every 50 ms: `E2E_ROLLOUT_MS`, `E2E_POLL_MS` in scenarios.ts): the issue's one `pulumi up` (an image tag in the
  * program, the endpoint's release, a wait until every worker runs it, a JobRun that tests that
  * release), a release whose workers cannot start failing the deploy with the workers' states and
  * a log tail until the tag is fixed, refresh, and a destroy that leaves no endpoint.

@@ -42,6 +42,28 @@ describe("links of README.md and docs/", () => {
     for (const page of PAGES.filter((p) => p !== "README.md")) expect(readme, page).toContain(`](${page})`);
   });
 
+  it("docs/README.md indexes every other page under docs/", () => {
+    const index = readFileSync(path.join(REPO, "docs/README.md"), "utf8");
+    const unlisted = PAGES.filter((p) => p.startsWith("docs/") && p !== "docs/README.md")
+      .map((p) => p.slice("docs/".length))
+      .filter((p) => !index.includes(`](${p})`));
+    expect(unlisted).toEqual([]);
+  });
+
+  /** The pages a page links to (relative `.md` links, not its own anchors). */
+  const linkedPages = (page: string) =>
+    [...prose(readFileSync(path.join(REPO, page), "utf8")).matchAll(/\]\(([^)\s#]+\.md)(#[^)]*)?\)/g)]
+      .map((m) => path.posix.normalize(path.posix.join(path.posix.dirname(page), m[1] as string)))
+      .filter((target) => target !== page);
+
+  for (const page of PAGES.filter((p) => p.startsWith("docs/resources/"))) {
+    it(`${page} links to the index and to another page`, () => {
+      const linked = linkedPages(page);
+      expect(linked).toContain("docs/README.md");
+      expect(linked.filter((target) => target !== "docs/README.md").length).toBeGreaterThan(0);
+    });
+  }
+
   for (const page of PAGES) {
     it(`${page}: every relative link names a file and heading that exist`, () => {
       const broken: string[] = [];

@@ -73,6 +73,18 @@ afterAll(async () => {
 });
 
 describe("README stack skeleton", () => {
+  it("says how to set every config key index.ts requires", () => {
+    const readme = readFileSync(path.join(REPO, "README.md"), "utf8");
+    const required = [
+      ...(FILES.get("index.ts") as string).matchAll(/cfg\.require(?:Secret)?\("(\w+)"\)/g),
+    ].map((m) => m[1] as string);
+    expect(required).toEqual(["ghcrToken"]);
+    const unset = required.filter(
+      (key) => !new RegExp(`^pulumi config set (--secret )?${key} `, "m").test(readme),
+    );
+    expect(unset).toEqual([]);
+  });
+
   it("gives the four files of a stack", () => {
     expect([...FILES.keys()].sort()).toEqual(["Pulumi.yaml", "index.ts", "package.json", "tsconfig.json"]);
     const project = FILES.get("Pulumi.yaml") as string;

@@ -123,7 +123,57 @@ describe("reference pages and argument schemas", () => {
       const listed = [...section.matchAll(/^- `(\w+)`/gm)].map((m) => m[1] as string);
       expect(listed.filter((name) => name !== "id").sort()).toEqual([...declared].sort());
     });
+
+    it(`${file} says each output in whole sentences (none cut off after "e.g." or "i.e.")`, () => {
+      const section = /^## Outputs\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(read(file))?.[1] ?? "";
+      const cutOff = [...section.matchAll(/^- `(\w+)`:.*\b(?:e\.g|i\.e)\.$/gm)].map((m) => m[1]);
+      expect(cutOff).toEqual([]);
+    });
   }
+
+  it("the migration from RunPod's own providers maps pods and each Terraform resource to a class of this package", () => {
+    const page = read(pageOf("ServerlessEndpoint"));
+    const section = /^## Migrating from RunPod's own providers\n([\s\S]*?)(?=^## )/m.exec(page)?.[1] ?? "";
+    const pods = /^### Pods\n([\s\S]*?)(?=^### )/m.exec(section)?.[1] ?? "";
+    expect(pods).toMatch(
+      /\| `gpuTypeIds: \[a, b, c\]`[^|]*\| `gpu: \{ id: a \}`, `fallbackGpuIds: \[b, c\]`/,
+    );
+    expect(section).toMatch(
+      /\| `gpuIds: "ADA_24,-NVIDIA L4"`[^|]*\| `gpu: \{ pools: \["ADA_24"\], excludedTypes: \["NVIDIA L4"\] \}` \|/,
+    );
+    const rows = [...section.matchAll(/^\| `(runpod_\w+)` \| \[`(\w+)`\]\(([\w-]+\.md)\) \|$/gm)];
+    expect(rows.map((m) => m[1])).toEqual([
+      "runpod_endpoint",
+      "runpod_template",
+      "runpod_pod",
+      "runpod_network_volume",
+      "runpod_container_registry_auth",
+    ]);
+    for (const [, , cls, link] of rows) {
+      expect(`docs/resources/${link}`, cls).toBe(pageOf(cls as string));
+    }
+    expect(section).toMatch(
+      /Instant Clusters and ECR registry delegations are not managed by this package yet/,
+    );
+  });
+
+  /** The longest a generated argument row may be: past it a table stops being readable. */
+  const MAX_ROW_CHARS = 600;
+
+  it(`keeps every generated argument row under ${MAX_ROW_CHARS} characters (the rest belongs in the page's prose)`, () => {
+    const long: string[] = [];
+    for (const file of readdirSync(path.join(REPO, "docs/resources")).map((n) => `docs/resources/${n}`)) {
+      const text = read(file);
+      const start = text.search(/<!-- arguments:start\b/);
+      const end = text.indexOf("<!-- arguments:end -->");
+      if (start < 0) continue;
+      for (const line of text.slice(start, end).split("\n")) {
+        const row = /^\| `([^`]+)` \|/.exec(line);
+        if (row && line.length > MAX_ROW_CHARS) long.push(`${file} ${row[1]}: ${line.length}`);
+      }
+    }
+    expect(long).toEqual([]);
+  });
 
   for (const file of RESOURCE_PAGES) {
     it(`${file} has an example, its arguments, its outputs and how to import or look it up`, () => {

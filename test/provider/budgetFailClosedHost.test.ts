@@ -112,7 +112,7 @@ describe("a list price that cannot price anything, under a budget", () => {
       const { failures } = await check(host, pod("h100s", H100, { gpu: { id: H100, count: 8 } }));
       expect(failures).toHaveLength(1);
       expect(failures[0]?.reason).toContain(
-        'runpod:maxHourlyUsd is 10 USD/h, but the hourly ceilings of this deployment\'s RunPod resources add up to 21.52 USD/h (list prices): Pod "h100s" 21.52 USD/h',
+        'runpod:maxHourlyUsd is 10 USD/h, but the hourly ceilings of this deployment\'s RunPod resources add up to 21.52 USD/h (list prices), largest first: Pod "h100s" 21.52 USD/h',
       );
     });
   });
@@ -180,7 +180,7 @@ describe("the budget's bound is inclusive", () => {
       const cent = await check(host, pod("cent", "NVIDIA CENT"));
       expect(cent.failures).toHaveLength(1);
       expect(cent.failures[0]?.reason).toContain(
-        'runpod:maxHourlyUsd is 21.52 USD/h, but the hourly ceilings of this deployment\'s RunPod resources add up to 21.53 USD/h (list prices): Pod "eight" 21.52 USD/h',
+        'runpod:maxHourlyUsd is 21.52 USD/h, but the hourly ceilings of this deployment\'s RunPod resources add up to 21.53 USD/h (list prices), largest first: Pod "eight" 21.52 USD/h',
       );
       // The same pod under its own budget one cent lower.
       const over = await check(host, eight({ maxHourlyUsd: 21.51 }));

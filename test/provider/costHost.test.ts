@@ -345,6 +345,18 @@ describe("the stack budget over an endpoint and a pod", () => {
       expect(reason).toContain(`ServerlessEndpoint "${e}" ${endpointRate} USD/h`);
       expect(reason).toContain(`Pod "${p}" ${podRate} USD/h`);
       expect(reason).toContain(`Pod "${q}" ${podRate} USD/h`);
+      // Largest first (a tie keeps the order checked), and which check took the sum over.
+      const byRate = [
+        { label: `ServerlessEndpoint "${e}"`, rate: endpointRate },
+        { label: `Pod "${p}"`, rate: podRate },
+        { label: `Pod "${q}"`, rate: podRate },
+      ].sort((a, b) => b.rate - a.rate);
+      const listed = byRate.map((part) => reason.indexOf(`${part.label} ${part.rate} USD/h`));
+      expect(listed).toEqual([...listed].sort((a, b) => a - b));
+      expect(reason).toContain(`(list prices), largest first: ${byRate[0]?.label} `);
+      expect(reason).toContain(
+        `Pod "${q}"'s check took the sum over the budget. Nothing was created or changed.`,
+      );
       expect(writes().length).toBe(writesBefore);
     } finally {
       await host.close();

@@ -231,6 +231,28 @@ describe("budgets", () => {
     expect(text).toContain("RUNPOD_MAX_HOURLY_USD");
   });
 
+  it("lists the parts largest first and names the resource whose check took the sum over", () => {
+    const text = stackBudgetFailure(
+      5,
+      [
+        { label: 'ServerlessEndpoint "small"', ceilingUsd: 1.1 },
+        { label: 'Pod "big"', ceilingUsd: 23.92 },
+        { label: 'ServerlessEndpoint "new"', ceilingUsd: 2.2 },
+      ],
+      'ServerlessEndpoint "new"',
+    );
+    expect(text).toBe(
+      "runpod:maxHourlyUsd is 5 USD/h, but the hourly ceilings of this deployment's RunPod resources add up to 27.22 USD/h " +
+        '(list prices), largest first: Pod "big" 23.92 USD/h; ServerlessEndpoint "new" 2.2 USD/h; ServerlessEndpoint "small" 1.1 USD/h. ' +
+        'ServerlessEndpoint "new"\'s check took the sum over the budget. Nothing was created or changed. ' +
+        "Raise the budget (pulumi config set runpod:maxHourlyUsd <usd>, or the environment variable RUNPOD_MAX_HOURLY_USD).",
+    );
+    // The largest part's own check: no second name.
+    expect(stackBudgetFailure(5, [{ label: 'Pod "big"', ceilingUsd: 23.92 }], 'Pod "big"')).not.toContain(
+      "took the sum over",
+    );
+  });
+
   it("advises lowering the largest part in that resource's own terms: a pod's GPUs, not a workers.max", () => {
     const text = stackBudgetFailure(5, [
       { label: 'ServerlessEndpoint "a"', ceilingUsd: 1.1, lower: "its workers.max" },

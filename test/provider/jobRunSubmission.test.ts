@@ -5,7 +5,8 @@
  * a test scripts an exact answer: refusals (429) before the emulator sees the request, or a lost
  * answer (500 / reset) after the emulator created the job. The emulator runs on a `ManualClock`,
  * so the service-side times (executionTimeout, runsync wait, worker run time) move only when a
- * test advances them, never by sleeping.
+ * test advances them, never by sleeping; the host's client backs off from 5 ms instead of 0.5 s
+ * (`retryBackoffMs`), so its retries do not wait out real seconds either.
  */
 import { EventEmitter } from "node:events";
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
@@ -93,7 +94,9 @@ beforeAll(async () => {
       return forward(req);
     },
   });
-  host = await startProviderHost({ projectDir: inject("installedProjectDir") });
+  // The client's retry backoff from 5 ms instead of 0.5 s: the resends below are the policy's, in
+  // milliseconds instead of up to 15 s (a Retry-After the proxy sends is still waited in full).
+  host = await startProviderHost({ projectDir: inject("installedProjectDir"), retryBackoffMs: 5 });
   await host.configure({
     "runpod:apiKey": API_KEY,
     "runpod:serverlessUrl": proxy.url,

@@ -15,7 +15,7 @@ import { KEYS, PRIVATE_KEY_BODY } from "../fixtures/sshKeys";
 import { FaultProxy } from "../support/faultProxy.mts";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
-import { serializeProviderFrom } from "../support/serializedProvider.mts";
+import { serializedProvider } from "../support/serializedProvider.mts";
 
 const API_KEY = "sshkey-host-key-8d41c2";
 const KEYS_PATH = /\/v2\/account\/ssh-keys$/;
@@ -379,19 +379,17 @@ describe("SshKey in the provider host (REST v2)", () => {
   });
 
   it("a state from before owner marks: refresh and delete act on exactly the line it wrote, nothing else", async () => {
-    // What create stored before owner marks: the line, with no `entry` output (and `__provider`,
-    // which the engine passes back as stored: `RefreshStep.Apply` and `DeleteStep.Apply`, step.go).
-    const { text: __provider } = await serializeProviderFrom(
-      inject("installedProjectDir"),
-      "pulumi-runpod-dynamic/dist/provider/sshKey/resource.js",
-      "SshKey",
-    );
-    const legacy = {
-      __provider,
+    // What create stored before owner marks: the line, with no `entry` output, and the serialized
+    // provider the engine passes back with the stored outputs (read and delete get them as they are).
+    const fields = {
       publicKey: KEYS.ed25519.line,
       fingerprint: KEYS.ed25519.fingerprint,
       type: "ssh-ed25519",
       comment: "me@ed25519",
+    };
+    const legacy = {
+      ...fields,
+      __provider: await serializedProvider(inject("installedProjectDir"), "SshKey"),
     };
     const [type, base64] = KEYS.ed25519.line.split(" ");
     const sameKeyOtherComment = `${type} ${base64} colleague@desk`;
@@ -399,7 +397,8 @@ describe("SshKey in the provider host (REST v2)", () => {
     await other.account.setSshKeys([sameKeyOtherComment, KEYS.ed25519.line, otherStack, KEYS.rsa.line]);
     const read = await host.read(KEYS.ed25519.fingerprint, urn("old"), legacy);
     expect(read.id).toBe(KEYS.ed25519.fingerprint);
-    expect(read.props).toEqual(legacy);
+    const { __provider: _p, ...props } = read.props;
+    expect(props).toEqual(fields);
     await host.delete(KEYS.ed25519.fingerprint, urn("old"), legacy);
     expect(await other.account.sshKeys()).toEqual([sameKeyOtherComment, otherStack, KEYS.rsa.line]);
     expect((await host.read(KEYS.ed25519.fingerprint, urn("old"), legacy)).id).toBe("");

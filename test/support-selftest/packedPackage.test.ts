@@ -16,6 +16,16 @@ describe("installed packed package", () => {
     expect(manifest.name).toBe(PACKAGE_NAME);
   });
 
+  it("has no install script: npm runs none for a user (npm 11 warns about each it finds)", () => {
+    const manifest = JSON.parse(
+      readFileSync(path.join(projectDir, "node_modules", PACKAGE_NAME, "package.json"), "utf8"),
+    ) as { scripts?: Record<string, string> };
+    // npm's install lifecycle (docs.npmjs.com/cli/using-npm/scripts): what `npm install` of a
+    // dependency may run, and what npm 11's install-scripts check lists.
+    const installScripts = ["preinstall", "install", "postinstall", "prepare"];
+    expect(Object.keys(manifest.scripts ?? {}).filter((name) => installScripts.includes(name))).toEqual([]);
+  });
+
   it("resolves @pulumi/pulumi from the package to the repo's single installed copy", () => {
     const fromPackage = createRequire(path.join(projectDir, "node_modules", PACKAGE_NAME, "package.json"));
     const fromRepo = createRequire(path.join(REPO_DIR, "package.json"));

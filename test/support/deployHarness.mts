@@ -92,6 +92,12 @@ export interface HarnessOptions {
    * the language host this way). `program` is still copied for its Pulumi.yaml. @default the program
    */
   registrations?: Registration[];
+  /**
+   * The provider's wait polls (an endpoint's rollout, a pod's readiness: 1 s) read this often in
+   * the provider host, ms, for an emulator with short rollouts and pod starts (`startProviderHost`'s
+   * `pollMs`). Bounds and deadlines keep their time. @default the provider's own
+   */
+  pollMs?: number;
 }
 
 const MAX_INT32 = 2 ** 31 - 1;
@@ -177,6 +183,7 @@ export class DeployHarness {
   /** When true, `up`, `refresh` and `destroy` skip their preview (`--skip-preview`). */
   skipPreview: boolean;
   private readonly registrations: Registration[] | undefined;
+  private readonly pollMs: number | undefined;
 
   private constructor(init: {
     workDir: string;
@@ -191,6 +198,7 @@ export class DeployHarness {
     parallel: number;
     skipPreview: boolean;
     registrations?: Registration[];
+    pollMs?: number;
   }) {
     this.workDir = init.workDir;
     this.main = init.main;
@@ -204,6 +212,7 @@ export class DeployHarness {
     this.parallel = init.parallel;
     this.skipPreview = init.skipPreview;
     this.registrations = init.registrations;
+    this.pollMs = init.pollMs;
   }
 
   /** Copies the program into `projectDir/programs/<name>-XXXX` and prepares a harness for it. */
@@ -268,6 +277,7 @@ export class DeployHarness {
       parallel: opts.parallel ?? defaultParallel(opts.env ?? process.env),
       skipPreview: opts.skipPreview ?? false,
       ...(opts.registrations ? { registrations: opts.registrations } : {}),
+      ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
     });
   }
 
@@ -373,6 +383,7 @@ export class DeployHarness {
       parallel: this.parallel,
       ...(runOpts.dryRun ? { dryRun: true } : {}),
       ...(this.registrations ? { registrations: this.registrations } : {}),
+      ...(this.pollMs !== undefined ? { pollMs: this.pollMs } : {}),
     };
     const env: NodeJS.ProcessEnv = {
       ...this.env,

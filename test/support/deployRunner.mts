@@ -58,6 +58,8 @@ export interface RunnerRequest {
   dryRun?: boolean;
   /** Registered at once instead of running the program (`HarnessOptions.registrations`). */
   registrations?: Registration[];
+  /** The provider's wait polls, ms (`HarnessOptions.pollMs`). */
+  pollMs?: number;
 }
 
 /** `read` = `Resource.get`; in a preview the ops are the plan. */
@@ -342,7 +344,11 @@ async function main(): Promise<void> {
   let hostStarting: Promise<ProviderHost> | undefined;
   const getHost = () => {
     hostStarting ??= (async () => {
-      const h = await startProviderHost({ projectDir: process.cwd(), env: req.hostEnv });
+      const h = await startProviderHost({
+        projectDir: process.cwd(),
+        env: req.hostEnv,
+        ...(req.pollMs !== undefined ? { pollMs: req.pollMs } : {}),
+      });
       await h.configure(hostConfig);
       host = h;
       return h;

@@ -8,9 +8,11 @@
  * const projectDir = inject("installedProjectDir");  // os.tmpdir()/runpod-pkg-XXXX
  * ```
  *
- * The project is removed in teardown. Nothing here uses the network.
+ * The project is removed in teardown. Nothing here uses the network. It also turns on Node's compile
+ * cache for every process of the run (`compileCache.mts`).
  */
 import type { TestProject } from "vitest/node";
+import { useCompileCache } from "./compileCache.mts";
 import { installPackedPackage } from "./packedPackage.mts";
 
 declare module "vitest" {
@@ -21,6 +23,7 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  useCompileCache();
   const installed = await installPackedPackage();
   project.provide("installedProjectDir", installed.projectDir);
   return async () => {

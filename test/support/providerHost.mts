@@ -48,6 +48,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { createRequire } from "node:module";
 import * as path from "node:path";
+import { fileURLToPath } from "node:url";
 import { type ProviderKind, serializedProvider } from "./serializedProvider.mts";
 
 type GrpcModule = typeof import("@grpc/grpc-js");
@@ -218,6 +219,21 @@ function defaultEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
+/** The preload that shortens the provider's polls and the client's backoff (`fastWaits.cjs`). */
+const FAST_WAITS = path.join(path.dirname(fileURLToPath(import.meta.url)), "fastWaits.cjs");
+
+/** `env` with `fastWaits.cjs` preloaded (after whatever `NODE_OPTIONS` it has) for the waits given. */
+function withFastWaits(env: NodeJS.ProcessEnv, waits: { pollMs?: number; retryBackoffMs?: number }) {
+  if (waits.pollMs === undefined && waits.retryBackoffMs === undefined) return env;
+  const preload = `--require ${JSON.stringify(FAST_WAITS)}`;
+  return {
+    ...env,
+    NODE_OPTIONS: env.NODE_OPTIONS ? `${env.NODE_OPTIONS} ${preload}` : preload,
+    ...(waits.pollMs !== undefined ? { PROVIDER_HOST_POLL_MS: String(waits.pollMs) } : {}),
+    ...(waits.retryBackoffMs !== undefined ? { PROVIDER_HOST_BACKOFF_MS: String(waits.retryBackoffMs) } : {}),
+  };
+}
+
 /**
  * Starts a host process in `projectDir` (usually `inject("installedProjectDir")`) and connects to
  * it. Rejects with the host's stderr if it exits before printing its port.
@@ -225,6 +241,18 @@ function defaultEnv(): NodeJS.ProcessEnv {
 export async function startProviderHost(opts: {
   projectDir: string;
   env?: NodeJS.ProcessEnv;
+  /**
+   * The provider's wait polls (a rollout's, a pod's readiness: 1 s) read this often, ms, for an
+   * emulator whose rollouts and pod starts are short (`fastWaits.cjs`); bounds and deadlines keep
+   * their time. @default the provider's own
+   */
+  pollMs?: number;
+  /**
+   * The client's retry backoff in the host starts at this step, ms, instead of 0.5 s (its longest
+   * step 16 of them instead of 8 s), so a test of the retry policy does not wait out real backoff;
+   * a server's `Retry-After` is still waited in full (`fastWaits.cjs`). @default the client's own
+   */
+  retryBackoffMs?: number;
 }): Promise<ProviderHost> {
   if (!opts || typeof opts.projectDir !== "string" || opts.projectDir === "") {
     throw new Error(
@@ -235,7 +263,7 @@ export async function startProviderHost(opts: {
   const L = load(projectDir);
   const child: ChildProcess = spawn(process.execPath, [L.hostPath, "127.0.0.1:1"], {
     cwd: projectDir,
-    env: opts.env ?? defaultEnv(),
+    env: withFastWaits(opts.env ?? defaultEnv(), opts),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";

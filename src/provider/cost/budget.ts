@@ -115,25 +115,33 @@ export function resourceBudgetFailure(
 }
 
 /**
- * The failure of the stack budget: the sum, each resource that makes it up, and what to change:
- * the largest part first (its own advice: a pod's GPUs, an endpoint's workers.max), or the budget.
+ * The failure of the stack budget: the sum, each resource that makes it up (largest first), the
+ * resource whose check took the sum over (the failure is reported under it, though the part to
+ * change may be another's), and what to change: the largest part (its own advice: a pod's GPUs, an
+ * endpoint's workers.max), or the budget.
  */
-export function stackBudgetFailure(budget: number, entries: readonly LedgerEntry[]): string {
+export function stackBudgetFailure(
+  budget: number,
+  entries: readonly LedgerEntry[],
+  tipping?: string,
+): string {
   const total = entries.reduce((sum, e) => sum + e.ceilingUsd, 0);
-  const parts = entries
+  const largestFirst = [...entries].sort((a, b) => b.ceilingUsd - a.ceilingUsd);
+  const parts = largestFirst
     .map((e) => `${e.label} ${money(e.ceilingUsd)}${e.how ? ` (${e.how})` : ""}`)
     .join("; ");
-  const largest = entries.reduce<LedgerEntry | undefined>(
-    (top, e) => (top === undefined || e.ceilingUsd > top.ceilingUsd ? e : top),
-    undefined,
-  );
+  const largest = largestFirst[0];
   const lowerLargest = largest?.lower
     ? `Lower the largest part, ${largest.label}: ${largest.lower}; or raise`
     : "Raise";
+  const reportedUnder =
+    tipping === undefined || tipping === largest?.label
+      ? ""
+      : ` ${tipping}'s check took the sum over the budget.`;
   return (
     `${STACK_BUDGET_KEY} is ${money(budget)}, but the hourly ceilings of this deployment's RunPod resources add up to ` +
-    `${money(total)} (list prices): ${parts}. Nothing was created or changed. ${lowerLargest} the budget ` +
-    `(pulumi config set ${STACK_BUDGET_KEY} <usd>, or the environment variable ${STACK_BUDGET_ENV}).`
+    `${money(total)} (list prices), largest first: ${parts}.${reportedUnder} Nothing was created or changed. ` +
+    `${lowerLargest} the budget (pulumi config set ${STACK_BUDGET_KEY} <usd>, or the environment variable ${STACK_BUDGET_ENV}).`
   );
 }
 
@@ -258,7 +266,7 @@ export async function judgeBudgets(subject: CostSubject, pricing: CostPricing): 
     const total = entries.reduce((sum, e) => sum + e.ceilingUsd, 0);
     if (usd(total) > stack.usd) {
       forgetCeiling(c.key);
-      failures.push({ property: "", reason: stackBudgetFailure(stack.usd, entries) });
+      failures.push({ property: "", reason: stackBudgetFailure(stack.usd, entries, c.label) });
       return { hourlyCost: cost, failures };
     }
   }

@@ -42,6 +42,34 @@ export interface PodMounts {
   network?: { volumeId: string; path: string }[];
 }
 
+/** One way in over SSH (`PodSshEndpoint`). */
+export interface PodSshEndpoint {
+  /** Host name or IP address. */
+  host: string;
+  /** TCP port. */
+  port: number;
+  /** User to log in as. */
+  username: string;
+  /** The whole command, e.g. `ssh root@1.2.3.4 -p 22000 -i ~/.ssh/id_ed25519`, when the service gives one. */
+  command?: string;
+}
+
+/** A pod's SSH endpoints: through RunPod's proxy, and direct to its public IP (null when it has none). */
+export interface PodSsh {
+  /** Through RunPod's SSH proxy. */
+  proxy?: PodSshEndpoint | null;
+  /** Straight to the pod's public IP and mapped port 22. */
+  direct?: PodSshEndpoint | null;
+}
+
+/** A running pod's live port mappings and uptime (`runtime`). */
+export interface PodRuntime {
+  /** Seconds since it started. */
+  uptime?: number;
+  /** Each exposed port: `private` inside the pod, `public` on `ip`, `type` `http` or `tcp`. */
+  ports?: { private?: number; public?: number | null; type?: string; ip?: string | null }[];
+}
+
 /** What `up` waits for: `"none"`, `"running"`, `"ssh"` or an HTTP port answering. */
 export type PodWaitFor =
   | "none"
@@ -101,7 +129,7 @@ export class Pod extends ServiceObjectResource<PodArgs> {
   /** CUDA version of its host. */
   declare readonly cudaVersion: pulumi.Output<string | null>;
   /** SSH endpoints (`proxy`, `direct`) while it runs with `startSsh`. */
-  declare readonly ssh: pulumi.Output<Record<string, unknown>>;
+  declare readonly ssh: pulumi.Output<PodSsh | undefined>;
   /** USD per hour now, as the service reports it (0 when stopped). */
   declare readonly cost: pulumi.Output<number>;
   /** Image, as the service stores it. */
@@ -109,7 +137,7 @@ export class Pod extends ServiceObjectResource<PodArgs> {
   /** Exposed ports. */
   declare readonly ports: pulumi.Output<string[]>;
   /** Live port mappings and uptime. */
-  declare readonly runtime: pulumi.Output<Record<string, unknown> | null>;
+  declare readonly runtime: pulumi.Output<PodRuntime | null | undefined>;
   /** Environment variables, always secret (with `PUBLIC_KEY`, `JUPYTER_PASSWORD` when injected). */
   declare readonly env: pulumi.Output<Record<string, string>>;
   /** Cloud tier. */

@@ -43,13 +43,10 @@ export const RegistryAuthArgsSchema = ContainerRegistryAuthCreateInputSchema.ext
   }),
   adoptExisting: optInFlag(
     "adoptExisting must be a boolean (true or false)",
-    "What to do when a credential with this `name` already exists in the account and this stack\n" +
-      "did not create it. `false`: creation fails with an error naming the existing credential's\n" +
-      "id. `true`: this resource takes the existing credential over; from then on the stack owns it\n" +
-      "and `pulumi destroy` deletes it. Adopting cannot verify that the stored username and password\n" +
-      "match `username` and `password` (the service never returns them); change `password`\n" +
-      "afterwards to have Pulumi replace it with known values. Only consulted when the credential\n" +
-      "is created; a change later is an update that does nothing on the service.",
+    "When a credential with this `name` exists and this stack did not create it: `false` fails the\n" +
+      "create naming its id; `true` takes it over (the stack owns it from then on; `pulumi destroy`\n" +
+      "deletes it). Its stored username and password cannot be checked (the service never returns\n" +
+      "them): change `password` afterwards to set known values. Consulted only on create.",
   ),
 });
 

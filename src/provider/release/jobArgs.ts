@@ -115,16 +115,11 @@ export const JobRunArgsObject = z.strictObject({
   }),
   http: HttpProbeSchema.optional().meta({
     description:
-      'Probe a `type: "LOAD_BALANCER"` endpoint over HTTP instead of running a queue job: `method`,\n' +
-      "`path`, `body`, `headers` (secret) and `expectStatus` (default 200). The request goes to the\n" +
-      "endpoint's `requestUrls.base` with the API key as bearer token, within `timeoutMs`; the answer\n" +
-      "must have `expectStatus`, then its body (JSON parsed) is judged by `expect.output`,\n" +
-      "`expect.outputSchema` and `expect.allowErrorOutput` as a job's output is, and its latency by\n" +
-      '`expect.maxExecutionMs`. With `rollout: "wait"` the probe waits out a rollout first and, as\n' +
-      "the load balancer does not say which worker answered, checks after the answer that every ready\n" +
-      "worker runs the endpoint's current version, sending once more when not. Instead of `input`;\n" +
-      '`webhook`, `policy`, `s3Config`, mode `"runsync"`, `collectStream`, `retries`,\n' +
-      "`expect.status` and `expect.maxDelayMs` do not apply to a probe.",
+      'Probe a `type: "LOAD_BALANCER"` endpoint over HTTP instead of a queue job (instead of `input`):\n' +
+      "one request to its `requestUrls.base` with the API key as bearer token, within `timeoutMs`; the\n" +
+      "answer must have `expectStatus`, then its JSON body and latency are judged by `expect` as a\n" +
+      'job\'s output is. With `rollout: "wait"` every ready worker must run the current version. The\n' +
+      "job-only arguments (`webhook`, `policy`, `s3Config`, `retries`, ...) do not apply.",
   }),
   webhook: request.webhook.meta({
     description: "URL the service calls with the job's result when it completes.",
@@ -167,16 +162,13 @@ export const JobRunArgsObject = z.strictObject({
     .optional()
     .meta({
       description:
-        "Which release the job tests. RunPod rolls an endpoint's update out worker by worker, so a\n" +
-        "job sent during a rollout may run on a worker of the old release.\n" +
-        '- `"wait"`: before submitting, wait (within `timeoutMs`) until no worker of the endpoint runs\n' +
-        "  an older version; after the job, check that the worker that ran it runs the endpoint's\n" +
-        "  current version (`endpointVersion` output), and submit once more if it did not (a release\n" +
-        "  rolled out during the test), failing clearly if it still did not. Reads\n" +
-        "  `GET /v2/serverless/{id}/workers` about once a second while a rollout is under way.\n" +
-        '- `"ignore"`: submit at once; no check of the release (`endpointVersion` stays unset).\n' +
+        "Which release the job tests (a job sent during a rollout may run on an old worker).\n" +
+        '- `"wait"`: wait (within `timeoutMs`) until no worker runs an older version; then check that\n' +
+        "  the worker that ran the job runs the current version (`endpointVersion`), submitting once\n" +
+        "  more if not.\n" +
+        '- `"ignore"`: submit at once; no check (`endpointVersion` stays unset).\n' +
         "\n" +
-        "Needs the REST v2 interface (`runpod:restUrl` ending in `/v2`, the default).",
+        "Needs REST v2 (`runpod:restUrl` ending in `/v2`, the default).",
       default: '"wait" when `runpod:restUrl` is REST v2, "ignore" when it is REST v1',
     }),
   expect: ExpectSchema.prefault({}).meta({

@@ -184,12 +184,10 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
     .optional()
     .meta({
       description:
-        '`"wait"`: create and update return only once no worker of the endpoint runs an older version\n' +
-        "(the release has rolled out) and none of the new version is UNHEALTHY, reading the workers\n" +
-        "once a second, at most `rolloutTimeoutMs`. A rollout that stalls (a new worker stays\n" +
-        "UNHEALTHY: an image that cannot be pulled, a container that crashes) or times out fails the\n" +
-        "step; the endpoint keeps the change and the message names the release, the workers by status\n" +
-        'and a failing worker\'s log tail. `"ignore"`: return as soon as the service accepted the change.',
+        '`"wait"`: create and update return once no worker runs an older version and none of the new\n' +
+        "one is UNHEALTHY (read once a second, at most `rolloutTimeoutMs`); a stalled or timed-out\n" +
+        "rollout fails the step naming the release, the workers by status and a failing worker's log\n" +
+        'tail (the endpoint keeps the change). `"ignore"`: return once the service accepted the change.',
       default: '"wait"',
     }),
   rolloutTimeoutMs: z
@@ -213,27 +211,11 @@ export const ServerlessEndpointArgsSchema = ServerlessEndpointCreateInputSchema.
     }),
   smokeTest: SmokeTestSchema.optional().meta({
     description:
-      "Guards each release: after an update that makes a release (a change of `image`, `args`,\n" +
-      "`disk`, `ports`, `env`, `registry`, `templateId`, `gpu`, `cpu`, `dataCenterIds` or\n" +
-      "`networkVolumes`) has rolled out, and after the create, runs `runs` smoke-test jobs on the new\n" +
-      "release, each as a `JobRun` would (same arguments, same `expect`, and the same release\n" +
-      "check: the worker that ran a job must run the new version), and fails the step when more than\n" +
-      '`maxFailures` of them fail. On an update, `onFailure: "rollback"` (the default) then PATCHes the\n' +
-      "previous container settings back (a new release carrying the previous configuration), waits\n" +
-      "for that rollout (at most `rolloutTimeoutMs`) and fails the step saying which release failed\n" +
-      "and why, and which release serves now; the state records what runs, so the next `pulumi up`\n" +
-      'tries the new release again. `"keep"` leaves the failed release serving. On a create there is\n' +
-      "nothing to roll back to: the step fails and the endpoint stays in the state. Each job waits at\n" +
-      "most `timeoutMs`. The result is in `lastSmokeTest`. With a `smokeTest`, each preview reads\n" +
-      "which release the endpoint serves (one request, at most 10 s): one newer than the state knows\n" +
-      "(a deploy cut short mid-gate, or made elsewhere) fails the preview, saying to run\n" +
-      "`pulumi up --refresh`, which tests it.\n" +
-      "\n" +
-      'On a `type: "LOAD_BALANCER"` endpoint the smoke test is an HTTP probe and needs `http` (`{\n' +
-      "method, path, body, headers, expectStatus }`, see `JobRun`'s `http`): each run sends one\n" +
-      "request to the endpoint's own path and judges status, answer and latency by the same `expect`;\n" +
-      "a queue endpoint takes `input` and refuses `http`. With `http.headers`, `smokeTest` is stored as\n" +
-      "a secret.",
+      "Guards each release: after the create, and after each update that makes a release (a change\n" +
+      "of the container, compute or placement) has rolled out, runs `runs` smoke-test jobs on it as a\n" +
+      "`JobRun` would and fails the step when more than `maxFailures` fail; an update then rolls back\n" +
+      "(`onFailure`). The result is in `lastSmokeTest`. A load-balancer endpoint is probed over `http`\n" +
+      "instead of `input`; with `http.headers` it is a secret. See docs/guarded-release.md.",
   }),
   maxHourlyUsd: MaxHourlyUsdSchema.meta({
     description:

@@ -113,7 +113,9 @@ export class ServerlessEndpoint extends ServiceObjectResource<ServerlessEndpoint
   /** The rollout wait bound as given, in ms; left out, 600000 (10 minutes). */
   declare readonly rolloutTimeoutMs: pulumi.Output<number | undefined>;
   /** The smoke test as given; a secret when it has `http.headers`. */
-  declare readonly smokeTest: pulumi.Output<Record<string, unknown> | undefined>;
+  declare readonly smokeTest: pulumi.Output<
+    pulumi.Unwrap<NonNullable<ServerlessEndpointArgs["smokeTest"]>> | undefined
+  >;
   /**
    * What the last smoke test found: the release it tested (`version`), whether it `passed`, the
    * `jobIds` it ran, how many `failures`, one `timeline` line per job, and `costUsd`: an ESTIMATE

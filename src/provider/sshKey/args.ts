@@ -18,12 +18,11 @@ export const SshKeyArgsSchema = z.strictObject({
   publicKey: z.string().meta({
     description:
       "One authorized_keys line, `<type> <base64-key> [comment]`, as in `~/.ssh/id_ed25519.pub`\n" +
-      "(surrounding whitespace, such as the file's final newline, is dropped). Types:\n" +
-      "`ssh-ed25519`, `ssh-rsa`, `ecdsa-sha2-nistp256`/`384`/`521`, `sk-ssh-ed25519@openssh.com`,\n" +
-      "`sk-ecdsa-sha2-nistp256@openssh.com`. Checked in the preview, before any network call: the\n" +
-      "base64 must decode to a key of the type the line names; one line only; no authorized_keys\n" +
-      "options (`command=`, `from=`). A new comment on the same key changes the entry in place;\n" +
-      "for another key, the new key is added before the old one is removed.",
+      "(surrounding whitespace dropped). Types: `ssh-ed25519`, `ssh-rsa`,\n" +
+      "`ecdsa-sha2-nistp256`/`384`/`521`, `sk-ssh-ed25519@openssh.com`,\n" +
+      "`sk-ecdsa-sha2-nistp256@openssh.com`. Checked in the preview: the base64 must decode to a key\n" +
+      "of the type named; one line, no options (`command=`, `from=`). Another key is added before\n" +
+      "the old one is removed.",
     replaces: "the key itself changes (a new comment alone updates in place)",
   }),
 });

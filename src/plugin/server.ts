@@ -1,0 +1,490 @@
+/**
+ * The plugin's gRPC server: Pulumi's ResourceProvider protocol served from the SDK's generated
+ * stubs (`./wire.ts`), dispatching to the operations modules (`./resources.ts`).
+ *
+ * Not the SDK's `@pulumi/pulumi/provider` `main()`: it ignores `Configure`'s arguments (the
+ * provider gets no config) and answers `CheckConfig`/`DiffConfig` as unimplemented, so config
+ * could be neither checked nor diffed. Every answer the engine reads is derived from its source
+ * (pulumi/pulumi `pkg/resource/plugin/provider_plugin.go`, `pkg/resource/deploy/step_generator.go`)
+ * and cited beside the code that gives it.
+ */
+import type * as grpcTypes from "@grpc/grpc-js";
+import type * as pb from "@pulumi/pulumi/proto/provider_pb.js";
+import type { ResourceOperations } from "../provider/common/dynamicProvider";
+import { withoutProvider } from "../provider/common/host";
+import { isUnknown } from "../provider/common/unknown";
+import type { RunpodSettings } from "../provider/config";
+import {
+  changedConfigKeys,
+  checkConfig,
+  describeSources,
+  missingApiKeyMessage,
+  PACKAGE_NAME,
+  settingsFromArgs,
+  withPluginConfigNames,
+} from "./config";
+import { type ServedResource, servedResources, URN_INPUT } from "./resources";
+import { packageSchema, packageVersion } from "./schema";
+import { unwrapProps, wrapSecrets } from "./values";
+import { type StructMessage, type Wire, wire } from "./wire";
+
+type Props = Record<string, unknown>;
+type Callback<T> = (error: grpcTypes.ServiceError | null, value?: T) => void;
+
+/** How the plugin runs. */
+export interface PluginOptions {
+  /** The engine's address (`host:port`), the plugin's first argument; logs go there. Absent: no engine logs. */
+  engineAddress?: string;
+  /** Where settings fall back to. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** The resources served. @default servedResources() */
+  resources?: readonly ServedResource[];
+}
+
+/** A running plugin. */
+export interface RunningPlugin {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The capabilities the plugin declares, in `Handshake` and again in `Configure` (an engine that
+ * handshakes takes them from the handshake and ignores Configure's: `if p.protocol == nil` in
+ * `provider.Configure`; `supportsPreview` is then assumed true, `NewProvider`).
+ * - `acceptSecrets`: the engine sends secrets wrapped and no longer re-marks outputs itself
+ *   (`annotateSecrets` runs only `if !protocol.acceptSecrets`), so the plugin keeps them (`./values.ts`).
+ * - `supportsPreview`: the engine calls Create and Update with `preview: true` instead of echoing the
+ *   inputs (`provider.Create`: `if !protocol.supportsPreview ... return req.Properties`); the plugin
+ *   answers those without a write.
+ * - `acceptResources`, `acceptOutputs`: false; no argument takes a resource reference or an output value.
+ */
+const CAPABILITIES = {
+  acceptSecrets: true,
+  supportsPreview: true,
+  acceptResources: false,
+  acceptOutputs: false,
+};
+
+/** An error the engine reads: the gRPC code and message, and for a partial failure its status details. */
+function serviceError(
+  w: Wire,
+  code: number,
+  message: string,
+  metadata?: grpcTypes.Metadata,
+): grpcTypes.ServiceError {
+  return Object.assign(new Error(message), {
+    code,
+    details: message,
+    metadata: metadata ?? new w.grpc.Metadata(),
+  }) as grpcTypes.ServiceError;
+}
+
+/**
+ * An operation's failure as the engine reads it. Code UNKNOWN, as the dynamic-provider host
+ * answers (`grpcResponseFromError`): `resourceStateAndError` takes Unknown as "state unknown".
+ * The message names this provider's config keys (`withPluginConfigNames`). An error with `id` (the object exists but failed to become usable) carries an
+ * `ErrorResourceInitFailed` detail with the id, the properties (secrets wrapped) and the reasons:
+ * `parseError` records the resource from them as a partial failure (`StatusPartialFailure`), and
+ * `InitError.Error()` prints only the reasons.
+ */
+function operationError(w: Wire, error: unknown, secretKeys: Iterable<string>): grpcTypes.ServiceError {
+  const e = (error instanceof Error ? error : new Error(String(error))) as Error & {
+    id?: unknown;
+    properties?: Props;
+    reasons?: unknown;
+  };
+  const code = w.grpc.status.UNKNOWN;
+  const message = withPluginConfigNames(e.message);
+  if (typeof e.id !== "string" || e.id === "") return serviceError(w, code, message);
+  const detail = new w.provider.ErrorResourceInitFailed();
+  detail.setId(e.id);
+  detail.setProperties(w.Struct.fromJavaScript(wrapSecrets(e.properties ?? {}, secretKeys)) as never);
+  const reasons = Array.isArray(e.reasons) && e.reasons.length > 0 ? e.reasons.map(String) : [e.message];
+  detail.setReasonsList(reasons.map(withPluginConfigNames));
+  const any = new w.Any();
+  any.pack(detail.serializeBinary(), "pulumirpc.ErrorResourceInitFailed");
+  const status = new w.status.Status();
+  status.setCode(code);
+  status.setMessage(message);
+  status.addDetails(any as never);
+  const metadata = new w.grpc.Metadata();
+  // grpc-js sends no status details itself; the Go client reads them from this trailer.
+  metadata.add("grpc-status-details-bin", Buffer.from(status.serializeBinary()));
+  return serviceError(w, code, message, metadata);
+}
+
+const js = (s: StructMessage | undefined): Props => s?.toJavaScript() ?? {};
+
+/** Starts the plugin's server on 127.0.0.1, on a port of the system's choosing. */
+export async function startPlugin(options: PluginOptions = {}): Promise<RunningPlugin> {
+  const w = wire();
+  const env = options.env ?? process.env;
+  const served = new Map((options.resources ?? servedResources()).map((r) => [r.token, r]));
+  let settings: RunpodSettings = settingsFromArgs({}, env);
+  const engineAt = (address: string | undefined) =>
+    address === undefined
+      ? undefined
+      : new w.engineGrpc.EngineClient(address, w.grpc.credentials.createInsecure());
+  let engine = engineAt(options.engineAddress);
+
+  /** Sends a log line to the engine (shown under the resource for a URN); never a value of a secret. */
+  const log = (severity: "DEBUG" | "INFO" | "WARNING", message: string, urn = ""): Promise<void> => {
+    if (!engine) return Promise.resolve();
+    const req = new w.engine.LogRequest();
+    req.setSeverity(w.engine.LogSeverity[severity]).setMessage(message).setUrn(urn);
+    // Resolves once the engine took it (or refused: a log is never worth failing a call for).
+    const to = engine;
+    return new Promise((resolve) => to.log(req, () => resolve()));
+  };
+
+  /** The served resource of a request's type, or an error naming what is served. */
+  const resourceOf = (type: string): ServedResource => {
+    const found = served.get(type);
+    if (found) return found;
+    throw Object.assign(
+      new Error(
+        `${PACKAGE_NAME} does not serve ${type}: this version serves ${[...served.keys()].join(", ")} (preview). ` +
+          "Use the TypeScript package's dynamic resources for the others.",
+      ),
+      { grpcCode: w.grpc.status.INVALID_ARGUMENT },
+    );
+  };
+
+  /** Settings for a call that reaches the service: throws naming the config key and the variable without a key. */
+  const serviceSettings = (): RunpodSettings => {
+    if (!settings.apiKey) throw new Error(missingApiKeyMessage());
+    return settings;
+  };
+
+  /** Runs `fn`, answering its value or its failure (`operationError`). */
+  const answer = <T>(callback: Callback<T>, secretKeys: () => Iterable<string>, fn: () => Promise<T>) => {
+    fn().then(
+      (value) => callback(null, value),
+      (error: unknown) => {
+        const grpcCode = (error as { grpcCode?: number }).grpcCode;
+        callback(
+          grpcCode !== undefined
+            ? serviceError(w, grpcCode, (error as Error).message)
+            : operationError(w, error, secretKeys()),
+        );
+      },
+    );
+  };
+
+  const struct = (props: Props) => w.Struct.fromJavaScript(props) as never;
+  const ops = (r: ServedResource): ResourceOperations => r.operations();
+
+  const service: grpcTypes.UntypedServiceImplementation = {
+    getPluginInfo(_call: unknown, callback: Callback<unknown>) {
+      callback(null, new w.plugin.PluginInfo().setVersion(packageVersion()));
+    },
+
+    // The engine handshakes when it starts the plugin (`NewProvider` -> `handshake`); Unimplemented
+    // would make it fall back to Configure's answer.
+    handshake(_call: unknown, callback: Callback<unknown>) {
+      const res = new w.provider.ProviderHandshakeResponse()
+        .setAcceptSecrets(CAPABILITIES.acceptSecrets)
+        .setAcceptResources(CAPABILITIES.acceptResources)
+        .setAcceptOutputs(CAPABILITIES.acceptOutputs);
+      callback(null, res);
+    },
+
+    getSchema(call: { request: pb.GetSchemaRequest }, callback: Callback<unknown>) {
+      answer(
+        callback,
+        () => [],
+        async () => {
+          if (call.request.getSubpackageName()) throw new Error(`${PACKAGE_NAME} has no subpackages`);
+          return new w.provider.GetSchemaResponse().setSchema(await packageSchema([...served.values()]));
+        },
+      );
+    },
+
+    // CheckConfig: the engine sends the provider's inputs without secrets (no KeepSecrets) and
+    // re-marks the returned inputs from its own (`annotateSecrets(inputs, news)`), so the inputs go
+    // back as they came; a failure stops the deployment naming the key (`CheckConfigResponse.Failures`).
+    checkConfig(call: { request: pb.CheckRequest }, callback: Callback<unknown>) {
+      answer(
+        callback,
+        () => [],
+        async () => {
+          const news = js(call.request.getNews() as never);
+          const res = new w.provider.CheckResponse().setInputs(call.request.getNews());
+          for (const f of checkConfig(unwrapProps(news).plain)) {
+            res.addFailures(new w.provider.CheckFailure().setProperty(f.property).setReason(f.reason));
+          }
+          return res;
+        },
+      );
+    },
+
+    // DiffConfig: a changed setting is an update of the provider (DIFF_SOME with the keys), never a
+    // replacement: a replaced provider replaces every resource it manages (`sg.diff` answers
+    // ReplaceKeys ["provider"] for each), and a new key or URL addresses the same objects.
+    diffConfig(call: { request: pb.DiffRequest }, callback: Callback<unknown>) {
+      answer(
+        callback,
+        () => [],
+        async () => {
+          const olds = unwrapProps(js(call.request.getOlds() as never)).plain;
+          const news = unwrapProps(js(call.request.getNews() as never)).plain;
+          const changed = changedConfigKeys(olds, news);
+          const res = new w.provider.DiffResponse()
+            .setChanges(
+              changed.length > 0
+                ? w.provider.DiffResponse.DiffChanges.DIFF_SOME
+                : w.provider.DiffResponse.DiffChanges.DIFF_NONE,
+            )
+            .setDiffsList(changed)
+            .setHasdetaileddiff(true);
+          const detailed = res.getDetaileddiffMap();
+          for (const key of changed) {
+            detailed.set(
+              key,
+              new w.provider.PropertyDiff().setKind(w.provider.PropertyDiff.Kind.UPDATE).setInputdiff(true),
+            );
+          }
+          return res;
+        },
+      );
+    },
+
+    // Configure: `args` holds the provider's inputs under their bare keys (secrets wrapped, as the
+    // engine marshals with KeepSecrets); `variables` the same as `runpod-native:config:<key>` text.
+    configure(call: { request: pb.ConfigureRequest }, callback: Callback<unknown>) {
+      answer(
+        callback,
+        () => [],
+        async () => {
+          const args = call.request.getArgs() as StructMessage | undefined;
+          let plain: Props;
+          if (args) plain = unwrapProps(js(args)).plain;
+          else {
+            plain = {};
+            const prefix = `${PACKAGE_NAME}:config:`;
+            for (const [k, v] of call.request.getVariablesMap().toArray()) {
+              if (k.startsWith(prefix)) plain[k.slice(prefix.length)] = v;
+            }
+          }
+          settings = settingsFromArgs(plain, env);
+          await log("DEBUG", `${PACKAGE_NAME} configured: ${describeSources(settings)}`);
+          return new w.provider.ConfigureResponse()
+            .setAcceptsecrets(CAPABILITIES.acceptSecrets)
+            .setSupportspreview(CAPABILITIES.supportsPreview)
+            .setAcceptresources(CAPABILITIES.acceptResources)
+            .setAcceptoutputs(CAPABILITIES.acceptOutputs);
+        },
+      );
+    },
+
+    // Check: the operations' check (unknowns pass untouched, no network). The inputs go back with
+    // every key secret that came in secret or that the resource always keeps secret: with
+    // acceptSecrets the engine stores them as answered (no annotateSecrets in `provider.Check`).
+    check(call: { request: pb.CheckRequest }, callback: Callback<unknown>) {
+      const olds = unwrapProps(js(call.request.getOlds() as never));
+      const news = unwrapProps(js(call.request.getNews() as never));
+      let r: ServedResource | undefined;
+      const secretKeys = () => [...news.secretKeys, ...(r?.row.secretInputs ?? [])];
+      answer(callback, secretKeys, async () => {
+        r = resourceOf(call.request.getType());
+        // What the resource class adds in a program: its URN, here the request's (`provider.Check`
+        // sends `Urn: string(urn)`, pkg/resource/plugin/provider_plugin.go). Kept in the inputs, as
+        // the dynamic path stores it; the detailed diff never lists it (`changedKeys`).
+        const given = withoutProvider(news.plain);
+        if (r.urnInput) given[URN_INPUT] = call.request.getUrn();
+        const checked = await ops(r).check(settings, olds.plain, given);
+        const res = new w.provider.CheckResponse().setInputs(
+          struct(wrapSecrets(checked.inputs ?? given, secretKeys())),
+        );
+        for (const f of checked.failures ?? []) {
+          res.addFailures(
+            new w.provider.CheckFailure().setProperty(f.property).setReason(withPluginConfigNames(f.reason)),
+          );
+        }
+        return res;
+      });
+    },
+
+    // Diff: the operations' plan, old outputs against new inputs. `replaces` and the detailed diff
+    // agree (the engine replaces when either says so: `DiffResult.Replace()`); `deleteBeforeReplace`
+    // is the operations' (the program's option overrides it, `sg.generateStepsFromDiff`). No
+    // `__provider` reaches the operations: a state moved from the dynamic type diffs on its values.
+    diff(call: { request: pb.DiffRequest }, callback: Callback<unknown>) {
+      answer(
+        callback,
+        () => [],
+        async () => {
+          const r = resourceOf(call.request.getType());
+          const olds = withoutProvider(unwrapProps(js(call.request.getOlds() as never)).plain);
+          const oldInputs = withoutProvider(unwrapProps(js(call.request.getOldInputs() as never)).plain);
+          const news = withoutProvider(unwrapProps(js(call.request.getNews() as never)).plain);
+          const plan = await ops(r).diff(settings, call.request.getId(), olds, news);
+          const replaces = plan.replaces ?? [];
+          const D = w.provider.DiffResponse.DiffChanges;
+          const res = new w.provider.DiffResponse()
+            .setChanges(
+              plan.changes === true ? D.DIFF_SOME : plan.changes === false ? D.DIFF_NONE : D.DIFF_UNKNOWN,
+            )
+            .setReplacesList([...replaces])
+            .setDeletebeforereplace(plan.deleteBeforeReplace === true)
+            .setHasdetaileddiff(plan.changes !== undefined);
+          if (plan.changes === true) {
+            const changed = changedKeys(olds, oldInputs, news, replaces);
+            res.setDiffsList(changed.map(([key]) => key));
+            const K = w.provider.PropertyDiff.Kind;
+            const detailed = res.getDetaileddiffMap();
+            for (const [key, how] of changed) {
+              const replace = replaces.includes(key);
+              const kind =
+                how === "add"
+                  ? replace
+                    ? K.ADD_REPLACE
+                    : K.ADD
+                  : how === "delete"
+                    ? replace
+                      ? K.DELETE_REPLACE
+                      : K.DELETE
+                    : replace
+                      ? K.UPDATE_REPLACE
+                      : K.UPDATE;
+              detailed.set(key, new w.provider.PropertyDiff().setKind(kind).setInputdiff(true));
+            }
+          }
+          return res;
+        },
+      );
+    },
+
+    // Create: in a preview (`preview: true`, since supportsPreview) nothing is written and the inputs
+    // come back as the outputs to be (unknowns kept; `provider.Create` allows an empty id in a preview).
+    create(call: { request: pb.CreateRequest }, callback: Callback<unknown>) {
+      const props = unwrapProps(js(call.request.getProperties() as never));
+      let r: ServedResource | undefined;
+      const secretKeys = () => [...props.secretKeys, ...(r?.row.secretInputs ?? [])];
+      answer(callback, secretKeys, async () => {
+        r = resourceOf(call.request.getType());
+        const inputs = withoutProvider(props.plain);
+        if (call.request.getPreview()) {
+          return new w.provider.CreateResponse().setProperties(struct(wrapSecrets(inputs, secretKeys())));
+        }
+        const created = await ops(r).create(serviceSettings(), inputs);
+        return new w.provider.CreateResponse()
+          .setId(created.id)
+          .setProperties(struct(wrapSecrets(created.outs ?? {}, secretKeys())));
+      });
+    },
+
+    // Read: a refresh sends the state in `properties`; a `get` sends none and only `inputs`. An
+    // empty id answers "gone", and the engine drops the resource from the state; without `inputs`
+    // in the answer the engine keeps the old ones (`RefreshStep.Apply`, pkg/resource/deploy/step.go).
+    read(call: { request: pb.ReadRequest }, callback: Callback<unknown>) {
+      const state = unwrapProps(js(call.request.getProperties() as never));
+      const inputs = unwrapProps(js(call.request.getInputs() as never));
+      let r: ServedResource | undefined;
+      const secretKeys = () => [...state.secretKeys, ...inputs.secretKeys, ...(r?.row.secretInputs ?? [])];
+      answer(callback, secretKeys, async () => {
+        r = resourceOf(call.request.getType());
+        const given = Object.keys(state.plain).length > 0 ? state.plain : inputs.plain;
+        const read = await ops(r).read(serviceSettings(), call.request.getId(), withoutProvider(given));
+        const res = new w.provider.ReadResponse()
+          .setId(read.id ?? "")
+          .setProperties(struct(wrapSecrets(read.props ?? {}, secretKeys())));
+        if (read.inputs) res.setInputs(struct(wrapSecrets(read.inputs, secretKeys())));
+        return res;
+      });
+    },
+
+    // Update: in a preview nothing is written; the new inputs are the outputs to be.
+    update(call: { request: pb.UpdateRequest }, callback: Callback<unknown>) {
+      const olds = unwrapProps(js(call.request.getOlds() as never));
+      const news = unwrapProps(js(call.request.getNews() as never));
+      let r: ServedResource | undefined;
+      const secretKeys = () => [...olds.secretKeys, ...news.secretKeys, ...(r?.row.secretInputs ?? [])];
+      answer(callback, secretKeys, async () => {
+        r = resourceOf(call.request.getType());
+        const newInputs = withoutProvider(news.plain);
+        if (call.request.getPreview()) {
+          return new w.provider.UpdateResponse().setProperties(struct(wrapSecrets(newInputs, secretKeys())));
+        }
+        const updated = await ops(r).update(
+          serviceSettings(),
+          call.request.getId(),
+          withoutProvider(olds.plain),
+          newInputs,
+        );
+        return new w.provider.UpdateResponse().setProperties(
+          struct(wrapSecrets(updated.outs ?? {}, secretKeys())),
+        );
+      });
+    },
+
+    delete(call: { request: pb.DeleteRequest }, callback: Callback<unknown>) {
+      answer(
+        callback,
+        () => [],
+        async () => {
+          const r = resourceOf(call.request.getType());
+          const props = withoutProvider(unwrapProps(js(call.request.getProperties() as never)).plain);
+          await ops(r).delete(serviceSettings(), call.request.getId(), props);
+          return new w.Empty();
+        },
+      );
+    },
+
+    // Cancel: the engine asks the plugin to wind down (`SignalCancellation`); operations in flight
+    // finish their own bounded waits, and nothing new starts after the engine stops calling.
+    cancel(_call: unknown, callback: Callback<unknown>) {
+      void log(
+        "DEBUG",
+        `${PACKAGE_NAME}: cancellation requested; operations in flight finish their current step`,
+      ).then(() => callback(null, new w.Empty()));
+    },
+
+    // Attach: an engine that attached to a plugin already running (PULUMI_DEBUG_PROVIDERS) gives its
+    // address here instead of as the argument (`provider.Attach`); logs go there from now on.
+    attach(call: { request: { getAddress(): string } }, callback: Callback<unknown>) {
+      engine?.close();
+      engine = engineAt(call.request.getAddress() || undefined);
+      callback(null, new w.Empty());
+    },
+  };
+
+  const server = new w.grpc.Server({ "grpc.max_receive_message_length": 400 * 1024 * 1024 });
+  // Methods not above (Invoke, Construct, Call, Parameterize, ...) answer UNIMPLEMENTED (grpc-js does for a missing handler).
+  server.addService(w.providerGrpc.ResourceProviderService, service);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", w.grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        engine?.close();
+        server.tryShutdown(() => resolve());
+      }),
+  };
+}
+
+/**
+ * The input keys whose value differs between the old state and the new inputs, and how: `add` (not
+ * in the old outputs), `delete` (an old input no longer given), `update`; an unknown new value counts
+ * as changed. `__urn` is never listed (not an output; Check adds it). Keys the operations replace on are always listed.
+ */
+function changedKeys(
+  olds: Props,
+  oldInputs: Props,
+  news: Props,
+  replaces: readonly string[],
+): [string, "add" | "delete" | "update"][] {
+  const out = new Map<string, "add" | "delete" | "update">();
+  for (const [key, value] of Object.entries(news)) {
+    if (key === URN_INPUT) continue; // the URN Check added: no argument of the program
+    if (!(key in olds)) out.set(key, "add");
+    else if (isUnknown(value) || JSON.stringify(olds[key]) !== JSON.stringify(value)) out.set(key, "update");
+  }
+  for (const key of Object.keys(oldInputs)) if (!(key in news)) out.set(key, "delete");
+  for (const key of replaces) if (!out.has(key)) out.set(key, "update");
+  return [...out];
+}

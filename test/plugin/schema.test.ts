@@ -1,0 +1,148 @@
+/**
+ * The package schema of every resource in the table (served or not yet), as `GetSchema` would send
+ * it: valid against Pulumi's package metaschema (the copy in test/fixtures), every property with a
+ * description, secrets marked, nested arguments as named types, `waitFor` and `scaling` as unions.
+ */
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import Ajv2020 from "ajv/dist/2020";
+import { beforeAll, describe, expect, it } from "vitest";
+import { servedResources } from "../../src/plugin/resources";
+import { packageSchema } from "../../src/plugin/schema";
+import { RESOURCES, type ResourceName } from "../../src/provider/resources";
+
+const tok = (name: string) => `runpod-native:index:${name}`;
+type Prop = Record<string, any>;
+
+describe("the package schema of every resource in the table", () => {
+  let schema: Record<string, any>;
+  beforeAll(async () => {
+    schema = JSON.parse(await packageSchema(servedResources(Object.keys(RESOURCES) as ResourceName[])));
+  });
+
+  it("is valid against Pulumi's package metaschema and names every resource", () => {
+    const metaschema = JSON.parse(
+      readFileSync(path.join(__dirname, "../fixtures/pulumi-package-metaschema.json"), "utf8"),
+    );
+    const validate = new Ajv2020({ strict: false, allErrors: true, validateFormats: false }).compile(
+      metaschema,
+    );
+    expect(validate(schema), JSON.stringify(validate.errors)).toBe(true);
+    expect(Object.keys(schema.resources)).toEqual(Object.keys(RESOURCES).map(tok));
+  });
+
+  it("gives every property a description, and every $ref a type in the schema", () => {
+    const undocumented: string[] = [];
+    const dangling: string[] = [];
+    const visit = (where: string, p: Prop) => {
+      for (const t of [p, p.items, p.additionalProperties, ...(p.oneOf ?? [])]) {
+        if (t?.$ref?.startsWith("#/types/") && !(t.$ref.slice(8) in schema.types))
+          dangling.push(`${where}: ${t.$ref}`);
+      }
+    };
+    const props = (where: string, ps: Record<string, Prop>) => {
+      for (const [name, p] of Object.entries(ps)) {
+        if (!p.description) undocumented.push(`${where}.${name}`);
+        visit(`${where}.${name}`, p);
+      }
+    };
+    for (const [token, r] of Object.entries<any>(schema.resources)) {
+      props(token, r.inputProperties);
+      props(token, r.properties);
+    }
+    for (const [token, t] of Object.entries<any>(schema.types)) {
+      if (!t.description) undocumented.push(token);
+      props(token, t.properties);
+    }
+    expect(undocumented).toEqual([]);
+    expect(dangling).toEqual([]);
+  });
+
+  it("marks the secret arguments, and only those", () => {
+    const secrets = Object.entries<any>(schema.resources).flatMap(([token, r]) =>
+      Object.entries<Prop>(r.inputProperties)
+        .filter(([, p]) => p.secret)
+        .map(([name]) => `${token}.${name}`),
+    );
+    expect(secrets).toEqual([
+      `${tok("ContainerRegistryAuth")}.password`,
+      `${tok("Template")}.env`,
+      `${tok("Pod")}.env`,
+      `${tok("ServerlessEndpoint")}.env`,
+    ]);
+    expect(schema.resources[tok("Template")].inputProperties.env).toEqual({
+      type: "object",
+      additionalProperties: { type: "string" },
+      description: expect.any(String),
+      secret: true,
+    });
+  });
+
+  it("maps nested arguments to named types, arrays and maps", () => {
+    const pod = schema.resources[tok("Pod")].inputProperties;
+    expect(pod.gpu.$ref).toBe(`#/types/${tok("PodGpu")}`);
+    expect(schema.types[tok("PodGpu")]).toMatchObject({
+      type: "object",
+      required: ["id"],
+      properties: { id: { type: "string" }, count: { type: "integer" } },
+    });
+    expect(schema.types[tok("PodMounts")].properties.network).toMatchObject({
+      type: "array",
+      items: { $ref: `#/types/${tok("PodMountsNetworkItem")}` },
+    });
+    // `registry: string | null` is a string; a value of any shape is Pulumi's Any.
+    expect(pod.registry.type).toBe("string");
+    expect(schema.types[tok("ServerlessEndpointSmokeTest")].properties.input).toMatchObject({
+      type: "object",
+      additionalProperties: { $ref: "pulumi.json#/Any" },
+    });
+    // Only an argument that always replaces gets the SDK's replaceOnChanges; `gpu` replaces on some changes only.
+    expect(pod.cpu.replaceOnChanges).toBe(true);
+    expect(pod.gpu.replaceOnChanges).toBeUndefined();
+    expect(schema.resources[tok("SshKey")].inputProperties.publicKey.replaceOnChanges).toBeUndefined();
+  });
+
+  it("types the pod's outputs where their shape is known", () => {
+    const pod = schema.resources[tok("Pod")].properties;
+    expect([pod.ssh.$ref, pod.hourlyCost.$ref, pod.runtime.$ref, pod.requestedGpu.$ref]).toEqual([
+      `#/types/${tok("PodSsh")}`,
+      `#/types/${tok("HourlyCost")}`,
+      `#/types/${tok("PodRuntime")}`,
+      `#/types/${tok("PodGpu")}`,
+    ]);
+    // The argument is a boolean, the output the service's object.
+    expect(schema.resources[tok("Pod")].inputProperties.globalNetworking.type).toBe("boolean");
+    expect(pod.globalNetworking.$ref).toBe(`#/types/${tok("PodGlobalNetworking")}`);
+    expect(schema.types[tok("PodSsh")].properties.proxy.$ref).toBe(`#/types/${tok("PodSshEndpoint")}`);
+    expect(Object.keys(schema.types[tok("HourlyCost")].properties)).toEqual([
+      "floorUsd",
+      "ceilingUsd",
+      "ratePerWorkerUsd",
+      "note",
+    ]);
+  });
+
+  it("documents the unions: waitFor a word or an HTTP probe, scaling discriminated by its type", () => {
+    const pod = schema.resources[tok("Pod")].inputProperties;
+    expect(pod.waitFor).toEqual({
+      oneOf: [{ type: "string" }, { $ref: `#/types/${tok("PodWaitForObject")}` }],
+      description: expect.stringContaining("ssh"),
+    });
+    expect(schema.types[tok("PodWaitForObject")].required).toEqual(["port"]);
+    const scaling = schema.resources[tok("ServerlessEndpoint")].inputProperties.scaling;
+    expect(scaling).toMatchObject({
+      oneOf: [
+        { $ref: `#/types/${tok("ServerlessEndpointScalingQueueDelay")}` },
+        { $ref: `#/types/${tok("ServerlessEndpointScalingRequestCount")}` },
+      ],
+      discriminator: {
+        propertyName: "type",
+        mapping: {
+          QUEUE_DELAY: `#/types/${tok("ServerlessEndpointScalingQueueDelay")}`,
+          REQUEST_COUNT: `#/types/${tok("ServerlessEndpointScalingRequestCount")}`,
+        },
+      },
+    });
+    expect(schema.types[tok("ServerlessEndpointScalingQueueDelay")].required).toEqual(["type", "queueDelay"]);
+  });
+});

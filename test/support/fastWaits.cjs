@@ -1,0 +1,51 @@
+/**
+ * Preloaded into a provider host by `startProviderHost({ pollMs, retryBackoffMs })` (through
+ * `NODE_OPTIONS` `--require`, so it runs before the host loads anything), for tests that would
+ * otherwise wait out whole seconds of plain waiting:
+ *
+ * - `PROVIDER_HOST_POLL_MS`: the provider's wait polls, an endpoint's rollout (`ROLLOUT_POLL_MS`)
+ *   and a pod's readiness (`POLL_INTERVAL_MS`), 1 s each, read this often instead (an emulator
+ *   with short rollouts and pod starts);
+ * - `PROVIDER_HOST_BACKOFF_MS`: the client's retry backoff starts at this step instead of 0.5 s
+ *   (`INITIAL_BACKOFF_MS`), and its longest step is 16 of them as 8 s is of 0.5 s
+ *   (`MAX_BACKOFF_MS`); a server's `Retry-After` is still waited in full.
+ *
+ * Nothing else changes: every bound and deadline and the client's timeouts keep their real time.
+ * The constants are exported and read through `exports` where they are used (tsc's CommonJS
+ * output), so setting them here, on the one module instance the provider then loads, is what the
+ * provider reads; a constant that is gone fails the host's start, loudly.
+ */
+"use strict";
+const { createRequire } = require("node:module");
+const path = require("node:path");
+// Resolved as a file in the host's working directory resolves it: the installed package the
+// provider runs. (A plain `require` here would resolve the package name to this repository itself,
+// whose name it is: Node's self-reference.)
+const fromCwd = createRequire(path.join(process.cwd(), "[fastWaits]"));
+const load = (file) => fromCwd(`pulumi-runpod-dynamic/dist/${file}`);
+
+function setting(name) {
+  const text = process.env[name];
+  if (text === undefined) return undefined;
+  const ms = Number(text);
+  if (!(Number.isInteger(ms) && ms > 0))
+    throw new Error(`${name} must be a whole number of ms from 1; got ${text}`);
+  return ms;
+}
+
+function set(module, name, value) {
+  if (typeof module[name] !== "number") throw new Error(`fastWaits: the package has no ${name} to set`);
+  module[name] = value;
+}
+
+const pollMs = setting("PROVIDER_HOST_POLL_MS");
+if (pollMs !== undefined) {
+  set(load("provider/release/rollout.js"), "ROLLOUT_POLL_MS", pollMs);
+  set(load("provider/pod/wait.js"), "POLL_INTERVAL_MS", pollMs);
+}
+const backoffMs = setting("PROVIDER_HOST_BACKOFF_MS");
+if (backoffMs !== undefined) {
+  const retry = load("client/retry.js");
+  set(retry, "INITIAL_BACKOFF_MS", backoffMs);
+  set(retry, "MAX_BACKOFF_MS", backoffMs * 16);
+}
