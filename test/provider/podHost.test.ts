@@ -155,6 +155,25 @@ describe("Pod in the provider host (REST v2)", () => {
     expect((await client.pods.get(id)).env).toEqual({ HF_TOKEN: ENV_SECRET_2, PUBLIC_KEY: SSH_KEY });
   });
 
+  it("plans no change, least of all a replacement, when an env value equals a field the service fills in", async () => {
+    // The program leaves cloud out (the service answers SECURE); an env value that happens to be
+    // "SECURE" is no reason to hide the pod's cloud and replace the pod on the next up.
+    const name = fresh("env-word");
+    const props = { ...gpuPod(name), env: { HF_TOKEN: ENV_SECRET, TIER: "SECURE" } };
+    const { id, outs, inputs } = await create(name, props);
+    expect(outs.cloud).toBe("SECURE");
+    expect(await host.diff(id, urn(name), outs, withProvider(inputs))).toMatchObject({
+      changes: false,
+      replaces: [],
+    });
+    const read = await host.read(id, urn(name), outs, inputs);
+    expect(read.props.cloud).toBe("SECURE");
+    expect(await host.diff(id, urn(name), read.props, withProvider(inputs))).toMatchObject({
+      changes: false,
+      replaces: [],
+    });
+  });
+
   it("replaces on a GPU count, cloud or startJupyter change and says which field forces it", async () => {
     const name = fresh("replace");
     const { id, outs, inputs } = await create(name, gpuPod(name));

@@ -10,6 +10,7 @@ import { UNKNOWN } from "../../src/provider/common/unknown";
 import { WorkerPolls } from "../../src/provider/release/workerPoll";
 import { checkEndpointArgs } from "../../src/provider/serverlessEndpoint/args";
 import { planEndpointChange } from "../../src/provider/serverlessEndpoint/changes";
+import { endpointOutputs, endpointSecrets } from "../../src/provider/serverlessEndpoint/outputs";
 import {
   EndpointRolloutError,
   type RolloutReaders,
@@ -29,6 +30,23 @@ const OLDS = {
 const NEWS = ENDPOINT_PROGRAM;
 
 describe("the change plan", () => {
+  it("finds nothing to do when an env value equals a word the service answers in (QUEUE, a pool id)", () => {
+    const env = { MODEL: "small", MODE: "QUEUE", POOL: "ADA_24" };
+    const { id: _id, ...live } = { ...ENDPOINT_OUTPUTS, id: "ep1", env };
+    const outs = endpointOutputs(
+      { ...live, id: "ep1" } as never,
+      undefined,
+      {},
+      endpointSecrets(undefined, { env }),
+    );
+    expect(outs).toMatchObject({
+      type: "QUEUE",
+      scaling: { type: "QUEUE_DELAY" },
+      gpu: { pools: ["ADA_24"] },
+    });
+    expect(planEndpointChange(outs, { ...NEWS, env })).toEqual({ replaces: [], patch: {}, changed: [] });
+  });
+
   it("finds nothing to do when the service holds what the program says (its defaults aside)", () => {
     expect(planEndpointChange(OLDS, NEWS)).toEqual({ replaces: [], patch: {}, changed: [] });
   });

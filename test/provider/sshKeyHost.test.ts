@@ -229,6 +229,58 @@ describe("SshKey in the provider host (REST v2)", () => {
     expect(writes()).toHaveLength(2);
   });
 
+  it("a replacement under one URN (pulumi up --replace: create, then delete the old) keeps the new entry", async () => {
+    await other.account.setSshKeys([KEYS.rsa.line]);
+    const old = await create("forced", KEYS.ed25519.line);
+    const fresh = await create("forced", KEYS.ed25519.line);
+    const oldEntry = entryOf(KEYS.ed25519.line, urn("forced"));
+    expect(old.outs.entry).toBe(oldEntry);
+    // The new resource writes an entry of its own beside the old one's, never taking the old one over.
+    expect(fresh.outs.entry).toBe(`${oldEntry}#2`);
+    expect(await other.account.sshKeys()).toEqual([KEYS.rsa.line, oldEntry, `${oldEntry}#2`]);
+    await host.delete(old.id, urn("forced"), old.outs);
+    expect(await other.account.sshKeys()).toEqual([KEYS.rsa.line, `${oldEntry}#2`]);
+    const read = await host.read(fresh.id, urn("forced"), fresh.outs);
+    expect(read).toMatchObject({ id: KEYS.ed25519.fingerprint, props: { entry: `${oldEntry}#2` } });
+    await host.delete(fresh.id, urn("forced"), fresh.outs);
+    expect(await other.account.sshKeys()).toEqual([KEYS.rsa.line]);
+  });
+
+  it("a create whose write acted but was answered 500 keeps the resource, and the next up writes nothing more", async () => {
+    await other.account.setSshKeys([KEYS.rsa.line]);
+    const owner = urn("half");
+    const { inputs } = await host.check(owner, {}, { publicKey: KEYS.ed25519.line, __urn: owner });
+    // The first PUT acts and is answered 500; the client's five resends are answered 500 unforwarded.
+    proxy.arm("PUT", KEYS_PATH, { kind: "fail-after", status: 500 });
+    for (let i = 0; i < 5; i++) {
+      proxy.arm("PUT", KEYS_PATH, {
+        kind: "reply",
+        status: 500,
+        body: { title: "Internal Server Error", status: 500 },
+        headers: { "retry-after": "0" },
+      });
+    }
+    const error = await host.create(owner, inputs).then(
+      () => undefined,
+      (e: unknown) => e as HostError,
+    );
+    expect(error).toBeInstanceOf(HostError);
+    const entry = entryOf(KEYS.ed25519.line, owner);
+    expect(await other.account.sshKeys()).toEqual([KEYS.rsa.line, entry]);
+    // A partial failure: the engine records the entry written, so no later create writes a second one.
+    expect(error?.id).toBe(KEYS.ed25519.fingerprint);
+    expect(error?.properties).toMatchObject({ publicKey: KEYS.ed25519.line, entry });
+    expect(typeof error?.properties?.__provider).toBe("string");
+    expect(error?.message).toMatch(/kept in the stack/);
+    // The next up runs update (init error) with the stored properties: the entry is there, no write.
+    const before = writes().length;
+    const { outs } = await host.update(KEYS.ed25519.fingerprint, owner, error?.properties ?? {}, inputs);
+    expect(outs.entry).toBe(entry);
+    expect(writes()).toHaveLength(before);
+    await host.delete(KEYS.ed25519.fingerprint, owner, outs);
+    expect(await other.account.sshKeys()).toEqual([KEYS.rsa.line]);
+  });
+
   it("two SshKeys created at once in one host both end up in the set", async () => {
     await other.account.setSshKeys([KEYS.rsa.line]);
     const [a, b] = await Promise.all([create("a", KEYS.ed25519.line), create("b", KEYS.nistp384.line)]);

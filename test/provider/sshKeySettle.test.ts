@@ -121,11 +121,16 @@ describe("SshKey's settle interval (fake clock)", () => {
     expect(proxy.seen.map((r) => r.method)).toEqual(["GET", "PUT", "GET", "GET", "GET", "PUT", "GET", "GET"]);
   });
 
-  it("an unchanged set costs one read and no wait: a create whose entry is there, a delete whose entry is gone", async () => {
+  it("an unchanged set costs one read and no wait: an update whose entry is there (the up after a create that failed partially), a delete whose entry is gone", async () => {
     await other.account.setSshKeys([KEYS.rsa.line, ENTRY]);
     const clock = new WatchedClock();
-    const { outs } = await operations.create(settingsOn(clock), { publicKey: KEYS.ed25519.line, __urn: URN });
-    expect(outs.entry).toBe(ENTRY);
+    const { outs } = await operations.update(
+      settingsOn(clock),
+      KEYS.ed25519.fingerprint,
+      { publicKey: KEYS.ed25519.line, entry: ENTRY },
+      { publicKey: KEYS.ed25519.line, __urn: URN },
+    );
+    expect(outs?.entry).toBe(ENTRY);
     await other.account.setSshKeys([KEYS.rsa.line]);
     await operations.delete(settingsOn(clock), KEYS.ed25519.fingerprint, {
       publicKey: KEYS.ed25519.line,

@@ -1,5 +1,6 @@
 /**
- * A pod's outputs: the pod as read back (every field, secrets redacted outside `env`), the echo of
+ * A pod's outputs: the pod as read back (every field, secrets redacted outside `env` but for the
+ * fields the service fills in from its own vocabulary), the echo of
  * the provider's own and create-only arguments for the next diff, `desiredStatus`, and
  * `hourlyCost` from the catalog; and the values never to return or throw outside `env`.
  */
@@ -19,6 +20,15 @@ export function observedDesired(status: string, old: unknown): string {
 
 /** The keys the outputs take from the inputs' echo, never from the service's answer. */
 const ECHOED = [...EXTRA_NAMES, ...CREATE_ONLY, "dataCenterIds", "templateId", "requestedGpu"];
+
+/**
+ * Fields of the answer the service fills in from its own vocabulary (`SECURE`, a data centre id, a
+ * CUDA version, a GPU type, a default mount path such as `/workspace`), which the next diff judges
+ * a replacement by: kept as answered, never redacted. They cannot carry an env value the program
+ * wrote unless one equals them by chance (an env value `SECURE`), and hiding them then made the
+ * next preview replace the pod, deleting its disk.
+ */
+const SERVICE_CHOSEN = ["cloud", "dataCenterId", "cudaVersion", "gpu", "cpu", "mounts", "status"];
 
 /** The provider's own arguments and the create-only ones, echoed into the outputs for the next diff. */
 export function echoOf(inputs: Record<string, unknown>): Record<string, unknown> {
@@ -43,7 +53,8 @@ export function outputsOf(
   secrets: readonly string[],
 ): Record<string, unknown> {
   const read = Object.fromEntries(Object.entries(pod).filter(([key]) => !ECHOED.includes(key)));
-  const outs = redactedOutsideEnv({ ...read, ...echoOf(inputs) }, secrets);
+  const chosen = Object.fromEntries(Object.entries(read).filter(([key]) => SERVICE_CHOSEN.includes(key)));
+  const outs = { ...redactedOutsideEnv({ ...read, ...echoOf(inputs) }, secrets), ...chosen };
   outs.desiredStatus = inputs.desiredStatus ?? "RUNNING";
   return outs;
 }

@@ -31,6 +31,14 @@ export async function readOutputs(
  * `latestReleaseId`, and the provider's own settings as given. `env` is kept as is (the engine
  * stores it as a secret); every other field has the secrets redacted.
  */
+/**
+ * Fields answered in the service's own vocabulary (`QUEUE`, `QUEUE_DELAY`, pool, flavour and data
+ * centre ids), which the next diff compares: kept as answered, never redacted. They cannot carry an
+ * env value the program wrote unless one equals them by chance (an env value `QUEUE`), and hiding
+ * them then made the next preview replace the endpoint (`type`) or PATCH it on every up.
+ */
+const SERVICE_CHOSEN = ["type", "scaling", "flashboot", "gpu", "cpu", "dataCenterIds"];
+
 export function endpointOutputs(
   live: ServerlessEndpoint,
   releases: ServerlessReleaseList | undefined,
@@ -63,6 +71,7 @@ export function endpointOutputs(
   const { smokeTest, ...answered } = outs;
   const clean = redactValue(answered, secrets) as Record<string, unknown>;
   if (smokeTest !== undefined) clean.smokeTest = smokeTest;
+  for (const key of SERVICE_CHOSEN) if (answered[key] !== undefined) clean[key] = answered[key];
   return env === undefined ? clean : { ...clean, env };
 }
 

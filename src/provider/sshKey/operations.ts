@@ -39,6 +39,7 @@ import { hostClient } from "../common/host";
 import { v1RestUrlReason } from "../common/needsV2";
 import { defineOperations } from "../common/operations";
 import { containsUnknown } from "../common/unknown";
+import { describeError } from "../common/wording";
 import type { RunpodSettings } from "../config";
 import { checkSshKeyArgs, describeStoredKey, parsePublicKey, type SshPublicKey } from "./args";
 
@@ -76,21 +77,64 @@ export async function diffSshKey(
  * `create`: adds this resource's own entry to the account's set: the program's line followed by
  * its owner mark (the resource's URN, {@link ownedEntry}), keeping every other entry. The same key
  * registered by someone else, or by another stack, stays a separate entry: this resource never
- * takes over an entry it did not write. An entry already carrying this resource's mark (a create
- * whose answer was lost) is kept as is. Verified by reading the set back, and again after the
- * settle interval ({@link editKeySet}).
+ * takes over an entry it did not write, not even one carrying its own mark ({@link unusedEntry}).
+ * Verified by reading the set back, and again after the settle interval ({@link editKeySet}). A
+ * failure once the set was written is a partial failure keeping the entry ({@link keptKeyError}).
  */
 export const createSshKey: ResourceOperations["create"] = async (settings, inputs) => {
   return withProviderErrors(secretsOf(settings), async () => {
     const key = keyOf(inputs.publicKey);
-    const entry = ownedEntry(key, inputs[URN_INPUT]);
-    await editKeySet(settings, `adding SSH key ${key.fingerprint}`, {
-      edit: (keys) => (countOf(keys, entry) > 0 ? undefined : [...keys, entry]),
-      holds: (keys) => countOf(keys, entry) > 0,
-    });
-    return { id: key.fingerprint, outs: outputsOf(key.line, entry) };
+    const base = ownedEntry(key, inputs[URN_INPUT]);
+    // Chosen on the first read of the set, then kept: an entry already there is never this one's.
+    let entry: string | undefined;
+    let wrote = false;
+    try {
+      await editKeySet(settings, `adding SSH key ${key.fingerprint}`, {
+        edit: (keys) => {
+          entry ??= unusedEntry(base, keys);
+          return countOf(keys, entry) > 0 ? undefined : [...keys, entry];
+        },
+        holds: (keys) => entry !== undefined && countOf(keys, entry) > 0,
+        onWrite: () => {
+          wrote = true;
+        },
+      });
+    } catch (error) {
+      if (!wrote || entry === undefined) throw error;
+      throw keptKeyError(key, entry, error, inputs.__provider);
+    }
+    return { id: key.fingerprint, outs: outputsOf(key.line, entry ?? base) };
   });
 };
+
+/**
+ * The entry a new resource writes: `base` (its line and owner mark) when the set has no such
+ * line, else `base#2`, `base#3`, ...: the first the set does not hold. An entry already there is
+ * another resource's of the same URN (the old one of a replacement, `pulumi up --replace`, whose
+ * delete comes after this create; a stack renamed away from this stack's name), never taken over.
+ */
+function unusedEntry(base: string, keys: readonly string[]): string {
+  if (countOf(keys, base) === 0) return base;
+  for (let n = 2; ; n++) if (countOf(keys, `${base}#${n}`) === 0) return `${base}#${n}`;
+}
+
+/**
+ * A partial failure of a create that wrote the set: the entry may be there, so the engine records
+ * the resource with it (`properties` as the next update, read and delete need them, `__provider`
+ * included) and the next `up` checks it and adds it when missing, instead of writing a second one.
+ */
+function keptKeyError(key: SshPublicKey, entry: string, error: unknown, provider: unknown): Error {
+  const properties: Record<string, unknown> = outputsOf(key.line, entry);
+  if (provider !== undefined) properties.__provider = provider;
+  return Object.assign(
+    new RunpodError(
+      `SshKey ${key.fingerprint}: the account's SSH key set was written, but ${describeError(error)} The key ` +
+        "is kept in the stack: run pulumi up again (it checks the entry and adds it when missing), or remove " +
+        "the SshKey from the program to delete it.",
+    ),
+    { id: key.fingerprint, properties },
+  );
+}
 
 /**
  * `read`. Refresh (props given): the account's set holds this resource's own entry (exactly the
@@ -136,18 +180,28 @@ export const updateSshKey: ResourceOperations["update"] = async (settings, id, o
           `${key.fingerprint}. This is a replacement; run pulumi up again so the preview plans it.`,
       );
     }
-    const entry = ownedEntry(key, news[URN_INPUT]);
     const old = entryWritten(olds);
+    // The same line as written (the update after a partial failure): its own entry, added back if gone.
+    const kept =
+      typeof olds.entry === "string" &&
+      typeof olds.publicKey === "string" &&
+      olds.publicKey.trim() === key.line
+        ? old
+        : undefined;
+    const base = ownedEntry(key, news[URN_INPUT]);
+    let entry: string | undefined = kept;
     await editKeySet(settings, `changing SSH key ${id}`, {
       edit: (keys) => {
         const at = old === undefined || old === entry ? -1 : keys.findIndex((line) => line.trim() === old);
+        const rest = at < 0 ? keys : keys.filter((_line, index) => index !== at);
+        entry ??= unusedEntry(base, rest);
         if (at < 0) return countOf(keys, entry) > 0 ? undefined : [...keys, entry];
-        const rest = keys.filter((_line, index) => index !== at);
-        return countOf(rest, entry) > 0 ? rest : keys.map((line, index) => (index === at ? entry : line));
+        const written = entry;
+        return countOf(rest, written) > 0 ? rest : keys.map((line, index) => (index === at ? written : line));
       },
-      holds: (keys) => countOf(keys, entry) > 0,
+      holds: (keys) => entry !== undefined && countOf(keys, entry) > 0,
     });
-    return { outs: outputsOf(key.line, entry) };
+    return { outs: outputsOf(key.line, entry ?? base) };
   });
 };
 
@@ -242,6 +296,8 @@ interface KeySetEdit {
   edit(keys: string[]): string[] | undefined;
   /** True when `keys`, read after the write, show the edit; `before` is the set the edit was made on. */
   holds(keys: string[], before: string[]): boolean;
+  /** Called right before each write of the set is sent. */
+  onWrite?: () => void;
 }
 
 /**
@@ -266,6 +322,7 @@ export async function editKeySet(
       const before = await client.account.sshKeys();
       const wanted = change.edit(before);
       if (wanted === undefined) return { done: true as const };
+      change.onWrite?.();
       await client.account.setSshKeys(wanted.map(writable));
       const after = await client.account.sshKeys();
       return { done: false as const, held: change.holds(after, before), before };
