@@ -8,6 +8,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import * as path from "node:path";
+import { type EmulatorOptions, type RunningEmulator, startEmulator } from "../../src/emulator";
 
 const fromSdk = createRequire(require.resolve("@pulumi/pulumi/package.json"));
 export const grpc: typeof import("@grpc/grpc-js") = fromSdk("@grpc/grpc-js");
@@ -155,6 +156,53 @@ export async function startPluginProcess(
       await exited;
     },
   };
+}
+
+/** The emulator, a stub engine, the plugin started against that engine, and a client of the plugin. */
+export interface PluginRig {
+  emu: RunningEmulator;
+  engine: Awaited<ReturnType<typeof startStubEngine>>;
+  plugin: PluginProcess;
+  rpc: ReturnType<typeof providerClient>;
+  /** Configure as the engine sends it (`acceptSecrets` on); `args` as plain JavaScript. */
+  configure(args: object): Promise<unknown>;
+  /** Stops all four; resolves with what the plugin wrote to stderr and the logs the engine received. */
+  close(): Promise<{ stderr: string; logs: EngineLog[] }>;
+}
+
+/** Starts the emulator with `options`, a stub engine and the built plugin; nothing configured yet. */
+export async function startPluginRig(options: EmulatorOptions): Promise<PluginRig> {
+  const emu = await startEmulator(options);
+  let engine: PluginRig["engine"] | undefined;
+  try {
+    engine = await startStubEngine();
+    const plugin = await startPluginProcess(engine.address);
+    const rpc = providerClient(plugin.port);
+    const started = engine;
+    return {
+      emu,
+      engine: started,
+      plugin,
+      rpc,
+      configure: (args) =>
+        rpc.call(
+          "configure",
+          new pb.ConfigureRequest().setArgs(Struct.fromJavaScript(args)).setAcceptsecrets(true),
+        ),
+      close: async () => {
+        rpc.close();
+        const stderr = plugin.stderr();
+        await plugin.close();
+        started.close();
+        await emu.close();
+        return { stderr, logs: started.logs };
+      },
+    };
+  } catch (e) {
+    engine?.close();
+    await emu.close();
+    throw e;
+  }
 }
 
 /** `urn:pulumi:dev::proj::<type>::<name>`. */

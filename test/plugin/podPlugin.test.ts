@@ -5,17 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import {
-  type PluginProcess,
-  pb,
-  providerClient,
-  resourceCalls,
-  Struct,
-  secret,
-  startPluginProcess,
-  startStubEngine,
-} from "./pluginKit";
+import type { RunningEmulator } from "../../src/emulator";
+import { type PluginRig, pb, type providerClient, resourceCalls, secret, startPluginRig } from "./pluginKit";
 
 const API_KEY = "plugin-pod-key-7e3a21";
 const ENV_SECRET = "hf_Plugin-Pod-Secret-5d4c3b";
@@ -23,16 +14,16 @@ const NO_STOCK = "NVIDIA H200";
 const TYPE = "runpod-native:index:Pod";
 
 describe("pulumi-resource-runpod-native: Pod over gRPC", () => {
+  let rig: PluginRig;
   let emu: RunningEmulator;
-  let engine: Awaited<ReturnType<typeof startStubEngine>>;
-  let plugin: PluginProcess;
   let rpc: ReturnType<typeof providerClient>;
   let service: RunpodClient;
   let stocked: string;
   let rate: number;
 
   beforeAll(async () => {
-    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false, podStartMs: 50 });
+    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false, podStartMs: 50 });
+    ({ emu, rpc } = rig);
     service = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrlV2, maxRetries: 0 });
     const gpus = await service.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
     // The emulator's catalog: a type in stock at 0.25 USD/h (secure), and NO_STOCK, the dearest candidate.
@@ -40,33 +31,19 @@ describe("pulumi-resource-runpod-native: Pod over gRPC", () => {
     stocked = found?.id ?? "";
     expect([found?.price?.secure, gpus.find((g) => g.id === NO_STOCK)?.availability]).toEqual([0.25, "NONE"]);
     rate = 3.59;
-    engine = await startStubEngine();
-    plugin = await startPluginProcess(engine.address);
-    rpc = providerClient(plugin.port);
   });
 
   afterAll(async () => {
-    rpc?.close();
-    const stderr = plugin?.stderr() ?? "";
-    await plugin?.close();
-    engine?.close();
-    await emu?.close();
+    const { stderr, logs } = await rig.close();
     for (const s of [API_KEY, ENV_SECRET]) {
       expect(stderr).not.toContain(s);
-      expect(JSON.stringify(engine.logs)).not.toContain(s);
+      expect(JSON.stringify(logs)).not.toContain(s);
     }
   });
 
   it("a stack budget refuses in Check the pod that takes the sum over; one lands on a fallback, updates, with env secret", async () => {
     // A budget of 5 USD/h: one pod of ceiling 3.59 USD/h fits, two do not.
-    await rpc.call(
-      "configure",
-      new pb.ConfigureRequest()
-        .setArgs(
-          Struct.fromJavaScript({ apiKey: secret(API_KEY), restUrl: emu.restUrlV2, maxHourlyUsd: "5" }),
-        )
-        .setAcceptsecrets(true),
-    );
+    await rig.configure({ apiKey: secret(API_KEY), restUrl: emu.restUrlV2, maxHourlyUsd: "5" });
     // Two resources of the program, "a" and "b", whose pods have the same name: only their URNs tell them apart.
     const args = {
       name: "worker",

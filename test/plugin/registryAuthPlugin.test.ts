@@ -8,17 +8,18 @@ import * as path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import type { RunningEmulator } from "../../src/emulator";
 import {
   Empty,
   failure,
   type PluginProcess,
+  type PluginRig,
   pb,
-  providerClient,
+  type providerClient,
+  resourceCalls,
   Struct,
   secret,
-  startPluginProcess,
-  startStubEngine,
+  startPluginRig,
   UNKNOWN,
   urnOf,
 } from "./pluginKit";
@@ -29,111 +30,42 @@ const PASSWORD_2 = "rotated-Plugin-Pa55-88bb";
 const TYPE = "runpod-native:index:ContainerRegistryAuth";
 const D = pb.DiffResponse.DiffChanges;
 const K = pb.PropertyDiff.Kind;
+type Creds = ReturnType<typeof resourceCalls>;
 
 describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () => {
+  let rig: PluginRig;
   let emu: RunningEmulator;
-  let engine: Awaited<ReturnType<typeof startStubEngine>>;
+  let engine: PluginRig["engine"];
   let plugin: PluginProcess;
   let rpc: ReturnType<typeof providerClient>;
   let service: RunpodClient;
+  /** The calls of the resource "creds", as the engine makes them. */
+  let creds: Creds;
 
   beforeAll(async () => {
-    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false });
-    engine = await startStubEngine();
-    plugin = await startPluginProcess(engine.address);
-    rpc = providerClient(plugin.port);
+    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false });
+    ({ emu, engine, plugin, rpc } = rig);
+    creds = resourceCalls(rpc, TYPE, "creds");
     service = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrl, maxRetries: 0 });
     console.log(`plugin start: ${plugin.startMs.toFixed(0)} ms to its port line`);
   });
 
   afterAll(async () => {
-    rpc?.close();
-    const stderr = plugin?.stderr() ?? "";
-    await plugin?.close();
-    engine?.close();
-    await emu?.close();
+    const { stderr, logs } = await rig.close();
     for (const s of [API_KEY, PASSWORD, PASSWORD_2]) {
       expect(stderr).not.toContain(s);
-      expect(JSON.stringify(engine.logs)).not.toContain(s);
+      expect(JSON.stringify(logs)).not.toContain(s);
     }
   });
 
   const managementRequests = () => emu.stats().requestsByInterface.management;
 
-  const check = async (news: object, olds: object = {}) => {
-    const req = new pb.CheckRequest()
-      .setUrn(urnOf(TYPE, "creds"))
-      .setType(TYPE)
-      .setName("creds")
-      .setOlds(Struct.fromJavaScript(olds))
-      .setNews(Struct.fromJavaScript(news));
-    const res = await rpc.call("check", req);
-    return {
-      inputs: res.getInputs().toJavaScript(),
-      failures: res.getFailuresList().map((f: any) => ({ property: f.getProperty(), reason: f.getReason() })),
-    };
-  };
-  const diff = async (id: string, olds: object, news: object, oldInputs: object = olds) => {
-    const req = new pb.DiffRequest()
-      .setId(id)
-      .setUrn(urnOf(TYPE, "creds"))
-      .setType(TYPE)
-      .setOlds(Struct.fromJavaScript(olds))
-      .setOldInputs(Struct.fromJavaScript(oldInputs))
-      .setNews(Struct.fromJavaScript(news));
-    const res = await rpc.call("diff", req);
-    const detailed: Record<string, number> = {};
-    res.getDetaileddiffMap().forEach((v: any, k: string) => {
-      detailed[k] = v.getKind();
-    });
-    return {
-      changes: res.getChanges(),
-      replaces: res.getReplacesList(),
-      deleteBeforeReplace: res.getDeletebeforereplace(),
-      hasDetailedDiff: res.getHasdetaileddiff(),
-      detailed,
-    };
-  };
-  const create = async (props: object, preview = false) => {
-    const req = new pb.CreateRequest()
-      .setUrn(urnOf(TYPE, "creds"))
-      .setType(TYPE)
-      .setProperties(Struct.fromJavaScript(props))
-      .setPreview(preview);
-    const res = await rpc.call("create", req);
-    return { id: res.getId(), outs: res.getProperties().toJavaScript() };
-  };
-  const read = async (id: string, state: object, inputs: object = state) => {
-    const req = new pb.ReadRequest()
-      .setId(id)
-      .setUrn(urnOf(TYPE, "creds"))
-      .setType(TYPE)
-      .setProperties(Struct.fromJavaScript(state))
-      .setInputs(Struct.fromJavaScript(inputs));
-    const res = await rpc.call("read", req);
-    return { id: res.getId(), props: res.getProperties().toJavaScript() };
-  };
-  const update = async (id: string, olds: object, news: object, preview = false) => {
-    const req = new pb.UpdateRequest()
-      .setId(id)
-      .setUrn(urnOf(TYPE, "creds"))
-      .setType(TYPE)
-      .setOlds(Struct.fromJavaScript(olds))
-      .setOldInputs(Struct.fromJavaScript(olds))
-      .setNews(Struct.fromJavaScript(news))
-      .setPreview(preview);
-    return (await rpc.call("update", req)).getProperties().toJavaScript();
-  };
-  const del = (id: string, props: object) =>
-    rpc.call(
-      "delete",
-      new pb.DeleteRequest()
-        .setId(id)
-        .setUrn(urnOf(TYPE, "creds"))
-        .setType(TYPE)
-        .setProperties(Struct.fromJavaScript(props))
-        .setOldInputs(Struct.fromJavaScript(props)),
-    );
+  const check: Creds["check"] = (...args) => creds.check(...args);
+  const diff: Creds["diff"] = (...args) => creds.diff(...args);
+  const create: Creds["create"] = (...args) => creds.create(...args);
+  const read: Creds["read"] = (...args) => creds.read(...args);
+  const update: Creds["update"] = (...args) => creds.update(...args);
+  const del: Creds["delete"] = (...args) => creds.delete(...args);
 
   it("says what it is: version, handshake capabilities, and a schema valid against Pulumi's metaschema", async () => {
     const info = await rpc.call("getPluginInfo", new Empty());
@@ -335,25 +267,15 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
 
 describe("pulumi-resource-runpod-native with a wrong API key", () => {
   it("fails a create naming this provider's config key, not the dynamic provider's", async () => {
-    const emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false });
-    const engine = await startStubEngine();
-    const plugin = await startPluginProcess(engine.address);
-    const rpc = providerClient(plugin.port);
+    const rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false });
     try {
-      await rpc.call(
-        "configure",
-        new pb.ConfigureRequest()
-          .setArgs(Struct.fromJavaScript({ apiKey: secret("wrong-key-31c4"), restUrl: emu.restUrl }))
-          .setAcceptsecrets(true),
-      );
+      await rig.configure({ apiKey: secret("wrong-key-31c4"), restUrl: rig.emu.restUrl });
       const error = await failure(() =>
-        rpc.call(
-          "create",
-          new pb.CreateRequest()
-            .setUrn(urnOf(TYPE, "creds"))
-            .setType(TYPE)
-            .setProperties(Struct.fromJavaScript({ name: "n", username: "u", password: secret(PASSWORD) })),
-        ),
+        resourceCalls(rig.rpc, TYPE, "creds").create({
+          name: "n",
+          username: "u",
+          password: secret(PASSWORD),
+        }),
       );
       expect(error.code).toBe(2);
       expect(error.message).toContain(
@@ -361,47 +283,31 @@ describe("pulumi-resource-runpod-native with a wrong API key", () => {
       );
       expect(error.message).not.toMatch(/\brunpod:apiKey|wrong-key-31c4/);
     } finally {
-      rpc.close();
-      await plugin.close();
-      engine.close();
-      await emu.close();
+      await rig.close();
     }
   });
 });
 
 describe("pulumi-resource-runpod-native without an API key", () => {
   it("fails a create naming the config key and the environment variable, before any request", async () => {
-    const emu = await startEmulator({ rateLimits: false });
-    const engine = await startStubEngine();
-    const plugin = await startPluginProcess(engine.address);
-    const rpc = providerClient(plugin.port);
+    const rig = await startPluginRig({ rateLimits: false });
     try {
-      await rpc.call(
-        "configure",
-        new pb.ConfigureRequest()
-          .setArgs(Struct.fromJavaScript({ restUrl: emu.restUrl }))
-          .setAcceptsecrets(true),
-      );
+      await rig.configure({ restUrl: rig.emu.restUrl });
       const error = await failure(() =>
-        rpc.call(
-          "create",
-          new pb.CreateRequest()
-            .setUrn(urnOf(TYPE, "creds"))
-            .setType(TYPE)
-            .setProperties(Struct.fromJavaScript({ name: "n", username: "u", password: secret(PASSWORD) })),
-        ),
+        resourceCalls(rig.rpc, TYPE, "creds").create({
+          name: "n",
+          username: "u",
+          password: secret(PASSWORD),
+        }),
       );
       expect(error).toEqual({
         code: 2,
         message:
           'No RunPod API key: set the secret stack config "runpod-native:apiKey" (pulumi config set --secret runpod-native:apiKey ...) or the environment variable RUNPOD_API_KEY.',
       });
-      expect(emu.stats().requestsByInterface.management).toBe(0);
+      expect(rig.emu.stats().requestsByInterface.management).toBe(0);
     } finally {
-      rpc.close();
-      await plugin.close();
-      engine.close();
-      await emu.close();
+      await rig.close();
     }
   });
 });

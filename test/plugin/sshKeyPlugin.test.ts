@@ -5,20 +5,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import type { RunningEmulator } from "../../src/emulator";
 import * as pkg from "../../src/index";
 import { URN_INPUT_CLASSES } from "../../src/plugin/resources";
 import { RESOURCE_ROWS } from "../../src/provider/resources";
 import { KEYS } from "../fixtures/sshKeys";
 import {
-  type PluginProcess,
+  type PluginRig,
   pb,
-  providerClient,
+  type providerClient,
   resourceCalls,
-  Struct,
   secret,
-  startPluginProcess,
-  startStubEngine,
+  startPluginRig,
   UNKNOWN,
 } from "./pluginKit";
 
@@ -34,31 +32,20 @@ it("the resources given their URN in Check are those whose class registers __urn
 });
 
 describe("pulumi-resource-runpod-native: SshKey over gRPC", () => {
+  let rig: PluginRig;
   let emu: RunningEmulator;
-  let engine: Awaited<ReturnType<typeof startStubEngine>>;
-  let plugin: PluginProcess;
   let rpc: ReturnType<typeof providerClient>;
   let service: RunpodClient;
 
   beforeAll(async () => {
-    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false });
-    engine = await startStubEngine();
-    plugin = await startPluginProcess(engine.address);
-    rpc = providerClient(plugin.port);
+    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false });
+    ({ emu, rpc } = rig);
     service = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrlV2, maxRetries: 0 });
-    await rpc.call(
-      "configure",
-      new pb.ConfigureRequest()
-        .setArgs(Struct.fromJavaScript({ apiKey: secret(API_KEY), restUrl: emu.restUrlV2 }))
-        .setAcceptsecrets(true),
-    );
+    await rig.configure({ apiKey: secret(API_KEY), restUrl: emu.restUrlV2 });
   });
 
   afterAll(async () => {
-    rpc?.close();
-    await plugin?.close();
-    engine?.close();
-    await emu?.close();
+    await rig?.close();
   });
 
   it("preview, up with the owner mark from the request's URN, a new comment in place, refresh, destroy", async () => {

@@ -6,16 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import type { RunningEmulator } from "../../src/emulator";
 import {
-  type PluginProcess,
+  type PluginRig,
   pb,
-  providerClient,
+  type providerClient,
   resourceCalls,
-  Struct,
   secret,
-  startPluginProcess,
-  startStubEngine,
+  startPluginRig,
   UNKNOWN,
 } from "./pluginKit";
 
@@ -26,35 +24,23 @@ const D = pb.DiffResponse.DiffChanges;
 const K = pb.PropertyDiff.Kind;
 
 describe("pulumi-resource-runpod-native: NetworkVolume and Template over gRPC", () => {
+  let rig: PluginRig;
   let emu: RunningEmulator;
-  let engine: Awaited<ReturnType<typeof startStubEngine>>;
-  let plugin: PluginProcess;
   let rpc: ReturnType<typeof providerClient>;
   let service: RunpodClient;
 
   beforeAll(async () => {
-    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false });
-    engine = await startStubEngine();
-    plugin = await startPluginProcess(engine.address);
-    rpc = providerClient(plugin.port);
+    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false });
+    ({ emu, rpc } = rig);
     service = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrl, maxRetries: 0 });
-    await rpc.call(
-      "configure",
-      new pb.ConfigureRequest()
-        .setArgs(Struct.fromJavaScript({ apiKey: secret(API_KEY), restUrl: emu.restUrl }))
-        .setAcceptsecrets(true),
-    );
+    await rig.configure({ apiKey: secret(API_KEY), restUrl: emu.restUrl });
   });
 
   afterAll(async () => {
-    rpc?.close();
-    const stderr = plugin?.stderr() ?? "";
-    await plugin?.close();
-    engine?.close();
-    await emu?.close();
+    const { stderr, logs } = await rig.close();
     for (const s of [API_KEY, ENV_SECRET, ENV_SECRET_2]) {
       expect(stderr).not.toContain(s);
-      expect(JSON.stringify(engine.logs)).not.toContain(s);
+      expect(JSON.stringify(logs)).not.toContain(s);
     }
   });
 

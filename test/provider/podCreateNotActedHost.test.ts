@@ -5,20 +5,17 @@
  * The provider sends exactly one POST, records the pod the list shows, and waits for it as for
  * any other create: one pod, RUNNING, and a warning on the host's stderr.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { RunpodClient } from "../../src/client";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { FaultProxy } from "../support/faultProxy.mts";
-import { type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
-import { serializeProviderFrom } from "../support/serializedProvider.mts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunpodClient } from "../../src/client";
+import type { FaultProxy } from "../support/faultProxy.mts";
+import { type ProviderHost, urnFor } from "../support/providerHost.mts";
+import { type PodHostRig, startPodHostRig } from "./podHostKit";
 
 const API_KEY = "pod-not-acted-host-key-6a2d";
 const ENV_SECRET = "hf_NotActedHost-Secret-1b9f";
 
-const projectDir = inject("installedProjectDir");
-
 describe("Pod create answered 503 after the service acted, in the provider host", () => {
-  let emu: RunningEmulator;
+  let rig: PodHostRig;
   let proxy: FaultProxy;
   let host: ProviderHost;
   let client: RunpodClient;
@@ -26,24 +23,13 @@ describe("Pod create answered 503 after the service acted, in the provider host"
   let stocked: string;
 
   beforeAll(async () => {
-    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false, podStartMs: 50 });
-    proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
-    client = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrlV2, maxRetries: 0 });
-    const gpus = await client.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
-    stocked = gpus.find((g) => g.availability === "HIGH")?.id ?? "";
+    rig = await startPodHostRig(API_KEY);
+    ({ proxy, host, client, stocked, __provider } = rig);
     expect(stocked).not.toBe("");
-    __provider = (
-      await serializeProviderFrom(projectDir, "pulumi-runpod-dynamic/dist/provider/pod/resource.js", "Pod")
-    ).text;
-    host = await startProviderHost({ projectDir });
-    await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": `${proxy.url}/v2` });
   });
 
   afterAll(async () => {
-    const stderr = host?.stderr() ?? "";
-    await host?.close();
-    await proxy?.close();
-    await emu?.close();
+    const stderr = (await rig?.close()) ?? "";
     expect(stderr).not.toContain(ENV_SECRET);
     expect(stderr).not.toContain(API_KEY);
   });

@@ -4,20 +4,18 @@
  * through a pass-through proxy a test can arm to lose an answer. Every env value is a secret: the
  * afterAll scans every output but `env`, every error and the host's stderr for each.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { NotFoundError, RunpodClient } from "../../src/client";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { FaultProxy } from "../support/faultProxy.mts";
-import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
-import { serializeProviderFrom } from "../support/serializedProvider.mts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NotFoundError, type RunpodClient } from "../../src/client";
+import type { RunningEmulator } from "../../src/emulator";
+import type { FaultProxy } from "../support/faultProxy.mts";
+import { HostError, type ProviderHost, urnFor } from "../support/providerHost.mts";
+import { type PodHostRig, startPodHostRig } from "./podHostKit";
 
 const API_KEY = "pod-host-key-3b7d1f";
 const ENV_SECRET = "hf_Pod-Env-Secret-4c2a9e";
 const ENV_SECRET_2 = "rotated-Pod-Secret-8d1b";
 const SSH_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPodHostTestKey me@host";
 const NO_STOCK = "NVIDIA H200";
-
-const projectDir = inject("installedProjectDir");
 const urn = (name: string) => urnFor("Pod", name);
 const seenTexts: [string, string][] = [];
 
@@ -45,6 +43,7 @@ async function hostFailure(fn: () => Promise<unknown>): Promise<HostError> {
 }
 
 describe("Pod in the provider host (REST v2)", () => {
+  let rig: PodHostRig;
   let emu: RunningEmulator;
   let proxy: FaultProxy;
   let host: ProviderHost;
@@ -57,26 +56,15 @@ describe("Pod in the provider host (REST v2)", () => {
   const injected: string[] = [];
 
   beforeAll(async () => {
-    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false, podStartMs: 50 });
-    proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
-    client = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrlV2, maxRetries: 0 });
+    rig = await startPodHostRig(API_KEY);
+    ({ emu, proxy, host, client, stocked, __provider } = rig);
     await client.account.setSshKeys([SSH_KEY]);
-    const gpus = await client.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
-    stocked = gpus.find((g) => g.availability === "HIGH")?.id ?? "";
     expect(stocked).not.toBe("");
-    expect(gpus.find((g) => g.id === NO_STOCK)?.availability).toBe("NONE");
-    __provider = (
-      await serializeProviderFrom(projectDir, "pulumi-runpod-dynamic/dist/provider/pod/resource.js", "Pod")
-    ).text;
-    host = await startProviderHost({ projectDir });
-    await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": `${proxy.url}/v2` });
+    expect(rig.gpus.find((g) => g.id === NO_STOCK)?.availability).toBe("NONE");
   });
 
   afterAll(async () => {
-    const stderr = host?.stderr() ?? "";
-    await host?.close();
-    await proxy?.close();
-    await emu?.close();
+    const stderr = (await rig?.close()) ?? "";
     const secrets = [ENV_SECRET, ENV_SECRET_2, API_KEY, ...injected];
     expectNoSecret("host stderr", stderr, secrets);
     for (const [where, text] of seenTexts) expectNoSecret(where, text, secrets);

@@ -1,0 +1,58 @@
+/**
+ * What the Pod host tests share: the emulator (REST v2, pods starting in 50 ms of its clock), a
+ * pass-through FaultProxy in front of it, a client for looking at what the service holds, a GPU
+ * type in stock, `__provider` serialized from the INSTALLED package, and Pulumi's real provider
+ * host configured against the proxy.
+ */
+import { inject } from "vitest";
+import { RunpodClient } from "../../src/client";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { FaultProxy } from "../support/faultProxy.mts";
+import { type ProviderHost, startProviderHost } from "../support/providerHost.mts";
+import { serializeProviderFrom } from "../support/serializedProvider.mts";
+
+export interface PodHostRig {
+  emu: RunningEmulator;
+  proxy: FaultProxy;
+  host: ProviderHost;
+  client: RunpodClient;
+  /** The service's GPU types for pods, with their availability. */
+  gpus: Awaited<ReturnType<RunpodClient["catalog"]["gpus"]>>;
+  /** The id of a GPU type the emulator has in stock (HIGH); "" when none is. */
+  stocked: string;
+  /** The Pod resource's serialized provider, as a program's `__provider` input carries it. */
+  __provider: string;
+  /** Closes the host, the proxy and the emulator; resolves with the host's stderr. */
+  close(): Promise<string>;
+}
+
+/** Starts the emulator accepting `apiKey`, the proxy, and the host configured with `apiKey`. */
+export async function startPodHostRig(apiKey: string): Promise<PodHostRig> {
+  const projectDir = inject("installedProjectDir");
+  const emu = await startEmulator({ apiKeys: [apiKey], rateLimits: false, podStartMs: 50 });
+  const proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
+  const client = new RunpodClient({ apiKey, restUrl: emu.restUrlV2, maxRetries: 0 });
+  const gpus = await client.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
+  const stocked = gpus.find((g) => g.availability === "HIGH")?.id ?? "";
+  const __provider = (
+    await serializeProviderFrom(projectDir, "pulumi-runpod-dynamic/dist/provider/pod/resource.js", "Pod")
+  ).text;
+  const host = await startProviderHost({ projectDir });
+  await host.configure({ "runpod:apiKey": apiKey, "runpod:restUrl": `${proxy.url}/v2` });
+  return {
+    emu,
+    proxy,
+    host,
+    client,
+    gpus,
+    stocked,
+    __provider,
+    close: async () => {
+      const stderr = host.stderr();
+      await host.close();
+      await proxy.close();
+      await emu.close();
+      return stderr;
+    },
+  };
+}
