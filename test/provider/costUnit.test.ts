@@ -8,6 +8,7 @@ import { UNKNOWN } from "../../src/provider/common/unknown";
 import { resolveCostSettings } from "../../src/provider/config";
 import {
   ceilingsWith,
+  judgeBudgets,
   parseBudget,
   recordCeiling,
   resetLedger,
@@ -207,6 +208,27 @@ describe("budgets", () => {
     expect(text).toContain("Lower its workers.max, or raise maxHourlyUsd.");
     expect(text).toContain("workers.max 8 × 2.2 USD/h per worker");
     expect(text).toContain("over maxHourlyUsd 10 USD/h");
+  });
+
+  it("refuses a ceiling of a fraction of a cent under a budget of 0, its own or the stack's", async () => {
+    const cost = { floorUsd: 0.004, ceilingUsd: 0.004, ratePerWorkerUsd: 0.004 };
+    const pricing = {
+      priceable: true,
+      canRead: true,
+      price: async () => cost,
+      how: () => "1 GPU × 0.004 USD/h",
+      lower: "its gpu.count",
+    };
+    const own = await judgeBudgets(
+      { settings: undefined, args: { maxHourlyUsd: 0 }, key: "urn:own", label: 'Pod "own"' },
+      pricing,
+    );
+    expect(own.failures.map((f) => f.property)).toEqual(["maxHourlyUsd"]);
+    expect(own.failures[0]?.reason).toContain("over maxHourlyUsd 0 USD/h");
+    const settings = { cost: resolveCostSettings(undefined, { RUNPOD_MAX_HOURLY_USD: "0" }) };
+    const stack = await judgeBudgets({ settings, args: {}, key: "urn:stack", label: 'Pod "stack"' }, pricing);
+    expect(stack.failures).toHaveLength(1);
+    expect(stack.failures[0]?.reason).toContain("runpod:maxHourlyUsd is 0 USD/h");
   });
 
   it("counts each resource once in the stack's sum, however often it is checked", () => {
