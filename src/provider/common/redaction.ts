@@ -33,13 +33,18 @@ export function envSecretsOf(
 
 /**
  * A service object as outputs: every field with the secrets redacted, except `env`, kept as is (the
- * engine stores it as a secret output); `__provider` left out.
+ * engine stores it as a secret output), and the fields named in `asAnswered`, kept as the service
+ * answered them: values it picks from its own vocabulary (`SECURE`, `QUEUE`, GPU and data centre
+ * ids) that the next diff compares. They hold a secret only when an env value equals one by chance,
+ * and redacting them then made the next preview plan a replacement. `__provider` left out.
  */
 export function redactedOutsideEnv(
   record: Record<string, unknown>,
   secrets: readonly unknown[],
+  asAnswered: readonly string[] = [],
 ): Record<string, unknown> {
   const { env, __provider: _provider, ...rest } = record;
   const clean = redactValue(rest, secrets) as Record<string, unknown>;
+  for (const key of asAnswered) if (rest[key] !== undefined) clean[key] = rest[key];
   return env === undefined ? clean : { ...clean, env };
 }

@@ -53,8 +53,7 @@ export function outputsOf(
   secrets: readonly string[],
 ): Record<string, unknown> {
   const read = Object.fromEntries(Object.entries(pod).filter(([key]) => !ECHOED.includes(key)));
-  const chosen = Object.fromEntries(Object.entries(read).filter(([key]) => SERVICE_CHOSEN.includes(key)));
-  const outs = { ...redactedOutsideEnv({ ...read, ...echoOf(inputs) }, secrets), ...chosen };
+  const outs = redactedOutsideEnv({ ...read, ...echoOf(inputs) }, secrets, SERVICE_CHOSEN);
   outs.desiredStatus = inputs.desiredStatus ?? "RUNNING";
   return outs;
 }

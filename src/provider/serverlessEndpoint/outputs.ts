@@ -10,7 +10,7 @@ import {
   type ServerlessReleaseList,
   secretEnvValues,
 } from "../../client";
-import { redactValue } from "../common/redaction";
+import { redactedOutsideEnv } from "../common/redaction";
 import type { RunpodSettings } from "../config";
 import { BODY_NAMES, type ServerlessEndpointInputs } from "./args";
 import { planEndpointChange } from "./changes";
@@ -69,9 +69,8 @@ export function endpointOutputs(
   // headers): cleaned, a job naming an env value (the served model) would differ from the program's
   // input on every diff.
   const { smokeTest, ...answered } = outs;
-  const clean = redactValue(answered, secrets) as Record<string, unknown>;
+  const clean = redactedOutsideEnv(answered, secrets, SERVICE_CHOSEN);
   if (smokeTest !== undefined) clean.smokeTest = smokeTest;
-  for (const key of SERVICE_CHOSEN) if (answered[key] !== undefined) clean[key] = answered[key];
   return env === undefined ? clean : { ...clean, env };
 }
 
