@@ -24,7 +24,6 @@ const EXAMPLES = path.resolve(__dirname, "..", "..", "examples");
 const PACKAGE = "runpod-native";
 const tok = (name: string) => `${PACKAGE}:index:${name}`;
 
-// biome-ignore lint/suspicious/noExplicitAny: a JSON schema read back
 type Json = Record<string, any>;
 
 /** `fallback_gpu_ids` → `fallbackGpuIds`. */
