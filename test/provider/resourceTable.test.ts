@@ -99,7 +99,8 @@ describe("the resource table", () => {
       // Moved: the shipped path resolves, by an exact key, to a compat module with the same operations.
       const target = exportsMap[operationsModule.replace(/^pulumi-runpod-dynamic\//, "./")];
       expect(target, className).toMatch(/^\.\/dist\/provider\/compat\/.+\.js$/);
-      const compat = await import(`../../src/${target.replace(/^\.\/dist\//, "").replace(/\.js$/, ".ts")}`);
+      const compatModule = path.join(REPO, "src", `${target.slice("./dist/".length, -".js".length)}.ts`);
+      const compat = await import(/* @vite-ignore */ compatModule);
       const current = await import(`../../src/provider/${row?.folder}/operations.ts`);
       expect(compat.operations, className).toBe(current.operations);
     }
