@@ -95,7 +95,13 @@ describe("EcrDelegation in the provider host (REST v2)", () => {
 
   it("creates the delegation and outputs it as read back, with the resource given", async () => {
     const name = fresh("deploy");
+    const before = proxy.seen.length;
     const { id, outs } = await create("deploy", { resource: `${ARN}:v7`, name });
+    // One list (what existed before, for reconciling a lost answer), then one POST.
+    expect(proxy.seen.slice(before).map((r) => `${r.method} ${r.path}`)).toEqual([
+      "GET /v2/registries/delegations",
+      "POST /v2/registries/delegations",
+    ]);
     const [live] = await named(name);
     expect(live?.id).toBe(id);
     const { __provider: provider, ...fields } = outs;
@@ -169,7 +175,11 @@ describe("EcrDelegation in the provider host (REST v2)", () => {
   it("refreshes: unchanged keeps state and inputs, a delegation revoked outside Pulumi is gone (empty id)", async () => {
     const name = fresh("refresh");
     const { id, outs } = await create("refresh", { resource: ARN, name });
+    const reads = proxy.seen.length;
     const same = await host.read(id, urn("refresh"), outs);
+    expect(proxy.seen.slice(reads).map((r) => `${r.method} ${r.path}`)).toEqual([
+      "GET /v2/registries/delegations",
+    ]);
     expect(same.id).toBe(id);
     expect(same.props).toEqual(outs);
     expect(same.inputs).toEqual({ resource: ARN, name, __provider });
