@@ -5,6 +5,7 @@
 
 export * from "../wire/billing";
 export * from "../wire/catalog";
+export * from "../wire/clusters";
 export * from "../wire/containerConfig";
 export { BAD_REQUEST_RULE, isBadRequestRule } from "../wire/fields";
 export * from "../wire/pods";
@@ -22,6 +23,7 @@ export {
   type RunpodClientOptions,
   resolveRestUrl,
 } from "./client";
+export { Clusters } from "./clusters";
 export {
   Endpoint,
   type StatusOptions,
