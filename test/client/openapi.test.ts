@@ -154,6 +154,29 @@ describe("v2 answers of the emulator", () => {
     expect(check("ListNetworkVolumesResponse", (await call("GET", "/network-volumes")).json)).toEqual([]);
   });
 
+  it("cluster answers match Cluster, ListClustersResponse and ListPodsResponse", async () => {
+    const compute = { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 };
+    const created = await call("POST", "/clusters", { name: "c", type: "SLURM", image: "x", compute });
+    expect(created.status).toBe(201);
+    expect(check("Cluster", created.json)).toEqual([]);
+    const id = created.json.id;
+    expect(check("Cluster", (await call("GET", `/clusters/${id}`)).json)).toEqual([]);
+    expect(check("Cluster", (await call("PATCH", `/clusters/${id}`, { name: "d" })).json)).toEqual([]);
+    expect(check("ListClustersResponse", (await call("GET", "/clusters")).json)).toEqual([]);
+    const members = await call("GET", `/clusters/${id}/pods`);
+    expect(members.json.pods).toHaveLength(2);
+    expect(check("ListPodsResponse", members.json)).toEqual([]);
+    const full = await call("POST", "/clusters", {
+      name: "c",
+      type: "RAY",
+      compute: { ...compute, podCount: 250 },
+    });
+    expect(full.status).toBe(400);
+    expect(full.type).toContain("application/problem+json");
+    expect(check("ErrorResponse", full.json)).toEqual([]);
+    expect((await call("DELETE", `/clusters/${id}`)).status).toBe(204);
+  });
+
   it("error answers are problem+json matching ErrorResponse", async () => {
     const answers = [
       await call("GET", "/network-volumes/nope"),
