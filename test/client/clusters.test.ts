@@ -1,7 +1,8 @@
 /**
  * `client.clusters` against a scripted server: each call's method, path and body, the answers it
  * parses, the service's errors as typed errors, bodies refused before any request, and the
- * billed-create rule (a cluster bills for every member: never resent after an answer).
+ * billed-create rule (a cluster bills for every member: never resent after an answer). Then a
+ * cluster's whole life against the emulator, its members run on a ManualClock.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -14,6 +15,8 @@ import {
   UnprocessableEntityError,
   ValidationError,
 } from "../../src/client";
+import { startEmulator } from "../../src/emulator";
+import { ManualClock } from "../../src/emulator/clock";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 import { API_KEY } from "./helpers";
 
@@ -242,5 +245,42 @@ describe("client.clusters refuses before any request", () => {
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).message).toContain("client.clusters needs the REST v2 interface");
     expect(server.requests).toEqual([]);
+  });
+});
+
+describe("client.clusters against the emulator", () => {
+  it("creates a cluster, reads its members until RUNNING, renames it, reads its bill and deletes it", async () => {
+    const clock = new ManualClock();
+    const emu = await startEmulator({ port: 0, clock, podStartMs: 1000, rateLimits: false });
+    try {
+      const live = new RunpodClient({ apiKey: emu.apiKey, restUrl: emu.restUrl, env: {} });
+      const compute = { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 8, podCount: 2 };
+      const cluster = await live.clusters.create({ name: "train", type: "RAY", image: "x", compute });
+      expect(cluster).toMatchObject({ name: "train", type: "RAY", compute, pods: { total: 2 } });
+      await clock.advance(1000);
+      let members = await live.clusters.pods(cluster.id);
+      for (let i = 0; i < 50 && members.some((p) => p.status !== "RUNNING"); i++) {
+        await clock.settle();
+        members = await live.clusters.pods(cluster.id);
+      }
+      expect(members.map((p) => [p.status, p.cluster?.rank, p.cluster?.role])).toEqual([
+        ["RUNNING", 0, "RAY_HEAD"],
+        ["RUNNING", 1, "RAY_WORKER"],
+      ]);
+      expect((await live.clusters.update(cluster.id, { name: "train-2" })).name).toBe("train-2");
+      expect((await live.clusters.list()).map((c) => c.name)).toEqual(["train-2"]);
+      await clock.advance(3_600_000);
+      const bill = await live.billing.clusters({ clusterId: cluster.id, lastN: 1, bucketSize: "day" });
+      expect(bill.metadata.totals.gpuAmount).toBe(2 * 8 * 2.69);
+      await live.clusters.delete(cluster.id);
+      expect(await failure(live.clusters.get(cluster.id))).toBeInstanceOf(NotFoundError);
+      const tooBig = await failure(
+        live.clusters.create({ name: "big", type: "TRAINING", compute: { ...compute, podCount: 250 } }),
+      );
+      expect(tooBig).toBeInstanceOf(BadRequestError);
+      expect((tooBig as BadRequestError).message).toContain("needs 2000 GPUs free in one data center");
+    } finally {
+      await emu.close();
+    }
   });
 });
