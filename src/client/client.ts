@@ -6,6 +6,7 @@
 
 import { Billing } from "./billing";
 import { Catalog } from "./catalog";
+import { Clusters } from "./clusters";
 import { Registries } from "./ecrDelegations";
 import { Endpoint } from "./endpoint";
 import { ValidationError } from "./errors";
@@ -146,6 +147,8 @@ export class RunpodClient {
   readonly pods: Pods;
   /** The account (REST v2 only): its SSH public keys. */
   readonly account: Account;
+  /** Instant Clusters (REST v2 only): list, get, create, update (rename), delete, pods. */
+  readonly clusters: Clusters;
   /**
    * Billing history (REST v2 only): what was spent per bucket, in total or per pod, serverless
    * endpoint, public endpoint, network volume or cluster.
@@ -195,6 +198,7 @@ export class RunpodClient {
     this.serverless = new ServerlessEndpoints(target, sse);
     this.pods = new Pods(target, sse);
     this.account = new Account(target);
+    this.clusters = new Clusters(target);
     this.#http = httpSender(apiKey);
     this.templates = new Templates(target);
     this.catalog = new Catalog(target);

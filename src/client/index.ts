@@ -5,6 +5,7 @@
 
 export * from "../wire/billing";
 export * from "../wire/catalog";
+export * from "../wire/clusters";
 export * from "../wire/containerConfig";
 export * from "../wire/ecrDelegations";
 export { BAD_REQUEST_RULE, isBadRequestRule } from "../wire/fields";
@@ -23,6 +24,7 @@ export {
   type RunpodClientOptions,
   resolveRestUrl,
 } from "./client";
+export { Clusters } from "./clusters";
 export { EcrDelegations, Registries } from "./ecrDelegations";
 export {
   Endpoint,

@@ -5,7 +5,7 @@
  * - POST and PATCH (may create or change something): retry only when the service provably did
  *   not act: a 429 or 503 answer, or a connection that was refused / never opened. A 500, a
  *   timeout or a reset after sending is NOT retried: the service may have acted on it.
- * - A create that bills (`pods.create`, `networkVolumes.create`, `serverless.create`): retried
+ * - A create that bills (`pods.create`, `clusters.create`, `networkVolumes.create`, `serverless.create`): retried
  *   only after a connection that never opened. A 429 or 503 answer is thrown: the service has
  *   been seen to create the object and still answer so, and a blind resend makes a second one.
  * - Delay: `Retry-After` (seconds or an HTTP date), else a zero-remaining `RateLimit` window's

@@ -102,7 +102,8 @@ Flags:
   --pod-start-ms MS           pods: time from create (or start) to RUNNING, half PROVISIONING and
                               half STARTING, on the emulator clock (default 2000)
   --balance-usd USD           the account's balance: a pod create or start whose pod costs more
-                              an hour answers 402 (default: no limit)
+                              an hour, or a cluster create whose pods together do, answers 402
+                              (default: no limit)
   --no-parent-watch           keep serving when the parent process exits (see below)
   --version                   print the version
   --help                      print this help

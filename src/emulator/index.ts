@@ -69,7 +69,7 @@ export interface RunningEmulator {
   stats(): EmulatorStats;
   /**
    * Sets the account's balance, USD (undefined: no limit): a pod create or start whose pod costs
-   * more an hour answers 402 from then on. The option `balanceUsd` sets it at start.
+   * more an hour, or a cluster create whose pods together do, answers 402 from then on. The option `balanceUsd` sets it at start.
    */
   setBalanceUsd(usd: number | undefined): void;
   /** Stops serving, ends open connections, stops timers, and flushes the state file. */

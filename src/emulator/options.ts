@@ -96,8 +96,8 @@ export interface EmulatorOptions {
    */
   podStartMs?: number;
   /**
-   * The account's balance, USD: a pod create or start whose pod costs more an hour answers 402
-   * (the service's short balance). A fixed figure: running pods do not spend it; the running
+   * The account's balance, USD: a pod create or start whose pod costs more an hour, or a cluster
+   * create whose pods together do, answers 402 (the service's short balance). A fixed figure: running pods do not spend it; the running
    * emulator's `setBalanceUsd` changes it. @default no limit
    */
   balanceUsd?: number;

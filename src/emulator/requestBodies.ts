@@ -4,6 +4,7 @@
  * and their rules agree on one type.
  */
 import type { z } from "zod";
+import type { ClusterCreateInputSchema } from "../wire/clusters";
 import type { PodCreateInputSchema, PodUpdateInputSchema } from "../wire/pods";
 import type { ContainerRegistryAuthCreateInputSchema } from "../wire/schemas";
 import type {
@@ -26,3 +27,5 @@ export type TemplateUpdateBody = z.output<typeof TemplateUpdateInputSchema>;
 export type PodCreateBody = z.output<typeof PodCreateInputSchema>;
 /** `PATCH /v2/pods/{id}`. */
 export type PodUpdateBody = z.output<typeof PodUpdateInputSchema>;
+/** `POST /v2/clusters`. */
+export type ClusterCreateBody = z.output<typeof ClusterCreateInputSchema>;

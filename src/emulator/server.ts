@@ -5,6 +5,7 @@
  *   logs), `/v2/templates`, `/v2/catalog/...` (a fixed catalog, `catalog/`): REST v2 management, errors `application/problem+json`,
  *   wrapped lists, `dataCenter`, 201 on create; `/v2/pods` and `/v2/account/ssh-keys` (`http/podRoutes.ts`);
  *   `/v2/registries/delegations` (`http/delegationRoutes.ts`);
+ *   `/v2/clusters` (`http/clusterRoutes.ts`, members kept as pods);
  *   `/v2/billing/...` (`http/billingRoutes.ts`, adding up what `billing/meter.ts` metered). Every first segment of the v2 document (`pods`,
  *   `serverless`, ...) is reserved: no endpoint may use it.
  * - `/v2/{endpointId}/...`: the job interface, errors `{"message": "..."}`; its OpenAI-compatible
@@ -20,6 +21,7 @@ import type { UsageMeter } from "./billing/meter";
 import type { Clock } from "./clock";
 import { registerBillingRoutes } from "./http/billingRoutes";
 import { registerCatalogRoutes } from "./http/catalogRoutes";
+import { registerClusterRoutes } from "./http/clusterRoutes";
 import { registerDelegationRoutes } from "./http/delegationRoutes";
 import { registerJobRoutes } from "./http/jobRoutes";
 import { registerLoadBalancerRoutes } from "./http/loadBalancerRoutes";
@@ -39,7 +41,7 @@ export { MANAGEMENT_RATE_LIMIT_ROW } from "./http/pipeline";
 export interface ServerDeps extends PipelineDeps {
   store: ManagementStore;
   serverless: ServerlessStore;
-  /** Pods, their stock and the account's SSH keys. */
+  /** Pods, their stock, the account's SSH keys and its clusters. */
   pods: PodStore;
   /** The emulator's clock (load-balancer request waits and latency). */
   clock: Clock;
@@ -59,6 +61,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   registerCatalogRoutes(app, deps.pods);
   registerPodRoutes(app, deps.pods);
   registerDelegationRoutes(app, { store: deps.store, clock: deps.clock });
+  registerClusterRoutes(app, deps.pods);
   registerBillingRoutes(app, { meter: deps.meter, clock: deps.clock });
   registerLoadBalancerRoutes(app, {
     engine: deps.engine,

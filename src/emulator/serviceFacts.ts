@@ -58,6 +58,13 @@ export const MAX_PODS_PER_ACCOUNT = 200;
 /** ECR delegations the one account holds at most (a create past it: 400). */
 export const MAX_ECR_DELEGATIONS_PER_ACCOUNT = 100;
 /**
+ * Clusters the one account holds at most, and their member pods at most, all clusters together
+ * (a create past either: 400). Members do not count against {@link MAX_PODS_PER_ACCOUNT}: one
+ * cluster may have 250 (the document's `podCount` bound), each with its own listeners once RUNNING.
+ */
+export const MAX_CLUSTERS_PER_ACCOUNT = 20;
+export const MAX_CLUSTER_PODS_PER_ACCOUNT = 500;
+/**
  * Releases kept per endpoint: the newest this many (each carries its diff, env values included,
  * so an endpoint PATCHed for ever would otherwise grow without end); older ones drop out of
  * `/releases`, the versions of those kept are unchanged.

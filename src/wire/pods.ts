@@ -30,7 +30,8 @@ export type Cloud = (typeof CLOUDS)[number];
 /** A port as the container exposes it: `8888/http` or `22/tcp`. */
 export const POD_PORT = /^([1-9]\d{0,4})\/(http|tcp)$/;
 
-const ports = z.array(
+/** `ports` of a pod or cluster create: each `<port>/http` or `<port>/tcp`. */
+export const podPorts = z.array(
   str("ports").regex(POD_PORT, {
     error: 'ports entries must be "<port>/http" or "<port>/tcp", e.g. "8888/http"',
   }),
@@ -91,7 +92,7 @@ export const PodCpuInputSchema = z.strictObject({
 export const PodCreateInputSchema = z
   .strictObject({
     ...containerConfigShape,
-    ports: ports.optional(),
+    ports: podPorts.optional(),
     name: nonEmpty("name"),
     /** @default "SECURE" */
     cloud: z.enum(CLOUDS, { error: "cloud must be SECURE or COMMUNITY" }).optional(),
@@ -137,7 +138,7 @@ export type PodCreateInput = z.input<typeof PodCreateInputSchema>;
 export const PodUpdateInputSchema = z
   .strictObject({
     ...containerConfigShape,
-    ports: ports.optional(),
+    ports: podPorts.optional(),
     globalNetworking: bool("globalNetworking").optional(),
     locked: bool("locked").optional(),
     mounts: PodMountsInputSchema.optional(),
@@ -227,6 +228,18 @@ export const PodSchema = z.looseObject({
     })
     .optional(),
   template: z.string().nullable().optional(),
+  /** Cluster membership (`PodCluster`); absent on a standalone pod. */
+  cluster: z
+    .looseObject({
+      id: z.string(),
+      /** Node rank (`NODE_RANK`), null until assigned; 0 is the cluster's primary. */
+      rank: z.number().int().nullable().optional(),
+      /** `SLURM_CONTROLLER`, `SLURM_COMPUTE`, `RAY_HEAD` or `RAY_WORKER`; absent for TRAINING and APPLICATION. */
+      role: z.string().optional(),
+      /** Address on the cluster's overlay network. */
+      ip: z.string().optional(),
+    })
+    .optional(),
   /** USD per hour now (0 when EXITED or TERMINATED). */
   cost: z.number().optional(),
   locked: z.boolean().optional(),

@@ -1,5 +1,5 @@
 /**
- * A create that bills (a pod, a network volume, a serverless endpoint) is not resent by the client
+ * A create that bills (a pod, a cluster, a network volume, a serverless endpoint) is not resent by the client
  * after a 429 or 503: the service has been seen to make the object and still answer so. The
  * answer is thrown after exactly one POST, for the caller to list before sending it again. A
  * template (it bills nothing) keeps the POST rule: resent after a 503.
@@ -39,6 +39,16 @@ const creates: [string, string, () => Promise<unknown>][] = [
     "pods.create",
     "/v2/pods",
     () => client.pods.create({ name: "dev", image: "acme/dev:1", gpu: { id: "NVIDIA L40S" } }),
+  ],
+  [
+    "clusters.create",
+    "/v2/clusters",
+    () =>
+      client.clusters.create({
+        name: "train",
+        type: "TRAINING",
+        compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 8, podCount: 2 },
+      }),
   ],
   [
     "networkVolumes.create",

@@ -13,6 +13,16 @@ import { clientFor } from "./helpers";
 
 const check = checkV2Schema;
 
+/** A cluster as the document shows one, for the scripted server to answer. */
+const CLUSTER_ANSWER = {
+  id: "c1",
+  name: "c",
+  type: "TRAINING",
+  compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 8, podCount: 2 },
+  pods: { total: 2, byStatus: { PROVISIONING: 2 } },
+  createdAt: "2026-11-28T09:00:00Z",
+};
+
 describe("the fixture", () => {
   it("rejects bodies the document forbids (so the checks below can fail)", () => {
     expect(check("CreateNetworkVolumeRequest", { name: "n", size: 10, dataCenterId: "EU" })).not.toEqual([]);
@@ -33,7 +43,12 @@ describe("v2 request bodies the client sends", () => {
       fallback: (req) =>
         req.pathname.startsWith("/v2/registries")
           ? { status: 201, body: { id: "r1", name: "hub" } }
-          : { status: 201, body: { id: "v1", name: "n", size: 10, dataCenter: "EU-RO-1", type: "STANDARD" } },
+          : req.pathname.startsWith("/v2/clusters")
+            ? { status: 201, body: CLUSTER_ANSWER }
+            : {
+                status: 201,
+                body: { id: "v1", name: "n", size: 10, dataCenter: "EU-RO-1", type: "STANDARD" },
+              },
     });
     client = clientFor(server, { restUrl: `${server.url}/v2` });
   });
@@ -56,6 +71,37 @@ describe("v2 request bodies the client sends", () => {
       await client.networkVolumes.create(input);
       expect(check("CreateNetworkVolumeRequest", lastBody())).toEqual([]);
     }
+  });
+
+  it("cluster create matches CreateClusterRequest, bare and with every field", async () => {
+    const compute = { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 8, podCount: 2 };
+    for (const input of [
+      { name: "c", type: "TRAINING" as const, compute },
+      {
+        name: "c",
+        type: "SLURM" as const,
+        compute: { ...compute, podCount: 250 },
+        image: "runpod/pytorch:2",
+        args: "sleep infinity",
+        disk: 50,
+        env: { A: "1" },
+        ports: ["22/tcp", "8888/http"],
+        dataCenterIds: ["US-KS-2"],
+        mounts: { network: [{ volumeId: "v1", path: "/workspace" }] },
+        startJupyter: true,
+        startSsh: true,
+      },
+    ]) {
+      expect(check("Cluster", await client.clusters.create(input))).toEqual([]);
+      expect(check("CreateClusterRequest", lastBody())).toEqual([]);
+    }
+    // The check can fail: a registry is not in the document's cluster body.
+    expect(check("CreateClusterRequest", { ...lastBody(), registry: "r1" })).not.toEqual([]);
+  });
+
+  it("cluster rename matches UpdateClusterRequest", async () => {
+    await client.clusters.update("c1", { name: "renamed" });
+    expect(check("UpdateClusterRequest", lastBody())).toEqual([]);
   });
 
   it("volume update matches UpdateNetworkVolumeRequest", async () => {
@@ -118,6 +164,29 @@ describe("v2 answers of the emulator", () => {
     expect(check("EcrDelegation", created.json)).toEqual([]);
     expect(check("ListDelegationsResponse", (await call("GET", "/registries/delegations")).json)).toEqual([]);
     expect((await call("DELETE", `/registries/delegations/${created.json.id}`)).status).toBe(204);
+  });
+
+  it("cluster answers match Cluster, ListClustersResponse and ListPodsResponse", async () => {
+    const compute = { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 };
+    const created = await call("POST", "/clusters", { name: "c", type: "SLURM", image: "x", compute });
+    expect(created.status).toBe(201);
+    expect(check("Cluster", created.json)).toEqual([]);
+    const id = created.json.id;
+    expect(check("Cluster", (await call("GET", `/clusters/${id}`)).json)).toEqual([]);
+    expect(check("Cluster", (await call("PATCH", `/clusters/${id}`, { name: "d" })).json)).toEqual([]);
+    expect(check("ListClustersResponse", (await call("GET", "/clusters")).json)).toEqual([]);
+    const members = await call("GET", `/clusters/${id}/pods`);
+    expect(members.json.pods).toHaveLength(2);
+    expect(check("ListPodsResponse", members.json)).toEqual([]);
+    const full = await call("POST", "/clusters", {
+      name: "c",
+      type: "RAY",
+      compute: { ...compute, podCount: 250 },
+    });
+    expect(full.status).toBe(400);
+    expect(full.type).toContain("application/problem+json");
+    expect(check("ErrorResponse", full.json)).toEqual([]);
+    expect((await call("DELETE", `/clusters/${id}`)).status).toBe(204);
   });
 
   it("error answers are problem+json matching ErrorResponse", async () => {

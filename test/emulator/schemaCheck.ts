@@ -1,5 +1,5 @@
 /**
- * Checks values against the REST v2 document's serverless, template and pod schemas
+ * Checks values against the REST v2 document's serverless, template, pod and cluster schemas
  * (fixtures/rest-v2.serverless.schemas.json, copied unchanged from rest-v2.openapi.json), and
  * against the project's zod shape of the same name (src/wire/serverless.ts, the one the client parses with), so that the
  * emulator, the document and the zod shapes agree on every value a test checks.
@@ -8,6 +8,12 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import type { z } from "zod";
+import {
+  ClusterCreateInputSchema,
+  ClusterListSchema,
+  ClusterSchema,
+  ClusterUpdateInputSchema,
+} from "../../src/wire/clusters";
 import {
   EcrDelegationCreateInputSchema,
   EcrDelegationListSchema,
@@ -42,6 +48,10 @@ const ZOD: Record<string, z.ZodType> = {
   EcrDelegation: EcrDelegationSchema,
   CreateDelegationRequest: EcrDelegationCreateInputSchema,
   ListDelegationsResponse: EcrDelegationListSchema,
+  Cluster: ClusterSchema,
+  ListClustersResponse: ClusterListSchema,
+  CreateClusterRequest: ClusterCreateInputSchema,
+  UpdateClusterRequest: ClusterUpdateInputSchema,
 };
 
 const schemas = JSON.parse(

@@ -10,8 +10,9 @@
  *
  * Records: `/v2/billing` and `/v2/billing/endpoints` answer one record per bucket of the window
  * (zeros included: a time series); the per-resource routes answer one record per resource per
- * bucket in which it ran. What the emulator does not run is never billed: no disk, platform fee,
- * public endpoint or cluster amounts (always 0, `/clusters` has no records). Network volumes:
+ * bucket in which it ran. Cluster members bill to their cluster (`/clusters`, `clusterGpuAmount`),
+ * not as pods. What the emulator does not run is never billed: no disk, platform fee, public
+ * endpoint or inter-node networking amounts (always 0). Network volumes:
  * the document gives no storage rate, so the emulator bills none (`/network-volumes` has no
  * records and its totals are 0) rather than invent one.
  */
@@ -264,13 +265,19 @@ export function aggregateBilling(spans: UsageSpan[], window: BillingWindow) {
       from,
       to,
     );
+    const cluster = split(
+      spans.filter((s) => s.kind === "cluster"),
+      from,
+      to,
+    );
     const amounts = {
       ...zeros(AMOUNT_KEYS.all),
-      totalAmount: money(pod.gpu + pod.cpu + sls.gpu + sls.cpu),
+      totalAmount: money(pod.gpu + pod.cpu + sls.gpu + sls.cpu + cluster.gpu),
       podGpuAmount: money(pod.gpu),
       podCpuAmount: money(pod.cpu),
       serverlessGpuAmount: money(sls.gpu),
       serverlessCpuAmount: money(sls.cpu),
+      clusterGpuAmount: money(cluster.gpu),
     };
     return { startTime: iso(from), endTime: iso(to), ...amounts };
   });
@@ -292,9 +299,29 @@ export function networkVolumeBilling(window: BillingWindow, networkVolumeId?: st
   return nothingBilled(window, "networkVolume", networkVolumeId);
 }
 
-/** `ListClusterBillingResponse`: the emulator has no Instant Clusters. */
-export function clusterBilling(window: BillingWindow, clusterId?: string) {
-  return nothingBilled(window, "cluster", clusterId);
+/**
+ * `ListClusterBillingResponse`: GPU time of each cluster's member pods per bucket in which one ran
+ * (no disk or inter-node networking charge).
+ */
+export function clusterBilling(spans: UsageSpan[], window: BillingWindow, clusterId?: string) {
+  const rows = perResource(spans, "cluster", window, clusterId);
+  const records = rows.map((r) => ({
+    startTime: iso(r.start),
+    endTime: iso(r.end),
+    clusterId: r.resourceId,
+    ...zeros(AMOUNT_KEYS.cluster),
+    totalAmount: money(r.gpu),
+    gpuAmount: money(r.gpu),
+  }));
+  return {
+    records,
+    metadata: {
+      query: queryEcho(window, ["clusterId", clusterId]),
+      recordCount: records.length,
+      uniqueClusterCount: new Set(rows.map((r) => r.resourceId)).size,
+      totals: totals(records, AMOUNT_KEYS.cluster),
+    },
+  };
 }
 
 /** A `List*BillingResponse` of totals: one record per bucket, and the window, count and sums. */
@@ -310,8 +337,8 @@ function totalsAnswer<K extends string>(
 }
 
 /** A per-resource `List*BillingResponse` of a kind the emulator never runs: no records, zeros. */
-function nothingBilled(window: BillingWindow, kind: "networkVolume" | "cluster", id: string | undefined) {
-  const countKey = kind === "cluster" ? "uniqueClusterCount" : "uniqueNetworkVolumeCount";
+function nothingBilled(window: BillingWindow, kind: "networkVolume", id: string | undefined) {
+  const countKey = "uniqueNetworkVolumeCount";
   return {
     records: [],
     metadata: {

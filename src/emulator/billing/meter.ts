@@ -9,15 +9,17 @@
  *   (`GpuType.price.serverless`, the first GPU type of that pool in catalog order) x `gpu.count`,
  *   or the CPU flavour's `price.serverlessPerVcpu` x `vcpuCount`. The `EMULATOR` pool of the
  *   `--endpoint` endpoints has no GPU type and no price: its jobs are metered at $0.
- * - A pod bills its own `cost` (USD per hour) while it is RUNNING.
+ * - A pod bills its own `cost` (USD per hour) while it is RUNNING; a cluster's member pod bills
+ *   the same way, to its cluster (kind `cluster`, the cluster's id): the document keeps Instant
+ *   Cluster spend apart from pod spend (`clusterGpuAmount` next to `podGpuAmount`).
  * Load-balancer requests are not metered.
  */
 import type { Clock } from "../clock";
 
 /** What a span is billed as. */
 export interface Usage {
-  kind: "pod" | "serverless";
-  /** The pod id or the serverless endpoint id. */
+  kind: "pod" | "serverless" | "cluster";
+  /** The pod id, the serverless endpoint id or the cluster id. */
   resourceId: string;
   /** Which cost component it counts in. */
   component: "gpu" | "cpu";
@@ -43,7 +45,16 @@ export interface JobUsageSink {
 
 /** How the pod store reports a pod's status. */
 export interface PodUsageSink {
-  podStatus(pod: { id: string; status: string; cost?: number | null; gpu?: unknown }): void;
+  podStatus(pod: MeteredPod): void;
+}
+
+/** What the meter reads of a pod: a cluster's member carries its cluster's id. */
+export interface MeteredPod {
+  id: string;
+  status: string;
+  cost?: number | null;
+  gpu?: unknown;
+  cluster?: { id: string };
 }
 
 /** The serverless rate of an endpoint now, or undefined when the endpoint is unknown. */
@@ -90,7 +101,7 @@ export class UsageMeter implements JobUsageSink, PodUsageSink {
     for (const key of [...this.#open.keys()]) if (key.startsWith(`job|${endpointId}|`)) this.close(key);
   }
 
-  podStatus(pod: { id: string; status: string; cost?: number | null; gpu?: unknown }): void {
+  podStatus(pod: MeteredPod): void {
     const key = `pod|${pod.id}`;
     if (pod.status !== "RUNNING") {
       this.close(key);
@@ -98,8 +109,8 @@ export class UsageMeter implements JobUsageSink, PodUsageSink {
     }
     if (this.#open.has(key)) return;
     this.open(key, {
-      kind: "pod",
-      resourceId: pod.id,
+      kind: pod.cluster ? "cluster" : "pod",
+      resourceId: pod.cluster ? pod.cluster.id : pod.id,
       component: pod.gpu ? "gpu" : "cpu",
       ratePerHour: pod.cost ?? 0,
     });

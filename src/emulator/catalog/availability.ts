@@ -40,21 +40,24 @@ export function compareCuda(a: string, b: string): number {
   return am !== bm ? am - bm : an - bn;
 }
 
+/** The live level of a product in a data centre (`POD`, and `CLUSTER` for GPU types); undefined keeps the fixed one. */
+type LiveLevel = (dataCenterId: string, product: Product) => AvailabilityLevel | undefined;
+
 /** Stock per data centre for the asked products (best of them), in the data centres kept. */
 function levels(
   stock: Stock,
   products: readonly string[],
   countries: readonly string[] | undefined,
-  podLevel?: (dataCenterId: string) => AvailabilityLevel | undefined,
+  live?: LiveLevel,
 ): { id: string; name: string; availability: AvailabilityLevel }[] {
   const out: { id: string; name: string; availability: AvailabilityLevel }[] = [];
   for (const { record, country } of DATA_CENTERS) {
     const entry = stock[record.id];
     if (!entry || (countries && !countries.includes(country))) continue;
-    const level = (p: string) =>
-      p === "POD" && entry.POD !== undefined && podLevel
-        ? (podLevel(record.id) ?? entry.POD)
-        : entry[p as Product];
+    const level = (p: string) => {
+      const fixed = entry[p as Product];
+      return fixed !== undefined && live ? (live(record.id, p as Product) ?? fixed) : fixed;
+    };
     const offered = products.map(level).filter((l) => l !== undefined);
     if (offered.length > 0) out.push({ id: record.id, name: record.name, availability: best(offered) });
   }
@@ -76,7 +79,13 @@ export function gpuAvailability(
     entry.stock,
     query.product ?? [],
     countries,
-    live && ((dc) => live.gpuLevel(entry.record.id, dc, cloud)),
+    live &&
+      ((dc, product) =>
+        product === "POD"
+          ? live.gpuLevel(entry.record.id, dc, cloud)
+          : product === "CLUSTER"
+            ? live.clusterLevel?.(entry.record.id, dc)
+            : undefined),
   );
   const max = cloud === "SECURE" ? entry.record.maxCount?.secure : entry.record.maxCount?.community;
   let cuda = entry.cuda.map(([version, available]) => ({ version, available }));
@@ -108,7 +117,7 @@ export function cpuAvailability(
     entry.stock,
     query.product ?? [],
     undefined,
-    live && ((dc) => live.cpuLevel(entry.record.id, dc)),
+    live && ((dc, product) => (product === "POD" ? live.cpuLevel(entry.record.id, dc) : undefined)),
   );
   if ((query.vcpuCount ?? 2) > (entry.record.vcpu?.max ?? 0)) {
     dataCenters = dataCenters.map((d) => ({ ...d, availability: "NONE" }));
@@ -119,7 +128,8 @@ export function cpuAvailability(
 
 /**
  * A data centre with the availability arrays `include` asks for: each resource at its best level
- * over all products, the `POD` level being the live one (a GPU type's best over both clouds).
+ * over all products, the `POD` and `CLUSTER` levels being the live ones (a GPU type's `POD` level is its
+ * best over both clouds).
  */
 export function renderDataCenter(
   entry: DataCenterEntry,
@@ -129,19 +139,21 @@ export function renderDataCenter(
   const id = entry.record.id;
   const offered = (
     resources: readonly { record: { id: string; name: string }; stock: Stock }[],
-    podLevel: (resourceId: string) => AvailabilityLevel | undefined,
+    liveLevel: (resourceId: string, product: Product) => AvailabilityLevel | undefined,
   ) =>
     resources.flatMap(({ record, stock }) => {
       const here = stock[id];
       if (!here) return [];
-      const all = Object.entries(here).map(([product, level]) =>
-        product === "POD" ? (podLevel(record.id) ?? level) : level,
+      const all = Object.entries(here).map(
+        ([product, level]) => liveLevel(record.id, product as Product) ?? level,
       );
       return all.length > 0 ? [{ id: record.id, name: record.name, availability: best(all) }] : [];
     });
   const out: DataCenter = structuredClone(entry.record);
   if (include?.includes("GPU_AVAILABILITY")) {
-    const gpus = offered(GPU_TYPES, (gpuId) => {
+    const gpus = offered(GPU_TYPES, (gpuId, product) => {
+      if (product === "CLUSTER") return live?.clusterLevel?.(gpuId, id);
+      if (product !== "POD") return undefined;
       const clouds = (["SECURE", "COMMUNITY"] as const)
         .map((cloud) => live?.gpuLevel(gpuId, id, cloud))
         .filter((l) => l !== undefined);
@@ -150,7 +162,9 @@ export function renderDataCenter(
     if (gpus.length > 0) out.gpuAvailability = gpus;
   }
   if (include?.includes("CPU_AVAILABILITY")) {
-    const cpus = offered(CPU_TYPES, (cpuId) => live?.cpuLevel(cpuId, id));
+    const cpus = offered(CPU_TYPES, (cpuId, product) =>
+      product === "POD" ? live?.cpuLevel(cpuId, id) : undefined,
+    );
     if (cpus.length > 0) out.cpuAvailability = cpus;
   }
   return out;

@@ -23,7 +23,9 @@
  * take vCPUs from a count per flavour and data centre ({@link cpuPodStockSeed}); the `POD` level
  * the catalog answers (on GPU and CPU types, and in a data centre's `gpuAvailability` /
  * `cpuAvailability`) is worked out from what is left ({@link PodStockView}). `NVIDIA H200` has no
- * pod stock anywhere.
+ * pod stock anywhere. Cluster stock is live the same way: clusters take GPUs from a count per GPU
+ * type and data centre seeded from the `CLUSTER` levels ({@link clusterStockSeed}), and the `CLUSTER`
+ * level shows what is left.
  *
  * Pools: an endpoint's `gpu.pools` must name pools of this catalog, or {@link EMULATOR_POOL}, the
  * pool of the endpoints given with `--endpoint` (it has no GPU type: the built-in worker runs in

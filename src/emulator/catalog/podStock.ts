@@ -6,10 +6,14 @@
 import type { AvailabilityLevel, CpuType, GpuType } from "../../wire/catalog";
 import { CPU_TYPES, GPU_TYPES } from "./data";
 
-/** The live `POD` levels of GPU types and CPU flavours; undefined keeps the fixed level. */
+/**
+ * The live `POD` levels of GPU types and CPU flavours, and the live `CLUSTER` level of GPU types;
+ * undefined keeps the fixed level.
+ */
 export interface PodStockView {
   gpuLevel(gpuId: string, dataCenterId: string, cloud: string): AvailabilityLevel | undefined;
   cpuLevel(cpuId: string, dataCenterId: string): AvailabilityLevel | undefined;
+  clusterLevel?(gpuId: string, dataCenterId: string): AvailabilityLevel | undefined;
 }
 
 /** GPUs free per data centre and cloud at a fixed level, before any pod takes one. */
@@ -45,6 +49,40 @@ export function podStockSeed(): {
       const free = POD_STOCK_PER_LEVEL[products.POD];
       if (record.secure) out.push({ gpuId: record.id, dataCenterId, cloud: "SECURE", free });
       if (record.community) out.push({ gpuId: record.id, dataCenterId, cloud: "COMMUNITY", free });
+    }
+  }
+  return out;
+}
+
+/**
+ * GPUs free for clusters per data centre at a fixed `CLUSTER` level, before any cluster takes one:
+ * a cluster is at least 2 pods, so `LOW` holds two pods of 8 GPUs.
+ */
+export const CLUSTER_STOCK_PER_LEVEL: Readonly<Record<AvailabilityLevel, number>> = {
+  NONE: 0,
+  LOW: 16,
+  MEDIUM: 64,
+  HIGH: 256,
+};
+
+/** The level a count of GPUs free for clusters shows as (the inverse of {@link CLUSTER_STOCK_PER_LEVEL}). */
+export function clusterStockLevel(free: number): AvailabilityLevel {
+  if (free <= 0) return "NONE";
+  if (free <= CLUSTER_STOCK_PER_LEVEL.LOW) return "LOW";
+  if (free <= CLUSTER_STOCK_PER_LEVEL.MEDIUM) return "MEDIUM";
+  return "HIGH";
+}
+
+/**
+ * GPUs free for clusters per (GPU type, data centre) at start, from the fixed `CLUSTER` levels.
+ * Clusters run in the `SECURE` cloud, from stock of their own (not the pods').
+ */
+export function clusterStockSeed(): { gpuId: string; dataCenterId: string; free: number }[] {
+  const out: { gpuId: string; dataCenterId: string; free: number }[] = [];
+  for (const { record, stock } of GPU_TYPES) {
+    for (const [dataCenterId, products] of Object.entries(stock)) {
+      if (products.CLUSTER === undefined) continue;
+      out.push({ gpuId: record.id, dataCenterId, free: CLUSTER_STOCK_PER_LEVEL[products.CLUSTER] });
     }
   }
   return out;

@@ -83,6 +83,6 @@ export function registerBillingRoutes(app: FastifyInstance, deps: { meter: Usage
   });
   app.get("/v2/billing/clusters", options, async (request) => {
     const [query, window] = read(ClusterBillingQueryInputSchema, request);
-    return clusterBilling(window, query.clusterId);
+    return clusterBilling(deps.meter.spans(), window, query.clusterId);
   });
 }

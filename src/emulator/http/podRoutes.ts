@@ -1,5 +1,6 @@
 /**
- * REST v2 pod routes over `../pods/podStore.ts`: `/v2/pods` (list, create), `/v2/pods/{id}` (get,
+ * REST v2 pod routes over `../pods/podStore.ts`: `/v2/pods` (list, without cluster members unless
+ * `includeClusterPods=true`; create), `/v2/pods/{id}` (get,
  * PATCH, DELETE), `/v2/pods/{id}/action`, `/v2/pods/{id}/logs` (Server-Sent Events, the same
  * stream as a worker's log) and `/v2/account/ssh-keys` (GET, PUT). Bodies are parsed with the wire
  * module's schemas: a cross-field rule of the document is a 400, any other malformed body a 422.
@@ -30,7 +31,13 @@ export function registerPodRoutes(app: FastifyInstance, pods: PodStore): void {
     }
   };
 
-  app.get("/v2/pods", options, async () => ({ pods: pods.list() }));
+  app.get("/v2/pods", options, async (request) => {
+    const { includeClusterPods } = request.query as { includeClusterPods?: string | string[] };
+    if (includeClusterPods !== undefined && includeClusterPods !== "true" && includeClusterPods !== "false") {
+      throw new HttpError(422, "Request validation failed: includeClusterPods must be true or false");
+    }
+    return { pods: pods.list({ includeClusterPods: includeClusterPods === "true" }) };
+  });
 
   app.post("/v2/pods", options, async (request, reply) => {
     const body = validateV2Body(PodCreateInputSchema, request);

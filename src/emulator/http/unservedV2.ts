@@ -23,7 +23,7 @@ export function unservedV2(request: FastifyRequest, reply: FastifyReply): Fastif
         501,
         `${request.method} ${found.template} is in the REST v2 document but the emulator does not implement it; ` +
           "it serves /v2/registries (with /v2/registries/delegations), /v2/network-volumes, /v2/serverless (with releases, workers and worker logs), " +
-          "/v2/templates, /v2/catalog, /v2/pods, /v2/account/ssh-keys and /v2/billing",
+          "/v2/templates, /v2/catalog, /v2/pods, /v2/clusters, /v2/account/ssh-keys and /v2/billing",
       ),
     );
   }

@@ -25,6 +25,9 @@
  *   compute (PROVISIONING, STARTING, RUNNING), 0 otherwise.
  * - PATCH replaces `env` whole; container changes of a running pod restart it; the mount kind and
  *   a network mount's `volumeId` are fixed (400).
+ * - Clusters (`clusters`, `clusterStore.ts`): their member pods are pods of this store, with a
+ *   `cluster` block, taking GPUs from the catalog's `CLUSTER` stock. `list` leaves them out unless
+ *   asked; PATCH, DELETE and actions on one answer 409 (manage it through its cluster).
  */
 import { randomBytes } from "node:crypto";
 import type { z } from "zod";
@@ -35,9 +38,10 @@ import type { PodUsageSink } from "../billing/meter";
 import { catalogDataCenterId, type PodStockView, podCpuType } from "../catalog";
 import type { Clock } from "../clock";
 import { WorkerLogs } from "../jobs/workerLogs";
-import type { PodCreateBody, PodUpdateBody } from "../requestBodies";
+import type { ClusterCreateBody, PodCreateBody, PodUpdateBody } from "../requestBodies";
 import { MAX_PODS_PER_ACCOUNT } from "../serviceFacts";
 import { type ManagementStore, randomId } from "../store";
+import { type ClusterMemberSpec, ClusterStore } from "./clusterStore";
 import { NO_CAPACITY_MESSAGE, PodError } from "./errors";
 import { PodLifecycle } from "./lifecycle";
 import { PodsSectionSchema, type StoredPod } from "./records";
@@ -73,6 +77,8 @@ export class PodStore implements PodStockView {
   #sshKeys: string[] = [];
   /** Pod logs (one log per pod). */
   readonly logs = new WorkerLogs();
+  /** The account's clusters; their members are pods of this store. */
+  readonly clusters: ClusterStore;
 
   /** `templates`: the account's and the public templates by id (a pod may be created from one). */
   constructor(options: {
@@ -96,6 +102,14 @@ export class PodStore implements PodStockView {
       exists: (id) => this.#pods.has(id),
     });
     this.#volumes = options.store;
+    this.clusters = new ClusterStore(options.clock, {
+      admitMembers: (clusterId, body, members) => this.#admitMembers(clusterId, body, members),
+      member: (id) => this.get(id),
+      terminateMember: async (id) => {
+        const stored = this.#pods.get(id);
+        if (stored) await this.#terminate(stored);
+      },
+    });
     this.#load(options.store);
     options.store.attachPods(() => this.#snapshot());
   }
@@ -108,6 +122,7 @@ export class PodStore implements PodStockView {
     const saved = store.savedSection("pods", PodsSectionSchema);
     if (saved === undefined) return;
     this.#sshKeys = saved.sshKeys;
+    this.clusters.load(saved.clusters);
     for (const entry of saved.pods) {
       const pod = entry.pod as StoredPod["pod"];
       const stored: StoredPod = {
@@ -133,6 +148,7 @@ export class PodStore implements PodStockView {
   #snapshot(): z.input<typeof PodsSectionSchema> {
     return {
       sshKeys: [...this.#sshKeys],
+      clusters: this.clusters.snapshot(),
       pods: [...this.#pods.values()].map((p) => ({
         pod: { ...p.pod, ssh: { proxy: null, direct: null }, runtime: null },
         sshKeys: [...p.sshKeys],
@@ -156,6 +172,11 @@ export class PodStore implements PodStockView {
   /** The live `POD` level of a CPU flavour in a data centre (the catalog's view). */
   cpuLevel(cpuId: string, dataCenterId: string): AvailabilityLevel | undefined {
     return this.#stock.cpuLevel(cpuId, dataCenterId);
+  }
+
+  /** The live `CLUSTER` level of a GPU type in a data centre (the catalog's view). */
+  clusterLevel(gpuId: string, dataCenterId: string): AvailabilityLevel | undefined {
+    return this.#stock.clusterLevel(gpuId, dataCenterId);
   }
 
   /** Gives back the compute the pod holds, if it holds any. */
@@ -200,8 +221,11 @@ export class PodStore implements PodStockView {
 
   // Pods ----------------------------------------------------------------------------------------
 
-  list(): Pod[] {
-    return [...this.#pods.values()].map((p) => this.#render(p));
+  /** The pods, cluster members only with `includeClusterPods` (as `GET /v2/pods` answers). */
+  list(options: { includeClusterPods?: boolean } = {}): Pod[] {
+    return [...this.#pods.values()]
+      .filter((p) => options.includeClusterPods || !p.pod.cluster)
+      .map((p) => this.#render(p));
   }
 
   get(id: string): Pod | undefined {
@@ -211,36 +235,18 @@ export class PodStore implements PodStockView {
 
   /** Creates a pod (PROVISIONING) or throws `PodError` (400 for a rule or no capacity, 404 for an unknown volume). */
   create(request: PodCreateBody): Pod {
-    if (this.#pods.size >= MAX_PODS_PER_ACCOUNT) {
+    const standalone = [...this.#pods.values()].filter((p) => !p.pod.cluster).length;
+    if (standalone >= MAX_PODS_PER_ACCOUNT) {
       throw new PodError(
         400,
-        `the account holds ${this.#pods.size} pods, the most it may hold (${MAX_PODS_PER_ACCOUNT}); delete one before creating another`,
+        `the account holds ${standalone} pods, the most it may hold (${MAX_PODS_PER_ACCOUNT}); delete one before creating another`,
       );
     }
     const body = request.templateId
       ? withTemplate(request, requirePodTemplate(this.#templates(request.templateId), request.templateId))
       : request;
     const cloud = body.cloud ?? "SECURE";
-    // Data centre ids in any letter case, as the service compares them.
-    let dataCenters =
-      body.dataCenterIds && body.dataCenterIds.length > 0
-        ? body.dataCenterIds.map(catalogDataCenterId)
-        : undefined;
-    const network = body.mounts?.network?.[0];
-    if (network) {
-      const volume = this.#volumes.getVolume(network.volumeId);
-      if (!volume)
-        throw new PodError(404, `mounts.network[0].volumeId: network volume ${network.volumeId} not found`);
-      if (dataCenters && !dataCenters.includes(volume.dataCenterId)) {
-        throw new PodError(
-          400,
-          `mounts.network[0].volumeId: network volume ${volume.id} is in ${volume.dataCenterId}, which dataCenterIds leaves out; a pod must be in its volume's data center`,
-        );
-      }
-      dataCenters = [volume.dataCenterId];
-    }
-    const id = randomId(14);
-    const now = new Date(this.#clock.now()).toISOString();
+    const dataCenters = this.#dataCentersFor(body, "pod");
     let placed: Placement;
     let compute: Pick<Pod, "gpu" | "cpu">;
     if (body.gpu) {
@@ -254,6 +260,72 @@ export class PodStore implements PodStockView {
       compute = { cpu: { id: cpu.id, vcpuCount: cpu.vcpuCount, memory: Math.round(ram * cpu.vcpuCount) } };
     }
     this.#requireBalance(placed.cost, `a pod on ${describeCompute(compute)}`);
+    return this.#admit(body, compute, cloud, placed);
+  }
+
+  /**
+   * The data centres a pod or cluster may be placed in: `dataCenterIds` (any when empty), narrowed
+   * to its network volume's; 404 for an unknown volume, 400 for one `dataCenterIds` leaves out.
+   */
+  #dataCentersFor(
+    body: Pick<PodCreateBody, "dataCenterIds" | "mounts">,
+    what: "pod" | "cluster",
+  ): string[] | undefined {
+    // Data centre ids in any letter case, as the service compares them.
+    const dataCenters =
+      body.dataCenterIds && body.dataCenterIds.length > 0
+        ? body.dataCenterIds.map(catalogDataCenterId)
+        : undefined;
+    const network = body.mounts?.network?.[0];
+    if (!network) return dataCenters;
+    const volume = this.#volumes.getVolume(network.volumeId);
+    if (!volume)
+      throw new PodError(404, `mounts.network[0].volumeId: network volume ${network.volumeId} not found`);
+    if (dataCenters && !dataCenters.includes(volume.dataCenterId)) {
+      throw new PodError(
+        400,
+        `mounts.network[0].volumeId: network volume ${volume.id} is in ${volume.dataCenterId}, which dataCenterIds leaves out; a ${what} must be in its volume's data center`,
+      );
+    }
+    return [volume.dataCenterId];
+  }
+
+  /**
+   * Places a cluster and makes its members (the cluster store's `ClusterMemberHost`): the whole
+   * cluster is placed before any member is made, so a refusal makes none.
+   */
+  #admitMembers(clusterId: string, body: ClusterCreateBody, members: readonly ClusterMemberSpec[]): Pod[] {
+    const placed = this.#stock.placeCluster(body.compute, this.#dataCentersFor(body, "cluster"));
+    const { gpuTypeId, gpuCountPerPod, podCount } = body.compute;
+    this.#requireBalance(
+      Math.round(placed.cost * podCount * 10_000) / 10_000,
+      `a cluster of ${podCount} pods x ${gpuCountPerPod} ${gpuTypeId}`,
+    );
+    return members.map((m) =>
+      this.#admit(
+        { ...body, name: `${body.name}-${m.rank}` },
+        { gpu: { id: gpuTypeId, count: gpuCountPerPod } },
+        "SECURE",
+        placed,
+        { id: clusterId, rank: m.rank, ...(m.role ? { role: m.role } : {}), ip: m.ip },
+      ),
+    );
+  }
+
+  /** Makes a placed pod (PROVISIONING), takes its compute and starts its run. */
+  #admit(
+    body: Pick<
+      PodCreateBody,
+      "name" | "image" | "args" | "disk" | "mounts" | "ports" | "env" | "startSsh" | "startJupyter"
+    > &
+      Partial<Pick<PodCreateBody, "registry" | "globalNetworking">>,
+    compute: Pick<Pod, "gpu" | "cpu">,
+    cloud: string,
+    placed: Placement,
+    cluster?: Pod["cluster"],
+  ): Pod {
+    const id = randomId(14);
+    const now = new Date(this.#clock.now()).toISOString();
     const env = { ...(body.env ?? {}) };
     if (body.startSsh && this.#sshKeys.length > 0 && env.PUBLIC_KEY === undefined) {
       env.PUBLIC_KEY = this.#sshKeys.join("\n");
@@ -282,6 +354,7 @@ export class PodStore implements PodStockView {
       cost: placed.cost,
       locked: false,
       globalNetworking: { enabled: body.globalNetworking ?? false },
+      ...(cluster ? { cluster } : {}),
       runtime: null,
       createdAt: now,
       startedAt: null,
@@ -297,7 +370,11 @@ export class PodStore implements PodStockView {
     this.#stock.take(pod, placed.dataCenterId);
     this.#pods.set(id, stored);
     this.logs.open(LOG_GROUP, id);
-    this.#log(stored, "system", `pod ${id} created on ${placed.dataCenterId} (${describeCompute(pod)})`);
+    this.#log(
+      stored,
+      "system",
+      `pod ${id} created on ${placed.dataCenterId} (${describeCompute(pod)})${cluster ? `, rank ${cluster.rank} of cluster ${cluster.id}` : ""}`,
+    );
     this.#lifecycle.boot(stored);
     return this.#render(stored);
   }
@@ -306,6 +383,7 @@ export class PodStore implements PodStockView {
   update(id: string, patch: PodUpdateBody): Pod | undefined {
     const stored = this.#pods.get(id);
     if (!stored) return undefined;
+    requireStandalone(stored.pod);
     const { pod } = stored;
     if (patch.mounts) requireSameMountKind(pod, patch.mounts);
     if (patch.templateId !== undefined) {
@@ -340,6 +418,7 @@ export class PodStore implements PodStockView {
   action(id: string, action: Exclude<PodAction, "terminate">): Pod | undefined {
     const stored = this.#pods.get(id);
     if (!stored) return undefined;
+    requireStandalone(stored.pod);
     requireActionAllowed(stored.pod, action);
     const { pod } = stored;
     if (action === "stop") {
@@ -374,11 +453,22 @@ export class PodStore implements PodStockView {
     return this.#render(stored);
   }
 
-  /** Terminates and forgets a pod (its log ends); 409 when it is locked. False when there is none. */
+  /**
+   * Terminates and forgets a pod (its log ends); 409 when it is locked or a cluster's member.
+   * False when there is none.
+   */
   async delete(id: string): Promise<boolean> {
     const stored = this.#pods.get(id);
     if (!stored) return false;
+    requireStandalone(stored.pod);
     requireActionAllowed(stored.pod, "terminate");
+    await this.#terminate(stored);
+    return true;
+  }
+
+  /** Stops the pod's run, gives its compute back and forgets it (its log ends). */
+  async #terminate(stored: StoredPod): Promise<void> {
+    const { id } = stored.pod;
     this.#pods.delete(id);
     const closing = this.#lifecycle.stopRun(stored);
     this.#release(stored);
@@ -387,7 +477,6 @@ export class PodStore implements PodStockView {
     this.#log(stored, "system", "pod terminated");
     this.logs.close(id);
     await closing;
-    return true;
   }
 
   /**
@@ -433,6 +522,15 @@ export class PodStore implements PodStockView {
     }
     return pod;
   }
+}
+
+/** 409 for a cluster's member: the pod endpoints do not change, stop or delete one. */
+function requireStandalone(pod: Pod): void {
+  if (!pod.cluster) return;
+  throw new PodError(
+    409,
+    `pod ${pod.id} belongs to cluster ${pod.cluster.id} and cannot be modified via the pod endpoints; manage it through /v2/clusters/${pod.cluster.id} (DELETE there terminates every member)`,
+  );
 }
 
 function describeCompute(pod: Pick<Pod, "gpu" | "cpu">): string {

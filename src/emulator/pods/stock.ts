@@ -2,11 +2,16 @@
  * Pod stock and placement: free GPUs per GPU type, data centre and cloud, and free vCPUs per CPU
  * flavour and data centre (seeded from the catalog's `POD` levels), taken while a pod holds
  * compute and given back on stop and delete. A create places the one type asked for in the data
- * centre with the most free of it, and never falls back.
+ * centre with the most free of it, and never falls back. Cluster members take from stock of their
+ * own: GPUs per GPU type and data centre seeded from the catalog's `CLUSTER` levels, all of a
+ * cluster's in one data centre.
  */
 import type { AvailabilityLevel } from "../../wire/catalog";
+import type { ClusterComputeInput } from "../../wire/clusters";
 import type { Pod } from "../../wire/pods";
 import {
+  clusterStockLevel,
+  clusterStockSeed,
   compareCuda,
   cpuPodStockSeed,
   type PodStockView,
@@ -32,10 +37,19 @@ export class PodStock implements PodStockView {
   readonly #gpus = new Map<string, number>();
   /** Free vCPUs by `cpuId|dataCenterId` (CPU pods run in the SECURE cloud only). */
   readonly #vcpus = new Map<string, number>();
+  /** GPUs free for clusters by `gpuId|dataCenterId` (clusters run in the SECURE cloud). */
+  readonly #clusterGpus = new Map<string, number>();
 
   constructor() {
     for (const s of podStockSeed()) this.#gpus.set(gpuKey(s.gpuId, s.dataCenterId, s.cloud), s.free);
     for (const s of cpuPodStockSeed()) this.#vcpus.set(cpuKey(s.cpuId, s.dataCenterId), s.freeVcpus);
+    for (const s of clusterStockSeed()) this.#clusterGpus.set(clusterKey(s.gpuId, s.dataCenterId), s.free);
+  }
+
+  /** The live `CLUSTER` level of a GPU type in a data centre (the catalog's view). */
+  clusterLevel(gpuId: string, dataCenterId: string): AvailabilityLevel | undefined {
+    const free = this.#clusterGpus.get(clusterKey(gpuId, dataCenterId));
+    return free === undefined ? undefined : clusterStockLevel(free);
   }
 
   /** The live `POD` level of a GPU type in a data centre and cloud (the catalog's view). */
@@ -72,7 +86,10 @@ export class PodStock implements PodStockView {
 
   /** Takes (`sign` -1) or gives back (+1) the pod's compute in `dataCenterId`. */
   #move(pod: Pod, dataCenterId: string, sign: 1 | -1): void {
-    if (pod.gpu) {
+    if (pod.cluster && pod.gpu) {
+      const k = clusterKey(pod.gpu.id, dataCenterId);
+      this.#clusterGpus.set(k, (this.#clusterGpus.get(k) ?? 0) + sign * (pod.gpu.count ?? 1));
+    } else if (pod.gpu) {
       const k = gpuKey(pod.gpu.id, dataCenterId, pod.cloud ?? "SECURE");
       this.#gpus.set(k, (this.#gpus.get(k) ?? 0) + sign * (pod.gpu.count ?? 1));
     } else if (pod.cpu) {
@@ -114,6 +131,48 @@ export class PodStock implements PodStockView {
     const best = roomiest(offered, count, dataCenters);
     const price = cloud === "COMMUNITY" ? type.record.price?.community : type.record.price?.secure;
     return { dataCenterId: best.dc, cudaVersion, cost: roundUsd((price ?? 0) * count) };
+  }
+
+  /**
+   * Where a cluster fits: `podCount` x `gpuCountPerPod` GPUs of `gpuTypeId` free for clusters in
+   * one data centre among `dataCenters` (any when undefined), the roomiest; what each member pod
+   * costs an hour there. 400 for a type not in the catalog or more GPUs per pod than its
+   * `maxCount`; 400 saying it is a capacity failure, with what is free, when no data centre has room.
+   */
+  placeCluster(compute: ClusterComputeInput, dataCenters: readonly string[] | undefined): Placement {
+    const { gpuTypeId, gpuCountPerPod, podCount } = compute;
+    const type = inCatalog(podGpuType(gpuTypeId), "compute.gpuTypeId", gpuTypeId, "a GPU type", "gpus");
+    const max = type.record.maxCount?.secure ?? 0;
+    if (gpuCountPerPod > max) {
+      throw new PodError(
+        400,
+        `compute.gpuCountPerPod: at most ${max} ${gpuTypeId} GPUs per pod, got ${gpuCountPerPod}`,
+      );
+    }
+    const need = podCount * gpuCountPerPod;
+    const offered = [...this.#clusterGpus].flatMap(([k, free]) => {
+      const [id, dc] = k.split("|") as [string, string];
+      return id === gpuTypeId && (!dataCenters || dataCenters.includes(dc)) ? [{ dc, free }] : [];
+    });
+    const fits = offered.filter((o) => o.free >= need);
+    if (fits.length === 0) {
+      const where = dataCenters ? ` among ${dataCenters.join(", ")}` : "";
+      const most = offered.reduce<{ dc: string; free: number } | undefined>(
+        (a, b) => (a && a.free >= b.free ? a : b),
+        undefined,
+      );
+      const free = most
+        ? `the most free for clusters now is ${most.free}, in ${most.dc}`
+        : `no data center${where} offers ${gpuTypeId} for clusters`;
+      throw new PodError(
+        400,
+        `${NO_CAPACITY_MESSAGE} (a cluster of ${podCount} pods x ${gpuCountPerPod} ${gpuTypeId} needs ${need} GPUs free in one data center${where}; ${free})`,
+      );
+    }
+    const best = fits.reduce((a, b) => (b.free > a.free ? b : a));
+    const cudaVersion = type.cuda.find(([, available]) => available)?.[0] ?? null;
+    const price = type.record.price?.secure ?? 0;
+    return { dataCenterId: best.dc, cudaVersion, cost: roundUsd(price * gpuCountPerPod) };
   }
 
   /** Where `cpu.vcpuCount` vCPUs of `cpu.id` fit, among `dataCenters` (any when undefined); 400 when nowhere. */
@@ -172,4 +231,8 @@ function roundUsd(usd: number): number {
 function inCatalog<T>(entry: T | undefined, field: string, id: string, what: string, list: string): T {
   if (!entry) throw new PodError(400, `${field}: ${id} is not ${what} (GET /v2/catalog/${list} lists them)`);
   return entry;
+}
+
+function clusterKey(gpuId: string, dataCenterId: string): string {
+  return `${gpuId}|${dataCenterId}`;
 }
