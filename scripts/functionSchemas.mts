@@ -3,7 +3,8 @@
  * own declarations: each lookup's argument type and the type its promise resolves to, with the doc
  * comment of every member, read through TypeScript's checker. The same declarations and comments
  * give the reference pages' lookup tables (`gen-types.mts`) and what a TypeScript user sees on
- * hover, so a function's schema cannot drift from its TypeScript signature.
+ * hover, so a function's schema cannot drift from its TypeScript signature. A function's own
+ * description is its doc comment's first sentence ({@link summaryOf}).
  *
  * Types map as the plugin's resource schemas do (`src/plugin/schema.ts`): strings (string literal
  * unions too), numbers, booleans; arrays; a record without named members a map; an object with
@@ -36,6 +37,22 @@ export interface FunctionSchemas {
 
 const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const flat = (text: string) => text.replace(/\s+/g, " ").trim();
+
+/**
+ * A function's description: the first sentence of its doc comment, its summary (what follows says
+ * how the TypeScript function behaves: its error classes, its `Output` form). A sentence ends at a
+ * period outside backticks followed by a capital letter.
+ */
+export function summaryOf(doc: string): string {
+  let quoted = false;
+  for (let i = 0; i < doc.length; i++) {
+    if (doc[i] === "`") quoted = !quoted;
+    else if (!quoted && doc[i] === "." && doc[i + 1] === " " && /[A-Z]/.test(doc[i + 2] ?? "")) {
+      return doc.slice(0, i + 1);
+    }
+  }
+  return doc;
+}
 
 /** The schemas of `rows`' functions, under `<packageName>:index:<fn>`. */
 export function functionSchemas(
@@ -170,7 +187,7 @@ export function functionSchemas(
     } else {
       outputs = objectOf(given(result), `${base}Result`, row.secretOutputs);
     }
-    const description = docOf(fnSymbol);
+    const description = summaryOf(docOf(fnSymbol));
     if (description === "") problems.push(`${row.fn} has no doc comment`);
     functions[token(row.fn)] = {
       description,

@@ -52,9 +52,10 @@ function checkId(args: GetPodArgs | undefined, where: string): string {
 }
 
 /**
- * Reads a pod by id. A malformed `id` is rejected before any network call; an unknown one fails
- * with the service's 404 (`NotFoundError`). `env` values are plaintext in the result (see the
- * module comment; {@link getPodOutput} marks them secret).
+ * Reads a pod by id, as the service reports it now: its status, the GPU type it landed on, `cost`
+ * (USD per hour), `ssh` endpoints, ports and `env`. A malformed `id` is rejected before any network
+ * call; an unknown one fails with the service's 404 (`NotFoundError`). `env` values are plaintext
+ * in the result (see the module comment; {@link getPodOutput} marks them secret).
  */
 export async function getPod(args: GetPodArgs, opts: GetPodOptions = {}): Promise<GetPodResult> {
   const id = checkId(args, "getPod");
