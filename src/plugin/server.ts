@@ -462,11 +462,12 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
             );
           }
           const args = unwrapProps(js(call.request.getArgs() as never));
-          const res = new w.provider.InvokeResponse();
-          const unknown = Object.keys(args.plain).filter(
-            (key) =>
-              args.plain[key] !== undefined && args.plain[key] !== null && !f.argumentNames.includes(key),
+          // A null argument is one left out (the engine marshals Invoke's arguments with PropagateNil).
+          const given: Props = Object.fromEntries(
+            Object.entries(args.plain).filter(([, value]) => value !== null && value !== undefined),
           );
+          const res = new w.provider.InvokeResponse();
+          const unknown = Object.keys(given).filter((key) => !f.argumentNames.includes(key));
           for (const key of unknown) {
             res.addFailures(
               new w.provider.CheckFailure()
@@ -479,9 +480,9 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
           if (unknown.length > 0) return res;
           let result: Props;
           try {
-            result = await f.invoke(args.plain, settings);
+            result = await f.invoke(given, settings);
           } catch (error) {
-            const property = argumentOf(error, args.plain, f.argumentNames);
+            const property = argumentOf(error, given, f.argumentNames);
             if (property === undefined) {
               throw Object.assign(
                 new Error(withPluginConfigNames((error as Error).message ?? String(error))),

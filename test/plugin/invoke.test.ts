@@ -176,6 +176,11 @@ describe("pulumi-resource-runpod-native: Invoke over gRPC", () => {
       pool: string | null;
     }[];
     expect(gpus.length).toBeGreaterThan(0);
+    // A null argument is one left out, as an SDK that sends None or nil means it.
+    expect(await invoke("getGpuTypes", { serverless: true, pool: null })).toEqual({
+      result: { gpuTypes: gpus },
+      failures: [],
+    });
     expect(gpus.every((g) => typeof g.pool === "string")).toBe(true);
     expect((await invoke("getServerlessEndpoint", { id: "echo" })).result).toMatchObject({
       id: "echo",
