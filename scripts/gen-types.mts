@@ -33,6 +33,7 @@ import { registerHooks } from "node:module";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
+import { functionSchemas, functionSchemasModule } from "./functionSchemas.mts";
 
 const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -511,6 +512,9 @@ function withLookupTable(page: string, fn: string, table: string, where: string)
   return `${page.slice(0, from + start.length)}\n${table}\n${page.slice(to)}`;
 }
 
+/** The native plugin's function schemas (`scripts/functionSchemas.mts`). */
+const FUNCTIONS_FILE = "src/plugin/functions.generated.ts";
+
 /** The reference facts file: per resource (by class name), its arguments' facts. */
 const FACTS_FILE = "docs/reference/facts.json";
 
@@ -548,6 +552,17 @@ for (const lookup of LOOKUPS) {
   pages.set(lookup.page, withLookupTable(pageText(lookup.page), lookup.fn, table, lookup.page));
 }
 for (const [page, text] of pages) writeIfChanged(page, text);
+// The native plugin's function schemas, from the same declarations as the lookup tables above.
+const { PACKAGE_NAME } = (await import(
+  pathToFileURL(path.join(REPO_DIR, "src/plugin/config.ts")).href
+)) as typeof import("../src/plugin/config.ts");
+const schemas = functionSchemas(REPO_DIR, table.LOOKUPS, PACKAGE_NAME);
+if (schemas.problems.length > 0) {
+  throw new Error(
+    `the lookups' declarations need doc comments for the plugin's schema:\n${schemas.problems.join("\n")}`,
+  );
+}
+writeIfChanged(FUNCTIONS_FILE, functionSchemasModule(schemas));
 if (check && stale.length > 0) {
   process.stderr.write(
     `stale generated argument types, reference facts or page argument tables (run npm run gen:types): ${stale.join(", ")}\n`,

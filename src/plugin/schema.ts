@@ -12,6 +12,8 @@
 import { z } from "zod";
 import { loadArgsSchema, type ResourceRow } from "../provider/resources";
 import { configKey, PACKAGE_NAME, PLUGIN_CONFIG } from "./config";
+import { type ServedFunction, servedFunctions } from "./functions";
+import { FUNCTION_TYPES, FUNCTIONS } from "./functions.generated";
 import type { ServedResource } from "./resources";
 
 type JsonSchema = Record<string, unknown>;
@@ -293,11 +295,25 @@ async function resourceSchema(row: ResourceRow, types: TypeTable): Promise<JsonS
   };
 }
 
-/** The package schema of the served resources, as `GetSchema` sends it (JSON text). */
-export async function packageSchema(served: readonly ServedResource[]): Promise<string> {
+/**
+ * The package schema of the served resources and functions, as `GetSchema` sends it (JSON text).
+ * A function's entry and the types it refers to are generated from the lookup's declarations
+ * (`./functions.generated.ts`, written by `npm run gen:types`).
+ */
+export async function packageSchema(
+  served: readonly ServedResource[],
+  servedFns: readonly ServedFunction[] = servedFunctions(),
+): Promise<string> {
   const resources: Record<string, JsonSchema> = {};
   const types: TypeTable = {};
   for (const [name, spec] of Object.entries(OUTPUT_TYPES)) types[`${PACKAGE_NAME}:index:${name}`] = spec;
+  const functions: Record<string, JsonSchema> = {};
+  for (const f of servedFns) {
+    const spec = FUNCTIONS[f.token];
+    if (spec === undefined) throw new Error(`${f.token} has no generated schema: run npm run gen:types`);
+    functions[f.token] = spec;
+  }
+  if (servedFns.length > 0) Object.assign(types, FUNCTION_TYPES);
   for (const resource of served) resources[resource.token] = await resourceSchema(resource.row, types);
   const variables = Object.fromEntries(
     Object.entries(PLUGIN_CONFIG).map(([key, spec]) => [
@@ -326,6 +342,7 @@ export async function packageSchema(served: readonly ServedResource[]): Promise<
     },
     types,
     resources,
+    functions,
   };
   return JSON.stringify(schema);
 }

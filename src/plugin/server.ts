@@ -1,6 +1,7 @@
 /**
  * The plugin's gRPC server: Pulumi's ResourceProvider protocol served from the SDK's generated
- * stubs (`./wire.ts`), dispatching to the operations modules (`./resources.ts`).
+ * stubs (`./wire.ts`), dispatching to the operations modules (`./resources.ts`) and, for `Invoke`,
+ * to the lookups a TypeScript program calls (`./functions.ts`).
  *
  * Not the SDK's `@pulumi/pulumi/provider` `main()`: it ignores `Configure`'s arguments (the
  * provider gets no config) and answers `CheckConfig`/`DiffConfig` as unimplemented, so config
@@ -23,6 +24,7 @@ import {
   settingsFromArgs,
   withPluginConfigNames,
 } from "./config";
+import { type ServedFunction, servedFunctions } from "./functions";
 import { type ServedResource, servedResources, URN_INPUT } from "./resources";
 import { packageSchema, packageVersion } from "./schema";
 import { unwrapProps, wrapSecrets } from "./values";
@@ -39,6 +41,8 @@ export interface PluginOptions {
   env?: NodeJS.ProcessEnv;
   /** The resources served. @default servedResources() */
   resources?: readonly ServedResource[];
+  /** The functions served through `Invoke`. @default servedFunctions() */
+  functions?: readonly ServedFunction[];
 }
 
 /** A running plugin. */
@@ -120,6 +124,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
   const w = wire();
   const env = options.env ?? process.env;
   const served = new Map((options.resources ?? servedResources()).map((r) => [r.token, r]));
+  const functions = new Map((options.functions ?? servedFunctions()).map((f) => [f.token, f]));
   let settings: RunpodSettings = settingsFromArgs({}, env);
   const engineAt = (address: string | undefined) =>
     address === undefined
@@ -195,7 +200,9 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
         () => [],
         async () => {
           if (call.request.getSubpackageName()) throw new Error(`${PACKAGE_NAME} has no subpackages`);
-          return new w.provider.GetSchemaResponse().setSchema(await packageSchema([...served.values()]));
+          return new w.provider.GetSchemaResponse().setSchema(
+            await packageSchema([...served.values()], [...functions.values()]),
+          );
         },
       );
     },
@@ -431,6 +438,72 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
       );
     },
 
+    // Invoke: a lookup, called as a TypeScript program calls it, with the settings Configure
+    // resolved. Bad arguments answer `failures` (the engine passes them to the program's SDK, which
+    // throws "Invoke of '<token>' failed: <reason> (<property>)": `resmon.Invoke`,
+    // pkg/resource/deploy/source_eval.go; `deserializeResponse`, sdk/nodejs/runtime/invoke.ts); any
+    // other error is the call's error (`provider.Invoke`, pkg/resource/plugin/provider_plugin.go:
+    // "invocation of <token> returned an error"). The engine unmarshals the result keeping secrets
+    // and, since the plugin accepts secrets, marks nothing itself (`if args.ContainsSecrets() &&
+    // !protocol.acceptSecrets`): the plugin marks the row's `secretOutputs` and, when an argument
+    // came secret, every field of the result.
+    invoke(call: { request: pb.InvokeRequest }, callback: Callback<unknown>) {
+      answer(
+        callback,
+        () => [],
+        async () => {
+          const f = functions.get(call.request.getTok());
+          if (f === undefined) {
+            throw Object.assign(
+              new Error(
+                `${PACKAGE_NAME} has no function ${call.request.getTok()}; its functions are ${[...functions.keys()].join(", ")}`,
+              ),
+              { grpcCode: w.grpc.status.INVALID_ARGUMENT },
+            );
+          }
+          const args = unwrapProps(js(call.request.getArgs() as never));
+          // A null argument is one left out (the engine marshals Invoke's arguments with PropagateNil).
+          const given: Props = Object.fromEntries(
+            Object.entries(args.plain).filter(([, value]) => value !== null && value !== undefined),
+          );
+          const res = new w.provider.InvokeResponse();
+          const unknown = Object.keys(given).filter((key) => !f.argumentNames.includes(key));
+          for (const key of unknown) {
+            res.addFailures(
+              new w.provider.CheckFailure()
+                .setProperty(key)
+                .setReason(
+                  `${f.row.fn} takes no argument ${key}; its arguments are ${f.argumentNames.join(", ") || "none"}`,
+                ),
+            );
+          }
+          if (unknown.length > 0) return res;
+          let result: Props;
+          try {
+            result = await f.invoke(given, settings);
+          } catch (error) {
+            const property = argumentOf(error, given, f.argumentNames);
+            if (property === undefined) {
+              throw Object.assign(
+                new Error(withPluginConfigNames((error as Error).message ?? String(error))),
+                {
+                  grpcCode: w.grpc.status.UNKNOWN,
+                },
+              );
+            }
+            res.addFailures(
+              new w.provider.CheckFailure()
+                .setProperty(property)
+                .setReason(withPluginConfigNames((error as Error).message)),
+            );
+            return res;
+          }
+          const secretKeys = args.secretKeys.size > 0 ? Object.keys(result) : (f.row.secretOutputs ?? []);
+          return res.setReturn(struct(wrapSecrets(result, secretKeys)));
+        },
+      );
+    },
+
     // Cancel: the engine asks the plugin to wind down (`SignalCancellation`); operations in flight
     // finish their own bounded waits, and nothing new starts after the engine stops calling.
     cancel(_call: unknown, callback: Callback<unknown>) {
@@ -450,7 +523,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
   };
 
   const server = new w.grpc.Server({ "grpc.max_receive_message_length": 400 * 1024 * 1024 });
-  // Methods not above (Invoke, Construct, Call, Parameterize, ...) answer UNIMPLEMENTED (grpc-js does for a missing handler).
+  // Methods not above (Construct, Call, Parameterize, ...) answer UNIMPLEMENTED (grpc-js does for a missing handler).
   server.addService(w.providerGrpc.ResourceProviderService, service);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync("127.0.0.1:0", w.grpc.ServerCredentials.createInsecure(), (err, p) =>
@@ -465,6 +538,18 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
         server.tryShutdown(() => resolve());
       }),
   };
+}
+
+/**
+ * The argument a lookup's error is about, when it is a refusal of one: a `ValidationError` (by its
+ * stable `code`, which survives two copies of the package) whose `path` starts with an argument the
+ * function takes or was given. Anything else (a missing API key, the service's answer) is not.
+ */
+function argumentOf(error: unknown, given: Props, argumentNames: readonly string[]): string | undefined {
+  const e = error as { code?: unknown; path?: unknown } | null;
+  if (e?.code !== "validation_error" || !Array.isArray(e.path)) return undefined;
+  const [first] = e.path;
+  return typeof first === "string" && (argumentNames.includes(first) || first in given) ? first : undefined;
 }
 
 /**

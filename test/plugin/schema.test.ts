@@ -1,7 +1,8 @@
 /**
  * The package schema of every resource in the table (served or not yet), as `GetSchema` would send
- * it: valid against Pulumi's package metaschema (the copy in test/fixtures), every property with a
- * description, secrets marked, nested arguments as named types, `waitFor` and `scaling` as unions.
+ * it, with every lookup as a function: valid against Pulumi's package metaschema (the copy in
+ * test/fixtures), every property (of functions too) with a description, secrets marked, nested
+ * arguments as named types, `waitFor` and `scaling` as unions.
  */
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
@@ -53,6 +54,11 @@ describe("the package schema of every resource in the table", () => {
     for (const [token, t] of Object.entries<any>(schema.types)) {
       if (!t.description) undocumented.push(token);
       props(token, t.properties);
+    }
+    for (const [token, f] of Object.entries<any>(schema.functions)) {
+      if (!f.description) undocumented.push(token);
+      props(`${token}.inputs`, f.inputs.properties);
+      props(`${token}.outputs`, f.outputs.properties);
     }
     expect(undocumented).toEqual([]);
     expect(dangling).toEqual([]);
