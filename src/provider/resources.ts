@@ -292,7 +292,15 @@ export const LOOKUPS: readonly LookupRow[] = [
     listResult: { property: "dataCenters", description: "The data centres." },
   },
   { fn: "getBilling", module: "billing/lookup", args: "GetBillingArgs", page: "docs/cost.md" },
-  { fn: "getEcrDelegations", module: "ecrDelegation/lookup", page: RESOURCES.EcrDelegation.page },
+  {
+    fn: "getEcrDelegations",
+    module: "ecrDelegation/lookup",
+    page: RESOURCES.EcrDelegation.page,
+    listResult: {
+      property: "delegations",
+      description: "The account's ECR delegations, in the service's order.",
+    },
+  },
 ];
 
 /**

@@ -283,6 +283,7 @@ export const PodSchema = z.looseObject({
   /** Cluster membership (`PodCluster`); absent on a standalone pod. */
   cluster: z
     .looseObject({
+      /** Id of the cluster this pod belongs to. */
       id: z.string(),
       /** Node rank (`NODE_RANK`), null until assigned; 0 is the cluster's primary. */
       rank: z.number().int().nullable().optional(),

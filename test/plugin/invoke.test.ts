@@ -11,6 +11,7 @@ import type { RunningEmulator } from "../../src/emulator";
 import { ManualClock } from "../../src/emulator/clock";
 import { getBilling } from "../../src/provider/billing/lookup";
 import { getCpuTypes, getDataCenters, getGpuTypes } from "../../src/provider/catalog/lookups";
+import { getEcrDelegations } from "../../src/provider/ecrDelegation/lookup";
 import { getEndpointHealth } from "../../src/provider/endpointHealth";
 import { getNetworkVolume, getNetworkVolumes } from "../../src/provider/networkVolume/lookups";
 import { getPod } from "../../src/provider/pod/lookup";
@@ -73,6 +74,10 @@ describe("pulumi-resource-runpod-native: Invoke over gRPC", () => {
       })
     ).id;
     await client.account.setSshKeys([KEY_LINE]);
+    await client.registries.delegations.create({
+      resource: "arn:aws:ecr:eu-west-1:123456789012:repository/team/app",
+      name: "team-app",
+    });
     await rig.configure({
       apiKey: secret(API_KEY),
       restUrl: emu.restUrlV2,
@@ -125,6 +130,7 @@ describe("pulumi-resource-runpod-native: Invoke over gRPC", () => {
     },
     { fn: "getPod", args: { id: "" }, direct: () => getPod({ id: podId }, { client }) },
     { fn: "getSshKeys", args: {}, direct: () => getSshKeys({}, { client }) },
+    { fn: "getEcrDelegations", args: {}, direct: () => getEcrDelegations({}, { client }) },
     {
       fn: "getBilling",
       args: { lastN: 2, bucketSize: "day" },
@@ -260,6 +266,11 @@ describe("pulumi-resource-runpod-native: Invoke over gRPC", () => {
         "getSshKeys",
         { all: true },
         { property: "all", reason: "getSshKeys takes no argument all; its arguments are none" },
+      ],
+      [
+        "getEcrDelegations",
+        { all: true },
+        { property: "all", reason: "getEcrDelegations takes no argument all; its arguments are none" },
       ],
       [
         "getBilling",
