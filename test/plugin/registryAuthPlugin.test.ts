@@ -98,6 +98,7 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
       "runpod-native:index:Template",
       "runpod-native:index:SshKey",
       "runpod-native:index:Pod",
+      "runpod-native:index:ServerlessEndpoint",
     ]);
     const auth = schema.resources[TYPE];
     expect(auth.requiredInputs).toEqual(["name", "username", "password"]);
@@ -260,7 +261,7 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
     expect(error).toEqual({
       code: 3,
       message:
-        "runpod-native does not serve runpod-native:index:JobRun: this version serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template, runpod-native:index:SshKey, runpod-native:index:Pod (preview). Use the TypeScript package's dynamic resources for the others.",
+        "runpod-native does not serve runpod-native:index:JobRun: this version serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template, runpod-native:index:SshKey, runpod-native:index:Pod, runpod-native:index:ServerlessEndpoint (preview). Use the TypeScript package's dynamic resources for the others.",
     });
   });
 });
