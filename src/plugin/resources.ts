@@ -21,6 +21,7 @@ export const SERVED_CLASSES: readonly ResourceName[] = [
   "SshKey",
   "Pod",
   "ServerlessEndpoint",
+  "JobRun",
 ];
 
 /**

@@ -99,6 +99,7 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
       "runpod-native:index:SshKey",
       "runpod-native:index:Pod",
       "runpod-native:index:ServerlessEndpoint",
+      "runpod-native:index:JobRun",
     ]);
     const auth = schema.resources[TYPE];
     expect(auth.requiredInputs).toEqual(["name", "username", "password"]);
@@ -253,15 +254,15 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
       rpc.call(
         "create",
         new pb.CreateRequest()
-          .setUrn(urnOf("runpod-native:index:JobRun", "p"))
-          .setType("runpod-native:index:JobRun")
+          .setUrn(urnOf("runpod-native:index:Cluster", "p"))
+          .setType("runpod-native:index:Cluster")
           .setProperties(Struct.fromJavaScript({})),
       ),
     );
     expect(error).toEqual({
       code: 3,
       message:
-        "runpod-native does not serve runpod-native:index:JobRun: this version serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template, runpod-native:index:SshKey, runpod-native:index:Pod, runpod-native:index:ServerlessEndpoint (preview). Use the TypeScript package's dynamic resources for the others.",
+        "runpod-native does not serve runpod-native:index:Cluster: this version serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template, runpod-native:index:SshKey, runpod-native:index:Pod, runpod-native:index:ServerlessEndpoint, runpod-native:index:JobRun (preview). Use the TypeScript package's dynamic resources for the others.",
     });
   });
 });
