@@ -37,9 +37,9 @@ import {
 } from "./lib.mts";
 
 /** The wait a ServerlessEndpoint's create and update run, from `dist/`. */
-const endpointRollout: typeof import("../src/provider/serverlessEndpoint/rollout.ts") = createRequire(
+const endpointRollout: typeof import("../src/provider/serverlessEndpoint/rolloutWait.ts") = createRequire(
   import.meta.url,
-)("../dist/provider/serverlessEndpoint/rollout.js");
+)("../dist/provider/serverlessEndpoint/rolloutWait.js");
 
 const API_KEY = "bench-endpoint-rollout-key";
 const ENDPOINT = "rolling";

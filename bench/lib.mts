@@ -16,12 +16,12 @@ const require = createRequire(import.meta.url);
 
 /** The built package root (`dist/index.js`): RunpodClient, startEmulator, the error classes. */
 export const pkg: typeof import("../src/index.ts") = require("../dist/index.js");
-/** JobRun's execution logic, exactly as the provider runs it (`dist/provider/release/run.js`). */
-export const jobRunLogic: typeof import("../src/provider/release/run.ts") = require("../dist/provider/release/run.js");
-/** JobRun's rollout wait (`waitForRollout`), as the provider runs it (`dist/provider/release/rollout.js`). */
-export const rolloutLogic: typeof import("../src/provider/release/rollout.ts") = require("../dist/provider/release/rollout.js");
+/** JobRun's execution logic, exactly as the provider runs it (`dist/provider/smokeTestJob/run.js`). */
+export const jobRunLogic: typeof import("../src/provider/smokeTestJob/run.ts") = require("../dist/provider/smokeTestJob/run.js");
+/** JobRun's rollout wait (`waitForRollout`), as the provider runs it (`dist/provider/smokeTestJob/staleWorkers.js`). */
+export const rolloutLogic: typeof import("../src/provider/smokeTestJob/staleWorkers.ts") = require("../dist/provider/smokeTestJob/staleWorkers.js");
 /** JobRun's argument resolution (defaults applied), as the provider runs it. */
-export const jobRunArgs: typeof import("../src/provider/release/jobArgs.ts") = require("../dist/provider/release/jobArgs.js");
+export const jobRunArgs: typeof import("../src/provider/smokeTestJob/jobArgs.ts") = require("../dist/provider/smokeTestJob/jobArgs.js");
 /** The service's limits table and constants. */
 export const limits: typeof import("../src/client/limits.ts") = require("../dist/client/limits.js");
 /** undici, the HTTP client the package itself uses (same copy). */

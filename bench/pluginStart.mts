@@ -73,7 +73,9 @@ export async function benchPluginStart(): Promise<ResultRow[]> {
   const pb = fromSdk("./proto/provider_pb");
   const { ResourceProviderClient } = fromSdk("./proto/provider_grpc_pb");
   const { Struct } = fromSdk("google-protobuf/google/protobuf/struct_pb");
-  const { operations } = require(path.join(REPO_DIR, "dist", "provider", "registryAuth", "operations.js"));
+  const { operations } = require(
+    path.join(REPO_DIR, "dist", "provider", "containerRegistryAuth", "operations.js"),
+  );
   const type = "runpod-native:index:ContainerRegistryAuth";
   const secret = (value: unknown) => ({
     "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",

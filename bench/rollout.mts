@@ -50,7 +50,7 @@
  */
 import type { RunningEmulator } from "../src/emulator/index.ts";
 import type { RunpodClient } from "../src/index.ts";
-import type { RolloutWaitResult, WorkerListReader } from "../src/provider/release/rollout.ts";
+import type { RolloutWaitResult, WorkerListReader } from "../src/provider/smokeTestJob/staleWorkers.ts";
 import {
   delay,
   jobRunArgs,

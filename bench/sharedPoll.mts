@@ -20,7 +20,7 @@
  *
  * `node bench/sharedPoll.mts` (after `npm run build`) runs this section alone, about 25 s.
  */
-import type { WorkerListReader } from "../src/provider/release/rollout.ts";
+import type { WorkerListReader } from "../src/provider/smokeTestJob/staleWorkers.ts";
 import { delay, pkg, progress, type ResultRow, rolloutLogic } from "./lib.mts";
 
 const API_KEY = "bench-shared-poll-key";

@@ -62,6 +62,10 @@ export {
   getGpuTypesOutput,
 } from "./provider/catalog/lookups";
 export {
+  ContainerRegistryAuth,
+  type ContainerRegistryAuthArgs,
+} from "./provider/containerRegistryAuth/resource";
+export {
   type EndpointHealth,
   type GetEndpointHealthArgs,
   getEndpointHealth,
@@ -97,7 +101,6 @@ export {
   type PodSshEndpoint,
   type PodWaitFor,
 } from "./provider/pod/resource";
-export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/registryAuth/resource";
 export {
   type GetServerlessEndpointArgs,
   type GetServerlessEndpointOptions,

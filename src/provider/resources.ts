@@ -12,8 +12,10 @@
  * row's `operationsModule` string (DESIGN.md fact 1).
  *
  * COMPATIBILITY CONTRACT: `className`, `typeToken` and `operationsModule` of a shipped resource are
- * stored in users' states (the type in each URN, the module path in each `__provider` text); they
- * never change. `test/provider/resourceTable.test.ts` holds the shipped values.
+ * stored in users' states (the type in each URN, the module path in each `__provider` text). The
+ * first two never change; when a `folder` changes, its old `operationsModule` path keeps resolving
+ * through an exact key in package.json `exports` to a module in `compat/` (ContainerRegistryAuth's
+ * `registryAuth/operations.js`). `test/provider/resourceTable.test.ts` holds the shipped values.
  */
 import type { ZodObject } from "zod";
 
@@ -105,7 +107,7 @@ export const RESOURCES = defineResources({
   JobRun: {
     folder: "jobRun",
     args: {
-      module: "release/jobArgs",
+      module: "smokeTestJob/jobArgs",
       schema: "JobRunArgsObject",
       input: "JobRunInputs",
       summary:
@@ -127,9 +129,9 @@ export const RESOURCES = defineResources({
     },
   },
   ContainerRegistryAuth: {
-    folder: "registryAuth",
+    folder: "containerRegistryAuth",
     args: {
-      module: "registryAuth/args",
+      module: "containerRegistryAuth/args",
       schema: "RegistryAuthArgsSchema",
       input: "RegistryAuthArgsInput",
       summary:

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ENDPOINT_ID_RULE, isEndpointId, ValidationError } from "../../src/client";
 import { getEndpointHealth } from "../../src/provider/endpointHealth";
-import { checkJobRunArgs } from "../../src/provider/release/jobArgsCheck";
+import { checkJobRunArgs } from "../../src/provider/smokeTestJob/jobArgsCheck";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 import { clientFor } from "./helpers";
 

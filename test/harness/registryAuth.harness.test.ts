@@ -12,7 +12,7 @@ const PASSWORD = "registry-pa55word-never-in-plaintext";
 // depend on every other module behind the package root).
 const PROGRAM = `
 import * as pulumi from "@pulumi/pulumi";
-import registryAuth from "pulumi-runpod-dynamic/dist/provider/registryAuth/resource.js";
+import registryAuth from "pulumi-runpod-dynamic/dist/provider/containerRegistryAuth/resource.js";
 const cfg = new pulumi.Config("app");
 const auth = new registryAuth.ContainerRegistryAuth("creds", {
   name: cfg.require("registryName"),

@@ -115,17 +115,21 @@ export interface PluginProcess {
   close(): Promise<void>;
 }
 
-/** Starts the built plugin as the engine does; `env` without any RUNPOD_* variable unless given. */
+/**
+ * Starts the built plugin (or the executable `bin`, e.g. a release archive's launcher) as the engine
+ * does; `env` without any RUNPOD_* variable unless given.
+ */
 export async function startPluginProcess(
   engineAddress: string,
   env: NodeJS.ProcessEnv = {},
+  bin: string = PLUGIN_BIN,
 ): Promise<PluginProcess> {
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("RUNPOD_")) base[k] = v;
   // The bin runs on `node` from PATH (its shebang), as the engine would run it: this Node first.
   base.PATH = `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`;
   const started = performance.now();
-  const child: ChildProcess = spawn(PLUGIN_BIN, [engineAddress], {
+  const child: ChildProcess = spawn(bin, [engineAddress], {
     env: { ...base, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

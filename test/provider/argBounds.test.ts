@@ -6,12 +6,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { NAME_MAX_LENGTH } from "../../src/provider/common/checkArgs";
+import { checkRegistryAuthArgs } from "../../src/provider/containerRegistryAuth/args";
 import { checkNetworkVolumeArgs } from "../../src/provider/networkVolume/args";
 import { checkPodArgs } from "../../src/provider/pod/args";
-import { checkRegistryAuthArgs } from "../../src/provider/registryAuth/args";
-import { checkJobRunArgs } from "../../src/provider/release/jobArgsCheck";
 import { loadArgsSchema, RESOURCE_ROWS } from "../../src/provider/resources";
 import { checkEndpointArgs } from "../../src/provider/serverlessEndpoint/args";
+import { checkJobRunArgs } from "../../src/provider/smokeTestJob/jobArgsCheck";
 import { checkTemplateArgs } from "../../src/provider/template/args";
 
 const ENV_SECRET = "env-secret-value-31c9";

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { recordedRunPassed } from "../../src/provider/jobRun/diff";
-import { resolveJobRunArgs } from "../../src/provider/release/jobArgs";
-import { checkJobRunArgs } from "../../src/provider/release/jobArgsCheck";
-import { outputSchemaViolations } from "../../src/provider/release/outputSchema";
-import { judge } from "../../src/provider/release/verdict";
+import { resolveJobRunArgs } from "../../src/provider/smokeTestJob/jobArgs";
+import { checkJobRunArgs } from "../../src/provider/smokeTestJob/jobArgsCheck";
+import { outputSchemaViolations } from "../../src/provider/smokeTestJob/outputSchema";
+import { judge } from "../../src/provider/smokeTestJob/verdict";
 import { type ProviderHost, urnFor } from "../support/providerHost.mts";
 import { createFailing, createPassing, startJobRunHost } from "./jobRunHostKit";
 

@@ -9,8 +9,8 @@ import { type JobRunFailedError, NotFoundError, ResponseValidationError } from "
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { sleep } from "../../src/provider/clock";
 import { contextFromSettings, runAndRecord } from "../../src/provider/jobRun/operations";
-import type { LifecycleContext } from "../../src/provider/release/context";
-import { recordJob } from "../../src/provider/release/execution";
+import type { LifecycleContext } from "../../src/provider/smokeTestJob/context";
+import { recordJob } from "../../src/provider/smokeTestJob/execution";
 import {
   boundLogTail,
   LOG_TAIL_IDLE_MS,
@@ -19,8 +19,8 @@ import {
   readLogTail,
   tailLines,
   type WorkerLogReader,
-} from "../../src/provider/release/logTail";
-import type { JobRunResult } from "../../src/provider/release/result";
+} from "../../src/provider/smokeTestJob/logTail";
+import type { JobRunResult } from "../../src/provider/smokeTestJob/result";
 import { FakeClock } from "../support/fakeClock";
 import { type ProviderHost, urnFor } from "../support/providerHost.mts";
 import { createFailing, startJobRunHost } from "./jobRunHostKit";

@@ -10,8 +10,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
-import { resolveJobRunArgs } from "../../src/provider/release/jobArgs";
-import { executeJobRun, JobRunSubmitError } from "../../src/provider/release/run";
+import { resolveJobRunArgs } from "../../src/provider/smokeTestJob/jobArgs";
+import { executeJobRun, JobRunSubmitError } from "../../src/provider/smokeTestJob/run";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 
 let server: ScriptedServer;

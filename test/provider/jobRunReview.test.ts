@@ -17,10 +17,14 @@ import {
   type LifecycleContext,
   updateJobRun,
 } from "../../src/provider/jobRun/operations";
-import { resolveJobRunArgs } from "../../src/provider/release/jobArgs";
-import { checkJobRunArgs } from "../../src/provider/release/jobArgsCheck";
-import { buildOutputs } from "../../src/provider/release/outputs";
-import { CANCEL_NOT_CONFIRMED, executeJobRun, MIN_RUNSYNC_TIMEOUT_MS } from "../../src/provider/release/run";
+import { resolveJobRunArgs } from "../../src/provider/smokeTestJob/jobArgs";
+import { checkJobRunArgs } from "../../src/provider/smokeTestJob/jobArgsCheck";
+import { buildOutputs } from "../../src/provider/smokeTestJob/outputs";
+import {
+  CANCEL_NOT_CONFIRMED,
+  executeJobRun,
+  MIN_RUNSYNC_TIMEOUT_MS,
+} from "../../src/provider/smokeTestJob/run";
 
 type Endpoint = Parameters<typeof executeJobRun>[1]["endpoint"];
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void;

@@ -9,17 +9,17 @@ import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { ManualClock } from "../../src/emulator/clock";
 import { WORKER_START_MS } from "../../src/emulator/jobs/engine";
 import { timeoutSignal } from "../../src/provider/clock";
-import { resolveJobRunArgs } from "../../src/provider/release/jobArgs";
+import { resolveJobRunArgs } from "../../src/provider/smokeTestJob/jobArgs";
+import { executeJobRun } from "../../src/provider/smokeTestJob/run";
 import {
   RolloutTimeoutError,
   releaseOfJob,
   rolloutState,
   type WorkerListReader,
   waitForRollout,
-} from "../../src/provider/release/rollout";
-import { executeJobRun } from "../../src/provider/release/run";
-import { JobRunSubmitError } from "../../src/provider/release/submission";
-import { WorkerPolls } from "../../src/provider/release/workerPoll";
+} from "../../src/provider/smokeTestJob/staleWorkers";
+import { JobRunSubmitError } from "../../src/provider/smokeTestJob/submission";
+import { WorkerPolls } from "../../src/provider/smokeTestJob/workerPoll";
 import { FakeClock } from "../support/fakeClock";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { createFailing, createPassing, startJobRunHost } from "./jobRunHostKit";

@@ -12,10 +12,10 @@ import {
 } from "../../src/client/errors";
 import { UNKNOWN } from "../../src/provider/common/unknown";
 import { changedArgs, diffJobRun } from "../../src/provider/jobRun/diff";
-import { resolveJobRunArgs } from "../../src/provider/release/jobArgs";
-import { checkJobRunArgs } from "../../src/provider/release/jobArgsCheck";
-import { findMismatches, formatMismatches, matchesSubset } from "../../src/provider/release/match";
-import { buildOutputs } from "../../src/provider/release/outputs";
+import { resolveJobRunArgs } from "../../src/provider/smokeTestJob/jobArgs";
+import { checkJobRunArgs } from "../../src/provider/smokeTestJob/jobArgsCheck";
+import { findMismatches, formatMismatches, matchesSubset } from "../../src/provider/smokeTestJob/match";
+import { buildOutputs } from "../../src/provider/smokeTestJob/outputs";
 import {
   executeJobRun,
   failureMessage,
@@ -23,8 +23,8 @@ import {
   JobRunSubmitError,
   judge,
   resendable,
-} from "../../src/provider/release/run";
-import { canonicalJson, digestS3Config, s3ConfigMatches } from "../../src/provider/release/s3Digest";
+} from "../../src/provider/smokeTestJob/run";
+import { canonicalJson, digestS3Config, s3ConfigMatches } from "../../src/provider/smokeTestJob/s3Digest";
 
 const s3 = {
   accessId: "AKID",

@@ -17,7 +17,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type * as Package from "../../src/index";
 import { type ProviderHost, startProviderHost } from "../support/providerHost.mts";
-import type { ProviderKind } from "../support/serializedProvider.mts";
+import { type ProviderKind, serializedProvider } from "../support/serializedProvider.mts";
 
 const FIXTURE_PATH = path.join(__dirname, "..", "fixtures", "state-main-2026-11", "state.json");
 
@@ -185,5 +185,44 @@ describe("the stored JobRun", () => {
       __provider: OLD("JobRun"),
     });
     expect(outs.jobId).not.toBe(state.outputs.jobId);
+  });
+});
+
+/**
+ * ContainerRegistryAuth's operations lived in `registryAuth/` until the folder was named for its
+ * class. A state written by the shared provider class (`src/provider/common/dynamicProvider.ts`)
+ * before that stores today's text with the old path: the class is unchanged, only the path its row
+ * derives moved. package.json `exports` maps the old path to `compat/registryAuth/operations.js`.
+ */
+describe("a ContainerRegistryAuth stored by the shared provider class under registryAuth/", () => {
+  const STORED_PATH = "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js";
+  const CURRENT_PATH = "pulumi-runpod-dynamic/dist/provider/containerRegistryAuth/operations.js";
+
+  it("creates, refreshes with no diff, destroys, and then refreshes as gone, all by its stored text", async () => {
+    const current = await serializedProvider(projectDir, "ContainerRegistryAuth");
+    expect(current.split(CURRENT_PATH)).toHaveLength(2);
+    const text = current.replace(CURRENT_PATH, STORED_PATH);
+    const state = stored("ContainerRegistryAuth");
+    const given: Props = { ...state.inputs, name: `${state.inputs.name}-shared`, __provider: text };
+
+    const { inputs: news, failures } = await host.check(state.urn, {}, given);
+    expect(failures).toEqual([]);
+    expect(news.__provider).toBe(text);
+    const { id, outs } = await host.create(state.urn, news);
+    expect(outs).toEqual({
+      name: given.name,
+      username: given.username,
+      password: given.password,
+      __provider: text,
+    });
+
+    const read = await host.read(id, state.urn, outs, news);
+    expect(read).toMatchObject({ id, props: outs });
+    expect(await host.diff(id, state.urn, read.props, news)).toMatchObject({ changes: false, replaces: [] });
+
+    await host.delete(id, state.urn, read.props);
+    expect((await host.read(id, state.urn, read.props, news)).id).toBe("");
+    const client = new pkg.RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrl });
+    expect((await client.registryAuths.list()).map((r) => r.name)).not.toContain(given.name);
   });
 });

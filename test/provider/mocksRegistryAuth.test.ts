@@ -6,7 +6,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it, vi } from "vitest";
 import { RunpodProvider } from "../../src/provider/common/dynamicProvider";
-import { ContainerRegistryAuth } from "../../src/provider/registryAuth/resource";
+import { ContainerRegistryAuth } from "../../src/provider/containerRegistryAuth/resource";
 import {
   SECRET_SIG,
   SECRET_VALUE_SIG,
@@ -130,7 +130,7 @@ describe("ContainerRegistryAuth in a program (mocks)", () => {
     const provider = registered.find((r) => r.name === "ser")?.inputs.__provider as string;
     expect(provider.length).toBeGreaterThan(0);
     expect(provider).not.toContain(PASSWORD);
-    expect(provider).toContain("pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js");
+    expect(provider).toContain("pulumi-runpod-dynamic/dist/provider/containerRegistryAuth/operations.js");
   });
 
   it("shares one provider object between instances, so Pulumi serializes it once (same __provider text)", async () => {

@@ -8,12 +8,12 @@ import { inspect } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { APIError, RunpodClient, RunpodError } from "../../src/client";
 import * as root from "../../src/index";
-import { resolveJobRunArgs } from "../../src/provider/release/jobArgs";
-import { RolloutTimeoutError } from "../../src/provider/release/rollout";
-import { executeJobRun } from "../../src/provider/release/run";
-import { JobRunFailedError } from "../../src/provider/release/runAndRecord";
-import { JobRunSubmitError } from "../../src/provider/release/submission";
-import { EndpointRolloutError } from "../../src/provider/serverlessEndpoint/rollout";
+import { EndpointRolloutError } from "../../src/provider/serverlessEndpoint/rolloutWait";
+import { resolveJobRunArgs } from "../../src/provider/smokeTestJob/jobArgs";
+import { executeJobRun } from "../../src/provider/smokeTestJob/run";
+import { JobRunFailedError } from "../../src/provider/smokeTestJob/runAndRecord";
+import { RolloutTimeoutError } from "../../src/provider/smokeTestJob/staleWorkers";
+import { JobRunSubmitError } from "../../src/provider/smokeTestJob/submission";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 
 const API_KEY = "rpa_provider-errors-test-key-6f1c2d";

@@ -11,9 +11,12 @@ import { describe, expect, it } from "vitest";
 import type { Pod, ServerlessWorkerList } from "../../src/client";
 import { timeoutSignal } from "../../src/provider/clock";
 import { waitForPod } from "../../src/provider/pod/wait";
-import { RolloutTimeoutError, waitForRollout } from "../../src/provider/release/rollout";
-import { WorkerPolls } from "../../src/provider/release/workerPoll";
-import { EndpointRolloutError, waitForEndpointRollout } from "../../src/provider/serverlessEndpoint/rollout";
+import {
+  EndpointRolloutError,
+  waitForEndpointRollout,
+} from "../../src/provider/serverlessEndpoint/rolloutWait";
+import { RolloutTimeoutError, waitForRollout } from "../../src/provider/smokeTestJob/staleWorkers";
+import { WorkerPolls } from "../../src/provider/smokeTestJob/workerPoll";
 import { PodSchema } from "../../src/wire/pods";
 import { ServerlessWorkerListSchema } from "../../src/wire/serverless";
 import { FakeClock } from "../support/fakeClock";

@@ -13,7 +13,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { READ_BOUND_MS } from "../../src/provider/common/boundedRead";
 import { resolveSettings } from "../../src/provider/config";
-import { operations } from "../../src/provider/registryAuth/operations";
+import { operations } from "../../src/provider/containerRegistryAuth/operations";
 import { FakeClock } from "../support/fakeClock";
 import { HostError, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { type RecordedRequest, type ScriptedServer, startScriptedServer } from "../support/scriptedServer";

@@ -569,7 +569,7 @@ describe("ContainerRegistryAuth provider: serialization and credentials", () => 
     console.info(`__provider of ContainerRegistryAuth from the installed package: ${bytes} bytes`);
     expect(bytes).toBeLessThanOrEqual(8 * 1024);
     expect(text).toContain(
-      'operationsModule = "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js"',
+      'operationsModule = "pulumi-runpod-dynamic/dist/provider/containerRegistryAuth/operations.js"',
     );
     expectNoSecret(text);
   });

@@ -15,9 +15,9 @@ import {
   createRegistryAuth,
   createWithClient,
   type RegistryAuthInputs,
-} from "../../src/provider/registryAuth/operations";
-import type { ContainerRegistryAuthArgs } from "../../src/provider/registryAuth/resource";
-import { findMismatches } from "../../src/provider/release/match";
+} from "../../src/provider/containerRegistryAuth/operations";
+import type { ContainerRegistryAuthArgs } from "../../src/provider/containerRegistryAuth/resource";
+import { findMismatches } from "../../src/provider/smokeTestJob/match";
 
 describe("registry auth check", () => {
   it("describes a wrong type with the same words as JobRun's output diff", async () => {

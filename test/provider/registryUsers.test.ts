@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
-import { consequences, describeUsers, registryUsers } from "../../src/provider/registryAuth/users";
+import { consequences, describeUsers, registryUsers } from "../../src/provider/containerRegistryAuth/users";
 
 let server: Server | undefined;
 afterEach(async () => {

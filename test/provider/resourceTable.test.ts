@@ -20,8 +20,11 @@ const REPO = path.resolve(__dirname, "..", "..");
 
 /**
  * The resources shipped in a release: their class name, type token and operations module are in
- * users' states (each URN, each `__provider` text) and must never change. A new resource need not
- * be added here until it ships.
+ * users' states (each URN, each `__provider` text). The class name and type token never change; an
+ * operations module that moved keeps its shipped path through an exact key in package.json
+ * `exports` to a module under `dist/provider/compat/` exporting the same `operations`
+ * (test/provider/mainState.test.ts replays such a state through the packed package). A new
+ * resource need not be added here until it ships.
  */
 const SHIPPED: ReadonlyArray<readonly [className: string, operationsModule: string]> = [
   ["ContainerRegistryAuth", "pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js"],
@@ -87,13 +90,19 @@ describe("the resource table", () => {
     });
   });
 
-  it("keeps the type token and operations module of every shipped resource (stored in users' states)", () => {
+  it("keeps the type token and operations module path of every shipped resource (stored in users' states)", async () => {
+    const exportsMap = JSON.parse(readFileSync(path.join(REPO, "package.json"), "utf8")).exports;
     for (const [className, operationsModule] of SHIPPED) {
       const row = RESOURCE_ROWS.find((r) => r.className === className);
-      expect(row, className).toMatchObject({
-        typeToken: `pulumi-nodejs:dynamic/runpod:${className}`,
-        operationsModule,
-      });
+      expect(row, className).toMatchObject({ typeToken: `pulumi-nodejs:dynamic/runpod:${className}` });
+      if (row?.operationsModule === operationsModule) continue;
+      // Moved: the shipped path resolves, by an exact key, to a compat module with the same operations.
+      const target = exportsMap[operationsModule.replace(/^pulumi-runpod-dynamic\//, "./")];
+      expect(target, className).toMatch(/^\.\/dist\/provider\/compat\/.+\.js$/);
+      const compatModule = path.join(REPO, "src", `${target.slice("./dist/".length, -".js".length)}.ts`);
+      const compat = await import(/* @vite-ignore */ compatModule);
+      const current = await import(`../../src/provider/${row?.folder}/operations.ts`);
+      expect(compat.operations, className).toBe(current.operations);
     }
   });
 

@@ -7,7 +7,6 @@
 import { describe, expect, it } from "vitest";
 import type { ServerlessWorkerList } from "../../src/client";
 import { UNKNOWN } from "../../src/provider/common/unknown";
-import { WorkerPolls } from "../../src/provider/release/workerPoll";
 import { checkEndpointArgs } from "../../src/provider/serverlessEndpoint/args";
 import { planEndpointChange } from "../../src/provider/serverlessEndpoint/changes";
 import { endpointOutputs, endpointSecrets } from "../../src/provider/serverlessEndpoint/outputs";
@@ -16,7 +15,8 @@ import {
   type RolloutReaders,
   waitForEndpointRollout,
   workersByStatus,
-} from "../../src/provider/serverlessEndpoint/rollout";
+} from "../../src/provider/serverlessEndpoint/rolloutWait";
+import { WorkerPolls } from "../../src/provider/smokeTestJob/workerPoll";
 import { FakeClock } from "../support/fakeClock";
 import { ENDPOINT_OUTPUTS, ENDPOINT_PROGRAM } from "./endpointFixtures";
 

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ServerlessWorkerList } from "../../src/client";
-import { waitForRollout } from "../../src/provider/release/rollout";
-import { clientPollKey, WorkerPolls } from "../../src/provider/release/workerPoll";
-import { waitForEndpointRollout } from "../../src/provider/serverlessEndpoint/rollout";
+import { waitForEndpointRollout } from "../../src/provider/serverlessEndpoint/rolloutWait";
+import { waitForRollout } from "../../src/provider/smokeTestJob/staleWorkers";
+import { clientPollKey, WorkerPolls } from "../../src/provider/smokeTestJob/workerPoll";
 import { FakeClock } from "../support/fakeClock";
 
 const flush = async () => {

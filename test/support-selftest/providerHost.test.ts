@@ -177,14 +177,14 @@ describe("startProviderHost", () => {
 describe("serializedProvider", () => {
   it("serializes the provider of the installed package, requiring it rather than inlining it", async () => {
     const installed = path.join(projectDir, "node_modules", "pulumi-runpod-dynamic", "dist", "provider");
-    if (!existsSync(path.join(installed, "registryAuth", "resource.js"))) {
+    if (!existsSync(path.join(installed, "containerRegistryAuth", "resource.js"))) {
       throw new Error(
-        "dist/provider/registryAuth/resource.js is not built: build src/provider/registryAuth/resource.ts first",
+        "dist/provider/containerRegistryAuth/resource.js is not built: build src/provider/containerRegistryAuth/resource.ts first",
       );
     }
     const text = await serializedProvider(projectDir, "ContainerRegistryAuth");
     expect(text).toMatch(/^exports\.handler = /);
-    expect(text).toContain("pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js");
+    expect(text).toContain("pulumi-runpod-dynamic/dist/provider/containerRegistryAuth/operations.js");
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(8 * 1024);
     expect(await serializedProvider(projectDir, "ContainerRegistryAuth")).toBe(text);
   });

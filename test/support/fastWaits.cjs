@@ -40,7 +40,7 @@ function set(module, name, value) {
 
 const pollMs = setting("PROVIDER_HOST_POLL_MS");
 if (pollMs !== undefined) {
-  set(load("provider/release/rollout.js"), "ROLLOUT_POLL_MS", pollMs);
+  set(load("provider/smokeTestJob/staleWorkers.js"), "ROLLOUT_POLL_MS", pollMs);
   set(load("provider/pod/wait.js"), "POLL_INTERVAL_MS", pollMs);
 }
 const backoffMs = setting("PROVIDER_HOST_BACKOFF_MS");

@@ -10,7 +10,7 @@
  * ```
  *
  * How: a child Node process with cwd = projectDir requires
- * `pulumi-runpod-dynamic/dist/provider/registryAuth/resource.js` (or `jobRun/resource.js`), takes
+ * `pulumi-runpod-dynamic/dist/provider/containerRegistryAuth/resource.js` (or `jobRun/resource.js`), takes
  * the provider the resource class shares (`ContainerRegistryAuth.provider`), and serializes it with the
  * function @pulumi/pulumi's dynamic module uses: `serializeFunction(() => provider,
  * { allowSecrets: true })` from `runtime/closure/serializeClosure` (no engine or runtime settings
@@ -38,7 +38,7 @@ export type ProviderKind =
  */
 export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName: string }> = {
   ContainerRegistryAuth: {
-    module: "pulumi-runpod-dynamic/dist/provider/registryAuth/resource.js",
+    module: "pulumi-runpod-dynamic/dist/provider/containerRegistryAuth/resource.js",
     exportName: "ContainerRegistryAuth",
   },
   JobRun: { module: "pulumi-runpod-dynamic/dist/provider/jobRun/resource.js", exportName: "JobRun" },

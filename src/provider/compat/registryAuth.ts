@@ -7,8 +7,8 @@
  * and `pulumi destroy`, and for as long as a resource stays unchanged, so this path must keep
  * exporting them with their 0.1.0 arguments (test/provider/oldState.test.ts replays a 0.1.0 state).
  * The file lives in `compat/`; package.json `exports` maps the old path here by an exact key,
- * which wins over the `./dist/*` pattern. The code lives in `../registryAuth/operations.ts`, whose
- * header states the contract; the resource class is in `../registryAuth/resource.ts`.
+ * which wins over the `./dist/*` pattern. The code lives in `../containerRegistryAuth/operations.ts`, whose
+ * header states the contract; the resource class is in `../containerRegistryAuth/resource.ts`.
  */
 export {
   checkRegistryAuth,
@@ -18,4 +18,4 @@ export {
   readRegistryAuth,
   settingsFromConfigure,
   updateRegistryAuth,
-} from "../registryAuth/operations";
+} from "../containerRegistryAuth/operations";

@@ -7,9 +7,9 @@
  */
 import { isTerminalStatus } from "../../client";
 import { containsUnknown } from "../common/unknown";
-import { JOB_RUN_ARG_NAMES, resolveJobRunArgs } from "../release/jobArgs";
-import { canonicalJson, s3ConfigMatches } from "../release/s3Digest";
-import { judge } from "../release/verdict";
+import { JOB_RUN_ARG_NAMES, resolveJobRunArgs } from "../smokeTestJob/jobArgs";
+import { canonicalJson, s3ConfigMatches } from "../smokeTestJob/s3Digest";
+import { judge } from "../smokeTestJob/verdict";
 
 /**
  * Names of the arguments whose new value differs from the recorded one (`__provider` and the

@@ -25,25 +25,25 @@
  *
  * Nothing a worker or the service echoes reaches the host unredacted: every error these
  * operations throw, its `reasons`, every progress line, and every result field they return has
- * the s3Config credentials and the API key replaced by `[redacted]` (`../common/engineText.ts`, `../release/outputs.ts`).
+ * the s3Config credentials and the API key replaced by `[redacted]` (`../common/engineText.ts`, `../smokeTestJob/outputs.ts`).
  */
 import { randomUUID } from "node:crypto";
 import { forEngine, withProviderErrors } from "../common/engineText";
 import { defineOperations } from "../common/operations";
 import type { RunpodSettings } from "../config";
-import { contextFromSettings, type LifecycleContext, restDialectOf } from "../release/context";
-import { type CheckFailure, checkJobRunArgs as checkArgs } from "../release/jobArgsCheck";
-import { jobRunSecrets, runAndRecord } from "../release/runAndRecord";
+import { contextFromSettings, type LifecycleContext, restDialectOf } from "../smokeTestJob/context";
+import { type CheckFailure, checkJobRunArgs as checkArgs } from "../smokeTestJob/jobArgsCheck";
+import { jobRunSecrets, runAndRecord } from "../smokeTestJob/runAndRecord";
 import { diffJobRun } from "./diff";
 import { cancelOnDelete, refreshRecordedJob, settlePreviousJob } from "./recordedJob";
 
 export { resolveSettings } from "../config";
-export { contextFromSettings, type LifecycleContext } from "../release/context";
-export { JobRunFailedError, jobRunSecrets, runAndRecord } from "../release/runAndRecord";
+export { contextFromSettings, type LifecycleContext } from "../smokeTestJob/context";
+export { JobRunFailedError, jobRunSecrets, runAndRecord } from "../smokeTestJob/runAndRecord";
 export { diffJobRun } from "./diff";
 
 /**
- * `check`: the arguments field by field, no network (see `../release/jobArgsCheck.ts`). With the provider's
+ * `check`: the arguments field by field, no network (see `../smokeTestJob/jobArgsCheck.ts`). With the provider's
  * settings, an explicit `rollout: "wait"` on a REST v1 `restUrl` fails here, before any deploy.
  */
 export function checkJobRunArgs(news: Record<string, unknown>, settings?: RunpodSettings): CheckFailure[] {

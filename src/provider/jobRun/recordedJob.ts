@@ -6,10 +6,10 @@
  */
 import { isTerminalStatus, NotFoundError } from "../../client";
 import { describeError } from "../common/wording";
-import { CANCEL_TIMEOUT_MS } from "../release/bounds";
-import type { LifecycleContext } from "../release/context";
-import { storedResult } from "../release/outputs";
-import type { JobRunResult } from "../release/result";
+import { CANCEL_TIMEOUT_MS } from "../smokeTestJob/bounds";
+import type { LifecycleContext } from "../smokeTestJob/context";
+import { storedResult } from "../smokeTestJob/outputs";
+import type { JobRunResult } from "../smokeTestJob/result";
 
 /** The job a state records, when it names one. */
 function recordedJob(props: Record<string, unknown>): { jobId: string; endpointId: string } | undefined {

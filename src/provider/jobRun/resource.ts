@@ -37,9 +37,9 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { RunpodResource, resourceSpec } from "../common/resource";
-import { type JobRunArgs, secretWhenHeaders } from "../release/jobInputs";
-import type { TimelineEntry } from "../release/result";
 import { RESOURCES } from "../resources";
+import { type JobRunArgs, secretWhenHeaders } from "../smokeTestJob/jobInputs";
+import type { TimelineEntry } from "../smokeTestJob/result";
 
 export type { JobRunArgs };
 

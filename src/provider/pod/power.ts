@@ -25,7 +25,7 @@ import {
 import type { Clock } from "../clock";
 import { labelOf } from "../common/host";
 import { describeError } from "../common/wording";
-import { readLogTail } from "../release/logTail";
+import { readLogTail } from "../smokeTestJob/logTail";
 import { DEFAULT_WAIT_TIMEOUT_MS, type PodInputs } from "./args";
 import { wantedOf } from "./changes";
 import { observedDesired, outputsOf } from "./outputs";

@@ -8,10 +8,10 @@ import { labelOf } from "../common/host";
 import { describeError } from "../common/wording";
 import { type RunpodSettings, resolveSettings } from "../config";
 import { endpointCostOutput } from "../cost/endpoint";
-import { clientPollKey, workerPollsOn } from "../release/workerPoll";
+import { clientPollKey, workerPollsOn } from "../smokeTestJob/workerPoll";
 import { ROLLOUT_TIMEOUT_DEFAULT_MS, type ServerlessEndpointInputs } from "./args";
 import { endpointOutputs } from "./outputs";
-import { EndpointRolloutError, waitForEndpointRollout } from "./rollout";
+import { EndpointRolloutError, waitForEndpointRollout } from "./rolloutWait";
 
 /** Where the engine keeps the serialized provider in inputs and outputs; a partial failure keeps it. */
 export const PROVIDER_KEY = "__provider";

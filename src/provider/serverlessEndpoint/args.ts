@@ -17,7 +17,7 @@ import { boundedName, givenArgs, unknownArgFailures } from "../common/checkArgs"
 import { containsUnknown } from "../common/unknown";
 import { describeType } from "../common/wording";
 import { MaxHourlyUsdSchema } from "../cost/budget";
-import { outputSchemaFailure } from "../release/jobArgsCheck";
+import { outputSchemaFailure } from "../smokeTestJob/jobArgsCheck";
 import { SMOKE_TEST_FIELDS, type SmokeTestInputs, SmokeTestSchema } from "./smokeTest";
 
 /** Default of `rolloutTimeoutMs`: 10 minutes, in ms. */

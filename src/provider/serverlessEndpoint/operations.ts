@@ -39,13 +39,13 @@ import { redact } from "../common/redaction";
 import type { RunpodSettings } from "../config";
 import { pricedCheck } from "../cost/budget";
 import { checkEndpointCost, endpointCostOutput } from "../cost/endpoint";
-import { restDialectOf } from "../release/context";
+import { restDialectOf } from "../smokeTestJob/context";
 import { PROVIDER_KEY, partialFailure, settleFailure, settleOrFail, waitAndReadBack } from "./afterChange";
 import { bodyOf, checkEndpointArgs, plainInputs, type ServerlessEndpointInputs } from "./args";
 import { makesRelease, planEndpointChange } from "./changes";
 import { differencesFrom, endpointOutputs, endpointSecrets, inputsOf } from "./outputs";
 import { failedGate, gate, gateFailedOnLive, servesUntestedRelease, untestedRecord } from "./rollback";
-import { EndpointRolloutError } from "./rollout";
+import { EndpointRolloutError } from "./rolloutWait";
 import { checkServingRelease } from "./servingCheck";
 import { createFailedMessage, type GateVerdict, rolloutVerdict, SmokeTestSchema } from "./smokeTest";
 

@@ -10,8 +10,8 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { resourceSpec, ServiceObjectResource } from "../common/resource";
-import { secretWhenHeaders } from "../release/jobInputs";
 import { RESOURCES } from "../resources";
+import { secretWhenHeaders } from "../smokeTestJob/jobInputs";
 import type { ServerlessEndpointArgs } from "./args.generated";
 import type { SmokeTestRecord } from "./smokeTest";
 

@@ -6,7 +6,7 @@
  */
 import type { RunpodClient, ServerlessEndpoint, ServerlessRelease } from "../../client";
 import { type RunpodSettings, resolveSettings } from "../config";
-import { contextFromSettings } from "../release/context";
+import { contextFromSettings } from "../smokeTestJob/context";
 import { partialFailure, waitAndReadBack } from "./afterChange";
 import type { ServerlessEndpointInputs } from "./args";
 import { makesRelease, planEndpointChange, RELEASE_FIELDS } from "./changes";

@@ -18,10 +18,10 @@ import { z } from "zod";
 import type { ServerlessRelease } from "../../client";
 import { boundEntry, describeError } from "../common/wording";
 import { usd } from "../cost/prices";
-import type { LifecycleContext } from "../release/context";
-import { JobRunArgsObject, jobRunCrossChecks, resolveJobRunArgs } from "../release/jobArgs";
-import { formatTimeline, type TimelineEntry } from "../release/result";
-import { runAndRecord } from "../release/runAndRecord";
+import type { LifecycleContext } from "../smokeTestJob/context";
+import { JobRunArgsObject, jobRunCrossChecks, resolveJobRunArgs } from "../smokeTestJob/jobArgs";
+import { formatTimeline, type TimelineEntry } from "../smokeTestJob/result";
+import { runAndRecord } from "../smokeTestJob/runAndRecord";
 
 /** Most jobs one gate runs. */
 export const MAX_SMOKE_RUNS = 100;

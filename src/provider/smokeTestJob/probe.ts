@@ -25,8 +25,8 @@ import { describeError } from "../common/wording";
 import { type Execution, type RunContext, startExecution } from "./execution";
 import type { ResolvedJobRunArgs } from "./jobArgs";
 import type { JobRunOutcome } from "./result";
-import { isStaleWorker, RELEASE_CHECK_TIMEOUT_MS } from "./rollout";
 import { rolloutBeforeResend, rolloutReader, waitOutRollout, workerReadHint } from "./rolloutSteps";
+import { isStaleWorker, RELEASE_CHECK_TIMEOUT_MS } from "./staleWorkers";
 import { JobRunSubmitError } from "./submission";
 import { failureMessage, judgeProbe, probeRequest } from "./verdict";
 

@@ -7,7 +7,7 @@ import { type Clock, systemClock, wallNow } from "../clock";
 import { boundEntry, printable } from "../common/wording";
 import type { ResolvedJobRunArgs } from "./jobArgs";
 import { type JobRunResult, seconds } from "./result";
-import type { WorkerListReader } from "./rollout";
+import type { WorkerListReader } from "./staleWorkers";
 import type { CaptureSink, Collector } from "./stream";
 import type { WorkerPolls } from "./workerPoll";
 

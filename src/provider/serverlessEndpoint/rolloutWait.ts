@@ -3,7 +3,7 @@
  * the endpoint's workers (`GET /v2/serverless/{id}/workers`) once a second until no worker is
  * stale (none runs an older version than the endpoint's) and none of the current version is
  * UNHEALTHY, bounded by `rolloutTimeoutMs`. The staleness rule is JobRun's
- * (`release/rollout.ts`: {@link rolloutState}, {@link isStaleWorker}), and so is the poll.
+ * (`smokeTestJob/staleWorkers.ts`: {@link rolloutState}, {@link isStaleWorker}), and so is the poll.
  *
  * A stall is called early when the service's state makes it certain: a worker of the current
  * version found UNHEALTHY (failing its health checks: an image that cannot be pulled, a container
@@ -12,15 +12,15 @@
  * the log tail of one failing worker, and what to do; the caller makes it a partial failure.
  *
  * The reads are shared: every wait on the same endpoint in the host (other endpoints' waits,
- * JobRuns) judges the answers of ONE read loop (`../workerPoll.ts`), a read a second at most.
+ * JobRuns) judges the answers of ONE read loop (`../smokeTestJob/workerPoll.ts`), a read a second at most.
  */
 import type { ServerlessWorker, ServerlessWorkerList, WorkerLogEvent } from "../../client";
 import { EndpointRolloutError } from "../../client/errors";
 import { type Clock, systemClock, timeoutSignal } from "../clock";
 import { boundEntry, describeError, LISTED_AT_MOST, listSome } from "../common/wording";
-import { logTailSection, readLogTail } from "../release/logTail";
-import { isStaleWorker, ROLLOUT_POLL_MS, rolloutState } from "../release/rollout";
-import { joinWorkerPoll, type WorkerPolls } from "../release/workerPoll";
+import { logTailSection, readLogTail } from "../smokeTestJob/logTail";
+import { isStaleWorker, ROLLOUT_POLL_MS, rolloutState } from "../smokeTestJob/staleWorkers";
+import { joinWorkerPoll, type WorkerPolls } from "../smokeTestJob/workerPoll";
 
 /** How the wait reads the service: the endpoint's workers and one worker's log. */
 export interface RolloutReaders {

@@ -22,7 +22,7 @@ import type { RunContext } from "./execution";
 import { PROBE_NEEDS_V2, ROLLOUT_NEEDS_V2 } from "./jobArgsCheck";
 import type { WorkerLogReader } from "./logTail";
 import type { ProbeTarget } from "./probe";
-import type { WorkerListReader } from "./rollout";
+import type { WorkerListReader } from "./staleWorkers";
 import { clientPollKey } from "./workerPoll";
 
 /** How the provider reaches the service and reports progress; replaceable in tests. */

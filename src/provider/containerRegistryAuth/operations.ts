@@ -1,7 +1,7 @@
 /**
  * The operations of `ContainerRegistryAuth`'s dynamic provider. They run in Pulumi's
  * dynamic-provider host, never in the program: the serialized provider (`resource.ts`) loads this
- * module from the installed package, as `pulumi-runpod-dynamic/dist/provider/registryAuth/operations.js`,
+ * module from the installed package, as `pulumi-runpod-dynamic/dist/provider/containerRegistryAuth/operations.js`,
  * and calls them by name. The API key comes from `configure(req)` (stack config `runpod:apiKey`,
  * else `RUNPOD_API_KEY`) and lives only in the host process's memory; whatever they return or
  * throw has the password and the key redacted, except `password` itself, the secret input the
@@ -12,7 +12,9 @@
  * refresh, a destroy, or an up that finds no change runs the stored text). Keep every name and
  * signature below, accept every older state shape, and never move this file: a stored text
  * `require`s its path. Texts of version 0.1.0 call the same functions through
- * `dist/provider/registryAuth.js`, which re-exports them (test/provider/oldState.test.ts).
+ * `dist/provider/registryAuth.js`, which re-exports them (test/provider/oldState.test.ts); texts
+ * written before the folder was named for its class, through `dist/provider/registryAuth/operations.js`
+ * (`../compat/registryAuth/operations.ts`, test/provider/mainState.test.ts).
  *
  * Texts written since every resource shares one provider class (`../common/dynamicProvider.ts`)
  * call only `operations` below, method by method (`operations.check(settings, olds, news)`, ...);

@@ -2,7 +2,7 @@
  * The rollout steps of one JobRun execution (`rollout: "wait"`): which reader checks the release,
  * waiting out a rollout before a submission, checking the release once the job ended, sending
  * once more after a stale answer, and the failures these end in. The rules themselves (when a worker is stale, which release ran a job)
- * are `rollout.ts`'s; the order of the steps is `run.ts`'s.
+ * are `staleWorkers.ts`'s; the order of the steps is `run.ts`'s.
  */
 import {
   APIError,
@@ -24,7 +24,7 @@ import {
   releaseOfJob,
   STALE_WORKER,
   waitForRollout,
-} from "./rollout";
+} from "./staleWorkers";
 import { JobRunSubmitError } from "./submission";
 import { failureMessage } from "./verdict";
 

@@ -10,7 +10,7 @@
  * endpoint's `endpointVersion`): one request per poll, a poll every {@link ROLLOUT_POLL_MS}, so
  * the end of a rollout is noticed within a second at one request a second. The wait's reads are
  * shared: every waiter on the same endpoint in the host (other JobRuns, ServerlessEndpoint waits)
- * judges the answers of ONE read loop (`../workerPoll.ts`); the release check after the job is a
+ * judges the answers of ONE read loop (`./workerPoll.ts`); the release check after the job is a
  * fresh read of its own.
  */
 import type { ServerlessWorker, ServerlessWorkerList } from "../../client";
