@@ -54,7 +54,7 @@ export interface ClassRules {
 /**
  * True when `value` holds an http probe's `headers` (an `http` argument, or a `smokeTest` holding
  * `http`): header values are credentials. The rule of `secretWhenHeaders` in the classes
- * (`../provider/release/jobInputs.ts`), on plain values.
+ * (`../provider/smokeTestJob/jobInputs.ts`), on plain values.
  */
 export function holdsHeaders(value: unknown): boolean {
   if (value === null || typeof value !== "object") return false;
