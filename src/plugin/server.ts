@@ -145,8 +145,9 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
     if (found) return found;
     throw Object.assign(
       new Error(
-        `${PACKAGE_NAME} does not serve ${type}: this version serves ${[...served.keys()].join(", ")} (preview). ` +
-          "Use the TypeScript package's dynamic resources for the others.",
+        `${PACKAGE_NAME} does not serve ${type}: this version (${packageVersion()}) serves ` +
+          `${[...served.keys()].join(", ")}. Check the resource's type, or install a newer ` +
+          "pulumi-runpod-dynamic when it names a resource added since.",
       ),
       { grpcCode: w.grpc.status.INVALID_ARGUMENT },
     );

@@ -250,6 +250,7 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
   });
 
   it("a resource type it does not serve is refused, naming what it serves", async () => {
+    const { version } = JSON.parse(readFileSync(path.join(__dirname, "../../package.json"), "utf8"));
     const error = await failure(() =>
       rpc.call(
         "create",
@@ -261,8 +262,7 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
     );
     expect(error).toEqual({
       code: 3,
-      message:
-        "runpod-native does not serve runpod-native:index:Cluster: this version serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template, runpod-native:index:SshKey, runpod-native:index:Pod, runpod-native:index:ServerlessEndpoint, runpod-native:index:JobRun (preview). Use the TypeScript package's dynamic resources for the others.",
+      message: `runpod-native does not serve runpod-native:index:Cluster: this version (${version}) serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template, runpod-native:index:SshKey, runpod-native:index:Pod, runpod-native:index:ServerlessEndpoint, runpod-native:index:JobRun. Check the resource's type, or install a newer pulumi-runpod-dynamic when it names a resource added since.`,
     });
   });
 });
