@@ -227,6 +227,31 @@ describe("pulumi-resource-runpod-native: ServerlessEndpoint over gRPC", () => {
     expect(await ep.read(made.id, rolledBack)).toEqual({ id: "", props: {} });
   });
 
+  it("a create whose smoke test fails: an init error carrying the new endpoint's id, kept in the state as it runs", async () => {
+    const ep = resourceCalls(rpc, TYPE, "first");
+    const brokenEnv = { HF_TOKEN: TOKEN, RUNPOD_EMULATOR_FAIL: BROKEN };
+    const inputs = (await ep.check(args("first", { env: brokenEnv }))).inputs;
+    const error = await failure(() => ep.create(inputs));
+    const [id] = await endpointsNamed("first");
+    expect(error.message.split("\n")[0]).toBe(
+      `ServerlessEndpoint "first" (id ${id}): the smoke test of release version 1 failed (1 of 1 job failed, ` +
+        "maxFailures 0). The endpoint was created, and there is no previous release to roll back to: it serves " +
+        "the failed release (version 1).",
+    );
+    expect(error.message).toContain(`Worker error: ${BROKEN}`);
+    expect(error.message.split("\n").at(-1)).toBe(
+      "The endpoint is recorded in the state: fix the release and run pulumi up again (the smoke test runs again).",
+    );
+    expect(error.init?.id).toBe(id);
+    expect(error.init?.reasons).toEqual([error.message]);
+    expect(error.init?.properties).toEqual(
+      outputsOf(id as string, inputs, 1, { version: 1, passed: false, failures: 1 }),
+    );
+    expect(error.init?.properties.env).toEqual(secret(brokenEnv));
+    await ep.delete(id as string, error.init?.properties ?? {});
+    expect(await endpointsNamed("first")).toEqual([]);
+  });
+
   it("refuses in Check an endpoint whose ceiling is over its maxHourlyUsd, writing nothing", async () => {
     const ep = resourceCalls(rpc, TYPE, "costly");
     const refused = await ep.check(args("costly", { workers: { max: 4 }, maxHourlyUsd: 1 }));
