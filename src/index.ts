@@ -24,6 +24,7 @@ requireSupportedNode();
 export type { Billing } from "./client/billing";
 export type { Catalog } from "./client/catalog";
 export type { RunpodClientOptions } from "./client/client";
+export type { EcrDelegations, Registries } from "./client/ecrDelegations";
 export type { StatusOptions, StreamOptions, SyncOptions, WaitForJobOptions } from "./client/endpoint";
 export * from "./client/errors";
 export * from "./client/limits";
@@ -65,6 +66,14 @@ export {
   ContainerRegistryAuth,
   type ContainerRegistryAuthArgs,
 } from "./provider/containerRegistryAuth/resource";
+export {
+  type GetEcrDelegationsOptions,
+  type GetEcrDelegationsResultDelegation,
+  getEcrDelegations,
+  getEcrDelegationsOutput,
+} from "./provider/ecrDelegation/lookup";
+
+export { EcrDelegation, type EcrDelegationArgs } from "./provider/ecrDelegation/resource";
 export {
   type EndpointHealth,
   type GetEndpointHealthArgs,
@@ -124,6 +133,7 @@ export { Template, type TemplateArgs, type TemplatePersistentMount } from "./pro
 export type * from "./wire/billing";
 export type * from "./wire/catalog";
 export type * from "./wire/containerConfig";
+export type * from "./wire/ecrDelegations";
 export type { BAD_REQUEST_RULE, isBadRequestRule } from "./wire/fields";
 export type * from "./wire/serverless";
 export type * from "./wire/templates";

@@ -6,6 +6,7 @@
 
 import { Billing } from "./billing";
 import { Catalog } from "./catalog";
+import { Registries } from "./ecrDelegations";
 import { Endpoint } from "./endpoint";
 import { ValidationError } from "./errors";
 import { type RateLimitTable, SERVICE_RATE_LIMITS } from "./limits";
@@ -125,6 +126,8 @@ export class RunpodClient {
   readonly serverlessUrl: string;
   /** Container registry credentials: create, list, get, delete. */
   readonly registryAuths: RegistryAuths;
+  /** What REST v2 groups under `/v2/registries`: `delegations` (ECR delegations: list, create, revoke). */
+  readonly registries: Registries;
   /** Network volumes: list, get, create, update, delete. */
   readonly networkVolumes: NetworkVolumes;
   /**
@@ -186,6 +189,7 @@ export class RunpodClient {
     });
     const target = { transport: this.#transport, restUrl: this.restUrl, dialect: this.restDialect };
     this.registryAuths = new RegistryAuths(target);
+    this.registries = new Registries(target);
     this.networkVolumes = new NetworkVolumes(target);
     const sse = sseOpener(apiKey);
     this.serverless = new ServerlessEndpoints(target, sse);

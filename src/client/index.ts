@@ -6,6 +6,7 @@
 export * from "../wire/billing";
 export * from "../wire/catalog";
 export * from "../wire/containerConfig";
+export * from "../wire/ecrDelegations";
 export { BAD_REQUEST_RULE, isBadRequestRule } from "../wire/fields";
 export * from "../wire/pods";
 export * from "../wire/serverless";
@@ -22,6 +23,7 @@ export {
   type RunpodClientOptions,
   resolveRestUrl,
 } from "./client";
+export { EcrDelegations, Registries } from "./ecrDelegations";
 export {
   Endpoint,
   type StatusOptions,

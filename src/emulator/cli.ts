@@ -58,9 +58,9 @@ Flags:
   --volumes FILE              JSON array of network volumes that exist at start
                               ({id, name, size, dataCenterId}); size 10..4096 GB, the bounds of
                               REST v2, so that both dialects can show every volume
-  --state-file FILE           keep registry auths, volumes, templates and the endpoints made
-                              over REST v2 (with their releases) in FILE across restarts
-                              (written atomically; passwords only as salted hashes)
+  --state-file FILE           keep registry auths, volumes, ECR delegations, templates and the
+                              endpoints made over REST v2 (with their releases) in FILE across
+                              restarts (written atomically; passwords only as salted hashes)
   --handlers FILE             worker code: a CommonJS or ES module whose default export is one
                               handler for all endpoints or an object of handlers by image (a
                               worker's release image, "acme/model:2") or by endpoint id;
@@ -120,6 +120,9 @@ Built-in worker input: sleepMs (wait first), stream (array: each item a chunk),
 fail (string: the job ends FAILED with it), output (the output); otherwise the input is echoed.
 A job's input may nest at most 512 levels (400 past it), a handler's output 4096 (the job then
 ends FAILED saying so): bounds of the emulator, so one deep request cannot overflow its stack.
+
+REST v2 ECR delegations: GET and POST /v2/registries/delegations, DELETE .../{id} (revoke);
+the repository ARN is answered in parts (tag: the :<tag> after the name, else latest).
 
 REST v2 serverless: /v2/serverless and /v2/templates CRUD; /v2/serverless/{id}/releases,
 /workers and /workers/{workerId}/logs (Server-Sent Events with tail, since, source and

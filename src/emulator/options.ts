@@ -46,7 +46,7 @@ export interface EmulatorOptions {
   endpoints?: EndpointSpec[];
   /** Network volumes that exist at start (added to a state file's volumes when their ids are new). */
   volumes?: SeedVolume[];
-  /** File keeping management data (registry auths, volumes, templates, REST-v2-made endpoints) across restarts; written atomically. */
+  /** File keeping management data (registry auths, volumes, ECR delegations, templates, REST-v2-made endpoints) across restarts; written atomically. */
   stateFile?: string;
   /** Worker code: a module path (CommonJS or ESM), or a handler / an object of handlers by endpoint id. */
   handlers?: string | HandlerSpec;

@@ -4,6 +4,7 @@
  * - `/v2/registries`, `/v2/network-volumes`, `/v2/serverless` (with releases, workers and worker
  *   logs), `/v2/templates`, `/v2/catalog/...` (a fixed catalog, `catalog/`): REST v2 management, errors `application/problem+json`,
  *   wrapped lists, `dataCenter`, 201 on create; `/v2/pods` and `/v2/account/ssh-keys` (`http/podRoutes.ts`);
+ *   `/v2/registries/delegations` (`http/delegationRoutes.ts`);
  *   `/v2/billing/...` (`http/billingRoutes.ts`, adding up what `billing/meter.ts` metered). Every first segment of the v2 document (`pods`,
  *   `serverless`, ...) is reserved: no endpoint may use it.
  * - `/v2/{endpointId}/...`: the job interface, errors `{"message": "..."}`; its OpenAI-compatible
@@ -19,6 +20,7 @@ import type { UsageMeter } from "./billing/meter";
 import type { Clock } from "./clock";
 import { registerBillingRoutes } from "./http/billingRoutes";
 import { registerCatalogRoutes } from "./http/catalogRoutes";
+import { registerDelegationRoutes } from "./http/delegationRoutes";
 import { registerJobRoutes } from "./http/jobRoutes";
 import { registerLoadBalancerRoutes } from "./http/loadBalancerRoutes";
 import { registerManagementRoutes } from "./http/management";
@@ -56,6 +58,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   registerServerlessRoutes(app, deps.serverless);
   registerCatalogRoutes(app, deps.pods);
   registerPodRoutes(app, deps.pods);
+  registerDelegationRoutes(app, { store: deps.store, clock: deps.clock });
   registerBillingRoutes(app, { meter: deps.meter, clock: deps.clock });
   registerLoadBalancerRoutes(app, {
     engine: deps.engine,

@@ -55,6 +55,8 @@ export const MAX_TEMPLATES_PER_ACCOUNT = 200;
 export const MAX_NETWORK_VOLUMES_PER_ACCOUNT = 100;
 export const MAX_REGISTRY_AUTHS_PER_ACCOUNT = 100;
 export const MAX_PODS_PER_ACCOUNT = 200;
+/** ECR delegations the one account holds at most (a create past it: 400). */
+export const MAX_ECR_DELEGATIONS_PER_ACCOUNT = 100;
 /**
  * Releases kept per endpoint: the newest this many (each carries its diff, env values included,
  * so an endpoint PATCHed for ever would otherwise grow without end); older ones drop out of

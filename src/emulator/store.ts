@@ -1,5 +1,5 @@
 /**
- * Management data (registry auths and network volumes), shared by the v1 and v2 dialects, and the
+ * Management data (registry auths, network volumes and ECR delegations), shared by the v1 and v2 dialects, and the
  * state file, which also keeps the serverless section that `serverless/` owns (endpoints made
  * over REST v2, their releases, and templates: an optional field, so older emulators still read
  * the file), and the `pods` section that `pods/podStore.ts` owns (pods and the account's SSH keys).
@@ -15,8 +15,13 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { promisify } from "node:util";
 import type { z } from "zod";
+import type { EcrDelegation } from "../wire/ecrDelegations";
 import { type ContainerRegistryAuthCreateInput, V2_VOLUME_SIZE } from "../wire/schemas";
-import { MAX_NETWORK_VOLUMES_PER_ACCOUNT, MAX_REGISTRY_AUTHS_PER_ACCOUNT } from "./serviceFacts";
+import {
+  MAX_ECR_DELEGATIONS_PER_ACCOUNT,
+  MAX_NETWORK_VOLUMES_PER_ACCOUNT,
+  MAX_REGISTRY_AUTHS_PER_ACCOUNT,
+} from "./serviceFacts";
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
 
@@ -41,10 +46,18 @@ export interface StoredVolume {
   type: string;
 }
 
+/** A stored ECR delegation: the record as `GET /v2/registries/delegations` shows it. */
+export type StoredEcrDelegation = EcrDelegation & { name: string | null; dockerRegistryUri: string };
+
+/** The user id the emulator's one account answers as `delegatorUserId`. */
+export const EMULATOR_USER_ID = "user_emulator";
+
 interface StateFileV1 {
   version: 1;
   registryAuths: StoredRegistryAuth[];
   networkVolumes: StoredVolume[];
+  /** Optional, so that files written before delegations were served still load. */
+  ecrDelegations?: StoredEcrDelegation[];
   /** Written and checked by `ServerlessStore`. */
   serverless?: unknown;
   /** Written and checked by `PodStore` (pods and the account's SSH keys). */
@@ -112,10 +125,11 @@ async function hashPassword(password: string): Promise<string> {
   return `scrypt$${salt.toString("hex")}$${hash.toString("hex")}`;
 }
 
-/** Registry auths and network volumes, optionally persisted to a state file. */
+/** Registry auths, network volumes and ECR delegations, optionally persisted to a state file. */
 export class ManagementStore {
   readonly #registryAuths = new Map<string, StoredRegistryAuth>();
   readonly #volumes = new Map<string, StoredVolume>();
+  readonly #delegations = new Map<string, StoredEcrDelegation>();
   readonly #stateFile?: string;
   #writes: Promise<void> = Promise.resolve();
   #writeSeq = 0;
@@ -153,13 +167,15 @@ export class ManagementStore {
         if (
           state?.version !== 1 ||
           !Array.isArray(state.registryAuths) ||
-          !Array.isArray(state.networkVolumes)
+          !Array.isArray(state.networkVolumes) ||
+          (state.ecrDelegations !== undefined && !Array.isArray(state.ecrDelegations))
         ) {
           throw new Error(`stateFile ${options.stateFile} is not an emulator state file (version 1)`);
         }
         store.#serverlessSaved = state.serverless;
         store.#podsSaved = state.pods;
         for (const r of state.registryAuths) store.#registryAuths.set(r.id, r);
+        for (const d of state.ecrDelegations ?? []) store.#delegations.set(d.id, d);
         for (const [i, v] of state.networkVolumes.entries()) {
           const problem = volumeSizeProblem(v?.size, `networkVolumes[${i}].size`);
           if (problem) throw new Error(`stateFile ${options.stateFile}: ${problem}`);
@@ -190,6 +206,7 @@ export class ManagementStore {
       version: 1,
       registryAuths: [...this.#registryAuths.values()],
       networkVolumes: [...this.#volumes.values()],
+      ...(this.#delegations.size > 0 ? { ecrDelegations: [...this.#delegations.values()] } : {}),
       ...(serverless !== undefined ? { serverless } : {}),
       ...(pods !== undefined ? { pods } : {}),
     };
@@ -354,6 +371,49 @@ export class ManagementStore {
   /** Deletes a volume; false when absent. */
   deleteVolume(id: string): Promise<boolean> {
     return this.#remove(this.#volumes, id);
+  }
+
+  // ECR delegations ------------------------------------------------------------------------------
+
+  /** Every delegation, oldest first. */
+  listDelegations(): StoredEcrDelegation[] {
+    return [...this.#delegations.values()];
+  }
+
+  /**
+   * Registers a delegation of the repository `ref` names (parsed from the create's ARN: the tag is
+   * `latest` when the ARN names none); throws `AccountFullError` past the account's bound.
+   */
+  async createDelegation(
+    ref: { partition: string; awsRegion: string; awsUser: string; repository: string; tag?: string },
+    name: string | null | undefined,
+    now: Date,
+  ): Promise<StoredEcrDelegation> {
+    if (this.#delegations.size >= MAX_ECR_DELEGATIONS_PER_ACCOUNT) {
+      throw new AccountFullError("ECR delegations", this.#delegations.size, MAX_ECR_DELEGATIONS_PER_ACCOUNT);
+    }
+    const host = ref.partition === "aws-cn" ? "amazonaws.com.cn" : "amazonaws.com";
+    let id = `deleg_${randomId(12)}`;
+    while (this.#delegations.has(id)) id = `deleg_${randomId(12)}`;
+    const record: StoredEcrDelegation = {
+      id,
+      name: name ?? null,
+      delegatorUserId: EMULATOR_USER_ID,
+      awsUser: ref.awsUser,
+      repository: ref.repository,
+      tag: ref.tag ?? "latest",
+      awsRegion: ref.awsRegion,
+      dockerRegistryUri: `${ref.awsUser}.dkr.ecr.${ref.awsRegion}.${host}`,
+      createdAt: now.toISOString(),
+    };
+    this.#delegations.set(record.id, record);
+    await this.#persist();
+    return record;
+  }
+
+  /** Revokes a delegation; false when absent. */
+  revokeDelegation(id: string): Promise<boolean> {
+    return this.#remove(this.#delegations, id);
   }
 
   /** Deletes `id` from `records` and writes the state file; false when absent. */

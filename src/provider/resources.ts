@@ -190,6 +190,17 @@ export const RESOURCES = defineResources({
     },
     secretInputs: ["env"],
   },
+  EcrDelegation: {
+    folder: "ecrDelegation",
+    args: {
+      module: "ecrDelegation/args",
+      schema: "EcrDelegationArgsSchema",
+      input: "EcrDelegationArgsInput",
+      summary:
+        "Arguments of an `EcrDelegation`: the fields of the REST v2 document's `CreateDelegationRequest`. The\n" +
+        "service cannot change a delegation: a change of either replaces it.",
+    },
+  },
 });
 
 /** The class names of every resource. */
@@ -261,6 +272,7 @@ export const LOOKUPS: readonly LookupRow[] = [
     page: "docs/resources/catalog.md",
   },
   { fn: "getBilling", module: "billing/lookup", args: "GetBillingArgs", page: "docs/cost.md" },
+  { fn: "getEcrDelegations", module: "ecrDelegation/lookup", page: RESOURCES.EcrDelegation.page },
 ];
 
 /**

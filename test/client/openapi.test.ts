@@ -20,6 +20,8 @@ describe("the fixture", () => {
     expect(check("UpdateNetworkVolumeRequest", {})).not.toEqual([]);
     expect(check("ListRegistriesResponse", [])).not.toEqual([]);
     expect(check("ErrorResponse", { message: "x" })).not.toEqual([]);
+    expect(check("CreateDelegationRequest", { resource: "arn", bogus: 1 })).not.toEqual([]);
+    expect(check("EcrDelegation", { id: "d" })).not.toEqual([]);
   });
 });
 
@@ -108,12 +110,24 @@ describe("v2 answers of the emulator", () => {
     expect(check("ListNetworkVolumesResponse", (await call("GET", "/network-volumes")).json)).toEqual([]);
   });
 
+  it("ECR delegation answers match EcrDelegation and ListDelegationsResponse", async () => {
+    const resource = "arn:aws:ecr:eu-west-1:123456789012:repository/team/app:v3";
+    const created = await call("POST", "/registries/delegations", { resource });
+    expect(created.status).toBe(201);
+    expect(check("CreateDelegationRequest", { resource })).toEqual([]);
+    expect(check("EcrDelegation", created.json)).toEqual([]);
+    expect(check("ListDelegationsResponse", (await call("GET", "/registries/delegations")).json)).toEqual([]);
+    expect((await call("DELETE", `/registries/delegations/${created.json.id}`)).status).toBe(204);
+  });
+
   it("error answers are problem+json matching ErrorResponse", async () => {
     const answers = [
       await call("GET", "/network-volumes/nope"),
       await call("POST", "/network-volumes", { name: "n", size: 5, dataCenter: "EU-RO-1" }),
       await call("POST", "/registries", { name: "x", username: "u", password: "p", bogus: 1 }),
       await call("PATCH", "/network-volumes/seed", { size: 50 }),
+      await call("POST", "/registries/delegations", { resource: "not-an-arn" }),
+      await call("DELETE", "/registries/delegations/deleg_none"),
     ];
     for (const answer of answers) {
       expect(answer.status).toBeGreaterThanOrEqual(400);

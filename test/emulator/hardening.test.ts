@@ -91,9 +91,6 @@ describe("v2 paths the emulator does not serve (item 11)", () => {
     for (const [method, p] of [
       ["GET", "/v2/clusters"],
       ["POST", "/v2/clusters"],
-      ["GET", "/v2/registries/delegations"],
-      ["POST", "/v2/registries/delegations"],
-      ["DELETE", "/v2/registries/delegations/d1"],
     ] as const) {
       const answer = await h.call(method, p, method === "POST" ? {} : undefined);
       expect(answer.status, `${method} ${p}`).toBe(501);

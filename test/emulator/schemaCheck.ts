@@ -8,6 +8,11 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import type { z } from "zod";
+import {
+  EcrDelegationCreateInputSchema,
+  EcrDelegationListSchema,
+  EcrDelegationSchema,
+} from "../../src/wire/ecrDelegations";
 import { PodCreateInputSchema, PodListSchema, PodSchema, SshKeysSchema } from "../../src/wire/pods";
 import { V2ProblemSchema } from "../../src/wire/schemas";
 import {
@@ -34,6 +39,9 @@ const ZOD: Record<string, z.ZodType> = {
   ListPodsResponse: PodListSchema,
   CreatePodRequest: PodCreateInputSchema,
   SshKeys: SshKeysSchema,
+  EcrDelegation: EcrDelegationSchema,
+  CreateDelegationRequest: EcrDelegationCreateInputSchema,
+  ListDelegationsResponse: EcrDelegationListSchema,
 };
 
 const schemas = JSON.parse(

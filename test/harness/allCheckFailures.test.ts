@@ -36,7 +36,14 @@ const LARGE = "x".repeat(500);
 
 type Kind = Extract<
   ProviderKind,
-  "ContainerRegistryAuth" | "JobRun" | "ServerlessEndpoint" | "SshKey" | "Template" | "NetworkVolume" | "Pod"
+  | "ContainerRegistryAuth"
+  | "JobRun"
+  | "ServerlessEndpoint"
+  | "SshKey"
+  | "Template"
+  | "NetworkVolume"
+  | "Pod"
+  | "EcrDelegation"
 >;
 
 /** Valid program inputs of each resource (secrets as the program marks them). */
@@ -45,6 +52,10 @@ const BASE: Record<Kind, Record<string, unknown>> = {
   NetworkVolume: { name: "vol", size: 20, dataCenterId: "EU-RO-1" },
   Template: { name: "tpl", image: "acme/worker:1", env: secretValue({ HF_TOKEN: SECRET }) },
   SshKey: { publicKey: KEYS.ed25519.line },
+  EcrDelegation: {
+    resource: "arn:aws:ecr:us-east-2:418399314813:repository/runpod/deployment",
+    name: "deploy",
+  },
   ServerlessEndpoint: {
     name: "ep",
     type: "QUEUE",
@@ -255,6 +266,33 @@ const ROWS: Record<Kind, Row[]> = {
     ]),
     row("an unknown argument holding a secret", { envv: secretValue({ HF_TOKEN: SECRET }) }, [
       " has a problem: unknown property envv; allowed: name, image, args, disk, env, ports, registry, allowedCudaVersions, category, mounts, public, serverless, startJupyter, startSsh",
+    ]),
+  ],
+  EcrDelegation: [
+    row(
+      "on a REST v1 restUrl",
+      {},
+      [
+        " has a problem: EcrDelegation needs the REST v2 interface, but runpod:restUrl is http://127.0.0.1:9/v1, REST v1 (retired 2026-11-15; it never had ECR delegations). Set runpod:restUrl to a URL ending in /v2, e.g. https://api.runpod.io/v2.",
+      ],
+      { dialect: "v1", field: "runpod:restUrl" },
+    ),
+    row("resource missing", { resource: undefined }, [
+      " has a problem: resource is required: an ECR repository ARN, arn:aws:ecr:<region>:<12-digit account>:repository/<name>[:<tag>], e.g. arn:aws:ecr:us-east-2:418399314813:repository/runpod/deployment",
+    ]),
+    row(
+      "resource a registry host, not an ARN",
+      { resource: "418399314813.dkr.ecr.us-east-2.amazonaws.com/app" },
+      [
+        ": property resource value {418399314813.dkr.ecr.us-east-2.amazonaws.com/app} has a problem: resource must be an ECR repository ARN, arn:aws:ecr:<region>:<12-digit account>:repository/<name>[:<tag>], e.g. arn:aws:ecr:us-east-2:418399314813:repository/runpod/deployment",
+      ],
+    ),
+    row("name blank", { name: " " }, [": property name value { } has a problem: name must not be empty"]),
+    row("name with a newline (its value not printed)", { name: "a\nb" }, [
+      " has a problem: name must not contain control characters (NUL, newline, tab, ...)",
+    ]),
+    row("an unknown argument holding a secret", { password: secretValue(SECRET) }, [
+      " has a problem: unknown property password; allowed: resource, name",
     ]),
   ],
   SshKey: [

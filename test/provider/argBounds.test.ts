@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { NAME_MAX_LENGTH } from "../../src/provider/common/checkArgs";
 import { checkRegistryAuthArgs } from "../../src/provider/containerRegistryAuth/args";
+import { checkEcrDelegationArgs } from "../../src/provider/ecrDelegation/args";
 import { checkNetworkVolumeArgs } from "../../src/provider/networkVolume/args";
 import { checkPodArgs } from "../../src/provider/pod/args";
 import { loadArgsSchema, RESOURCE_ROWS } from "../../src/provider/resources";
@@ -26,6 +27,10 @@ const template = { name: "tpl", image: "acme/api:1" };
 const pod = { name: "box", image: "acme/api:1", gpu: { id: "NVIDIA GeForce RTX 4090" } };
 const volume = { name: "data", size: 20, dataCenterId: "US-TX-3" };
 const registryAuth = { name: "ghcr", username: "u", password: "p" };
+const ecrDelegation = {
+  resource: "arn:aws:ecr:us-east-2:418399314813:repository/runpod/deployment",
+  name: "d",
+};
 
 type Failure = { property: string; reason: string };
 /** Every reason of `failures`, one string each; also asserts each is one short line. */
@@ -44,6 +49,7 @@ const checks: Array<[string, (args: Record<string, unknown>) => Failure[], Recor
   ["Pod", (a) => checkPodArgs(undefined, a).failures ?? [], pod],
   ["NetworkVolume", (a) => checkNetworkVolumeArgs(a).failures ?? [], volume],
   ["ContainerRegistryAuth", (a) => checkRegistryAuthArgs(a).failures ?? [], registryAuth],
+  ["EcrDelegation", (a) => checkEcrDelegationArgs(undefined, a).failures ?? [], ecrDelegation],
 ];
 
 it("checks the name of every resource of the table that takes one, and the env names of every one with env", async () => {

@@ -11,6 +11,8 @@ import type * as pulumi from "@pulumi/pulumi";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { RegistryAuthArgsInput } from "../../src/provider/containerRegistryAuth/args";
 import type { ContainerRegistryAuthArgs } from "../../src/provider/containerRegistryAuth/resource";
+import type { EcrDelegationArgsInput } from "../../src/provider/ecrDelegation/args";
+import type { EcrDelegationArgs } from "../../src/provider/ecrDelegation/resource";
 import type { InputsOf } from "../../src/provider/inputsOf";
 import type { NetworkVolumeArgsInput } from "../../src/provider/networkVolume/args";
 import type { NetworkVolumeArgs } from "../../src/provider/networkVolume/resource";
@@ -54,6 +56,8 @@ describe("generated argument types", () => {
     expectTypeOf<Assignable<InputsOf<TemplateArgsInput>, TemplateArgs>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<SshKeyArgs, InputsOf<SshKeyArgsInput>>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<InputsOf<SshKeyArgsInput>, SshKeyArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<EcrDelegationArgs, InputsOf<EcrDelegationArgsInput>>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<InputsOf<EcrDelegationArgsInput>, EcrDelegationArgs>>().toEqualTypeOf<true>();
     // A union with an object arm is one input as a whole (an `Output` of the union fits), as the
     // hand-written `Input<PodWaitFor>` was; its object arm's members are inputs too.
     type WaitFor = NonNullable<PodArgsInput["waitFor"]>;

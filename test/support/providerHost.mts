@@ -150,6 +150,7 @@ const KINDS: Record<string, ProviderKind> = {
   "pulumi-nodejs:dynamic/runpod:SshKey": "SshKey",
   "pulumi-nodejs:dynamic/runpod:Template": "Template",
   "pulumi-nodejs:dynamic/runpod:Pod": "Pod",
+  "pulumi-nodejs:dynamic/runpod:EcrDelegation": "EcrDelegation",
 };
 
 /** Parses `urn:pulumi:<stack>::<project>::<type>::<name>`; throws naming the field on bad input. */

@@ -30,7 +30,8 @@ export type ProviderKind =
   | "ServerlessEndpoint"
   | "Template"
   | "Pod"
-  | "SshKey";
+  | "SshKey"
+  | "EcrDelegation";
 
 /**
  * Where each kind's resource class lives in the installed package; its static `provider` is the
@@ -56,6 +57,10 @@ export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName
     exportName: "Template",
   },
   Pod: { module: "pulumi-runpod-dynamic/dist/provider/pod/resource.js", exportName: "Pod" },
+  EcrDelegation: {
+    module: "pulumi-runpod-dynamic/dist/provider/ecrDelegation/resource.js",
+    exportName: "EcrDelegation",
+  },
 };
 
 /** A serialized provider: the `__provider` text and whether the closure captured a secret. */

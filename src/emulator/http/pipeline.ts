@@ -20,7 +20,6 @@ import { installJsonBodyParser } from "./bodyParser";
 import { installErrorHandlers } from "./errorHandling";
 import { faultAfterHook, type PipelineDeps, requestGuardHook } from "./guards";
 import { loadFastify } from "./loadFastify";
-import { registerUnservedV2Routes } from "./unservedV2";
 
 export { OVERSIZED_DRAIN_MAX_BYTES, OVERSIZED_DRAIN_MAX_MS } from "./bodyParser";
 export { MANAGEMENT_RATE_LIMIT_ROW, type PipelineDeps, rateLimitHeaders } from "./guards";
@@ -39,6 +38,5 @@ export function createApp(deps: PipelineDeps): FastifyInstance {
   installErrorHandlers(app);
   app.addHook("onRequest", requestGuardHook(deps));
   app.addHook("onSend", faultAfterHook(deps.faults));
-  registerUnservedV2Routes(app);
   return app;
 }

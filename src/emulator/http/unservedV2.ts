@@ -2,10 +2,9 @@
  * REST v2 paths the emulator does not serve get what v2 would answer: 501 for a path and method in
  * the document, 405 with `Allow` for another method, 404 for a path not in it (see `v2Document.ts`).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { HttpError, sendError } from "./errors";
 import { pathOf } from "./requestPath";
-import type { RouteMeta } from "./routeMeta";
 import { v2DocumentPath } from "./v2Document";
 
 /** The answer to a v2 document path the emulator does not serve: 501, 405 with Allow, or 404. */
@@ -23,7 +22,7 @@ export function unservedV2(request: FastifyRequest, reply: FastifyReply): Fastif
       new HttpError(
         501,
         `${request.method} ${found.template} is in the REST v2 document but the emulator does not implement it; ` +
-          "it serves /v2/registries, /v2/network-volumes, /v2/serverless (with releases, workers and worker logs), " +
+          "it serves /v2/registries (with /v2/registries/delegations), /v2/network-volumes, /v2/serverless (with releases, workers and worker logs), " +
           "/v2/templates, /v2/catalog, /v2/pods, /v2/account/ssh-keys and /v2/billing",
       ),
     );
@@ -35,12 +34,4 @@ export function unservedV2(request: FastifyRequest, reply: FastifyReply): Fastif
       allow: found.methods.join(", "),
     }),
   );
-}
-
-/** Routes that v2 paths which a `:id` route would otherwise take (`/v2/registries/delegations`). */
-export function registerUnservedV2Routes(app: FastifyInstance): void {
-  const config: RouteMeta = { dialect: "v2", unserved: true };
-  for (const url of ["/v2/registries/delegations", "/v2/registries/delegations/:id"]) {
-    app.all(url, { config }, async (request, reply) => unservedV2(request, reply));
-  }
 }
