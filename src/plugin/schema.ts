@@ -73,6 +73,9 @@ EXTRA_OUTPUTS.SshKey = {
   },
 };
 
+/** Pulumi's type of an output of any shape. */
+const ANY_REF = "pulumi.json#/Any";
+
 /** `#/types/runpod-native:index:<name>`. */
 const typeRef = (name: string) => `#/types/${PACKAGE_NAME}:index:${name}`;
 
@@ -164,6 +167,152 @@ EXTRA_OUTPUTS.Pod = {
     description:
       "What the pod may cost an hour at list prices: `floorUsd` the cheapest GPU type it may land on " +
       "(0 while `desiredStatus` is `EXITED`), `ceilingUsd` the dearest.",
+  },
+};
+
+OUTPUT_TYPES.SmokeTestRecord = {
+  type: "object",
+  description: "What a `ServerlessEndpoint`'s last smoke test found (`lastSmokeTest`).",
+  properties: {
+    version: {
+      type: "integer",
+      description: "The release tested (the endpoint's `version`); null when unknown.",
+    },
+    passed: { type: "boolean", description: "True when at most `maxFailures` jobs failed." },
+    jobIds: {
+      type: "array",
+      items: { type: "string" },
+      description: "The jobs run, in order (a run that could not submit one has none).",
+    },
+    failures: { type: "integer", description: "How many jobs failed." },
+    timeline: {
+      type: "array",
+      items: { type: "string" },
+      description:
+        "One line per job: `<jobId>: IN_QUEUE 0.01 s -> COMPLETED 0.05 s` (and `(failed)` when it failed).",
+    },
+    costUsd: {
+      type: "number",
+      description:
+        "What the jobs cost, USD, an ESTIMATE: each job's execution time × the hourly list price of one " +
+        "worker, summed. Absent when no job has both.",
+    },
+  },
+  required: ["version", "passed", "jobIds", "failures", "timeline"],
+};
+OUTPUT_TYPES.JobRunTimelineEntry = {
+  type: "object",
+  description: "One status a `JobRun` saw.",
+  properties: {
+    status: {
+      type: "string",
+      description: "The job's status (`IN_QUEUE`, `IN_PROGRESS`, `COMPLETED`, ...).",
+    },
+    atMs: { type: "integer", description: "Milliseconds since the run started (submission is at about 0)." },
+  },
+  required: ["status", "atMs"],
+};
+
+EXTRA_OUTPUTS.ServerlessEndpoint = {
+  lastSmokeTest: {
+    $ref: typeRef("SmokeTestRecord"),
+    description:
+      "What the last smoke test found: the release it tested (`version`), whether it `passed`, the `jobIds`, " +
+      "how many `failures`, one `timeline` line per job and `costUsd`, an estimate. Kept until the next " +
+      "release is tested; absent before the first.",
+  },
+  hourlyCost: {
+    $ref: typeRef("HourlyCost"),
+    description:
+      "What the endpoint may cost an hour at list prices: `ratePerWorkerUsd` one worker at the dearest " +
+      "candidate, `floorUsd` `workers.min` workers at the cheapest, `ceilingUsd` `workers.max` at the dearest.",
+  },
+  createdAt: { type: "string", description: "When the service created the endpoint (RFC 3339)." },
+  version: {
+    type: "integer",
+    description:
+      "The release the endpoint runs (`endpointVersion`), raised by every container change. Pass it to a " +
+      "`JobRun`'s `triggers` to smoke-test each release.",
+  },
+  latestReleaseId: { type: "string", description: "Id of the endpoint's newest release; null when none." },
+  requestUrls: {
+    type: "object",
+    additionalProperties: { type: "string" },
+    description:
+      "URLs of the endpoint: for `QUEUE`, `run`, `runSync`, `status`, `stream`, `cancel`, `retry`, " +
+      "`purgeQueue`, `health`; for `LOAD_BALANCER`, `base` and `health`.",
+  },
+};
+
+EXTRA_OUTPUTS.JobRun = {
+  passed: {
+    type: "boolean",
+    description:
+      "The verdict of the last run: true when the job ended as `expect` asks. False makes the next up run it again.",
+  },
+  status: {
+    type: "string",
+    description: "Terminal status of the last run (or its last status when the JobRun stopped waiting).",
+  },
+  error: { type: "string", description: "The worker's error message, when it failed (redacted)." },
+  attempts: { type: "integer", description: "Runs made: 1 plus the retries used." },
+  timeline: {
+    type: "array",
+    items: { $ref: typeRef("JobRunTimelineEntry") },
+    description: "Each status seen, with the milliseconds since the run started.",
+  },
+  jobId: { type: "string", description: "Id of the job on the service (the resource's id is its own UUID)." },
+  workerId: { type: "string", description: "The worker that ran the job, when the job status said." },
+  endpointVersion: {
+    type: "integer",
+    description: 'The endpoint\'s release the job ran on (`rollout: "wait"`); absent otherwise.',
+  },
+  workerLogTail: {
+    type: "array",
+    items: { type: "string" },
+    description:
+      "Only when the run failed: the newest lines of the log of the worker that ran the job (redacted).",
+  },
+  output: {
+    $ref: ANY_REF,
+    description:
+      "The worker's output, redacted (secret with `secretOutput`); for an http probe the answer's body. " +
+      "Absent when over 1 MB of JSON or 100 levels deep (`outputTruncated`).",
+  },
+  outputTruncated: {
+    type: "boolean",
+    description: "True when the output is not stored (too large or too deep).",
+  },
+  outputBytes: {
+    type: "integer",
+    description: "Size of the output as JSON, in bytes, when it was not stored.",
+  },
+  outputDepth: {
+    type: "integer",
+    description: "Nesting depth of the output, when it was not stored for its depth.",
+  },
+  stream: {
+    type: "array",
+    items: { $ref: ANY_REF },
+    description:
+      "Stream chunks as sent (`{ output, metrics? }`), with `collectStream` (secret with `secretOutput`).",
+  },
+  streamTruncated: { type: "boolean", description: "True when `stream` is incomplete." },
+  httpStatus: { type: "integer", description: "An http probe's answer status." },
+  latencyMs: { type: "number", description: "An http probe's latency, ms." },
+  bodyTruncated: { type: "boolean", description: "True when an http probe's answer body was over 1 MB." },
+  delayTime: { type: "number", description: "Time the job spent queued, ms (service figure)." },
+  executionTime: { type: "number", description: "Time the job ran, ms (service figure)." },
+  startedAt: { type: "string", description: "When the service accepted the job (ISO 8601)." },
+  completedAt: { type: "string", description: "When the JobRun saw the job end (ISO 8601)." },
+  costUsd: {
+    type: "number",
+    description:
+      "What the job cost, USD, an ESTIMATE: `executionTime` × the hourly list price of its worker.",
+  },
+  s3ConfigDigest: {
+    type: "string",
+    description: "Salted digest of `s3Config`, kept instead of the value to notice changes.",
   },
 };
 

@@ -25,9 +25,9 @@ import {
   withPluginConfigNames,
 } from "./config";
 import { type ServedFunction, servedFunctions } from "./functions";
-import { type ServedResource, servedResources, URN_INPUT } from "./resources";
+import { type ServedResource, secretKeysOf, servedResources, URN_INPUT } from "./resources";
 import { packageSchema, packageVersion } from "./schema";
-import { unwrapProps, wrapSecrets } from "./values";
+import { unwrapProps, withoutUndefined, wrapSecrets } from "./values";
 import { type StructMessage, type Wire, wire } from "./wire";
 
 type Props = Record<string, unknown>;
@@ -102,7 +102,9 @@ function operationError(w: Wire, error: unknown, secretKeys: Iterable<string>): 
   if (typeof e.id !== "string" || e.id === "") return serviceError(w, code, message);
   const detail = new w.provider.ErrorResourceInitFailed();
   detail.setId(e.id);
-  detail.setProperties(w.Struct.fromJavaScript(wrapSecrets(e.properties ?? {}, secretKeys)) as never);
+  detail.setProperties(
+    w.Struct.fromJavaScript(withoutUndefined(wrapSecrets(e.properties ?? {}, secretKeys))) as never,
+  );
   const reasons = Array.isArray(e.reasons) && e.reasons.length > 0 ? e.reasons.map(String) : [e.message];
   detail.setReasonsList(reasons.map(withPluginConfigNames));
   const any = new w.Any();
@@ -148,8 +150,9 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
     if (found) return found;
     throw Object.assign(
       new Error(
-        `${PACKAGE_NAME} does not serve ${type}: this version serves ${[...served.keys()].join(", ")} (preview). ` +
-          "Use the TypeScript package's dynamic resources for the others.",
+        `${PACKAGE_NAME} does not serve ${type}: this version (${packageVersion()}) serves ` +
+          `${[...served.keys()].join(", ")}. Check the resource's type, or install a newer ` +
+          "pulumi-runpod-dynamic when it names a resource added since.",
       ),
       { grpcCode: w.grpc.status.INVALID_ARGUMENT },
     );
@@ -176,7 +179,8 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
     );
   };
 
-  const struct = (props: Props) => w.Struct.fromJavaScript(props) as never;
+  // A member left undefined is absent, as the dynamic-provider host's serialization leaves it out.
+  const struct = (props: Props) => w.Struct.fromJavaScript(withoutUndefined(props)) as never;
   const ops = (r: ServedResource): ResourceOperations => r.operations();
 
   const service: grpcTypes.UntypedServiceImplementation = {
@@ -285,23 +289,27 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
     },
 
     // Check: the operations' check (unknowns pass untouched, no network). The inputs go back with
-    // every key secret that came in secret or that the resource always keeps secret: with
-    // acceptSecrets the engine stores them as answered (no annotateSecrets in `provider.Check`).
+    // every key secret that came in secret or that the resource keeps secret (its row and class
+    // rules, `./resources.ts`): with acceptSecrets the engine stores them as answered (no
+    // annotateSecrets in `provider.Check`).
     check(call: { request: pb.CheckRequest }, callback: Callback<unknown>) {
       const olds = unwrapProps(js(call.request.getOlds() as never));
       const news = unwrapProps(js(call.request.getNews() as never));
       let r: ServedResource | undefined;
-      const secretKeys = () => [...news.secretKeys, ...(r?.row.secretInputs ?? [])];
+      const secretKeys = () => [...news.secretKeys, ...(r ? secretKeysOf(r, news.plain) : [])];
       answer(callback, secretKeys, async () => {
         r = resourceOf(call.request.getType());
         // What the resource class adds in a program: its URN, here the request's (`provider.Check`
         // sends `Urn: string(urn)`, pkg/resource/plugin/provider_plugin.go). Kept in the inputs, as
-        // the dynamic path stores it; the detailed diff never lists it (`changedKeys`).
-        const given = withoutProvider(news.plain);
+        // the dynamic path stores it; the detailed diff never lists it (`changedKeys`). Then the
+        // arguments as the class registers them (`rules.registered`).
+        const plain = withoutProvider(news.plain);
+        const given = r.rules?.registered?.(plain) ?? plain;
         if (r.urnInput) given[URN_INPUT] = call.request.getUrn();
         const checked = await ops(r).check(settings, olds.plain, given);
+        const inputs = checked.inputs ?? given;
         const res = new w.provider.CheckResponse().setInputs(
-          struct(wrapSecrets(checked.inputs ?? given, secretKeys())),
+          struct(wrapSecrets(inputs, [...secretKeys(), ...secretKeysOf(r, inputs)])),
         );
         for (const f of checked.failures ?? []) {
           res.addFailures(
@@ -367,7 +375,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
     create(call: { request: pb.CreateRequest }, callback: Callback<unknown>) {
       const props = unwrapProps(js(call.request.getProperties() as never));
       let r: ServedResource | undefined;
-      const secretKeys = () => [...props.secretKeys, ...(r?.row.secretInputs ?? [])];
+      const secretKeys = () => [...props.secretKeys, ...(r ? secretKeysOf(r, props.plain) : [])];
       answer(callback, secretKeys, async () => {
         r = resourceOf(call.request.getType());
         const inputs = withoutProvider(props.plain);
@@ -388,10 +396,14 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
       const state = unwrapProps(js(call.request.getProperties() as never));
       const inputs = unwrapProps(js(call.request.getInputs() as never));
       let r: ServedResource | undefined;
-      const secretKeys = () => [...state.secretKeys, ...inputs.secretKeys, ...(r?.row.secretInputs ?? [])];
+      const given = Object.keys(state.plain).length > 0 ? state.plain : inputs.plain;
+      const secretKeys = () => [
+        ...state.secretKeys,
+        ...inputs.secretKeys,
+        ...(r ? secretKeysOf(r, { ...given, ...inputs.plain }) : []),
+      ];
       answer(callback, secretKeys, async () => {
         r = resourceOf(call.request.getType());
-        const given = Object.keys(state.plain).length > 0 ? state.plain : inputs.plain;
         const read = await ops(r).read(serviceSettings(), call.request.getId(), withoutProvider(given));
         const res = new w.provider.ReadResponse()
           .setId(read.id ?? "")
@@ -406,7 +418,11 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
       const olds = unwrapProps(js(call.request.getOlds() as never));
       const news = unwrapProps(js(call.request.getNews() as never));
       let r: ServedResource | undefined;
-      const secretKeys = () => [...olds.secretKeys, ...news.secretKeys, ...(r?.row.secretInputs ?? [])];
+      const secretKeys = () => [
+        ...olds.secretKeys,
+        ...news.secretKeys,
+        ...(r ? secretKeysOf(r, news.plain) : []),
+      ];
       answer(callback, secretKeys, async () => {
         r = resourceOf(call.request.getType());
         const newInputs = withoutProvider(news.plain);
@@ -541,6 +557,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
 }
 
 /**
+/**
  * The argument a lookup's error is about, when it is a refusal of one: a `ValidationError` (by its
  * stable `code`, which survives two copies of the package) whose `path` starts with an argument the
  * function takes or was given. Anything else (a missing API key, the service's answer) is not.
@@ -553,9 +570,15 @@ function argumentOf(error: unknown, given: Props, argumentNames: readonly string
 }
 
 /**
- * The input keys whose value differs between the old state and the new inputs, and how: `add` (not
- * in the old outputs), `delete` (an old input no longer given), `update`; an unknown new value counts
- * as changed. `__urn` is never listed (not an output; Check adds it). Keys the operations replace on are always listed.
+ * The input keys whose value differs from before, and how: `add` (not there before), `delete` (an
+ * old input no longer given), `update`; an unknown new value counts as changed. `__urn` is never
+ * listed (not an output; Check adds it). Keys the operations replace on are always listed.
+ *
+ * Each key is answered with `inputDiff: true`, so the engine shows its old value from the old
+ * inputs (`TranslateDetailedDiff`, pkg/engine/detailedDiff.go): a key is listed when it differs
+ * from them, not from an output the service filled in (an endpoint's `workers.idleTimeout`, a
+ * GPU's `count`). Without old inputs, or when none differs though the operations plan a change
+ * (drift a refresh found, a JobRun to run again), the old outputs are compared instead.
  */
 function changedKeys(
   olds: Props,
@@ -563,13 +586,25 @@ function changedKeys(
   news: Props,
   replaces: readonly string[],
 ): [string, "add" | "delete" | "update"][] {
+  const byInputs = Object.keys(oldInputs).length > 0 ? differingKeys(oldInputs, oldInputs, news) : [];
+  const out = new Map(byInputs.length > 0 ? byInputs : differingKeys(olds, oldInputs, news));
+  for (const key of replaces) if (!out.has(key)) out.set(key, "update");
+  return [...out];
+}
+
+/** The keys of `news` that differ from `before` (`add`, `update`), and of `oldInputs` not in `news` (`delete`). */
+function differingKeys(
+  before: Props,
+  oldInputs: Props,
+  news: Props,
+): [string, "add" | "delete" | "update"][] {
   const out = new Map<string, "add" | "delete" | "update">();
   for (const [key, value] of Object.entries(news)) {
     if (key === URN_INPUT) continue; // the URN Check added: no argument of the program
-    if (!(key in olds)) out.set(key, "add");
-    else if (isUnknown(value) || JSON.stringify(olds[key]) !== JSON.stringify(value)) out.set(key, "update");
+    if (!(key in before)) out.set(key, "add");
+    else if (isUnknown(value) || JSON.stringify(before[key]) !== JSON.stringify(value))
+      out.set(key, "update");
   }
   for (const key of Object.keys(oldInputs)) if (!(key in news)) out.set(key, "delete");
-  for (const key of replaces) if (!out.has(key)) out.set(key, "update");
   return [...out];
 }

@@ -115,6 +115,9 @@ export const RESOURCES = defineResources({
         "output, except `secretOutput`, which is fixed when the resource is constructed.",
       plainFields: { secretOutput: "boolean" },
     },
+    secretInputs: ["s3Config", "redact"],
+    // The class marks `redact` (when given) and, with `secretOutput`, `output` and `stream` itself.
+    additionalSecretOutputs: [],
   },
   NetworkVolume: {
     folder: "networkVolume",

@@ -98,6 +98,8 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
       "runpod-native:index:Template",
       "runpod-native:index:SshKey",
       "runpod-native:index:Pod",
+      "runpod-native:index:ServerlessEndpoint",
+      "runpod-native:index:JobRun",
     ]);
     const auth = schema.resources[TYPE];
     expect(auth.requiredInputs).toEqual(["name", "username", "password"]);
@@ -248,19 +250,19 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
   });
 
   it("a resource type it does not serve is refused, naming what it serves", async () => {
+    const { version } = JSON.parse(readFileSync(path.join(__dirname, "../../package.json"), "utf8"));
     const error = await failure(() =>
       rpc.call(
         "create",
         new pb.CreateRequest()
-          .setUrn(urnOf("runpod-native:index:JobRun", "p"))
-          .setType("runpod-native:index:JobRun")
+          .setUrn(urnOf("runpod-native:index:Cluster", "p"))
+          .setType("runpod-native:index:Cluster")
           .setProperties(Struct.fromJavaScript({})),
       ),
     );
     expect(error).toEqual({
       code: 3,
-      message:
-        "runpod-native does not serve runpod-native:index:JobRun: this version serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template, runpod-native:index:SshKey, runpod-native:index:Pod (preview). Use the TypeScript package's dynamic resources for the others.",
+      message: `runpod-native does not serve runpod-native:index:Cluster: this version (${version}) serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template, runpod-native:index:SshKey, runpod-native:index:Pod, runpod-native:index:ServerlessEndpoint, runpod-native:index:JobRun. Check the resource's type, or install a newer pulumi-runpod-dynamic when it names a resource added since.`,
     });
   });
 });

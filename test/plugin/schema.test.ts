@@ -71,6 +71,8 @@ describe("the package schema of every resource in the table", () => {
         .map(([name]) => `${token}.${name}`),
     );
     expect(secrets).toEqual([
+      `${tok("JobRun")}.s3Config`,
+      `${tok("JobRun")}.redact`,
       `${tok("ContainerRegistryAuth")}.password`,
       `${tok("Template")}.env`,
       `${tok("Pod")}.env`,
@@ -126,6 +128,33 @@ describe("the package schema of every resource in the table", () => {
       "ratePerWorkerUsd",
       "note",
     ]);
+  });
+
+  it("types the endpoint's and the JobRun's outputs where their shape is known", () => {
+    const endpoint = schema.resources[tok("ServerlessEndpoint")].properties;
+    expect([endpoint.lastSmokeTest.$ref, endpoint.hourlyCost.$ref, endpoint.version.type]).toEqual([
+      `#/types/${tok("SmokeTestRecord")}`,
+      `#/types/${tok("HourlyCost")}`,
+      "integer",
+    ]);
+    expect(endpoint.requestUrls).toMatchObject({ type: "object", additionalProperties: { type: "string" } });
+    expect(schema.types[tok("SmokeTestRecord")].required).toEqual([
+      "version",
+      "passed",
+      "jobIds",
+      "failures",
+      "timeline",
+    ]);
+    const job = schema.resources[tok("JobRun")].properties;
+    expect([job.passed.type, job.timeline.items.$ref, job.output.$ref, job.endpointVersion.type]).toEqual([
+      "boolean",
+      `#/types/${tok("JobRunTimelineEntry")}`,
+      "pulumi.json#/Any",
+      "integer",
+    ]);
+    // A JobRun's http probe and an endpoint's smokeTest are secret only with headers: Check marks them.
+    expect(schema.resources[tok("JobRun")].inputProperties.http.secret).toBeUndefined();
+    expect(schema.resources[tok("ServerlessEndpoint")].inputProperties.smokeTest.secret).toBeUndefined();
   });
 
   it("documents the unions: waitFor a word or an HTTP probe, scaling discriminated by its type", () => {
