@@ -244,6 +244,19 @@ EXTRA_OUTPUTS.ServerlessEndpoint = {
   },
 };
 
+EXTRA_OUTPUTS.EcrDelegation = {
+  delegatorUserId: { type: "string", description: "The RunPod user that created the delegation." },
+  awsUser: { type: "string", description: "The AWS account (user or role) the access is delegated to." },
+  repository: { type: "string", description: "The ECR repository's name." },
+  tag: { type: "string", description: "The ECR image tag (`latest` when the ARN names none)." },
+  awsRegion: { type: "string", description: "The repository's AWS region, e.g. `us-east-2`." },
+  dockerRegistryUri: {
+    type: "string",
+    description: "The ECR registry URI for `docker login`; absent when the service gives none.",
+  },
+  createdAt: { type: "string", description: "When the delegation was created (ISO 8601)." },
+};
+
 EXTRA_OUTPUTS.JobRun = {
   passed: {
     type: "boolean",
