@@ -71,96 +71,9 @@ export function functionSchemas(
     types: [],
   });
   const checker = program.getTypeChecker();
-  const types: Record<string, Spec> = {};
   const functions: Record<string, Spec> = {};
-  const problems: string[] = [];
+  const { types, problems, docOf, given, objectOf, typeOf } = schemaTyper(checker, packageName);
   const token = (name: string) => `${packageName}:index:${name}`;
-  /** The named type given to each object type met, so one TypeScript type is one schema type. */
-  const named = new Map<ts.Type, string>();
-
-  const docOf = (symbol: ts.Symbol) => flat(ts.displayPartsToString(symbol.getDocumentationComment(checker)));
-  const given = (type: ts.Type) =>
-    type.isUnion()
-      ? type.types.filter(
-          (t) => !(t.flags & (ts.TypeFlags.Null | ts.TypeFlags.Undefined | ts.TypeFlags.Void)),
-        )
-      : [type];
-
-  /** The members of an object type, or of each form of a union of object types (first declaration wins). */
-  const membersOf = (types: readonly ts.Type[]): { symbol: ts.Symbol; everywhere: boolean }[] => {
-    const seen = new Map<string, { symbol: ts.Symbol; count: number }>();
-    for (const t of types) {
-      for (const p of checker.getPropertiesOfType(t)) {
-        const known = seen.get(p.name);
-        if (known) known.count += 1;
-        else seen.set(p.name, { symbol: p, count: 1 });
-      }
-    }
-    return [...seen.values()].map(({ symbol, count }) => ({ symbol, everywhere: count === types.length }));
-  };
-
-  /** An object's members as schema properties, its required ones, at `where` (`GetPodSsh`). */
-  const objectOf = (forms: readonly ts.Type[], where: string, secret: readonly string[] = []) => {
-    const properties: Record<string, Spec> = {};
-    const required: string[] = [];
-    for (const { symbol, everywhere } of membersOf(forms)) {
-      const type = checker.getTypeOfSymbol(symbol);
-      const description = docOf(symbol);
-      if (description === "") problems.push(`${where}.${symbol.name} has no doc comment`);
-      properties[symbol.name] = {
-        ...typeOf(type, `${where}${pascal(symbol.name)}`, description),
-        description,
-        ...(secret.includes(symbol.name) ? { secret: true } : {}),
-      };
-      const optional =
-        (symbol.flags & ts.SymbolFlags.Optional) !== 0 ||
-        given(type).length !== (type.isUnion() ? type.types.length : 1);
-      if (everywhere && !optional) required.push(symbol.name);
-    }
-    return { properties, required };
-  };
-
-  /** The schema type of `type` at `where`; `description` describes a named type made for it. */
-  function typeOf(type: ts.Type, where: string, description: string): Spec {
-    const parts = given(type);
-    if (parts.length === 0) throw new Error(`${where}: a value that is always absent`);
-    if (parts.every((t) => t.flags & (ts.TypeFlags.String | ts.TypeFlags.StringLiteral)))
-      return { type: "string" };
-    if (parts.every((t) => t.flags & (ts.TypeFlags.Number | ts.TypeFlags.NumberLiteral)))
-      return { type: "number" };
-    if (parts.every((t) => t.flags & (ts.TypeFlags.Boolean | ts.TypeFlags.BooleanLiteral)))
-      return { type: "boolean" };
-    if (parts.every((t) => t.flags & (ts.TypeFlags.Unknown | ts.TypeFlags.Any)))
-      return { $ref: "pulumi.json#/Any" };
-    if (parts.length > 1) throw new Error(`${where}: no schema type for ${checker.typeToString(type)}`);
-    const [t] = parts as [ts.Type];
-    if (checker.isArrayType(t)) {
-      const [item] = checker.getTypeArguments(t as ts.TypeReference);
-      return { type: "array", items: typeOf(item as ts.Type, `${where}Item`, description) };
-    }
-    if (t.flags & ts.TypeFlags.Object) {
-      if (checker.getPropertiesOfType(t).length === 0) {
-        const values = checker.getIndexInfoOfType(t, ts.IndexKind.String)?.type;
-        return {
-          type: "object",
-          additionalProperties: values ? typeOf(values, where, description) : { $ref: "pulumi.json#/Any" },
-        };
-      }
-      let name = named.get(t);
-      if (name === undefined) {
-        name = where;
-        named.set(t, name);
-        types[token(name)] = {
-          type: "object",
-          description: description || `${name}: its fields.`,
-          ...objectOf([t], name),
-        };
-      }
-      return { $ref: `#/types/${token(name)}` };
-    }
-    throw new Error(`${where}: no schema type for ${checker.typeToString(type)}`);
-  }
-
   for (const row of rows) {
     const file = program.getSourceFile(path.join(repoDir, "src/provider", `${row.module}.ts`));
     const moduleSymbol = file && checker.getSymbolAtLocation(file);
@@ -198,6 +111,118 @@ export function functionSchemas(
   return { functions, types, problems };
 }
 
+/**
+ * Maps TypeScript types to schema types through `checker`, collecting the named object types met
+ * (`types`, keyed by token) and the members without a doc comment (`problems`). With `declaredNames`,
+ * an object type declared under a name (an interface or a type alias: `PodSsh`, `HourlyCost`) is
+ * the schema type of that name, so a type two resources share is one schema type; otherwise each
+ * is named by where it is met (`GetPodResultSsh`). A member tagged `@integer` in its doc comment
+ * is an `integer` (TypeScript has only `number`).
+ */
+export function schemaTyper(checker: ts.TypeChecker, packageName: string, declaredNames = false) {
+  const types: Record<string, Spec> = {};
+  const problems: string[] = [];
+  const token = (name: string) => `${packageName}:index:${name}`;
+  /** The named type given to each object type met, so one TypeScript type is one schema type. */
+  const named = new Map<ts.Type, string>();
+
+  const docOf = (symbol: ts.Symbol) => flat(ts.displayPartsToString(symbol.getDocumentationComment(checker)));
+  const given = (type: ts.Type) =>
+    type.isUnion()
+      ? type.types.filter(
+          (t) => !(t.flags & (ts.TypeFlags.Null | ts.TypeFlags.Undefined | ts.TypeFlags.Void)),
+        )
+      : [type];
+
+  /** The members of an object type, or of each form of a union of object types (first declaration wins). */
+  const membersOf = (types: readonly ts.Type[]): { symbol: ts.Symbol; everywhere: boolean }[] => {
+    const seen = new Map<string, { symbol: ts.Symbol; count: number }>();
+    for (const t of types) {
+      for (const p of checker.getPropertiesOfType(t)) {
+        const known = seen.get(p.name);
+        if (known) known.count += 1;
+        else seen.set(p.name, { symbol: p, count: 1 });
+      }
+    }
+    return [...seen.values()].map(({ symbol, count }) => ({ symbol, everywhere: count === types.length }));
+  };
+
+  /** An object's members as schema properties, its required ones, at `where` (`GetPodSsh`). */
+  const objectOf = (forms: readonly ts.Type[], where: string, secret: readonly string[] = []) => {
+    const properties: Record<string, Spec> = {};
+    const required: string[] = [];
+    for (const { symbol, everywhere } of membersOf(forms)) {
+      const type = checker.getTypeOfSymbol(symbol);
+      const description = docOf(symbol);
+      if (description === "") problems.push(`${where}.${symbol.name} has no doc comment`);
+      const mapped = typeOf(type, `${where}${pascal(symbol.name)}`, description);
+      const integer = symbol.getJsDocTags().some((tag) => tag.name === "integer");
+      properties[symbol.name] = {
+        ...(integer && mapped.type === "number" ? { ...mapped, type: "integer" } : mapped),
+        description,
+        ...(secret.includes(symbol.name) ? { secret: true } : {}),
+      };
+      const optional =
+        (symbol.flags & ts.SymbolFlags.Optional) !== 0 ||
+        given(type).length !== (type.isUnion() ? type.types.length : 1);
+      if (everywhere && !optional) required.push(symbol.name);
+    }
+    return { properties, required };
+  };
+
+  /** The name an object type is declared under (an interface or a type alias), if any. */
+  const declaredNameOf = (t: ts.Type): string | undefined => {
+    const name = t.aliasSymbol?.name ?? t.getSymbol()?.name;
+    return name === undefined || name.startsWith("__") ? undefined : name;
+  };
+
+  /** The schema type of `type` at `where`; `description` describes a named type made for it. */
+  function typeOf(type: ts.Type, where: string, description: string): Spec {
+    const parts = given(type);
+    if (parts.length === 0) throw new Error(`${where}: a value that is always absent`);
+    if (parts.every((t) => t.flags & (ts.TypeFlags.String | ts.TypeFlags.StringLiteral)))
+      return { type: "string" };
+    if (parts.every((t) => t.flags & (ts.TypeFlags.Number | ts.TypeFlags.NumberLiteral)))
+      return { type: "number" };
+    if (parts.every((t) => t.flags & (ts.TypeFlags.Boolean | ts.TypeFlags.BooleanLiteral)))
+      return { type: "boolean" };
+    if (parts.every((t) => t.flags & (ts.TypeFlags.Unknown | ts.TypeFlags.Any)))
+      return { $ref: "pulumi.json#/Any" };
+    if (parts.length > 1) throw new Error(`${where}: no schema type for ${checker.typeToString(type)}`);
+    const [t] = parts as [ts.Type];
+    if (checker.isArrayType(t)) {
+      const [item] = checker.getTypeArguments(t as ts.TypeReference);
+      return { type: "array", items: typeOf(item as ts.Type, `${where}Item`, description) };
+    }
+    if (t.flags & ts.TypeFlags.Object) {
+      if (checker.getPropertiesOfType(t).length === 0) {
+        const values = checker.getIndexInfoOfType(t, ts.IndexKind.String)?.type;
+        return {
+          type: "object",
+          additionalProperties: values ? typeOf(values, where, description) : { $ref: "pulumi.json#/Any" },
+        };
+      }
+      let name = named.get(t);
+      if (name === undefined) {
+        const declaredName = declaredNames ? declaredNameOf(t) : undefined;
+        name = declaredName ?? where;
+        named.set(t, name);
+        // A declared type is described by its own doc comment (not by the first member met).
+        const own = declaredName === undefined ? "" : docOf((t.aliasSymbol ?? t.getSymbol()) as ts.Symbol);
+        types[token(name)] = {
+          type: "object",
+          description: own || description || `${name}: its fields.`,
+          ...objectOf([t], name),
+        };
+      }
+      return { $ref: `#/types/${token(name)}` };
+    }
+    throw new Error(`${where}: no schema type for ${checker.typeToString(type)}`);
+  }
+
+  return { types, problems, docOf, given, objectOf, typeOf };
+}
+
 /** The generated module `src/plugin/functions.generated.ts`. */
 export function functionSchemasModule(schemas: FunctionSchemas): string {
   return [
@@ -209,6 +234,101 @@ export function functionSchemasModule(schemas: FunctionSchemas): string {
     `export const FUNCTIONS: Record<string, Record<string, unknown>> = ${JSON.stringify(schemas.functions, null, 2)};`,
     "",
     `export const FUNCTION_TYPES: Record<string, Record<string, unknown>> = ${JSON.stringify(schemas.types, null, 2)};`,
+    "",
+  ].join("\n");
+}
+
+/** What a resource row gives for its outputs' schema. */
+export interface ResourceOutputRow {
+  className: string;
+  folder: string;
+  /** The argument names (the schema's input properties). */
+  inputNames: readonly string[];
+}
+
+/** Each resource's outputs beyond its arguments (by class name) and the object types they refer to. */
+export interface ResourceOutputSchemas {
+  outputs: Record<string, Record<string, Spec>>;
+  types: Record<string, Spec>;
+  problems: string[];
+}
+
+/**
+ * The outputs of each resource beyond its arguments, from its class's declarations (what a
+ * TypeScript user sees on hover): every `declare readonly <name>: pulumi.Output<T>` of the class in
+ * `src/provider/<folder>/resource.ts` whose name is no argument, typed from `T` with its doc
+ * comment; and an argument's output whose shape differs from the argument's (a pod's
+ * `globalNetworking`: a boolean given, an object read back), tagged `@outputShape`. An object type
+ * declared under a name is the schema type of that name (`HourlyCost`, shared by Pod and
+ * ServerlessEndpoint); `@integer` makes a number an integer.
+ */
+export function resourceOutputSchemas(
+  repoDir: string,
+  rows: readonly ResourceOutputRow[],
+  packageName: string,
+): ResourceOutputSchemas {
+  const fileOf = (row: ResourceOutputRow) => path.join(repoDir, "src/provider", row.folder, "resource.ts");
+  const program = ts.createProgram(rows.map(fileOf), {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    strict: true,
+    skipLibCheck: true,
+    noEmit: true,
+    types: [],
+  });
+  const checker = program.getTypeChecker();
+  const { types, problems, docOf, typeOf } = schemaTyper(checker, packageName, true);
+  const outputs: Record<string, Record<string, Spec>> = {};
+  for (const row of rows) {
+    const file = program.getSourceFile(fileOf(row));
+    const declaration = file?.statements.find(
+      (s): s is ts.ClassDeclaration => ts.isClassDeclaration(s) && s.name?.text === row.className,
+    );
+    if (!declaration) {
+      problems.push(`${path.relative(repoDir, fileOf(row))} declares no class ${row.className}`);
+      continue;
+    }
+    const properties: Record<string, Spec> = {};
+    for (const member of declaration.members) {
+      if (!ts.isPropertyDeclaration(member) || !ts.isIdentifier(member.name)) continue;
+      const declared = member.modifiers?.some((m) => m.kind === ts.SyntaxKind.DeclareKeyword);
+      const node = member.type;
+      if (!declared || !node || !ts.isTypeReferenceNode(node) || !node.typeArguments?.[0]) continue;
+      if (!node.typeName.getText(file).endsWith("Output")) continue;
+      const symbol = checker.getSymbolAtLocation(member.name) as ts.Symbol;
+      const name = member.name.text;
+      const reshaped = symbol.getJsDocTags().some((tag) => tag.name === "outputShape");
+      if (row.inputNames.includes(name) && !reshaped) continue;
+      const description = docOf(symbol);
+      if (description === "") problems.push(`${row.className}.${name} has no doc comment`);
+      const mapped = typeOf(
+        checker.getTypeFromTypeNode(node.typeArguments[0]),
+        `${row.className}${pascal(name)}`,
+        description,
+      );
+      const integer = symbol.getJsDocTags().some((tag) => tag.name === "integer");
+      properties[name] = {
+        ...(integer && mapped.type === "number" ? { ...mapped, type: "integer" } : mapped),
+        description,
+      };
+    }
+    outputs[row.className] = properties;
+  }
+  return { outputs, types, problems };
+}
+
+/** The generated module `src/plugin/outputs.generated.ts`. */
+export function resourceOutputsModule(schemas: ResourceOutputSchemas): string {
+  return [
+    "/**",
+    " * Each resource's outputs beyond its arguments (by class name) and the object types they refer to,",
+    " * from the resource classes' declarations and doc comments. Generated by `npm run gen:types`",
+    " * (scripts/functionSchemas.mts): do not edit.",
+    " */",
+    `export const RESOURCE_OUTPUTS: Record<string, Record<string, Record<string, unknown>>> = ${JSON.stringify(schemas.outputs, null, 2)};`,
+    "",
+    `export const OUTPUT_TYPES: Record<string, Record<string, unknown>> = ${JSON.stringify(schemas.types, null, 2)};`,
     "",
   ].join("\n");
 }

@@ -66,13 +66,13 @@ export {
   ContainerRegistryAuth,
   type ContainerRegistryAuthArgs,
 } from "./provider/containerRegistryAuth/resource";
+export type { HourlyCost } from "./provider/cost/prices";
 export {
   type GetEcrDelegationsOptions,
   type GetEcrDelegationsResultDelegation,
   getEcrDelegations,
   getEcrDelegationsOutput,
 } from "./provider/ecrDelegation/lookup";
-
 export { EcrDelegation, type EcrDelegationArgs } from "./provider/ecrDelegation/resource";
 export {
   type EndpointHealth,
@@ -103,9 +103,11 @@ export {
   Pod,
   type PodArgs,
   type PodCpu,
+  type PodGlobalNetworking,
   type PodGpu,
   type PodMounts,
   type PodRuntime,
+  type PodRuntimePort,
   type PodSsh,
   type PodSshEndpoint,
   type PodWaitFor,

@@ -4,8 +4,7 @@
  * uses. The operations do not know which front end calls them; what differs (secret wrapping,
  * `__provider`, the config's names) is adapted in `./server.ts`.
  *
- * The resources served are {@link SERVED_CLASSES}: every row of the table but EcrDelegation, whose
- * sequences over gRPC are not tested yet. What a resource's class does to
+ * The resources served are {@link SERVED_CLASSES}: every row of the table. What a resource's class does to
  * its arguments in a program beyond its row (a secret only in some cases, a value left out) is
  * said once here, in {@link CLASS_RULES}, and done by Check and the answers that carry outputs.
  */
@@ -23,6 +22,7 @@ export const SERVED_CLASSES: readonly ResourceName[] = [
   "Pod",
   "ServerlessEndpoint",
   "JobRun",
+  "EcrDelegation",
 ];
 
 /**

@@ -316,6 +316,11 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
             new w.provider.CheckFailure().setProperty(f.property).setReason(withPluginConfigNames(f.reason)),
           );
         }
+        // A new resource's ceiling (Check without olds: `old == nil` in `sg.generateSteps`, no Diff follows).
+        const ceiling = ceilingOf(inputs);
+        if (Object.keys(olds.plain).length === 0 && ceiling !== undefined) {
+          await log("INFO", `ceiling ${ceiling} USD/h`, call.request.getUrn());
+        }
         return res;
       });
     },
@@ -343,6 +348,11 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
             .setReplacesList([...replaces])
             .setDeletebeforereplace(plan.deleteBeforeReplace === true)
             .setHasdetaileddiff(plan.changes !== undefined);
+          // The figures behind `[diff: ~hourlyCost]`, which a plain preview shows without them.
+          const [before, after] = [ceilingOf(oldInputs) ?? ceilingOf(olds), ceilingOf(news)];
+          if (before !== undefined && after !== undefined && before !== after) {
+            await log("INFO", `ceiling ${before} → ${after} USD/h`, call.request.getUrn());
+          }
           if (plan.changes === true) {
             const changed = changedKeys(olds, oldInputs, news, replaces);
             res.setDiffsList(changed.map(([key]) => key));
@@ -557,6 +567,30 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
 }
 
 /**
+ * The ceiling line. A plain `pulumi preview` lists a price change only as `[diff: ~hourlyCost]`
+ * (the figures need `--diff`), so Diff logs `ceiling <old> → <new> USD/h` when they differ, and Check
+ * of a new resource `ceiling <usd> USD/h`: Check has no olds exactly when the engine plans a create
+ * (`old == nil`, `sg.continueStepsFromImport`, pkg/resource/deploy/step_generator.go), and no Diff
+ * follows a create. What the user sees, from pulumi/pulumi: the engine takes the log with its URN
+ * (`hostServer.Log`, pkg/host/host_server.go) as a diagnostic of that resource; the display shows
+ * it on the resource's row and again, after the run, under the resource's header in the
+ * "Diagnostics:" section (`printDiagnostics`, pkg/backend/display/progress.go) as `info: ...`.
+ * INFO, not DEBUG: `renderProgressDiagEvent` drops DEBUG unless `--debug`. A figure unknown in a
+ * preview, or no price on either side, logs nothing. A NetworkVolume is not priced here: its
+ * `monthlyCostUsd` is computed at create and read, not by Check, so Diff has no new figure, and a
+ * size change already shows as `[diff: ~size]`.
+ */
+/**
+ * A priced resource's hourly ceiling, USD (`hourlyCost.ceilingUsd` of a Pod's or a
+ * ServerlessEndpoint's checked inputs or outputs); undefined when not a figure (no price, unknown in
+ * a preview, not a priced resource).
+ */
+function ceilingOf(props: Props): number | undefined {
+  const cost = props.hourlyCost as { ceilingUsd?: unknown } | null | undefined;
+  const ceiling = cost !== null && typeof cost === "object" ? cost.ceilingUsd : undefined;
+  return typeof ceiling === "number" ? ceiling : undefined;
+}
+
 /**
  * The argument a lookup's error is about, when it is a refusal of one: a `ValidationError` (by its
  * stable `code`, which survives two copies of the package) whose `path` starts with an argument the

@@ -47,6 +47,7 @@ const ARGS: Record<string, object> = {
   },
   // The emulator's own endpoint `echo` answers with the input.
   JobRun: { endpointId: "echo", input: { ping: 1 }, expect: { output: { ping: 1 } }, triggers: [1] },
+  EcrDelegation: { resource: "arn:aws:ecr:us-east-2:418399314813:repository/move/app", name: "move-ecr" },
 };
 
 describe("moving a resource from the dynamic type to runpod-native plans no replacement", () => {

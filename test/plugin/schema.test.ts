@@ -9,8 +9,8 @@ import * as path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import { beforeAll, describe, expect, it } from "vitest";
 import { servedResources } from "../../src/plugin/resources";
-import { packageSchema } from "../../src/plugin/schema";
-import { RESOURCES, type ResourceName } from "../../src/provider/resources";
+import { packageSchema, RESERVED_PROPERTY_NAMES } from "../../src/plugin/schema";
+import { RESOURCE_ROWS, RESOURCES, type ResourceName } from "../../src/provider/resources";
 
 const tok = (name: string) => `runpod-native:index:${name}`;
 type Prop = Record<string, any>;
@@ -110,6 +110,57 @@ describe("the package schema of every resource in the table", () => {
     expect(schema.resources[tok("SshKey")].inputProperties.publicKey.replaceOnChanges).toBeUndefined();
   });
 
+  it("describes each output beyond the arguments by its class's declaration, the one its page lists", () => {
+    // The doc comment above each `declare readonly <name>: pulumi.Output<...>` of the class, as
+    // TypeScript renders it (text flattened, tags such as `@integer` left out). The reference page
+    // lists the same declarations (test/package/referencePages.test.ts).
+    const docsOf = (file: string) =>
+      new Map(
+        [
+          ...readFileSync(path.join(__dirname, "../..", file), "utf8").matchAll(
+            /\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*declare readonly (\w+)\??:/g,
+          ),
+        ].map((m) => [
+          m[2] as string,
+          (m[1] as string)
+            .replace(/^\s*\* ?/gm, "")
+            .replace(/@\w+/g, "")
+            .replace(/\s+/g, " ")
+            .trim(),
+        ]),
+      );
+    const differing: string[] = [];
+    let compared = 0;
+    for (const row of RESOURCE_ROWS) {
+      const declared = docsOf(`src/provider/${row.folder}/resource.ts`);
+      const r = schema.resources[tok(row.className)];
+      for (const [name, p] of Object.entries<Prop>(r.properties)) {
+        if (name in r.inputProperties && name !== "globalNetworking") continue;
+        compared += 1;
+        if (p.description !== declared.get(name)) differing.push(`${row.className}.${name}`);
+      }
+    }
+    expect(differing).toEqual([]);
+    expect(compared).toBeGreaterThan(50);
+    // The pod's `globalNetworking`: a boolean given, the service's object read back.
+    expect(schema.resources[tok("Pod")].properties.globalNetworking.description).toBe(
+      "Global networking, as the service reports it (`enabled`); the argument is a boolean.",
+    );
+  });
+
+  it("gives no resource a property name Pulumi reserves (id, urn, pulumi): the resource's own id and URN", () => {
+    // pulumi/pulumi pkg/codegen/schema/reserved_keywords.go: `urn` on every resource, `id` on a custom
+    // resource, `pulumi` everywhere; a pod's and a template's operations output `id`, never listed.
+    expect(RESERVED_PROPERTY_NAMES).toEqual(["id", "urn", "pulumi"]);
+    const reserved: string[] = [];
+    for (const [token, r] of Object.entries<any>(schema.resources)) {
+      for (const name of [...Object.keys(r.properties), ...Object.keys(r.inputProperties)]) {
+        if (RESERVED_PROPERTY_NAMES.includes(name)) reserved.push(`${token}.${name}`);
+      }
+    }
+    expect(reserved).toEqual([]);
+  });
+
   it("types the pod's outputs where their shape is known", () => {
     const pod = schema.resources[tok("Pod")].properties;
     expect([pod.ssh.$ref, pod.hourlyCost.$ref, pod.runtime.$ref, pod.requestedGpu.$ref]).toEqual([
@@ -138,8 +189,8 @@ describe("the package schema of every resource in the table", () => {
       "integer",
     ]);
     expect(endpoint.requestUrls).toMatchObject({ type: "object", additionalProperties: { type: "string" } });
+    // `version` is null when unknown (`number | null` in its declaration): not required.
     expect(schema.types[tok("SmokeTestRecord")].required).toEqual([
-      "version",
       "passed",
       "jobIds",
       "failures",
