@@ -4,6 +4,10 @@
  * POSTs, and connection resets before or after acting. Every lifecycle must end with exactly
  * one credential while it exists and none after delete: no duplicate, no orphan. Each create
  * outcome is classified; an unexplained one fails the test.
+ *
+ * The host's client backs off from 5 ms instead of 0.5 s (`retryBackoffMs`): the seed, not the
+ * pause, decides each request's fault, so the lifecycles are the same without seconds of real
+ * backoff; the `Retry-After: 1` of an injected 429 or 503 is still waited in full.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
@@ -31,10 +35,11 @@ describe.each(["v1", "v2"] as const)("registry-auth lifecycles under injected fa
       faultSeed: dialect === "v1" ? 1101 : 2202,
     });
     const restUrl = dialect === "v1" ? emu.restUrl : emu.restUrlV2;
-    host = await startProviderHost({ projectDir });
+    host = await startProviderHost({ projectDir, retryBackoffMs: 5 });
     await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": restUrl });
-    // The test's own view goes around the faults' effect by retrying reads; it never writes.
-    client = new RunpodClient({ apiKey: API_KEY, restUrl, maxRetries: 20 });
+    // The test's own view goes around the faults' effect by retrying reads, at once (a retry's
+    // fault comes from the seed, not from how long it waited); it never writes.
+    client = new RunpodClient({ apiKey: API_KEY, restUrl, maxRetries: 20, sleep: async () => {} });
   });
 
   afterAll(async () => {
