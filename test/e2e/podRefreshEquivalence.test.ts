@@ -17,7 +17,7 @@ import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { createDeployHarness, type DeployHarness } from "../support/deployHarness.mts";
 import { FaultProxy } from "../support/faultProxy.mts";
-import { ops, unique } from "./scenarios";
+import { E2E_POLL_MS, ops, unique } from "./scenarios";
 
 const projectDir = inject("installedProjectDir");
 const PROJECT = "pod-refresh";
@@ -70,6 +70,8 @@ describe("a refresh answered in the service's equivalences, then a preview (depl
       projectDir,
       program: programDir,
       passphrase: "pod refresh",
+      // The emulator's pods start in 50 ms: the host reads a starting pod every 50 ms, not 1 s.
+      pollMs: E2E_POLL_MS,
       config: {
         "runpod:apiKey": { secret: emu.apiKey },
         "runpod:restUrl": `${proxy.url}/v2`,

@@ -63,12 +63,31 @@ const PASSPHRASE = "e2e passphrase";
 export const E2E_ROLLOUT_MS = 150;
 /** See {@link E2E_ROLLOUT_MS}. */
 export const E2E_POLL_MS = 50;
+/**
+ * How long an `SshKey` edit waits after its verified write before reading the account's keys once
+ * more, ms (`RUNPOD_SSH_KEY_SETTLE_MS` in the host's environment; the provider's own: 2 s). The
+ * settle read still happens, after a shorter wait; `sshKeySettle.test.ts` holds the interval's rule.
+ */
+export const E2E_SSH_KEY_SETTLE_MS = 50;
+
+/** The harness's environment: this process's without RUNPOD_*, with {@link E2E_SSH_KEY_SETTLE_MS}. */
+function harnessEnv(): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("RUNPOD_")));
+  return { ...env, RUNPOD_SSH_KEY_SETTLE_MS: String(E2E_SSH_KEY_SETTLE_MS) };
+}
 
 /** Drivers through the deploy harness, in the temp project with the packed package. */
 export const harnessDriver =
   (projectDir: string): MakeDriver =>
   (program, config) =>
-    createDeployHarness({ projectDir, program, passphrase: PASSPHRASE, config, pollMs: E2E_POLL_MS });
+    createDeployHarness({
+      projectDir,
+      program,
+      passphrase: PASSPHRASE,
+      config,
+      env: harnessEnv(),
+      pollMs: E2E_POLL_MS,
+    });
 // (DeployHarness.up previews first by default, as `pulumi up` does.)
 
 /** Drivers through the `pulumi` CLI (local file backend inside the program copy). */

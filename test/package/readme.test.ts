@@ -9,6 +9,13 @@
  *   temp project where the packed package is installed; exit status 0.
  * - ```sh blocks: run by `bash -euo pipefail`; exit status 0.
  *
+ * Shell blocks and scripts run against an emulator with the default timings the pages describe
+ * (a 3 s rollout, pods starting in 2 s). Programs run against a second one, alike but for its
+ * waits: old workers serve {@link PROGRAM_ROLLOUT_MS} after a release and pods start in
+ * {@link PROGRAM_POD_START_MS}, and the provider host reads a rollout and a pod's readiness every
+ * {@link PROGRAM_POLL_MS} (the provider's own: 1 s), as the end-to-end scenarios do: what happens,
+ * and in what order, is the same; only the seconds of plain waiting go.
+ *
  * They see the emulator through the settings the README tells users to set: the environment
  * variables `RUNPOD_API_KEY`, `RUNPOD_REST_API_URL`, `RUNPOD_SERVERLESS_API_URL`, and for programs
  * the stack config `runpod:*` plus the keys the snippets read (`ghcrToken`, `endpointId`). The
@@ -85,23 +92,43 @@ const PAGES = pages().map((file) => ({
 }));
 const ALL = PAGES.flatMap((p) => p.snippets);
 
+/** The programs' emulator: how long old workers serve after a release, ms (its default: 3 s). */
+const PROGRAM_ROLLOUT_MS = 150;
+/** The programs' emulator: how long a pod takes to start, ms (its default: 2 s). */
+const PROGRAM_POD_START_MS = 50;
+/** How often the programs' provider host reads a rollout or a pod's readiness, ms. */
+const PROGRAM_POLL_MS = 50;
+
+/** What both emulators hold: the endpoints, the volume and the LLM-like worker the snippets use. */
+const EMULATOR_CONTENT = {
+  endpoints: ["echo", "abc123xyz"],
+  volumes: [{ id: "agv6w2qcg7", name: "models", size: 100, dataCenterId: "EU-RO-1" }],
+  handlers: { abc123xyz: async () => ({ text: ["OK"] }) },
+};
+
+/** Shell blocks' and scripts' emulator (default timings). */
 let emu: RunningEmulator;
+/** Programs' emulator (short rollouts and pod starts). */
+let programEmu: RunningEmulator;
 beforeAll(async () => {
-  emu = await startEmulator({
-    endpoints: ["echo", "abc123xyz"],
-    volumes: [{ id: "agv6w2qcg7", name: "models", size: 100, dataCenterId: "EU-RO-1" }],
-    handlers: { abc123xyz: async () => ({ text: ["OK"] }) },
+  emu = await startEmulator(EMULATOR_CONTENT);
+  programEmu = await startEmulator({
+    ...EMULATOR_CONTENT,
+    rolloutMs: PROGRAM_ROLLOUT_MS,
+    podStartMs: PROGRAM_POD_START_MS,
   });
 });
 afterAll(async () => {
   await emu?.close();
+  await programEmu?.close();
 });
 
-const env = (): NodeJS.ProcessEnv => ({
+/** This process's environment without RUNPOD_*, plus the settings the README has users set for `target`. */
+const env = (target: RunningEmulator): NodeJS.ProcessEnv => ({
   ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("RUNPOD_"))),
-  RUNPOD_API_KEY: emu.apiKey,
-  RUNPOD_REST_API_URL: emu.restUrl,
-  RUNPOD_SERVERLESS_API_URL: emu.serverlessUrl,
+  RUNPOD_API_KEY: target.apiKey,
+  RUNPOD_REST_API_URL: target.restUrl,
+  RUNPOD_SERVERLESS_API_URL: target.serverlessUrl,
 });
 
 async function runScript(code: string): Promise<void> {
@@ -109,7 +136,7 @@ async function runScript(code: string): Promise<void> {
   try {
     const file = path.join(dir, "snippet.mts");
     await writeFile(file, code);
-    await execFileAsync(process.execPath, [file], { cwd: dir, env: env(), timeout: 120_000 });
+    await execFileAsync(process.execPath, [file], { cwd: dir, env: env(emu), timeout: 120_000 });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -123,11 +150,12 @@ async function runProgram(code: string): Promise<void> {
     projectDir,
     program: file,
     passphrase: "readme",
-    env: env(),
+    env: env(programEmu),
+    pollMs: PROGRAM_POLL_MS,
     config: {
-      "runpod:apiKey": { secret: emu.apiKey },
-      "runpod:restUrl": emu.restUrl,
-      "runpod:serverlessUrl": emu.serverlessUrl,
+      "runpod:apiKey": { secret: programEmu.apiKey },
+      "runpod:restUrl": programEmu.restUrl,
+      "runpod:serverlessUrl": programEmu.serverlessUrl,
       "harness:ghcrToken": { secret: "readme-token" },
       "harness:endpointId": "abc123xyz",
     },
@@ -146,7 +174,11 @@ async function runProgram(code: string): Promise<void> {
 async function runShell(code: string): Promise<void> {
   const dir = await mkdtemp(path.join(projectDir, "readme-"));
   try {
-    await execFileAsync("bash", ["-euo", "pipefail", "-c", code], { cwd: dir, env: env(), timeout: 120_000 });
+    await execFileAsync("bash", ["-euo", "pipefail", "-c", code], {
+      cwd: dir,
+      env: env(emu),
+      timeout: 120_000,
+    });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -6,7 +6,12 @@
  * The host reaches the emulator through a pass-through proxy that a test can arm to lose an
  * answer after the emulator acted. A delegation has no secret of its own: the afterAll scans every
  * output, error and the host's stderr for the API key.
+ *
+ * After a lost answer the host re-lists for 1 s instead of 10 s (`RELIST_WINDOW_MS`, through
+ * `fastWaits.cjs`): the test whose own delegation never appears ends after two lists, not after
+ * 7.5 s of real pauses. The window's rule itself is tested on a fake clock (managedCreate.test.ts).
  */
+import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
@@ -24,6 +29,16 @@ const API_KEY = "ecr-delegation-host-key-7d2f0b";
 const ARN = "arn:aws:ecr:us-east-2:418399314813:repository/runpod/deployment";
 
 const projectDir = inject("installedProjectDir");
+/** The provider host's environment: this process's without RUNPOD_*, re-list window shortened. */
+const hostEnv = (): NodeJS.ProcessEnv => {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("RUNPOD_")));
+  const preload = `--require ${JSON.stringify(path.join(__dirname, "..", "support", "fastWaits.cjs"))}`;
+  return {
+    ...env,
+    NODE_OPTIONS: env.NODE_OPTIONS ? `${env.NODE_OPTIONS} ${preload}` : preload,
+    PROVIDER_HOST_RELIST_WINDOW_MS: "1000",
+  };
+};
 const urn = (name: string) => urnFor("EcrDelegation", name);
 
 /** Every text a user could see, for the API-key scan in afterAll. */
@@ -67,7 +82,7 @@ describe("EcrDelegation in the provider host (REST v2)", () => {
         "EcrDelegation",
       )
     ).text;
-    host = await startProviderHost({ projectDir });
+    host = await startProviderHost({ projectDir, env: hostEnv() });
     await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": `${proxy.url}/v2` });
   });
 

@@ -8,9 +8,15 @@ import type { RunningEmulator } from "../../src/emulator";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { engineText } from "./engineText";
 
-/** A provider host from the installed package, configured with the emulator's key and URLs. */
-export async function startJobRunHost(emu: RunningEmulator): Promise<ProviderHost> {
-  const host = await startProviderHost({ projectDir: inject("installedProjectDir") });
+/**
+ * A provider host from the installed package, configured with the emulator's key and URLs.
+ * `pollMs`: how often it reads a rollout it waits for, ms (`startProviderHost`'s). @default 1 s
+ */
+export async function startJobRunHost(
+  emu: RunningEmulator,
+  waits: { pollMs?: number } = {},
+): Promise<ProviderHost> {
+  const host = await startProviderHost({ projectDir: inject("installedProjectDir"), ...waits });
   await host.configure({
     "runpod:apiKey": emu.apiKey,
     "runpod:serverlessUrl": emu.serverlessUrl,

@@ -288,7 +288,8 @@ beforeAll(async () => {
     },
   });
   client = new RunpodClient({ apiKey: emu.apiKey, serverlessUrl: emu.serverlessUrl, restUrl: emu.restUrl });
-  host = await startJobRunHost(emu);
+  // Reads a rollout every 20 ms, not 1 s: a rollout the test moves on the manual clock is seen at once.
+  host = await startJobRunHost(emu, { pollMs: 20 });
 });
 
 afterAll(async () => {

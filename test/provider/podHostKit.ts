@@ -2,7 +2,9 @@
  * What the Pod host tests share: the emulator (REST v2, pods starting in 50 ms of its clock), a
  * pass-through FaultProxy in front of it, a client for looking at what the service holds, a GPU
  * type in stock, `__provider` serialized from the INSTALLED package, and Pulumi's real provider
- * host configured against the proxy.
+ * host configured against the proxy. The host reads a starting pod every {@link POD_POLL_MS} instead
+ * of every second (`pollMs`: the emulator's pods start in {@link POD_START_MS}) and its client backs
+ * off from 5 ms instead of 0.5 s (`retryBackoffMs`); bounds, deadlines and `Retry-After` keep their time.
  */
 import { inject } from "vitest";
 import { RunpodClient } from "../../src/client";
@@ -10,6 +12,11 @@ import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { FaultProxy } from "../support/faultProxy.mts";
 import { type ProviderHost, startProviderHost } from "../support/providerHost.mts";
 import { serializeProviderFrom } from "../support/serializedProvider.mts";
+
+/** How long the emulator's pods take to start, ms of its (real) clock. */
+export const POD_START_MS = 50;
+/** How often the host reads a pod it waits for, ms (the provider's own: 1 s). */
+export const POD_POLL_MS = 20;
 
 export interface PodHostRig {
   emu: RunningEmulator;
@@ -29,7 +36,7 @@ export interface PodHostRig {
 /** Starts the emulator accepting `apiKey`, the proxy, and the host configured with `apiKey`. */
 export async function startPodHostRig(apiKey: string): Promise<PodHostRig> {
   const projectDir = inject("installedProjectDir");
-  const emu = await startEmulator({ apiKeys: [apiKey], rateLimits: false, podStartMs: 50 });
+  const emu = await startEmulator({ apiKeys: [apiKey], rateLimits: false, podStartMs: POD_START_MS });
   const proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
   const client = new RunpodClient({ apiKey, restUrl: emu.restUrlV2, maxRetries: 0 });
   const gpus = await client.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
@@ -37,7 +44,7 @@ export async function startPodHostRig(apiKey: string): Promise<PodHostRig> {
   const __provider = (
     await serializeProviderFrom(projectDir, "pulumi-runpod-dynamic/dist/provider/pod/resource.js", "Pod")
   ).text;
-  const host = await startProviderHost({ projectDir });
+  const host = await startProviderHost({ projectDir, pollMs: POD_POLL_MS, retryBackoffMs: 5 });
   await host.configure({ "runpod:apiKey": apiKey, "runpod:restUrl": `${proxy.url}/v2` });
   return {
     emu,

@@ -4,6 +4,11 @@
  * POSTs, and connection resets before or after acting. Every lifecycle must end with exactly
  * one credential while it exists and none after delete: no duplicate, no orphan. Each create
  * outcome is classified; an unexplained one fails the test.
+ *
+ * The host's client backs off from 5 ms instead of 0.5 s (`retryBackoffMs`): the seed, not the
+ * pause, decides each request's fault, so the lifecycles are the same without seconds of real
+ * backoff; the `Retry-After: 1` of an injected 429 or 503 is still waited in full, the two
+ * dialects' waits at the same time.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
@@ -18,75 +23,80 @@ const MAX_ATTEMPTS = 4;
 
 const projectDir = inject("installedProjectDir");
 
-describe.each(["v1", "v2"] as const)("registry-auth lifecycles under injected faults, REST %s", (dialect) => {
-  let emu: RunningEmulator;
-  let host: ProviderHost;
-  let client: RunpodClient;
+// The two dialects run at once: each has its own emulator (and fault sequence) and host.
+describe.concurrent.each(["v1", "v2"] as const)(
+  "registry-auth lifecycles under injected faults, REST %s",
+  (dialect) => {
+    let emu: RunningEmulator;
+    let host: ProviderHost;
+    let client: RunpodClient;
 
-  beforeAll(async () => {
-    emu = await startEmulator({
-      apiKeys: [API_KEY],
-      rateLimits: false,
-      faults: "429=0.03,503=0.03,500=0.12,reset=0.12",
-      faultSeed: dialect === "v1" ? 1101 : 2202,
+    beforeAll(async () => {
+      emu = await startEmulator({
+        apiKeys: [API_KEY],
+        rateLimits: false,
+        faults: "429=0.03,503=0.03,500=0.12,reset=0.12",
+        faultSeed: dialect === "v1" ? 1101 : 2202,
+      });
+      const restUrl = dialect === "v1" ? emu.restUrl : emu.restUrlV2;
+      host = await startProviderHost({ projectDir, retryBackoffMs: 5 });
+      await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": restUrl });
+      // The test's own view goes around the faults' effect by retrying reads, at once (a retry's
+      // fault comes from the seed, not from how long it waited); it never writes.
+      client = new RunpodClient({ apiKey: API_KEY, restUrl, maxRetries: 20, sleep: async () => {} });
     });
-    const restUrl = dialect === "v1" ? emu.restUrl : emu.restUrlV2;
-    host = await startProviderHost({ projectDir });
-    await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": restUrl });
-    // The test's own view goes around the faults' effect by retrying reads; it never writes.
-    client = new RunpodClient({ apiKey: API_KEY, restUrl, maxRetries: 20 });
-  });
 
-  afterAll(async () => {
-    const stderr = host?.stderr() ?? "";
-    await host?.close();
-    await emu?.close();
-    expect(stderr).not.toContain(PASSWORD);
-    expect(stderr).not.toContain(API_KEY);
-  });
+    afterAll(async () => {
+      const stderr = host?.stderr() ?? "";
+      await host?.close();
+      await emu?.close();
+      expect(stderr).not.toContain(PASSWORD);
+      expect(stderr).not.toContain(API_KEY);
+    });
 
-  it("completes every lifecycle with no duplicate and no orphan, each outcome explained", async () => {
-    const outcomes: Record<string, number> = {
-      "created at first attempt": 0,
-      "re-run after nothing was created": 0,
-    };
-    for (let i = 0; i < LIFECYCLES; i++) {
-      const name = `faulty-${dialect}-${i}`;
-      const urn = urnFor("ContainerRegistryAuth", name);
-      const { inputs, failures } = await host.check(urn, {}, { name, username: "u", password: PASSWORD });
-      expect(failures).toEqual([]);
-      let created: { id: string; outs: Record<string, unknown> } | undefined;
-      for (let attempt = 1; attempt <= MAX_ATTEMPTS && !created; attempt++) {
-        try {
-          created = await host.create(urn, inputs);
-          outcomes[attempt === 1 ? "created at first attempt" : "re-run after nothing was created"]++;
-        } catch (error) {
-          expect(error).toBeInstanceOf(HostError);
-          const message = (error as Error).message;
-          expect(message).not.toContain(PASSWORD);
-          // The only explained failure: the POST provably stored nothing, so a re-run is safe.
-          expect(message).toMatch(/nothing was created|Retry-After|failed with (429|503)/);
-          expect((await client.registryAuths.list()).filter((r) => r.name === name)).toEqual([]);
+    it("completes every lifecycle with no duplicate and no orphan, each outcome explained", async () => {
+      const outcomes: Record<string, number> = {
+        "created at first attempt": 0,
+        "re-run after nothing was created": 0,
+      };
+      for (let i = 0; i < LIFECYCLES; i++) {
+        const name = `faulty-${dialect}-${i}`;
+        const urn = urnFor("ContainerRegistryAuth", name);
+        const { inputs, failures } = await host.check(urn, {}, { name, username: "u", password: PASSWORD });
+        expect(failures).toEqual([]);
+        let created: { id: string; outs: Record<string, unknown> } | undefined;
+        for (let attempt = 1; attempt <= MAX_ATTEMPTS && !created; attempt++) {
+          try {
+            created = await host.create(urn, inputs);
+            outcomes[attempt === 1 ? "created at first attempt" : "re-run after nothing was created"]++;
+          } catch (error) {
+            expect(error).toBeInstanceOf(HostError);
+            const message = (error as Error).message;
+            expect(message).not.toContain(PASSWORD);
+            // The only explained failure: the POST provably stored nothing, so a re-run is safe.
+            expect(message).toMatch(/nothing was created|Retry-After|failed with (429|503)/);
+            expect((await client.registryAuths.list()).filter((r) => r.name === name)).toEqual([]);
+          }
         }
+        expect(created, `lifecycle ${i} never created its credential`).toBeDefined();
+        const { id, outs } = created as { id: string; outs: Record<string, unknown> };
+        expect((await client.registryAuths.list()).filter((r) => r.name === name)).toEqual([{ id, name }]);
+
+        const refreshed = await host.read(id, urn, outs);
+        expect(refreshed).toMatchObject({ id, props: { name } });
+
+        await host.delete(id, urn, outs);
+        expect((await client.registryAuths.list()).filter((r) => r.name === name)).toEqual([]);
       }
-      expect(created, `lifecycle ${i} never created its credential`).toBeDefined();
-      const { id, outs } = created as { id: string; outs: Record<string, unknown> };
-      expect((await client.registryAuths.list()).filter((r) => r.name === name)).toEqual([{ id, name }]);
-
-      const refreshed = await host.read(id, urn, outs);
-      expect(refreshed).toMatchObject({ id, props: { name } });
-
-      await host.delete(id, urn, outs);
-      expect((await client.registryAuths.list()).filter((r) => r.name === name)).toEqual([]);
-    }
-    const faults = emu.stats().faults;
-    console.info(
-      `REST ${dialect}: outcomes ${JSON.stringify(outcomes)}, faults injected ${JSON.stringify(faults)}`,
-    );
-    // The seed must actually exercise the hard cases, or this test proves nothing.
-    expect(faults["500"]).toBeGreaterThan(0);
-    expect(faults.reset).toBeGreaterThan(0);
-    expect(Object.values(outcomes).reduce((a, b) => a + b, 0)).toBe(LIFECYCLES);
-    expect(await client.registryAuths.list()).toEqual([]);
-  }, 180_000);
-});
+      const faults = emu.stats().faults;
+      console.info(
+        `REST ${dialect}: outcomes ${JSON.stringify(outcomes)}, faults injected ${JSON.stringify(faults)}`,
+      );
+      // The seed must actually exercise the hard cases, or this test proves nothing.
+      expect(faults["500"]).toBeGreaterThan(0);
+      expect(faults.reset).toBeGreaterThan(0);
+      expect(Object.values(outcomes).reduce((a, b) => a + b, 0)).toBe(LIFECYCLES);
+      expect(await client.registryAuths.list()).toEqual([]);
+    }, 180_000);
+  },
+);

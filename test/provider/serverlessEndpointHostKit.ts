@@ -19,6 +19,9 @@ import { WORKER_START_MS } from "../../src/emulator/jobs/engine";
 import { FaultProxy } from "../support/faultProxy.mts";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 
+/** How often the host reads a rollout it waits for, ms of real time (the provider's own: 1 s). */
+export const ROLLOUT_POLL_MS = 20;
+
 export interface EndpointHostKitOptions {
   apiKey: string;
   /** Values that must never appear outside `env` (the API key, env tokens). */
@@ -65,7 +68,12 @@ export function endpointHostKit(options: EndpointHostKitOptions) {
         maxRetries: 0,
         rateLimits: false,
       });
-      kit.host = await startProviderHost({ projectDir: inject("installedProjectDir") });
+      // The host reads a rollout every ROLLOUT_POLL_MS (20 ms, not 1 s): a rollout the test moved
+      // on the emulator's clock is seen in milliseconds, not at the next whole second.
+      kit.host = await startProviderHost({
+        projectDir: inject("installedProjectDir"),
+        pollMs: ROLLOUT_POLL_MS,
+      });
       await kit.host.configure({
         "runpod:apiKey": options.apiKey,
         "runpod:restUrl": `${kit.proxy.url}/v2`,

@@ -5,7 +5,9 @@
  * writer's request at a chosen step, or to count the writes. Each resource passes its URN as
  * `__urn`, as the resource class does; the entry it writes is its line and that URN. The host's
  * settle interval is 0 ms (`RUNPOD_SSH_KEY_SETTLE_MS`): the proxy, not time, orders the other
- * writer's requests; `sshKeySettle.test.ts` drives the interval on a fake clock.
+ * writer's requests; `sshKeySettle.test.ts` drives the interval on a fake clock. Its client's retry
+ * backoff starts at 5 ms (`retryBackoffMs`): a write answered 500 five times is resent by the
+ * policy without 11 s of real backoff.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
@@ -42,7 +44,11 @@ describe("SshKey in the provider host (REST v2)", () => {
     emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false });
     proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
     other = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrlV2, maxRetries: 0 });
-    host = await startProviderHost({ projectDir: inject("installedProjectDir"), env: hostEnv() });
+    host = await startProviderHost({
+      projectDir: inject("installedProjectDir"),
+      env: hostEnv(),
+      retryBackoffMs: 5,
+    });
     await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": `${proxy.url}/v2` });
   });
 

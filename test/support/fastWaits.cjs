@@ -8,9 +8,13 @@
  *   with short rollouts and pod starts);
  * - `PROVIDER_HOST_BACKOFF_MS`: the client's retry backoff starts at this step instead of 0.5 s
  *   (`INITIAL_BACKOFF_MS`), and its longest step is 16 of them as 8 s is of 0.5 s
- *   (`MAX_BACKOFF_MS`); a server's `Retry-After` is still waited in full.
+ *   (`MAX_BACKOFF_MS`); a server's `Retry-After` is still waited in full;
+ * - `PROVIDER_HOST_RELIST_WINDOW_MS`: after a create's lost answer, the provider re-lists for this
+ *   long instead of 10 s (`RELIST_WINDOW_MS`, managedCreate), for a test whose object never
+ *   appears and would otherwise wait out the whole window (the window's own rule is tested on a
+ *   fake clock in `managedCreate.test.ts`).
  *
- * Nothing else changes: every bound and deadline and the client's timeouts keep their real time.
+ * Nothing else changes: every other bound and deadline and the client's timeouts keep their real time.
  * The constants are exported and read through `exports` where they are used (tsc's CommonJS
  * output), so setting them here, on the one module instance the provider then loads, is what the
  * provider reads; a constant that is gone fails the host's start, loudly.
@@ -49,3 +53,6 @@ if (backoffMs !== undefined) {
   set(retry, "INITIAL_BACKOFF_MS", backoffMs);
   set(retry, "MAX_BACKOFF_MS", backoffMs * 16);
 }
+const relistWindowMs = setting("PROVIDER_HOST_RELIST_WINDOW_MS");
+if (relistWindowMs !== undefined)
+  set(load("provider/common/managedCreate.js"), "RELIST_WINDOW_MS", relistWindowMs);
