@@ -23,7 +23,12 @@
  *
  * What it does, per run, in a fresh child process (`deployRunner.mts`) whose cwd is a copy of the
  * program inside `projectDir`, so `import ... from "pulumi-runpod-dynamic"` resolves to the packed
- * package and `@pulumi/pulumi` is the one copy the package uses. The program's entry is the
+ * package and `@pulumi/pulumi` is the one copy the package uses. Each run gets its own runner,
+ * program process and provider host, none of them used before (the engine starts a fresh host per
+ * deployment), the host and the program's process started together. A run known to come next
+ * gets them started in advance, with exactly the environment it will have (a config change
+ * discards them): the first run's while the test prepares it, the update of `up` (and the second
+ * half of `refresh` and `destroy`) while its preview runs. `dispose` stops the ones left over. The program's entry is the
  * Pulumi.yaml `main` (default `index.ts`, then `index.js`) or the given file; its named exports, or
  * the result of its default-exported function, are the stack outputs.
  *
@@ -49,13 +54,13 @@
  * Limits (see the README): no targets, `replaceOnChanges`, `deletedWith`, hooks or `import`;
  * options are matched to registrations by type and name.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Operation, RunnerRequest, RunnerResult, StepOp } from "./deployRunner.mts";
+import type { Operation, RunnerBoot, RunnerRequest, RunnerResult, StepOp } from "./deployRunner.mts";
 import { loadState } from "./harnessState.mts";
 import type { Registration } from "./programHost.mts";
 
@@ -145,6 +150,10 @@ export interface DeployResult {
   stepsMs: number;
   /** Total time of the (serial) Check calls, ms. */
   checkMs: number;
+  /** The provider host's process id, when the run used a host (a fresh one every run). */
+  hostPid?: number;
+  /** The program's process id, when the program ran (a fresh one every run). */
+  programPid?: number;
   /** For `up`, `refresh` and `destroy` without `skipPreview`: the preview that ran first (the operation is not run when it failed). */
   preview?: DeployResult;
 }
@@ -152,6 +161,63 @@ export interface DeployResult {
 const RUNNER = path.join(path.dirname(fileURLToPath(import.meta.url)), "deployRunner.mts");
 /** The runner's young generation, MB per semi-space (see `run`). */
 const RUNNER_HEAP = "--max-semi-space-size=32";
+
+/**
+ * A runner process, started with the environment and {@link RunnerBoot} of a run (`key`) and
+ * waiting for its request; the harness keeps one as the next run's while nothing is asked of it.
+ */
+interface StartedRunner {
+  child: ChildProcessWithoutNullStreams;
+  key: string;
+  /** What it wrote to stdout and stderr (the program's output among it). */
+  output: () => string;
+  closed: Promise<number | null>;
+  /** Whether it keeps this process alive: not while it waits as a spare. */
+  ref(on: boolean): void;
+}
+
+function startRunner(cwd: string, env: NodeJS.ProcessEnv, boot: RunnerBoot, key: string): StartedRunner {
+  // The runner stands in for the engine, a Go process: a 32 MB young generation keeps node's
+  // scavenger from pausing the serial Checks every few steps while 128 resources' outputs
+  // (a 4.5 KB `__provider` in inputs and outputs each) churn through it (--parallel 64: about 7%
+  // off the steps' span).
+  const child = spawn(process.execPath, [RUNNER_HEAP, RUNNER], { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    output += d;
+  });
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    output += d;
+  });
+  const closed = new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (c) => resolve(c));
+  });
+  closed.catch(() => {});
+  // A runner that died at its start fails its run ("exited ... before writing a result"), not this process.
+  child.stdin.on("error", () => {});
+  child.stdin.write(`${JSON.stringify(boot)}\n`);
+  return {
+    child,
+    key,
+    output: () => output,
+    closed,
+    ref(on) {
+      // The stdio pipes are sockets: each holds the event loop on its own.
+      const pipes = [child.stdin, child.stdout, child.stderr] as unknown as Array<{
+        ref(): void;
+        unref(): void;
+      }>;
+      for (const handle of [child, ...pipes]) on ? handle.ref() : handle.unref();
+    },
+  };
+}
+
+/** Lets a runner go unused: its stdin ends with no request, so it stops what it started and exits. */
+async function discardRunner(runner: StartedRunner): Promise<void> {
+  runner.child.stdin.end();
+  await runner.closed.catch(() => {});
+}
 
 function defaultEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("RUNPOD_")));
@@ -184,6 +250,11 @@ export class DeployHarness {
   skipPreview: boolean;
   private readonly registrations: Registration[] | undefined;
   private readonly pollMs: number | undefined;
+  /** The next run's runner, started in advance (see the module comment). */
+  private spare: StartedRunner | undefined;
+  /** Spares let go, until they exited. */
+  private readonly discarding: Array<Promise<void>> = [];
+  private disposed = false;
 
   private constructor(init: {
     workDir: string;
@@ -263,7 +334,7 @@ export class DeployHarness {
     const stateFile = opts.stateFile
       ? path.resolve(opts.stateFile)
       : path.join(workDir, ".harness", "state.json");
-    return new DeployHarness({
+    const harness = new DeployHarness({
       workDir,
       main,
       stateFile,
@@ -279,6 +350,9 @@ export class DeployHarness {
       ...(opts.registrations ? { registrations: opts.registrations } : {}),
       ...(opts.pollMs !== undefined ? { pollMs: opts.pollMs } : {}),
     });
+    // The first run's runner starts while the test prepares it.
+    harness.spare = harness.startSpare("up");
+    return harness;
   }
 
   /** Sets (or with `undefined`, removes) one stack config value for the following runs. */
@@ -296,7 +370,7 @@ export class DeployHarness {
    */
   async up(opts: { skipPreview?: boolean } = {}): Promise<DeployResult> {
     if (opts.skipPreview ?? this.skipPreview) return this.run("up");
-    const preview = await this.run("preview");
+    const preview = await this.run("preview", { next: "up" });
     if (!preview.ok) return { ...preview, preview };
     return { ...(await this.run("up")), preview };
   }
@@ -325,7 +399,7 @@ export class DeployHarness {
 
   private async previewThen(op: "refresh" | "destroy", skipPreview?: boolean): Promise<DeployResult> {
     if (skipPreview ?? this.skipPreview) return this.run(op);
-    const preview = await this.run(op, { dryRun: true });
+    const preview = await this.run(op, { dryRun: true, next: op });
     if (!preview.ok) return { ...preview, preview };
     return { ...(await this.run(op)), preview };
   }
@@ -351,14 +425,53 @@ export class DeployHarness {
     );
   }
 
-  /** Removes the program copy (and the state file when the harness chose its location). */
+  /**
+   * Stops the runner started in advance for a next run (and its host and program processes), then
+   * removes the program copy (and the state file when the harness chose its location).
+   */
   async dispose(): Promise<void> {
+    this.disposed = true;
+    const spare = this.spare;
+    this.spare = undefined;
+    if (spare) this.discarding.push(discardRunner(spare));
+    await Promise.all(this.discarding.splice(0));
     await fs.rm(this.workDir, { recursive: true, force: true });
     if (!this.ownsState) return;
     await fs.rm(this.stateFile, { force: true });
   }
 
-  private async run(op: Operation, runOpts: { dryRun?: boolean } = {}): Promise<DeployResult> {
+  /**
+   * A run's runner as the harness starts it now: its environment (the stack config reaches the
+   * program through it), its boot line, and the two as one key.
+   */
+  private runnerSpec(op: Operation): { env: NodeJS.ProcessEnv; boot: RunnerBoot; key: string } {
+    const { plain, secretKeys } = this.plainConfig();
+    const env: NodeJS.ProcessEnv = {
+      ...this.env,
+      PULUMI_CONFIG: JSON.stringify(plain),
+      PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys),
+      PULUMI_NODEJS_PROJECT: this.project,
+      PULUMI_NODEJS_STACK: this.stack,
+    };
+    delete env.PULUMI_CONFIG_PASSPHRASE;
+    const boot: RunnerBoot = {
+      hostEnv: this.env,
+      program: !this.registrations && (op === "up" || op === "preview"),
+      ...(this.pollMs !== undefined ? { pollMs: this.pollMs } : {}),
+    };
+    return { env, boot, key: JSON.stringify([env, boot]) };
+  }
+
+  /** Starts a runner for a coming `op` with what it would have now; it waits unreferenced. */
+  private startSpare(op: Operation): StartedRunner {
+    const { env, boot, key } = this.runnerSpec(op);
+    const runner = startRunner(this.workDir, env, boot, key);
+    runner.ref(false);
+    return runner;
+  }
+
+  /** The stack config as plaintext, and the keys set as secrets. */
+  private plainConfig(): { plain: Record<string, string>; secretKeys: string[] } {
     const plain: Record<string, string> = {};
     const secretKeys: string[] = [];
     for (const [k, v] of Object.entries(this.config)) {
@@ -368,6 +481,16 @@ export class DeployHarness {
         secretKeys.push(k);
       }
     }
+    return { plain, secretKeys };
+  }
+
+  /** One run in its runner; `next`: the operation that follows when this one succeeds. */
+  private async run(
+    op: Operation,
+    runOpts: { dryRun?: boolean; next?: Operation } = {},
+  ): Promise<DeployResult> {
+    if (this.disposed) throw new Error("deploy harness: disposed; create a new one");
+    const { plain, secretKeys } = this.plainConfig();
     const resultFile = path.join(this.workDir, `.harness-result-${process.pid}-${Date.now()}.json`);
     const request: RunnerRequest = {
       op,
@@ -379,41 +502,24 @@ export class DeployHarness {
       stack: this.stack,
       config: plain,
       secretConfigKeys: secretKeys,
-      hostEnv: this.env,
       parallel: this.parallel,
       ...(runOpts.dryRun ? { dryRun: true } : {}),
       ...(this.registrations ? { registrations: this.registrations } : {}),
-      ...(this.pollMs !== undefined ? { pollMs: this.pollMs } : {}),
     };
-    const env: NodeJS.ProcessEnv = {
-      ...this.env,
-      PULUMI_CONFIG: JSON.stringify(plain),
-      PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys),
-      PULUMI_NODEJS_PROJECT: this.project,
-      PULUMI_NODEJS_STACK: this.stack,
-    };
-    delete env.PULUMI_CONFIG_PASSPHRASE;
-    // The runner stands in for the engine, a Go process: a 32 MB young generation keeps node's
-    // scavenger from pausing the serial Checks every few steps while 128 resources' outputs
-    // (a 4.5 KB `__provider` in inputs and outputs each) churn through it (--parallel 64: about 7%
-    // off the steps' span).
-    const child = spawn(process.execPath, [RUNNER_HEAP, RUNNER], {
-      cwd: this.workDir,
-      env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      output += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      output += d;
-    });
-    child.stdin.end(JSON.stringify(request));
-    const code = await new Promise<number | null>((resolve, reject) => {
-      child.once("error", reject);
-      child.once("close", (c) => resolve(c));
-    });
+    const { env, boot, key } = this.runnerSpec(op);
+    let runner = this.spare;
+    this.spare = undefined;
+    if (runner?.key !== key) {
+      // Started for other config or another kind of run (or none was): correctness first, a fresh one.
+      if (runner) this.discarding.push(discardRunner(runner));
+      runner = startRunner(this.workDir, env, boot, key);
+    }
+    runner.ref(true);
+    // The run that follows this one when it succeeds starts now.
+    if (runOpts.next) this.spare = this.startSpare(runOpts.next);
+    runner.child.stdin.end(JSON.stringify(request));
+    const code = await runner.closed;
+    const output = runner.output();
     const programLogs = output.split("\n").filter((l) => l.trim() !== "");
     let result: RunnerResult;
     try {

@@ -4,13 +4,20 @@
  * stdin, plays the engine's part against Pulumi's real dynamic-provider host, saves the state file
  * after every step (never in a preview), and writes a JSON result to `request.resultFile`.
  *
+ * Started in advance: the harness starts the next run's runner while a test runs or waits, and
+ * writes it one {@link RunnerBoot} line at once. The runner then starts its provider host and forks
+ * its program's process right away, so they have loaded when the request (the rest of stdin)
+ * comes. They are still this run's alone: a fresh host per deployment, as the engine starts one
+ * (module state in the providers starts empty every run). Stdin closed with no request: the
+ * runner stops what it started and exits.
+ *
  * cwd is the program's copy inside the temp project, so `@pulumi/pulumi` and
  * `pulumi-runpod-dynamic` resolve there, exactly as for a user's program.
  *
  * Every engine rule it follows is listed, with the engine function it comes from, in
  * `test/support/README.md`; the comments below cite the same functions.
  */
-import { fork } from "node:child_process";
+import { type ChildProcess, fork } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,7 +41,17 @@ import {
 
 export type Operation = "up" | "preview" | "refresh" | "destroy";
 
-/** What the parent sends on stdin. */
+/** What the parent writes first on stdin, one JSON line, when it starts the runner. */
+export interface RunnerBoot {
+  /** Environment of the provider host. */
+  hostEnv: NodeJS.ProcessEnv;
+  /** The provider's wait polls, ms (`HarnessOptions.pollMs`). */
+  pollMs?: number;
+  /** Fork the program's process in advance (false with `HarnessOptions.registrations`). */
+  program: boolean;
+}
+
+/** What the parent sends on stdin after the {@link RunnerBoot} line, then it closes stdin. */
 export interface RunnerRequest {
   op: Operation;
   /** Absolute path of the program's entry module (for `up` and `preview`). */
@@ -47,8 +64,6 @@ export interface RunnerRequest {
   /** Stack config, plaintext, with the secret keys listed. */
   config: Record<string, string>;
   secretConfigKeys: string[];
-  /** Environment of the provider host. */
-  hostEnv: NodeJS.ProcessEnv;
   /** At most this many resource steps at once (`pulumi up --parallel`). */
   parallel: number;
   /**
@@ -58,8 +73,6 @@ export interface RunnerRequest {
   dryRun?: boolean;
   /** Registered at once instead of running the program (`HarnessOptions.registrations`). */
   registrations?: Registration[];
-  /** The provider's wait polls, ms (`HarnessOptions.pollMs`). */
-  pollMs?: number;
 }
 
 /** `read` = `Resource.get`; in a preview the ops are the plan. */
@@ -86,6 +99,10 @@ export interface RunnerResult {
   stepsMs: number;
   /** Total time of the Check calls, which the engine's step generator makes one at a time, ms. */
   checkMs: number;
+  /** The provider host's process id, when the run used a host. */
+  hostPid?: number;
+  /** The program's process id, when the program ran. */
+  programPid?: number;
 }
 
 const DYNAMIC_PREFIX = "pulumi-nodejs:dynamic";
@@ -304,14 +321,106 @@ class Slots {
 /** Thrown into the program for a registration the engine never stepped (after a failure). */
 class Skipped extends Error {}
 
-async function readStdin(): Promise<string> {
-  let data = "";
-  for await (const chunk of process.stdin) data += chunk;
-  return data;
+/** The program's process, forked (`programHost.mts`), with its exit. */
+interface ProgramProcess {
+  child: ChildProcess;
+  exited: Promise<number | null>;
 }
 
-async function main(): Promise<void> {
-  const req = JSON.parse(await readStdin()) as RunnerRequest;
+/** Forks the program's process; it loads the SDK and waits for its {@link ProgramStart}. */
+function forkProgram(): ProgramProcess {
+  const child = fork(PROGRAM_HOST, [], {
+    cwd: process.cwd(),
+    env: process.env,
+    // The language host runs with node's defaults: not the runner's young generation.
+    execArgv: process.execArgv.filter((a) => !a.startsWith("--max-semi-space-size")),
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    serialization: "advanced",
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, exited };
+}
+
+/**
+ * The processes a run needs, started before its request comes ({@link RunnerBoot}); each serves
+ * this run only and `take`n once. `discard` stops whatever was not taken and resolves once it exited.
+ */
+class StartedInAdvance {
+  private host: Promise<ProviderHost> | undefined;
+  private program: ProgramProcess | undefined;
+  constructor(boot: RunnerBoot) {
+    this.host = startProviderHost({
+      projectDir: process.cwd(),
+      env: boot.hostEnv,
+      ...(boot.pollMs !== undefined ? { pollMs: boot.pollMs } : {}),
+    });
+    // A host that fails to start fails the run that takes it, with its message.
+    this.host.catch(() => {});
+    if (boot.program) this.program = forkProgram();
+  }
+  takeHost(): Promise<ProviderHost> {
+    const host = this.host;
+    this.host = undefined;
+    if (!host) throw new Error("deploy runner: the provider host was taken twice");
+    return host;
+  }
+  takeProgram(): ProgramProcess {
+    const program = this.program ?? forkProgram();
+    this.program = undefined;
+    return program;
+  }
+  async discard(): Promise<void> {
+    const host = this.host;
+    const program = this.program;
+    this.host = this.program = undefined;
+    if (program) {
+      if (program.child.exitCode === null && program.child.signalCode === null) program.child.kill();
+      await program.exited;
+    }
+    await host?.then((h) => h.close()).catch(() => {});
+  }
+}
+
+/** Reads stdin: the first line, then everything after it once stdin ends. */
+function stdinParts(): { firstLine: Promise<string>; rest: Promise<string> } {
+  let data = "";
+  let resolveFirst!: (line: string) => void;
+  const firstLine = new Promise<string>((resolve) => (resolveFirst = resolve));
+  const rest = (async () => {
+    let gotFirst = false;
+    for await (const chunk of process.stdin.setEncoding("utf8")) {
+      data += chunk;
+      const nl = data.indexOf("\n");
+      if (!gotFirst && nl >= 0) {
+        gotFirst = true;
+        resolveFirst(data.slice(0, nl));
+        data = data.slice(nl + 1);
+      }
+    }
+    if (!gotFirst) {
+      resolveFirst(data);
+      return "";
+    }
+    return data;
+  })();
+  return { firstLine, rest };
+}
+
+async function runner(): Promise<void> {
+  const input = stdinParts();
+  const boot = JSON.parse(await input.firstLine) as RunnerBoot;
+  const started = new StartedInAdvance(boot);
+  try {
+    const request = await input.rest;
+    // A runner the harness let go unused (its config changed, or it was disposed).
+    if (request.trim() === "") return;
+    await main(JSON.parse(request) as RunnerRequest, started);
+  } finally {
+    await started.discard();
+  }
+}
+
+async function main(req: RunnerRequest, started: StartedInAdvance): Promise<void> {
   const preview = req.op === "preview" || req.dryRun === true;
   const logs: string[] = [];
   const errors: string[] = [];
@@ -342,13 +451,10 @@ async function main(): Promise<void> {
 
   let host: ProviderHost | undefined;
   let hostStarting: Promise<ProviderHost> | undefined;
+  /** The host started with the runner; configured on first use, as the engine loads a provider. */
   const getHost = () => {
     hostStarting ??= (async () => {
-      const h = await startProviderHost({
-        projectDir: process.cwd(),
-        env: req.hostEnv,
-        ...(req.pollMs !== undefined ? { pollMs: req.pollMs } : {}),
-      });
+      const h = await started.takeHost();
       await h.configure(hostConfig);
       host = h;
       return h;
@@ -447,6 +553,7 @@ async function main(): Promise<void> {
   let outputs: Record<string, unknown> = {};
   let secretOutputs: string[] = [];
   let hostOutput: string[] = [];
+  let programPid: number | undefined;
 
   try {
     if (req.op === "up" || req.op === "preview") {
@@ -489,6 +596,8 @@ async function main(): Promise<void> {
     maxConcurrentSteps: slots.max,
     stepsMs: slots.firstStart === undefined ? 0 : (slots.lastEnd ?? slots.firstStart) - slots.firstStart,
     checkMs,
+    ...(host ? { hostPid: host.pid } : {}),
+    ...(programPid !== undefined ? { programPid } : {}),
   };
   await writeFile(req.resultFile, JSON.stringify(result), { mode: 0o600 });
 
@@ -873,15 +982,8 @@ async function main(): Promise<void> {
     const languageHost = async (): Promise<Done | undefined> => {
       // Each registration arrives as a message (the resource monitor's RegisterResource) and is
       // answered with the id and outputs.
-      const child = fork(PROGRAM_HOST, [], {
-        cwd: process.cwd(),
-        env: process.env,
-        // The language host runs with node's defaults: not the runner's young generation.
-        execArgv: process.execArgv.filter((a) => !a.startsWith("--max-semi-space-size")),
-        stdio: ["ignore", "inherit", "inherit", "ipc"],
-        serialization: "advanced",
-      });
-      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+      const { child, exited } = started.takeProgram();
+      programPid = child.pid;
       const done = await new Promise<Done | undefined>((resolve) => {
         child.on("message", (m: ProgramMessage) => {
           if (m.kind === "done") return resolve(m);
@@ -1045,7 +1147,10 @@ function stripProvider(o: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-main().catch((e) => {
-  process.stderr.write(`deploy runner crashed: ${e instanceof Error ? e.stack : String(e)}\n`);
-  process.exit(1);
-});
+// Only as the harness's child: the tests import this module for its text functions.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  runner().catch((e) => {
+    process.stderr.write(`deploy runner crashed: ${e instanceof Error ? e.stack : String(e)}\n`);
+    process.exit(1);
+  });
+}

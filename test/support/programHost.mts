@@ -78,9 +78,19 @@ const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 async function main(): Promise<void> {
   const send = (m: ProgramMessage) => process.send!(m);
+  // The SDK loads before the start message (it depends on the cwd and the environment only), so a
+  // process the runner forked in advance waits with it loaded. A runner that goes away before it
+  // sends the start leaves nothing to do.
+  const requireHere = createRequire(path.join(process.cwd(), "package.json"));
+  const pulumi: typeof import("@pulumi/pulumi") = requireHere("@pulumi/pulumi");
+  const settings = requireHere("@pulumi/pulumi/runtime/settings");
+  const sdkUnknown = requireHere("@pulumi/pulumi/output").unknown;
+  const exitUnstarted = () => process.exit(0);
+  process.once("disconnect", exitUnstarted);
   const start = await new Promise<ProgramStart>((resolve) =>
     process.once("message", (m) => resolve(m as ProgramStart)),
   );
+  process.off("disconnect", exitUnstarted);
   const waiting = new Map<number, (r: RegisterReply) => void>();
   process.on("message", (m: RegisterReply) => {
     if (m?.kind !== "registered") return;
@@ -89,11 +99,6 @@ async function main(): Promise<void> {
     w?.(m);
   });
   let seq = 0;
-
-  const requireHere = createRequire(path.join(process.cwd(), "package.json"));
-  const pulumi: typeof import("@pulumi/pulumi") = requireHere("@pulumi/pulumi");
-  const settings = requireHere("@pulumi/pulumi/runtime/settings");
-  const sdkUnknown = requireHere("@pulumi/pulumi/output").unknown;
 
   const options = new Map<string, RegOptions>();
   /** The lines the runner reported as failed steps (the SDK reports each error once). */
