@@ -151,7 +151,8 @@ interface ClusterProgress {
 }
 
 /**
- * The outputs: the cluster as read back, its `members` (id, status, rank, role, ssh), and the
+ * The outputs: the cluster as read back, its `members` (id, status, rank, role, and ssh once it
+ * has an endpoint), and the
  * echo of the arguments the service does not answer (so the next diff compares them); `env` kept
  * whole (the secret output), every other value redacted.
  */
@@ -175,7 +176,7 @@ function outputsOf(
             status: m.status,
             ...(typeof m.cluster?.rank === "number" ? { rank: m.cluster.rank } : {}),
             ...(m.cluster?.role ? { role: m.cluster.role } : {}),
-            ...(m.ssh ? { ssh: m.ssh } : {}),
+            ...(m.ssh?.direct || m.ssh?.proxy ? { ssh: m.ssh } : {}),
           })),
         }),
   };
