@@ -136,7 +136,7 @@ export const ClusterArgsSchema = z.strictObject({
     waitFor: {
       description:
         'What create and update wait for before returning, on every member pod: `"none"`, `"running"`\n' +
-        '(status RUNNING) or `"ssh"` (its SSH endpoint answers a banner; needs `startSsh: true`). A\n' +
+        '(status RUNNING) or `"ssh"` (its SSH endpoint answers a banner; needs `startSsh: true` and a key in the account). A\n' +
         "change changes nothing on the cluster.",
       default: '"running"',
     },
