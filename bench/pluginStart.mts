@@ -7,8 +7,11 @@
  * - Per-call overhead: a ContainerRegistryAuth `Check` over gRPC to the running plugin (marshal,
  *   secret unwrap and wrap, dispatch) vs `operations.check` called directly in this process with
  *   the same values, medians of {@link CALLS} calls each, after a warm-up.
+ * - Install size: the package as `npm pack` ships it (unpacked bytes, from `npm pack --dry-run
+ *   --json --ignore-scripts` over the current `dist/`), beside the same files without the plugin's
+ *   (`dist/plugin/`): what the plugin adds to every install.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { median, progress, REPO_DIR, type ResultRow } from "./lib.mts";
@@ -110,6 +113,9 @@ export async function benchPluginStart(): Promise<ResultRow[]> {
   await stop(running.child);
   progress(`plugin Check: ${grpcMs.toFixed(3)} ms over gRPC, ${directMs.toFixed(3)} ms direct`);
 
+  const { total, plugin: pluginBytes } = installSize();
+  progress(`install size: ${total} bytes unpacked, ${pluginBytes} of them the plugin's`);
+
   const startMs = median(plugin);
   return [
     {
@@ -130,7 +136,30 @@ export async function benchPluginStart(): Promise<ResultRow[]> {
       peerValue: directMs,
       ratio: grpcMs / directMs,
     },
+    {
+      name: "package install size (unpacked), with the native plugin",
+      value: total / 1024,
+      unit: "KiB",
+      peer: "the same without dist/plugin/",
+      peerValue: (total - pluginBytes) / 1024,
+      ratio: total / (total - pluginBytes),
+    },
   ];
+}
+
+/** The packed package's unpacked bytes, and those of its files under `dist/plugin/`. */
+function installSize(): { total: number; plugin: number } {
+  const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+  const [packed] = JSON.parse(
+    execFileSync(npm, ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+      cwd: REPO_DIR,
+      encoding: "utf8",
+    }),
+  ) as Array<{ unpackedSize: number; files: Array<{ path: string; size: number }> }>;
+  const plugin = packed.files
+    .filter((f) => f.path.startsWith("dist/plugin/"))
+    .reduce((sum, f) => sum + f.size, 0);
+  return { total: packed.unpackedSize, plugin };
 }
 
 /** `node bench/pluginStart.mts` runs this section alone and prints its rows (after `npm run build`). */

@@ -32,7 +32,8 @@
  * - `importCost.mts`: the package's require time beside @pulumi/pulumi alone, and the registration
  *   cost per resource under mocks.
  * - `pluginStart.mts`: the native plugin's start (spawn to port line) beside the dynamic-provider
- *   host's, and a Check over gRPC vs the operations' check called directly.
+ *   host's, a Check over gRPC vs the operations' check called directly, and the install size with
+ *   and without the plugin.
  */
 import { writeFile } from "node:fs/promises";
 import * as os from "node:os";

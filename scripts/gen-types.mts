@@ -33,6 +33,12 @@ import { registerHooks } from "node:module";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
+import {
+  functionSchemas,
+  functionSchemasModule,
+  resourceOutputSchemas,
+  resourceOutputsModule,
+} from "./functionSchemas.mts";
 
 const REPO_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -511,12 +517,19 @@ function withLookupTable(page: string, fn: string, table: string, where: string)
   return `${page.slice(0, from + start.length)}\n${table}\n${page.slice(to)}`;
 }
 
+/** The native plugin's function schemas (`scripts/functionSchemas.mts`). */
+const FUNCTIONS_FILE = "src/plugin/functions.generated.ts";
+/** The generated outputs of the plugin's resources. */
+const OUTPUTS_FILE = "src/plugin/outputs.generated.ts";
+
 /** The reference facts file: per resource (by class name), its arguments' facts. */
 const FACTS_FILE = "docs/reference/facts.json";
 
 const check = process.argv.includes("--check");
 const stale: string[] = [];
 const allFacts: Record<string, ArgumentFact[]> = {};
+/** Each resource's argument schema's fields, by class name. */
+const argumentShapes: Record<string, Record<string, Schema>> = {};
 const writeIfChanged = (out: string, text: string) => {
   const file = path.join(REPO_DIR, out);
   const current = existsSync(file) ? readFileSync(file, "utf8") : undefined;
@@ -531,6 +544,7 @@ for (const t of TARGETS) {
   const mod = (await import(pathToFileURL(path.join(REPO_DIR, t.module)).href)) as Record<string, unknown>;
   writeIfChanged(t.out, generate(t, mod));
   const shape = (mod[t.schema] as { shape: Record<string, Schema> }).shape;
+  argumentShapes[t.name.replace(/Args$/, "")] = shape;
   allFacts[t.name.replace(/Args$/, "")] = facts(shape, "");
 }
 writeIfChanged(FACTS_FILE, `${JSON.stringify(allFacts, null, 2)}\n`);
@@ -548,6 +562,33 @@ for (const lookup of LOOKUPS) {
   pages.set(lookup.page, withLookupTable(pageText(lookup.page), lookup.fn, table, lookup.page));
 }
 for (const [page, text] of pages) writeIfChanged(page, text);
+// The native plugin's function schemas, from the same declarations as the lookup tables above.
+const { PACKAGE_NAME } = (await import(
+  pathToFileURL(path.join(REPO_DIR, "src/plugin/config.ts")).href
+)) as typeof import("../src/plugin/config.ts");
+const schemas = functionSchemas(REPO_DIR, table.LOOKUPS, PACKAGE_NAME);
+if (schemas.problems.length > 0) {
+  throw new Error(
+    `the lookups' declarations need doc comments for the plugin's schema:\n${schemas.problems.join("\n")}`,
+  );
+}
+writeIfChanged(FUNCTIONS_FILE, functionSchemasModule(schemas));
+// The plugin's resource outputs beyond the arguments, from the resource classes' declarations.
+const outputSchemas = resourceOutputSchemas(
+  REPO_DIR,
+  table.RESOURCE_ROWS.map((row) => ({
+    className: row.className,
+    folder: row.folder,
+    inputNames: Object.keys(argumentShapes[row.className] ?? {}),
+  })),
+  PACKAGE_NAME,
+);
+if (outputSchemas.problems.length > 0) {
+  throw new Error(
+    `the resource classes' output declarations need doc comments for the plugin's schema:\n${outputSchemas.problems.join("\n")}`,
+  );
+}
+writeIfChanged(OUTPUTS_FILE, resourceOutputsModule(outputSchemas));
 if (check && stale.length > 0) {
   process.stderr.write(
     `stale generated argument types, reference facts or page argument tables (run npm run gen:types): ${stale.join(", ")}\n`,

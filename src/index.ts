@@ -70,18 +70,25 @@ export {
   getCluster,
   getClusterOutput,
 } from "./provider/cluster/lookup";
-export { Cluster, type ClusterArgs, type ClusterMember } from "./provider/cluster/resource";
+export {
+  Cluster,
+  type ClusterArgs,
+  type ClusterMember,
+  type ClusterNetwork,
+  type ClusterPods,
+  type ClusterPrimary,
+} from "./provider/cluster/resource";
 export {
   ContainerRegistryAuth,
   type ContainerRegistryAuthArgs,
 } from "./provider/containerRegistryAuth/resource";
+export type { HourlyCost } from "./provider/cost/prices";
 export {
   type GetEcrDelegationsOptions,
   type GetEcrDelegationsResultDelegation,
   getEcrDelegations,
   getEcrDelegationsOutput,
 } from "./provider/ecrDelegation/lookup";
-
 export { EcrDelegation, type EcrDelegationArgs } from "./provider/ecrDelegation/resource";
 export {
   type EndpointHealth,
@@ -112,9 +119,11 @@ export {
   Pod,
   type PodArgs,
   type PodCpu,
+  type PodGlobalNetworking,
   type PodGpu,
   type PodMounts,
   type PodRuntime,
+  type PodRuntimePort,
   type PodSsh,
   type PodSshEndpoint,
   type PodWaitFor,

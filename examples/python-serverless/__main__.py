@@ -17,6 +17,10 @@ import pulumi_runpod_native as runpod
 
 config = pulumi.Config()
 
+# The serverless GPU pools with 48 GB or more that have stock now: the plugin's getGpuTypes function.
+catalog = runpod.get_gpu_types(serverless=True, availability=True)
+big_pools = sorted({t.pool for t in catalog.gpu_types if t.memory >= 48 and t.availability != "NONE"})
+
 # The private image's credential. The password is a secret in the state and never printed.
 ghcr = runpod.ContainerRegistryAuth(
     "ghcr",
@@ -34,7 +38,7 @@ endpoint = runpod.ServerlessEndpoint(
     image=config.get("image") or "ghcr.io/my-org/worker:1.0.0",
     registry=ghcr.id,
     env={"MODEL": "small"},
-    gpu=runpod.ServerlessEndpointGpuArgs(pools=["ADA_24"], count=1),
+    gpu=runpod.ServerlessEndpointGpuArgs(pools=big_pools or ["ADA_48_PRO"], count=1),
     workers=runpod.ServerlessEndpointWorkersArgs(min=0, max=2, idle_timeout=10),
     scaling=runpod.ServerlessEndpointScalingQueueDelayArgs(type="QUEUE_DELAY", queue_delay=4),
     smoke_test=runpod.ServerlessEndpointSmokeTestArgs(
@@ -65,5 +69,6 @@ pod = runpod.Pod(
 )
 
 pulumi.export("endpointId", endpoint.id)
+pulumi.export("endpointCeilingUsd", endpoint.hourly_cost.apply(lambda c: c["ceilingUsd"] if c else None))
 pulumi.export("podId", pod.id)
 pulumi.export("ssh", pod.ssh)

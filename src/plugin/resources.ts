@@ -4,9 +4,9 @@
  * uses. The operations do not know which front end calls them; what differs (secret wrapping,
  * `__provider`, the config's names) is adapted in `./server.ts`.
  *
- * Preview: ContainerRegistryAuth, NetworkVolume, Template, SshKey and Pod. Serving another resource adds its class name to
- * {@link SERVED_CLASSES} once its arguments map to the package schema (`./schema.ts`) and its
- * sequences are tested over gRPC (test/plugin/).
+ * The resources served are {@link SERVED_CLASSES}: every row of the table. What a resource's class does to
+ * its arguments in a program beyond its row (a secret only in some cases, a value left out) is
+ * said once here, in {@link CLASS_RULES}, and done by Check and the answers that carry outputs.
  */
 import * as path from "node:path";
 import type { ResourceOperations } from "../provider/common/dynamicProvider";
@@ -20,6 +20,9 @@ export const SERVED_CLASSES: readonly ResourceName[] = [
   "Template",
   "SshKey",
   "Pod",
+  "ServerlessEndpoint",
+  "JobRun",
+  "EcrDelegation",
 ];
 
 /**
@@ -28,10 +31,56 @@ export const SERVED_CLASSES: readonly ResourceName[] = [
  * `../provider/common/resource.ts`); here Check adds it from the request's URN. The same list as the
  * classes' specs (test/plugin/urnInput.test.ts).
  */
-export const URN_INPUT_CLASSES: readonly ResourceName[] = ["SshKey", "Pod", "ServerlessEndpoint"];
+export const URN_INPUT_CLASSES: readonly ResourceName[] = ["SshKey", "Pod", "ServerlessEndpoint", "Cluster"];
 
 /** The input holding a resource's URN. */
 export const URN_INPUT = "__urn";
+
+type Props = Record<string, unknown>;
+
+/**
+ * What a resource's class does in a TypeScript program besides what its row says (the row's
+ * `secretInputs` are always secret, `__urn` is {@link URN_INPUT_CLASSES}), for the plugin to do the
+ * same for a program in any language. Each rule reads the plain inputs (secrets unwrapped); a value
+ * still unknown in a preview is judged at the up's Check, when it is known (as the class judges it
+ * once its Output resolves).
+ */
+export interface ClassRules {
+  /** The arguments as the class registers them (Check's input to the operations). */
+  registered?(given: Props): Props;
+  /** Top-level keys to keep secret in the inputs and the outputs, beyond the row's. */
+  secretKeys?(inputs: Props): string[];
+}
+
+/**
+ * True when `value` holds an http probe's `headers` (an `http` argument, or a `smokeTest` holding
+ * `http`): header values are credentials. The rule of `secretWhenHeaders` in the classes
+ * (`../provider/smokeTestJob/jobInputs.ts`), on plain values.
+ */
+export function holdsHeaders(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return false;
+  const plain = value as { headers?: unknown; http?: { headers?: unknown } | null };
+  const headers = plain.headers ?? plain.http?.headers;
+  return headers !== undefined && headers !== null;
+}
+
+/** The class rules, by class name (`../provider/<folder>/resource.ts` does the same in a program). */
+export const CLASS_RULES: Partial<Record<ResourceName, ClassRules>> = {
+  // ServerlessEndpoint: `smokeTest` is a secret when it has `http.headers`.
+  ServerlessEndpoint: {
+    secretKeys: (inputs) => (holdsHeaders(inputs.smokeTest) ? ["smokeTest"] : []),
+  },
+  // JobRun: `http` is a secret when it has `headers`; with `secretOutput: true`, the worker's
+  // `output` and `stream` are secret outputs (`additionalSecretOutputs`); `secretOutput` is
+  // registered only when true.
+  JobRun: {
+    registered: ({ secretOutput, ...rest }) => (secretOutput === true ? { ...rest, secretOutput } : rest),
+    secretKeys: (inputs) => [
+      ...(holdsHeaders(inputs.http) ? ["http"] : []),
+      ...(inputs.secretOutput === true ? ["output", "stream"] : []),
+    ],
+  },
+};
 
 /** A served resource: its type token, its table row and its operations. */
 export interface ServedResource {
@@ -40,8 +89,18 @@ export interface ServedResource {
   row: ResourceRow;
   /** Check adds the request's URN as the input {@link URN_INPUT}. */
   urnInput: boolean;
+  /** What its class does besides its row. @default none */
+  rules?: ClassRules;
   /** The operations module's `operations` (loaded on first call). */
   operations(): ResourceOperations;
+}
+
+/**
+ * The top-level keys `resource` keeps secret, in inputs and outputs alike: its row's secret
+ * inputs and what its class rules add for these plain `inputs`.
+ */
+export function secretKeysOf(resource: ServedResource, inputs: Props): string[] {
+  return [...resource.row.secretInputs, ...(resource.rules?.secretKeys?.(inputs) ?? [])];
 }
 
 /** The type token of a class: `runpod-native:index:<Class>`. */
@@ -57,6 +116,7 @@ export function servedResources(classes: readonly ResourceName[] = SERVED_CLASSE
       token: tokenOf(className),
       row,
       urnInput: URN_INPUT_CLASSES.includes(className),
+      ...(CLASS_RULES[className] === undefined ? {} : { rules: CLASS_RULES[className] }),
       operations: () => require(modulePath).operations,
     };
   });

@@ -5,13 +5,18 @@
  * `secret` comes from the row's `secretInputs`; `replaceOnChanges` from `.meta({ replaces: true })`.
  *
  * Every argument maps (see {@link propertyOf}): nested objects become named types in the
- * schema's `types`, unions (`waitFor`, `scaling`) a `oneOf`. Outputs beyond the inputs come from
- * {@link EXTRA_OUTPUTS} (an output whose shape differs from its argument's, such as a pod's
- * `globalNetworking`, overrides it there) until the table carries output schemas.
+ * schema's `types`, unions (`waitFor`, `scaling`) a `oneOf`. Outputs beyond the arguments (and an
+ * output whose shape differs from its argument's, a pod's `globalNetworking`) come from the resource
+ * classes' declarations and doc comments, what a TypeScript user sees (`./outputs.generated.ts`,
+ * written by `npm run gen:types`, `scripts/functionSchemas.mts`). No property has a name Pulumi
+ * reserves ({@link RESERVED_PROPERTY_NAMES}).
  */
 import { z } from "zod";
 import { loadArgsSchema, type ResourceRow } from "../provider/resources";
 import { configKey, PACKAGE_NAME, PLUGIN_CONFIG } from "./config";
+import { type ServedFunction, servedFunctions } from "./functions";
+import { FUNCTION_TYPES, FUNCTIONS } from "./functions.generated";
+import { OUTPUT_TYPES, RESOURCE_OUTPUTS } from "./outputs.generated";
 import type { ServedResource } from "./resources";
 
 type JsonSchema = Record<string, unknown>;
@@ -29,141 +34,17 @@ interface PulumiProperty {
   replaceOnChanges?: boolean;
 }
 
-/** Outputs a resource has besides its inputs echoed, with their descriptions (to move into the resource table). */
-const EXTRA_OUTPUTS: Record<string, Record<string, PulumiProperty>> = {
-  ContainerRegistryAuth: {
-    adoptedAfterAmbiguousCreate: {
-      type: "boolean",
-      description:
-        "True when the create's POST failed in a way the service may have acted on and the credential recorded " +
-        "is the one found by name right after; `adoptionNote` says what to check. Absent otherwise.",
-    },
-    adoptionNote: {
-      type: "string",
-      description: "What happened when `adoptedAfterAmbiguousCreate` is true, and what to check.",
-    },
-  },
-};
+/** Pulumi's type of an output of any shape. */
+const ANY_REF = "pulumi.json#/Any";
 
-EXTRA_OUTPUTS.NetworkVolume = {
-  monthlyCostUsd: {
-    type: "number",
-    description:
-      "What the volume costs a month, in US dollars at list prices: `size` GB at RunPod's published storage " +
-      "prices. Absent when there is no list price (a `HIGH_PERFORMANCE` volume): `monthlyCostNote` says so.",
-  },
-  monthlyCostNote: {
-    type: "string",
-    description: "Present only when `monthlyCostUsd` is absent: which price is missing.",
-  },
-};
-EXTRA_OUTPUTS.SshKey = {
-  fingerprint: {
-    type: "string",
-    description: "`SHA256:...`, as `ssh-keygen -l -E sha256` prints it (also the resource id).",
-  },
-  type: { type: "string", description: "The key type, e.g. `ssh-ed25519`." },
-  comment: { type: "string", description: 'The comment after the key (`""` when none).' },
-  entry: {
-    type: "string",
-    description:
-      "The entry as written in the account's set: `publicKey` followed by this resource's URN, its owner mark.",
-  },
-};
-
-/** `#/types/runpod-native:index:<name>`. */
-const typeRef = (name: string) => `#/types/${PACKAGE_NAME}:index:${name}`;
-
-/** Object types of outputs (not arguments), by name under `runpod-native:index:`. */
-const OUTPUT_TYPES: Record<string, JsonSchema> = {
-  HourlyCost: {
-    type: "object",
-    description:
-      "What a resource may cost an hour, in US dollars at the catalog's list prices. A price the catalog " +
-      "does not give: figures absent and a `note`, never 0.",
-    properties: {
-      floorUsd: { type: "number", description: "Always on: the cheapest the resource may run at." },
-      ceilingUsd: { type: "number", description: "At most: the dearest the resource may run at." },
-      ratePerWorkerUsd: {
-        type: "number",
-        description: "One worker (or the pod) at the dearest rate it may land on.",
-      },
-      note: { type: "string", description: "Present only when a figure is missing: which price." },
-    },
-  },
-  PodSshEndpoint: {
-    type: "object",
-    description: "An SSH endpoint of a pod.",
-    properties: {
-      host: { type: "string", description: "Host name or IP address." },
-      port: { type: "integer", description: "TCP port." },
-      username: { type: "string", description: "User to log in as." },
-      command: { type: "string", description: "The whole command, when the service gives one." },
-    },
-    required: ["host", "port", "username"],
-  },
-  PodSsh: {
-    type: "object",
-    description: "A pod's SSH endpoints: through RunPod's proxy, and direct to its public IP.",
-    properties: {
-      proxy: { $ref: typeRef("PodSshEndpoint"), description: "Through RunPod's SSH proxy." },
-      direct: {
-        $ref: typeRef("PodSshEndpoint"),
-        description: "Straight to the pod's public IP and mapped port 22 (absent when it has none).",
-      },
-    },
-  },
-  PodGlobalNetworking: {
-    type: "object",
-    description: "A pod's global networking, as the service reports it.",
-    properties: { enabled: { type: "boolean", description: "True when the pod has global networking." } },
-  },
-  PodRuntimePort: {
-    type: "object",
-    description: "An exposed port of a running pod.",
-    properties: {
-      private: { type: "integer", description: "The port inside the pod." },
-      public: { type: "integer", description: "The port on `ip`." },
-      type: { type: "string", description: "`http` or `tcp`." },
-      ip: { type: "string", description: "The address it is reachable on." },
-    },
-  },
-  PodRuntime: {
-    type: "object",
-    description: "A running pod's live port mappings and uptime.",
-    properties: {
-      uptime: { type: "integer", description: "Seconds since it started." },
-      ports: { type: "array", items: { $ref: typeRef("PodRuntimePort") }, description: "Each exposed port." },
-    },
-  },
-};
-
-EXTRA_OUTPUTS.Pod = {
-  status: {
-    type: "string",
-    description: "`PROVISIONING`, `STARTING`, `RUNNING`, `EXITED`, `ERROR` or `TERMINATED`.",
-  },
-  requestedGpu: { $ref: typeRef("PodGpu"), description: "The GPU asked for (`gpu` argument)." },
-  dataCenterId: { type: "string", description: "Data center the pod runs in." },
-  cudaVersion: { type: "string", description: "CUDA version of its host." },
-  // The argument is a boolean; the output is the service's object.
-  globalNetworking: {
-    $ref: typeRef("PodGlobalNetworking"),
-    description: "Global networking, as the service reports it (`enabled`).",
-  },
-  ssh: {
-    $ref: typeRef("PodSsh"),
-    description: "SSH endpoints (`proxy`, `direct`) while it runs with `startSsh`.",
-  },
-  cost: { type: "number", description: "USD per hour now, as the service reports it (0 when stopped)." },
-  runtime: { $ref: typeRef("PodRuntime"), description: "Live port mappings and uptime." },
-  hourlyCost: {
-    $ref: typeRef("HourlyCost"),
-    description:
-      "What the pod may cost an hour at list prices: `floorUsd` the cheapest GPU type it may land on " +
-      "(0 while `desiredStatus` is `EXITED`), `ceilingUsd` the dearest.",
-  },
-};
+/**
+ * Property names Pulumi reserves on a resource (pulumi/pulumi `pkg/codegen/schema/reserved_keywords.go`:
+ * `pulumi` on everything, `urn` on every resource, `id` on a custom resource; `bindResourceDef` in
+ * `bind.go` warns "is a reserved property name for resources", and the Go generator renames such a
+ * field `Id_`, `fieldName` in `pkg/codegen/go/gen.go`). The resource's id and URN are already the
+ * resource's own: an operation's output of that name (a pod's and a template's `id`) is left out.
+ */
+export const RESERVED_PROPERTY_NAMES: readonly string[] = ["id", "urn", "pulumi"];
 
 /** Descriptions of the provider's config keys. */
 const CONFIG_DOCS: Record<keyof typeof PLUGIN_CONFIG, string> = {
@@ -253,13 +134,10 @@ function typeOf(where: string, json: JsonSchema, types: TypeTable): PulumiProper
       return { $ref: `#/types/${token}` };
     }
     case undefined:
-      if (Object.keys(json).every((k) => k === "description" || k === "default")) return { $ref: ANY };
+      if (Object.keys(json).every((k) => k === "description" || k === "default")) return { $ref: ANY_REF };
   }
   throw new Error(`${where}: no package-schema type for ${JSON.stringify(json)}`);
 }
-
-/** Pulumi's type of a value of any shape. */
-const ANY = "pulumi.json#/Any";
 
 /** The const of an object branch's `type` field (`scaling`'s `QUEUE_DELAY`), if it has one. */
 function constOfType(branch: JsonSchema): string | undefined {
@@ -283,7 +161,12 @@ async function resourceSchema(row: ResourceRow, types: TypeTable): Promise<JsonS
     inputProperties[name] = prop;
   }
   const required = (args.required ?? []) as string[];
-  const properties = { ...inputProperties, ...(EXTRA_OUTPUTS[row.className] ?? {}) };
+  const outputs = (RESOURCE_OUTPUTS[row.className] ?? {}) as Record<string, PulumiProperty>;
+  const properties = Object.fromEntries(
+    Object.entries({ ...inputProperties, ...outputs }).filter(
+      ([name]) => !RESERVED_PROPERTY_NAMES.includes(name),
+    ),
+  );
   return {
     description: row.args.summary,
     properties,
@@ -293,12 +176,27 @@ async function resourceSchema(row: ResourceRow, types: TypeTable): Promise<JsonS
   };
 }
 
-/** The package schema of the served resources, as `GetSchema` sends it (JSON text). */
-export async function packageSchema(served: readonly ServedResource[]): Promise<string> {
+/**
+ * The package schema of the served resources and functions, as `GetSchema` sends it (JSON text).
+ * A function's entry and the types it refers to are generated from the lookup's declarations
+ * (`./functions.generated.ts`, written by `npm run gen:types`).
+ */
+export async function packageSchema(
+  served: readonly ServedResource[],
+  servedFns: readonly ServedFunction[] = servedFunctions(),
+): Promise<string> {
   const resources: Record<string, JsonSchema> = {};
   const types: TypeTable = {};
-  for (const [name, spec] of Object.entries(OUTPUT_TYPES)) types[`${PACKAGE_NAME}:index:${name}`] = spec;
+  const functions: Record<string, JsonSchema> = {};
+  for (const f of servedFns) {
+    const spec = FUNCTIONS[f.token];
+    if (spec === undefined) throw new Error(`${f.token} has no generated schema: run npm run gen:types`);
+    functions[f.token] = spec;
+  }
+  if (servedFns.length > 0) Object.assign(types, FUNCTION_TYPES);
   for (const resource of served) resources[resource.token] = await resourceSchema(resource.row, types);
+  // The outputs' object types; an argument's type of the same name (`PodGpu`) is the one kept.
+  if (served.length > 0) for (const [token, spec] of Object.entries(OUTPUT_TYPES)) types[token] ??= spec;
   const variables = Object.fromEntries(
     Object.entries(PLUGIN_CONFIG).map(([key, spec]) => [
       key,
@@ -326,6 +224,7 @@ export async function packageSchema(served: readonly ServedResource[]): Promise<
     },
     types,
     resources,
+    functions,
   };
   return JSON.stringify(schema);
 }

@@ -1,6 +1,7 @@
 /**
  * The plugin's gRPC server: Pulumi's ResourceProvider protocol served from the SDK's generated
- * stubs (`./wire.ts`), dispatching to the operations modules (`./resources.ts`).
+ * stubs (`./wire.ts`), dispatching to the operations modules (`./resources.ts`) and, for `Invoke`,
+ * to the lookups a TypeScript program calls (`./functions.ts`).
  *
  * Not the SDK's `@pulumi/pulumi/provider` `main()`: it ignores `Configure`'s arguments (the
  * provider gets no config) and answers `CheckConfig`/`DiffConfig` as unimplemented, so config
@@ -23,9 +24,10 @@ import {
   settingsFromArgs,
   withPluginConfigNames,
 } from "./config";
-import { type ServedResource, servedResources, URN_INPUT } from "./resources";
+import { type ServedFunction, servedFunctions } from "./functions";
+import { type ServedResource, secretKeysOf, servedResources, URN_INPUT } from "./resources";
 import { packageSchema, packageVersion } from "./schema";
-import { unwrapProps, wrapSecrets } from "./values";
+import { unwrapProps, withoutUndefined, wrapSecrets } from "./values";
 import { type StructMessage, type Wire, wire } from "./wire";
 
 type Props = Record<string, unknown>;
@@ -39,6 +41,8 @@ export interface PluginOptions {
   env?: NodeJS.ProcessEnv;
   /** The resources served. @default servedResources() */
   resources?: readonly ServedResource[];
+  /** The functions served through `Invoke`. @default servedFunctions() */
+  functions?: readonly ServedFunction[];
 }
 
 /** A running plugin. */
@@ -98,7 +102,9 @@ function operationError(w: Wire, error: unknown, secretKeys: Iterable<string>): 
   if (typeof e.id !== "string" || e.id === "") return serviceError(w, code, message);
   const detail = new w.provider.ErrorResourceInitFailed();
   detail.setId(e.id);
-  detail.setProperties(w.Struct.fromJavaScript(wrapSecrets(e.properties ?? {}, secretKeys)) as never);
+  detail.setProperties(
+    w.Struct.fromJavaScript(withoutUndefined(wrapSecrets(e.properties ?? {}, secretKeys))) as never,
+  );
   const reasons = Array.isArray(e.reasons) && e.reasons.length > 0 ? e.reasons.map(String) : [e.message];
   detail.setReasonsList(reasons.map(withPluginConfigNames));
   const any = new w.Any();
@@ -120,6 +126,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
   const w = wire();
   const env = options.env ?? process.env;
   const served = new Map((options.resources ?? servedResources()).map((r) => [r.token, r]));
+  const functions = new Map((options.functions ?? servedFunctions()).map((f) => [f.token, f]));
   let settings: RunpodSettings = settingsFromArgs({}, env);
   const engineAt = (address: string | undefined) =>
     address === undefined
@@ -143,8 +150,9 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
     if (found) return found;
     throw Object.assign(
       new Error(
-        `${PACKAGE_NAME} does not serve ${type}: this version serves ${[...served.keys()].join(", ")} (preview). ` +
-          "Use the TypeScript package's dynamic resources for the others.",
+        `${PACKAGE_NAME} does not serve ${type}: this version (${packageVersion()}) serves ` +
+          `${[...served.keys()].join(", ")}. Check the resource's type, or install a newer ` +
+          "pulumi-runpod-dynamic when it names a resource added since.",
       ),
       { grpcCode: w.grpc.status.INVALID_ARGUMENT },
     );
@@ -171,7 +179,8 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
     );
   };
 
-  const struct = (props: Props) => w.Struct.fromJavaScript(props) as never;
+  // A member left undefined is absent, as the dynamic-provider host's serialization leaves it out.
+  const struct = (props: Props) => w.Struct.fromJavaScript(withoutUndefined(props)) as never;
   const ops = (r: ServedResource): ResourceOperations => r.operations();
 
   const service: grpcTypes.UntypedServiceImplementation = {
@@ -195,7 +204,9 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
         () => [],
         async () => {
           if (call.request.getSubpackageName()) throw new Error(`${PACKAGE_NAME} has no subpackages`);
-          return new w.provider.GetSchemaResponse().setSchema(await packageSchema([...served.values()]));
+          return new w.provider.GetSchemaResponse().setSchema(
+            await packageSchema([...served.values()], [...functions.values()]),
+          );
         },
       );
     },
@@ -278,28 +289,37 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
     },
 
     // Check: the operations' check (unknowns pass untouched, no network). The inputs go back with
-    // every key secret that came in secret or that the resource always keeps secret: with
-    // acceptSecrets the engine stores them as answered (no annotateSecrets in `provider.Check`).
+    // every key secret that came in secret or that the resource keeps secret (its row and class
+    // rules, `./resources.ts`): with acceptSecrets the engine stores them as answered (no
+    // annotateSecrets in `provider.Check`).
     check(call: { request: pb.CheckRequest }, callback: Callback<unknown>) {
       const olds = unwrapProps(js(call.request.getOlds() as never));
       const news = unwrapProps(js(call.request.getNews() as never));
       let r: ServedResource | undefined;
-      const secretKeys = () => [...news.secretKeys, ...(r?.row.secretInputs ?? [])];
+      const secretKeys = () => [...news.secretKeys, ...(r ? secretKeysOf(r, news.plain) : [])];
       answer(callback, secretKeys, async () => {
         r = resourceOf(call.request.getType());
         // What the resource class adds in a program: its URN, here the request's (`provider.Check`
         // sends `Urn: string(urn)`, pkg/resource/plugin/provider_plugin.go). Kept in the inputs, as
-        // the dynamic path stores it; the detailed diff never lists it (`changedKeys`).
-        const given = withoutProvider(news.plain);
+        // the dynamic path stores it; the detailed diff never lists it (`changedKeys`). Then the
+        // arguments as the class registers them (`rules.registered`).
+        const plain = withoutProvider(news.plain);
+        const given = r.rules?.registered?.(plain) ?? plain;
         if (r.urnInput) given[URN_INPUT] = call.request.getUrn();
         const checked = await ops(r).check(settings, olds.plain, given);
+        const inputs = checked.inputs ?? given;
         const res = new w.provider.CheckResponse().setInputs(
-          struct(wrapSecrets(checked.inputs ?? given, secretKeys())),
+          struct(wrapSecrets(inputs, [...secretKeys(), ...secretKeysOf(r, inputs)])),
         );
         for (const f of checked.failures ?? []) {
           res.addFailures(
             new w.provider.CheckFailure().setProperty(f.property).setReason(withPluginConfigNames(f.reason)),
           );
+        }
+        // A new resource's ceiling (Check without olds: `old == nil` in `sg.generateSteps`, no Diff follows).
+        const ceiling = ceilingOf(inputs);
+        if (Object.keys(olds.plain).length === 0 && ceiling !== undefined) {
+          await log("INFO", `ceiling ${ceiling} USD/h`, call.request.getUrn());
         }
         return res;
       });
@@ -328,6 +348,11 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
             .setReplacesList([...replaces])
             .setDeletebeforereplace(plan.deleteBeforeReplace === true)
             .setHasdetaileddiff(plan.changes !== undefined);
+          // The figures behind `[diff: ~hourlyCost]`, which a plain preview shows without them.
+          const [before, after] = [ceilingOf(oldInputs) ?? ceilingOf(olds), ceilingOf(news)];
+          if (before !== undefined && after !== undefined && before !== after) {
+            await log("INFO", `ceiling ${before} → ${after} USD/h`, call.request.getUrn());
+          }
           if (plan.changes === true) {
             const changed = changedKeys(olds, oldInputs, news, replaces);
             res.setDiffsList(changed.map(([key]) => key));
@@ -360,7 +385,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
     create(call: { request: pb.CreateRequest }, callback: Callback<unknown>) {
       const props = unwrapProps(js(call.request.getProperties() as never));
       let r: ServedResource | undefined;
-      const secretKeys = () => [...props.secretKeys, ...(r?.row.secretInputs ?? [])];
+      const secretKeys = () => [...props.secretKeys, ...(r ? secretKeysOf(r, props.plain) : [])];
       answer(callback, secretKeys, async () => {
         r = resourceOf(call.request.getType());
         const inputs = withoutProvider(props.plain);
@@ -381,10 +406,14 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
       const state = unwrapProps(js(call.request.getProperties() as never));
       const inputs = unwrapProps(js(call.request.getInputs() as never));
       let r: ServedResource | undefined;
-      const secretKeys = () => [...state.secretKeys, ...inputs.secretKeys, ...(r?.row.secretInputs ?? [])];
+      const given = Object.keys(state.plain).length > 0 ? state.plain : inputs.plain;
+      const secretKeys = () => [
+        ...state.secretKeys,
+        ...inputs.secretKeys,
+        ...(r ? secretKeysOf(r, { ...given, ...inputs.plain }) : []),
+      ];
       answer(callback, secretKeys, async () => {
         r = resourceOf(call.request.getType());
-        const given = Object.keys(state.plain).length > 0 ? state.plain : inputs.plain;
         const read = await ops(r).read(serviceSettings(), call.request.getId(), withoutProvider(given));
         const res = new w.provider.ReadResponse()
           .setId(read.id ?? "")
@@ -399,7 +428,11 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
       const olds = unwrapProps(js(call.request.getOlds() as never));
       const news = unwrapProps(js(call.request.getNews() as never));
       let r: ServedResource | undefined;
-      const secretKeys = () => [...olds.secretKeys, ...news.secretKeys, ...(r?.row.secretInputs ?? [])];
+      const secretKeys = () => [
+        ...olds.secretKeys,
+        ...news.secretKeys,
+        ...(r ? secretKeysOf(r, news.plain) : []),
+      ];
       answer(callback, secretKeys, async () => {
         r = resourceOf(call.request.getType());
         const newInputs = withoutProvider(news.plain);
@@ -431,6 +464,72 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
       );
     },
 
+    // Invoke: a lookup, called as a TypeScript program calls it, with the settings Configure
+    // resolved. Bad arguments answer `failures` (the engine passes them to the program's SDK, which
+    // throws "Invoke of '<token>' failed: <reason> (<property>)": `resmon.Invoke`,
+    // pkg/resource/deploy/source_eval.go; `deserializeResponse`, sdk/nodejs/runtime/invoke.ts); any
+    // other error is the call's error (`provider.Invoke`, pkg/resource/plugin/provider_plugin.go:
+    // "invocation of <token> returned an error"). The engine unmarshals the result keeping secrets
+    // and, since the plugin accepts secrets, marks nothing itself (`if args.ContainsSecrets() &&
+    // !protocol.acceptSecrets`): the plugin marks the row's `secretOutputs` and, when an argument
+    // came secret, every field of the result.
+    invoke(call: { request: pb.InvokeRequest }, callback: Callback<unknown>) {
+      answer(
+        callback,
+        () => [],
+        async () => {
+          const f = functions.get(call.request.getTok());
+          if (f === undefined) {
+            throw Object.assign(
+              new Error(
+                `${PACKAGE_NAME} has no function ${call.request.getTok()}; its functions are ${[...functions.keys()].join(", ")}`,
+              ),
+              { grpcCode: w.grpc.status.INVALID_ARGUMENT },
+            );
+          }
+          const args = unwrapProps(js(call.request.getArgs() as never));
+          // A null argument is one left out (the engine marshals Invoke's arguments with PropagateNil).
+          const given: Props = Object.fromEntries(
+            Object.entries(args.plain).filter(([, value]) => value !== null && value !== undefined),
+          );
+          const res = new w.provider.InvokeResponse();
+          const unknown = Object.keys(given).filter((key) => !f.argumentNames.includes(key));
+          for (const key of unknown) {
+            res.addFailures(
+              new w.provider.CheckFailure()
+                .setProperty(key)
+                .setReason(
+                  `${f.row.fn} takes no argument ${key}; its arguments are ${f.argumentNames.join(", ") || "none"}`,
+                ),
+            );
+          }
+          if (unknown.length > 0) return res;
+          let result: Props;
+          try {
+            result = await f.invoke(given, settings);
+          } catch (error) {
+            const property = argumentOf(error, given, f.argumentNames);
+            if (property === undefined) {
+              throw Object.assign(
+                new Error(withPluginConfigNames((error as Error).message ?? String(error))),
+                {
+                  grpcCode: w.grpc.status.UNKNOWN,
+                },
+              );
+            }
+            res.addFailures(
+              new w.provider.CheckFailure()
+                .setProperty(property)
+                .setReason(withPluginConfigNames((error as Error).message)),
+            );
+            return res;
+          }
+          const secretKeys = args.secretKeys.size > 0 ? Object.keys(result) : (f.row.secretOutputs ?? []);
+          return res.setReturn(struct(wrapSecrets(result, secretKeys)));
+        },
+      );
+    },
+
     // Cancel: the engine asks the plugin to wind down (`SignalCancellation`); operations in flight
     // finish their own bounded waits, and nothing new starts after the engine stops calling.
     cancel(_call: unknown, callback: Callback<unknown>) {
@@ -450,7 +549,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
   };
 
   const server = new w.grpc.Server({ "grpc.max_receive_message_length": 400 * 1024 * 1024 });
-  // Methods not above (Invoke, Construct, Call, Parameterize, ...) answer UNIMPLEMENTED (grpc-js does for a missing handler).
+  // Methods not above (Construct, Call, Parameterize, ...) answer UNIMPLEMENTED (grpc-js does for a missing handler).
   server.addService(w.providerGrpc.ResourceProviderService, service);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync("127.0.0.1:0", w.grpc.ServerCredentials.createInsecure(), (err, p) =>
@@ -468,9 +567,52 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
 }
 
 /**
- * The input keys whose value differs between the old state and the new inputs, and how: `add` (not
- * in the old outputs), `delete` (an old input no longer given), `update`; an unknown new value counts
- * as changed. `__urn` is never listed (not an output; Check adds it). Keys the operations replace on are always listed.
+ * The ceiling line. A plain `pulumi preview` lists a price change only as `[diff: ~hourlyCost]`
+ * (the figures need `--diff`), so Diff logs `ceiling <old> → <new> USD/h` when they differ, and Check
+ * of a new resource `ceiling <usd> USD/h`: Check has no olds exactly when the engine plans a create
+ * (`old == nil`, `sg.continueStepsFromImport`, pkg/resource/deploy/step_generator.go), and no Diff
+ * follows a create. What the user sees, from pulumi/pulumi: the engine takes the log with its URN
+ * (`hostServer.Log`, pkg/host/host_server.go) as a diagnostic of that resource; the display shows
+ * it on the resource's row and again, after the run, under the resource's header in the
+ * "Diagnostics:" section (`printDiagnostics`, pkg/backend/display/progress.go) as `info: ...`.
+ * INFO, not DEBUG: `renderProgressDiagEvent` drops DEBUG unless `--debug`. A figure unknown in a
+ * preview, or no price on either side, logs nothing. A NetworkVolume is not priced here: its
+ * `monthlyCostUsd` is computed at create and read, not by Check, so Diff has no new figure, and a
+ * size change already shows as `[diff: ~size]`.
+ */
+/**
+ * A priced resource's hourly ceiling, USD (`hourlyCost.ceilingUsd` of a Pod's or a
+ * ServerlessEndpoint's checked inputs or outputs); undefined when not a figure (no price, unknown in
+ * a preview, not a priced resource).
+ */
+function ceilingOf(props: Props): number | undefined {
+  const cost = props.hourlyCost as { ceilingUsd?: unknown } | null | undefined;
+  const ceiling = cost !== null && typeof cost === "object" ? cost.ceilingUsd : undefined;
+  return typeof ceiling === "number" ? ceiling : undefined;
+}
+
+/**
+ * The argument a lookup's error is about, when it is a refusal of one: a `ValidationError` (by its
+ * stable `code`, which survives two copies of the package) whose `path` starts with an argument the
+ * function takes or was given. Anything else (a missing API key, the service's answer) is not.
+ */
+function argumentOf(error: unknown, given: Props, argumentNames: readonly string[]): string | undefined {
+  const e = error as { code?: unknown; path?: unknown } | null;
+  if (e?.code !== "validation_error" || !Array.isArray(e.path)) return undefined;
+  const [first] = e.path;
+  return typeof first === "string" && (argumentNames.includes(first) || first in given) ? first : undefined;
+}
+
+/**
+ * The input keys whose value differs from before, and how: `add` (not there before), `delete` (an
+ * old input no longer given), `update`; an unknown new value counts as changed. `__urn` is never
+ * listed (not an output; Check adds it). Keys the operations replace on are always listed.
+ *
+ * Each key is answered with `inputDiff: true`, so the engine shows its old value from the old
+ * inputs (`TranslateDetailedDiff`, pkg/engine/detailedDiff.go): a key is listed when it differs
+ * from them, not from an output the service filled in (an endpoint's `workers.idleTimeout`, a
+ * GPU's `count`). Without old inputs, or when none differs though the operations plan a change
+ * (drift a refresh found, a JobRun to run again), the old outputs are compared instead.
  */
 function changedKeys(
   olds: Props,
@@ -478,13 +620,25 @@ function changedKeys(
   news: Props,
   replaces: readonly string[],
 ): [string, "add" | "delete" | "update"][] {
+  const byInputs = Object.keys(oldInputs).length > 0 ? differingKeys(oldInputs, oldInputs, news) : [];
+  const out = new Map(byInputs.length > 0 ? byInputs : differingKeys(olds, oldInputs, news));
+  for (const key of replaces) if (!out.has(key)) out.set(key, "update");
+  return [...out];
+}
+
+/** The keys of `news` that differ from `before` (`add`, `update`), and of `oldInputs` not in `news` (`delete`). */
+function differingKeys(
+  before: Props,
+  oldInputs: Props,
+  news: Props,
+): [string, "add" | "delete" | "update"][] {
   const out = new Map<string, "add" | "delete" | "update">();
   for (const [key, value] of Object.entries(news)) {
     if (key === URN_INPUT) continue; // the URN Check added: no argument of the program
-    if (!(key in olds)) out.set(key, "add");
-    else if (isUnknown(value) || JSON.stringify(olds[key]) !== JSON.stringify(value)) out.set(key, "update");
+    if (!(key in before)) out.set(key, "add");
+    else if (isUnknown(value) || JSON.stringify(before[key]) !== JSON.stringify(value))
+      out.set(key, "update");
   }
   for (const key of Object.keys(oldInputs)) if (!(key in news)) out.set(key, "delete");
-  for (const key of replaces) if (!out.has(key)) out.set(key, "update");
   return [...out];
 }

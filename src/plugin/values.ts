@@ -78,3 +78,18 @@ export function wrapSecrets(props: Props, secretKeys: Iterable<string>): Props {
   }
   return out;
 }
+
+/**
+ * `value` without `undefined` members at any depth (an `undefined` in a list becomes `null`), as
+ * JSON and the dynamic-provider host's serialization leave them out: a `google.protobuf.Struct`
+ * cannot carry one (`Value.fromJavaScript` throws).
+ */
+export function withoutUndefined<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v) => (v === undefined ? null : withoutUndefined(v))) as T;
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = withoutUndefined(v);
+    return out as T;
+  }
+  return value;
+}

@@ -4,12 +4,13 @@
  *
  * A lookup, not a resource: it runs in the program process (dynamic providers cannot serve
  * invokes), on every `pulumi preview` and `pulumi up`, with credentials from the `runpod:*`
- * stack config (`runpod:apiKey`, else `RUNPOD_API_KEY`) unless a client is given.
+ * stack config (`runpod:apiKey`, else `RUNPOD_API_KEY`) unless `opts` carries a client or settings.
  */
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import type { Health, RunpodClient } from "../client";
 import { checkEndpointId } from "../client/endpointId";
-import { lookupClient } from "./config";
+import { pulumiSdk } from "./common/sdk";
+import { lookupClient, type RunpodSettings } from "./config";
 
 /** Arguments of `getEndpointHealth`. */
 export interface GetEndpointHealthArgs {
@@ -19,8 +20,10 @@ export interface GetEndpointHealthArgs {
 
 /** Options of `getEndpointHealth`. */
 export interface GetEndpointHealthOptions {
-  /** Client to use instead of one built from the stack's `runpod:*` config. */
+  /** Client to use instead of one built from the stack's `runpod:*` config. Takes precedence over `settings`. */
   client?: RunpodClient;
+  /** Explicit settings instead of the stack's `runpod:*` config and the environment. */
+  settings?: RunpodSettings;
   /** Aborts the lookup. */
   signal?: AbortSignal;
 }
@@ -42,7 +45,7 @@ export async function getEndpointHealth(
   opts: GetEndpointHealthOptions = {},
 ): Promise<EndpointHealth> {
   const endpointId = checkArgs(args);
-  const client = lookupClient({ client: opts.client });
+  const client = lookupClient(opts);
   return client.endpoint(endpointId).health({ signal: opts.signal });
 }
 
@@ -51,5 +54,7 @@ export function getEndpointHealthOutput(
   args: pulumi.Input<{ endpointId: pulumi.Input<string> }>,
   opts: GetEndpointHealthOptions = {},
 ): pulumi.Output<EndpointHealth> {
-  return pulumi.output(args).apply((resolved) => getEndpointHealth(resolved, opts));
+  return pulumiSdk()
+    .output(args)
+    .apply((resolved) => getEndpointHealth(resolved, opts));
 }

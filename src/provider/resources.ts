@@ -115,6 +115,9 @@ export const RESOURCES = defineResources({
         "output, except `secretOutput`, which is fixed when the resource is constructed.",
       plainFields: { secretOutput: "boolean" },
     },
+    secretInputs: ["s3Config", "redact"],
+    // The class marks `redact` (when given) and, with `secretOutput`, `output` and `stream` itself.
+    additionalSecretOutputs: [],
   },
   NetworkVolume: {
     folder: "networkVolume",
@@ -233,6 +236,14 @@ export interface LookupRow {
   readonly args?: string;
   /** The page documenting it, from the repo root. */
   readonly page: string;
+  /**
+   * For a lookup returning a list: the property holding it in the result of the native plugin's
+   * `Invoke` (a function's outputs are an object), and its description. Absent: the lookup returns
+   * an object, which is the result as it is.
+   */
+  readonly listResult?: { readonly property: string; readonly description: string };
+  /** Result fields that hold secrets: the plugin's `Invoke` and the `<fn>Output` form mark them secret. */
+  readonly secretOutputs?: readonly string[];
 }
 
 /** Every lookup, beside the resource whose page documents it. */
@@ -248,6 +259,7 @@ export const LOOKUPS: readonly LookupRow[] = [
     module: "networkVolume/lookups",
     args: "GetNetworkVolumesArgs",
     page: RESOURCES.NetworkVolume.page,
+    listResult: { property: "volumes", description: "The matching network volumes (empty when none does)." },
   },
   {
     fn: "getServerlessEndpoint",
@@ -261,28 +273,50 @@ export const LOOKUPS: readonly LookupRow[] = [
     args: "GetEndpointHealthArgs",
     page: RESOURCES.JobRun.page,
   },
-  { fn: "getPod", module: "pod/lookup", args: "GetPodArgs", page: RESOURCES.Pod.page },
-  { fn: "getSshKeys", module: "sshKey/lookup", page: RESOURCES.SshKey.page },
+  {
+    fn: "getPod",
+    module: "pod/lookup",
+    args: "GetPodArgs",
+    page: RESOURCES.Pod.page,
+    secretOutputs: ["env"],
+  },
+  {
+    fn: "getSshKeys",
+    module: "sshKey/lookup",
+    page: RESOURCES.SshKey.page,
+    listResult: { property: "keys", description: "The account's registered keys, in its order." },
+  },
   {
     fn: "getGpuTypes",
     module: "catalog/lookups",
     args: "GetGpuTypesArgs",
     page: "docs/resources/catalog.md",
+    listResult: { property: "gpuTypes", description: "The GPU types that match the arguments." },
   },
   {
     fn: "getCpuTypes",
     module: "catalog/lookups",
     args: "GetCpuTypesArgs",
     page: "docs/resources/catalog.md",
+    listResult: { property: "cpuTypes", description: "The CPU flavours." },
   },
   {
     fn: "getDataCenters",
     module: "catalog/lookups",
     args: "GetDataCentersArgs",
     page: "docs/resources/catalog.md",
+    listResult: { property: "dataCenters", description: "The data centres." },
   },
   { fn: "getBilling", module: "billing/lookup", args: "GetBillingArgs", page: "docs/cost.md" },
-  { fn: "getEcrDelegations", module: "ecrDelegation/lookup", page: RESOURCES.EcrDelegation.page },
+  {
+    fn: "getEcrDelegations",
+    module: "ecrDelegation/lookup",
+    page: RESOURCES.EcrDelegation.page,
+    listResult: {
+      property: "delegations",
+      description: "The account's ECR delegations, in the service's order.",
+    },
+  },
   { fn: "getCluster", module: "cluster/lookup", args: "GetClusterArgs", page: RESOURCES.Cluster.page },
 ];
 

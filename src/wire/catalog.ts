@@ -245,7 +245,9 @@ export function catalogQueryFromWire(
 
 /** What the document's two availability entries share: `{ id, name, availability }`. */
 const availabilityEntry = z.looseObject({
+  /** The data centre's (or the GPU or CPU type's) id. */
   id: z.string(),
+  /** Its display name. */
   name: z.string().optional(),
   /** `NONE`, `LOW`, `MEDIUM` or `HIGH` (other strings are accepted). */
   availability: z.string(),
@@ -261,7 +263,9 @@ export type CatalogResourceAvailability = z.infer<typeof CatalogResourceAvailabi
 
 /** One CUDA version offered for a GPU type, and whether a machine on it has free capacity now. */
 export const CudaVersionAvailabilitySchema = z.looseObject({
+  /** CUDA version, `major.minor`. */
   version: z.string(),
+  /** True when a machine on this version has free capacity now. */
   available: z.boolean(),
 });
 export type CudaVersionAvailability = z.infer<typeof CudaVersionAvailabilitySchema>;
@@ -293,13 +297,23 @@ export const GpuTypeSchema = z.looseObject({
   /** List price per GPU per hour, USD: `secure`, `community`, and `serverless` (its pool's rate). */
   price: z
     .looseObject({
+      /** On the secure cloud. */
       secure: z.number().optional(),
+      /** On the community cloud. */
       community: z.number().optional(),
+      /** In its serverless pool. */
       serverless: z.number().optional(),
     })
     .optional(),
   /** Most GPUs of this type on one pod, per cloud. */
-  maxCount: z.looseObject({ secure: z.number().optional(), community: z.number().optional() }).optional(),
+  maxCount: z
+    .looseObject({
+      /** On the secure cloud. */
+      secure: z.number().optional(),
+      /** On the community cloud. */
+      community: z.number().optional(),
+    })
+    .optional(),
   ...stockShape,
   /** CUDA versions offered (only with `include=AVAILABILITY`; absent for a type with none, e.g. AMD). */
   cudaVersions: z.array(CudaVersionAvailabilitySchema).optional(),
@@ -313,16 +327,29 @@ export const GpuTypeListSchema = z.looseObject({ gpus: z.array(GpuTypeSchema) })
 export const CpuTypeSchema = z.looseObject({
   /** Flavour id, e.g. `cpu5c` (endpoints' `cpu[].id`). */
   id: z.string().min(1),
+  /** Display name. */
   name: z.string(),
   /** Generation group, e.g. `Gen 5`. */
   group: z.string().optional(),
   /** vCPU counts one instance may have. */
-  vcpu: z.looseObject({ min: z.number().optional(), max: z.number().optional() }).optional(),
+  vcpu: z
+    .looseObject({
+      /** Fewest vCPUs. */
+      min: z.number().optional(),
+      /** Most vCPUs. */
+      max: z.number().optional(),
+    })
+    .optional(),
   /** RAM per vCPU, GB. */
   ramGbPerVcpu: z.number().optional(),
   /** Price per vCPU per hour, USD. */
   price: z
-    .looseObject({ securePerVcpu: z.number().optional(), serverlessPerVcpu: z.number().optional() })
+    .looseObject({
+      /** On a pod on the secure cloud. */
+      securePerVcpu: z.number().optional(),
+      /** On a serverless worker. */
+      serverlessPerVcpu: z.number().optional(),
+    })
     .optional(),
   ...stockShape,
 });
@@ -335,12 +362,15 @@ export const CpuTypeListSchema = z.looseObject({ cpus: z.array(CpuTypeSchema) })
 export const DataCenterSchema = z.looseObject({
   /** Data centre id, e.g. `EU-RO-1` (volumes' `dataCenterId`, endpoints' `dataCenterIds`). */
   id: z.string().min(1),
+  /** Display name. */
   name: z.string(),
   /** `NORTH_AMERICA`, `EUROPE`, ... */
   region: z.string().optional(),
+  /** True when pods here can have global networking. */
   globalNetwork: z.boolean().optional(),
   /** Network volume tiers offered here; empty = none. */
   networkVolumeTypes: z.array(z.string()).optional(),
+  /** Compliance certifications it holds, e.g. `GDPR`, `SOC_2_TYPE_2`. */
   compliance: z.array(z.string()).optional(),
   /** With `include=GPU_AVAILABILITY`. */
   gpuAvailability: z.array(CatalogResourceAvailabilitySchema).optional(),

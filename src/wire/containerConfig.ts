@@ -23,11 +23,17 @@ export const containerConfigShape = {
 
 /** `ContainerConfig` as the service answers it: every field optional, parsed loosely. */
 export const containerConfigAnswerShape = {
+  /** Container image, e.g. `runpod/pytorch:2.4.0`. */
   image: z.string().optional(),
+  /** Arguments the container starts with (its command line after the image's entrypoint). */
   args: z.string().optional(),
+  /** Container disk, GB (wiped on restart). */
   disk: z.number().optional(),
+  /** Exposed ports as `<port>/<http|tcp>`, e.g. `8888/http`. */
   ports: z.array(z.string()).optional(),
+  /** Environment variables of the container; values may be secrets (tokens, passwords). */
   env: z.record(z.string(), z.string()).optional(),
+  /** Id of the container registry credential used to pull the image; absent or null when none. */
   registry: z.string().nullable().optional(),
 };
 

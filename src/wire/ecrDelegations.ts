@@ -62,14 +62,23 @@ export type EcrDelegationCreateInput = z.input<typeof EcrDelegationCreateInputSc
 
 /** A delegation as the service answers (`EcrDelegation`). */
 export const EcrDelegationSchema = z.looseObject({
+  /** The delegation's id (what revoking it takes). */
   id: z.string().min(1),
+  /** Its name, when one was given at creation; null or absent otherwise. */
   name: z.string().nullable().optional(),
+  /** The RunPod user that created the delegation. */
   delegatorUserId: z.string(),
+  /** The AWS user or role the access is delegated to. */
   awsUser: z.string(),
+  /** The ECR repository's name. */
   repository: z.string(),
+  /** The ECR image tag. */
   tag: z.string(),
+  /** The repository's AWS region, e.g. `eu-west-1`. */
   awsRegion: z.string(),
+  /** The ECR registry URI for `docker login`; absent when the service gives none. */
   dockerRegistryUri: z.string().optional(),
+  /** When the delegation was created (ISO 8601). */
   createdAt: z.string(),
 });
 export type EcrDelegation = z.infer<typeof EcrDelegationSchema>;

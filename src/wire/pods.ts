@@ -184,53 +184,106 @@ export const SshKeysInputSchema = z.strictObject({
 
 /** `PodSshEndpoint`. */
 export const PodSshEndpointSchema = z.looseObject({
+  /** Host name or IP address. */
   host: z.string(),
+  /** TCP port. */
   port: z.number().int(),
+  /** User to log in as. */
   username: z.string(),
+  /** The whole `ssh` command, when the service gives one. */
   command: z.string().optional(),
 });
 export type PodSshEndpoint = z.infer<typeof PodSshEndpointSchema>;
 
 /** `PodRuntimePort`: a live port mapping. */
 export const PodRuntimePortSchema = z.looseObject({
+  /** The port inside the pod. */
   private: z.number().int().optional(),
+  /** The port on `ip`; null while not mapped. */
   public: z.number().int().nullable().optional(),
+  /** `http` or `tcp`. */
   type: z.string().optional(),
+  /** The address it is reachable on; null while not mapped. */
   ip: z.string().nullable().optional(),
 });
 
 /** A pod as `GET /v2/pods/{id}` answers (`Pod`). */
 export const PodSchema = z.looseObject({
+  /** The pod's id. */
   id: z.string().min(1),
+  /** The pod's name. */
   name: z.string(),
+  /** `PROVISIONING`, `STARTING`, `RUNNING`, `EXITED`, `ERROR` or `TERMINATED`. */
   status: z.string().min(1),
   /** Actions valid in the current status. */
   actions: z.array(z.string()).optional(),
   ...containerConfigAnswerShape,
+  /** What is mounted in the pod: its persistent volume and network volumes. */
   mounts: z
     .looseObject({
-      persistent: z.looseObject({ size: z.number().int(), path: z.string() }).optional(),
-      network: z.array(z.looseObject({ volumeId: z.string(), path: z.string() })).optional(),
+      /** The pod's own volume, kept across restarts. */
+      persistent: z
+        .looseObject({
+          /** Size, GB. */
+          size: z.number().int(),
+          /** Where it is mounted. */
+          path: z.string(),
+        })
+        .optional(),
+      /** Network volumes mounted in the pod. */
+      network: z
+        .array(
+          z.looseObject({
+            /** The network volume's id. */
+            volumeId: z.string(),
+            /** Where it is mounted. */
+            path: z.string(),
+          }),
+        )
+        .optional(),
     })
     .optional(),
   /** The GPU type the pod landed on and its count (GPU pods). */
-  gpu: z.looseObject({ id: z.string(), count: z.number().int().optional() }).optional(),
-  cpu: z
-    .looseObject({ id: z.string(), vcpuCount: z.number().int().optional(), memory: z.number().optional() })
+  gpu: z
+    .looseObject({
+      /** GPU type id, e.g. `NVIDIA GeForce RTX 4090`. */
+      id: z.string(),
+      /** GPUs on the pod. */
+      count: z.number().int().optional(),
+    })
     .optional(),
+  /** The CPU flavour and size (CPU pods). */
+  cpu: z
+    .looseObject({
+      /** CPU flavour id, e.g. `cpu5c`. */
+      id: z.string(),
+      /** vCPUs. */
+      vcpuCount: z.number().int().optional(),
+      /** Memory, GB. */
+      memory: z.number().optional(),
+    })
+    .optional(),
+  /** `SECURE` or `COMMUNITY`. */
   cloud: z.string().optional(),
+  /** Data center the pod runs in, e.g. `EU-RO-1`; null before it is placed. */
   dataCenterId: z.string().nullable().optional(),
+  /** CUDA version of its host; null before it is placed. */
   cudaVersion: z.string().nullable().optional(),
+  /** SSH endpoints while it runs with SSH started. */
   ssh: z
     .looseObject({
+      /** Through RunPod's SSH proxy. */
       proxy: PodSshEndpointSchema.nullable().optional(),
+      /** Straight to the pod's public IP and mapped port 22 (absent when it has none). */
       direct: PodSshEndpointSchema.nullable().optional(),
     })
     .optional(),
+  /** Id of the template it was made from; null when none. */
   template: z.string().nullable().optional(),
   /** Cluster membership (`PodCluster`); absent on a standalone pod. */
   cluster: z
     .looseObject({
+      /** Id of the cluster this pod belongs to. */
       id: z.string(),
       /** Node rank (`NODE_RANK`), null until assigned; 0 is the cluster's primary. */
       rank: z.number().int().nullable().optional(),
@@ -242,15 +295,32 @@ export const PodSchema = z.looseObject({
     .optional(),
   /** USD per hour now (0 when EXITED or TERMINATED). */
   cost: z.number().optional(),
+  /** True while the pod is locked against stop and terminate. */
   locked: z.boolean().optional(),
+  /** Global networking: whether it is on, the pod's private address and DNS name. */
   globalNetworking: z
-    .looseObject({ enabled: z.boolean(), ip: z.string().optional(), internalDns: z.string().optional() })
+    .looseObject({
+      /** True when the pod has global networking. */
+      enabled: z.boolean(),
+      /** The pod's address on the global network. */
+      ip: z.string().optional(),
+      /** The pod's name on the global network. */
+      internalDns: z.string().optional(),
+    })
     .optional(),
+  /** Live port mappings and uptime while it runs; null otherwise. */
   runtime: z
-    .looseObject({ uptime: z.number().optional(), ports: z.array(PodRuntimePortSchema).optional() })
+    .looseObject({
+      /** Seconds since it started. */
+      uptime: z.number().optional(),
+      /** Each exposed port. */
+      ports: z.array(PodRuntimePortSchema).optional(),
+    })
     .nullable()
     .optional(),
+  /** When it was created (RFC 3339). */
   createdAt: z.string().optional(),
+  /** When it last started (RFC 3339); null when it has not. */
   startedAt: z.string().nullable().optional(),
 });
 export type Pod = z.infer<typeof PodSchema>;

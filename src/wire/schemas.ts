@@ -156,15 +156,24 @@ export type StreamResponse = z.infer<typeof StreamResponseSchema>;
 
 /** `/health`: job and worker counts. */
 export const HealthSchema = z.looseObject({
+  /** Job counts. */
   jobs: z.looseObject({
+    /** Jobs completed (in the service's recent window). */
     completed: z.number().int(),
+    /** Jobs failed (in the service's recent window). */
     failed: z.number().int(),
+    /** Jobs running now. */
     inProgress: z.number().int(),
+    /** Jobs waiting for a worker. */
     inQueue: z.number().int(),
+    /** Jobs retried. */
     retried: z.number().int(),
   }),
+  /** Worker counts. */
   workers: z.looseObject({
+    /** Workers ready and without a job. */
     idle: z.number().int(),
+    /** Workers running a job. */
     running: z.number().int(),
     /** Workers starting (cold start or a rollout's replacement). */
     initializing: z.number().int().optional(),
@@ -213,10 +222,13 @@ export const ContainerRegistryAuthListSchema = z.array(ContainerRegistryAuthSche
 
 /** A network volume, in the client's one shape (v2's `dataCenter` is mapped to `dataCenterId`). */
 export const NetworkVolumeSchema = z.looseObject({
+  /** The volume's id. */
   id: z.string().min(1),
+  /** The volume's name (names need not be unique). */
   name: z.string(),
   /** Allocated size in GB. */
   size: z.number(),
+  /** Data centre it is in, e.g. `EU-RO-1`. */
   dataCenterId: z.string(),
   /** Storage tier (v2 only): `STANDARD` or `HIGH_PERFORMANCE`. */
   type: z.string().optional(),

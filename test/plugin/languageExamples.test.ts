@@ -91,6 +91,23 @@ describe("the examples in other languages use only names the schema has", () => 
       if (type && output !== "id" && output !== "urn" && !(output in schema.resources[type].properties))
         problems.push(`\${${name}.${output}}: ${type} has no output ${output}`);
     }
+    // `fn::invoke` in variables: a function of the schema, its arguments and the output it returns.
+    const invokes = Object.entries<Json>(program.variables ?? {}).flatMap(([name, v]) =>
+      v["fn::invoke"] ? [[name, v["fn::invoke"]] as const] : [],
+    );
+    for (const [name, invoke] of invokes) {
+      const fn = schema.functions?.[invoke.function];
+      if (!fn) {
+        problems.push(`${name}: function ${invoke.function} is not in the schema`);
+        continue;
+      }
+      for (const argument of Object.keys(invoke.arguments ?? {}))
+        if (!(argument in (fn.inputs?.properties ?? {})))
+          problems.push(`${name}: ${invoke.function} takes no ${argument}`);
+      if (invoke.return && !(invoke.return in fn.outputs.properties))
+        problems.push(`${name}: ${invoke.function} returns no ${invoke.return}`);
+    }
+    expect(invokes.map(([, invoke]) => invoke.function)).toEqual([tok("getDataCenters")]);
     for (const key of Object.keys(program.config ?? {}).filter((k) => k.startsWith(`${PACKAGE}:`)))
       if (!(key.slice(PACKAGE.length + 1) in schema.config.variables))
         problems.push(`config ${key} is not a provider key`);
@@ -105,32 +122,55 @@ describe("the examples in other languages use only names the schema has", () => 
     const problems: string[] = [];
     const calls = pythonCalls(source, "runpod");
     const resourcesByVariable = new Map<string, string>();
+    /** What each variable holds whose attributes can be checked: the properties of its schema type. */
+    const propertiesByVariable = new Map<string, { of: string; properties: Record<string, Json> }>();
+    const functionsUsed: string[] = [];
     for (const call of calls) {
+      // A function: `get_gpu_types(...)` (or its `_output` form) is `getGpuTypes`.
+      const fn = /^get_\w+$/.test(call.name) ? tok(camel(call.name.replace(/_output$/, ""))) : undefined;
+      const invoked = fn ? schema.functions?.[fn] : undefined;
       const resource = schema.resources[tok(call.name)];
       const argsType = call.name.endsWith("Args") ? schema.types[tok(call.name.slice(0, -4))] : undefined;
-      const properties = resource?.inputProperties ?? argsType?.properties;
+      const properties =
+        resource?.inputProperties ??
+        argsType?.properties ??
+        invoked?.inputs?.properties ??
+        (invoked ? {} : undefined);
       if (!properties) {
-        problems.push(`runpod.${call.name}: neither a resource nor an input type of the schema`);
+        problems.push(`runpod.${call.name}: neither a resource, an input type nor a function of the schema`);
         continue;
       }
-      if (resource && call.variable) resourcesByVariable.set(call.variable, tok(call.name));
+      if (resource && call.variable) {
+        resourcesByVariable.set(call.variable, tok(call.name));
+        propertiesByVariable.set(call.variable, { of: tok(call.name), properties: resource.properties });
+      }
+      if (invoked && fn) {
+        functionsUsed.push(fn);
+        if (call.variable)
+          propertiesByVariable.set(call.variable, { of: fn, properties: invoked.outputs.properties });
+      }
       for (const keyword of call.keywords.filter((k) => !(resource && k === "opts")))
         if (!(camel(keyword) in properties))
           problems.push(`runpod.${call.name}(${keyword}=): no property ${camel(keyword)}`);
-      for (const required of resource?.requiredInputs ?? [])
+      for (const required of resource?.requiredInputs ?? invoked?.inputs?.required ?? [])
         if (!call.keywords.map(camel).includes(required))
           problems.push(`runpod.${call.name}: required ${required} is missing`);
     }
     const code = source.replace(/"""[\s\S]*?"""|"[^"\n]*"|'[^'\n]*'/g, '""'); // strings and docstrings blanked
-    for (const [, variable, attribute] of code.matchAll(/\b(\w+)\.(\w+)\b/g)) {
-      const type = resourcesByVariable.get(variable);
-      if (
-        type &&
-        !["id", "urn", "apply"].includes(attribute) &&
-        !(camel(attribute) in schema.resources[type].properties)
-      )
-        problems.push(`${variable}.${attribute}: ${type} has no output ${camel(attribute)}`);
+    // `for t in catalog.gpu_types`: `t` holds an item of that list output.
+    for (const [, item, variable, attribute] of code.matchAll(/\bfor\s+(\w+)\s+in\s+(\w+)\.(\w+)/g)) {
+      const listed = propertiesByVariable.get(variable)?.properties[camel(attribute)];
+      const itemType = listed?.items?.$ref?.startsWith("#/types/") ? listed.items.$ref.slice(8) : undefined;
+      if (itemType && schema.types[itemType])
+        propertiesByVariable.set(item, { of: itemType, properties: schema.types[itemType].properties });
     }
+    for (const [, variable, attribute] of code.matchAll(/\b(\w+)\.(\w+)\b/g)) {
+      const holder = propertiesByVariable.get(variable);
+      if (holder && !["id", "urn", "apply"].includes(attribute) && !(camel(attribute) in holder.properties))
+        problems.push(`${variable}.${attribute}: ${holder.of} has no output ${camel(attribute)}`);
+    }
+    expect(functionsUsed).toEqual([tok("getGpuTypes")]);
+    expect(propertiesByVariable.get("t")?.of).toBe(tok("GetGpuTypesResultItem"));
     expect(problems).toEqual([]);
     expect([...new Set(resourcesByVariable.values())].sort()).toEqual(
       ["ContainerRegistryAuth", "Pod", "ServerlessEndpoint", "SshKey"].map(tok),

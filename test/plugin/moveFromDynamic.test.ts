@@ -35,13 +35,30 @@ const ARGS: Record<string, object> = {
   Template: { name: "move-tpl", image: "acme/app:1", env: secret({ TOKEN: "move-Template-Secret-77" }) },
   SshKey: { publicKey: KEYS.ed25519.line },
   Pod: { name: "move-pod", image: "acme/dev:1", cpu: { id: "cpu3c", vcpuCount: 2 }, env: { A: "1" } },
+  ServerlessEndpoint: {
+    name: "move-ep",
+    type: "QUEUE",
+    image: "acme/api:1",
+    env: { TOKEN: "move-Endpoint-Secret-5c2" },
+    gpu: { pools: ["ADA_24"] },
+    scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
+    workers: { max: 1 },
+    smokeTest: { input: { ping: 1 }, expect: { output: { ping: 1 } } },
+  },
+  // The emulator's own endpoint `echo` answers with the input.
+  JobRun: { endpointId: "echo", input: { ping: 1 }, expect: { output: { ping: 1 } }, triggers: [1] },
+  EcrDelegation: { resource: "arn:aws:ecr:us-east-2:418399314813:repository/move/app", name: "move-ecr" },
 };
 
 describe("moving a resource from the dynamic type to runpod-native plans no replacement", () => {
   let rig: PluginRig;
   beforeAll(async () => {
-    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false, podStartMs: 50 });
-    await rig.configure({ apiKey: secret(API_KEY), restUrl: rig.emu.restUrlV2 });
+    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false, podStartMs: 50, rolloutMs: 0 });
+    await rig.configure({
+      apiKey: secret(API_KEY),
+      restUrl: rig.emu.restUrlV2,
+      serverlessUrl: rig.emu.serverlessUrl,
+    });
   });
   afterAll(async () => {
     await rig?.close();

@@ -9,6 +9,7 @@ import Ajv2020 from "ajv/dist/2020";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import type { RunningEmulator } from "../../src/emulator";
+import { SERVED_CLASSES, tokenOf } from "../../src/plugin/resources";
 import {
   Empty,
   failure,
@@ -98,6 +99,9 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
       "runpod-native:index:Template",
       "runpod-native:index:SshKey",
       "runpod-native:index:Pod",
+      "runpod-native:index:ServerlessEndpoint",
+      "runpod-native:index:JobRun",
+      "runpod-native:index:EcrDelegation",
     ]);
     const auth = schema.resources[TYPE];
     expect(auth.requiredInputs).toEqual(["name", "username", "password"]);
@@ -248,19 +252,19 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
   });
 
   it("a resource type it does not serve is refused, naming what it serves", async () => {
+    const { version } = JSON.parse(readFileSync(path.join(__dirname, "../../package.json"), "utf8"));
     const error = await failure(() =>
       rpc.call(
         "create",
         new pb.CreateRequest()
-          .setUrn(urnOf("runpod-native:index:JobRun", "p"))
-          .setType("runpod-native:index:JobRun")
+          .setUrn(urnOf("runpod-native:index:Instance", "p"))
+          .setType("runpod-native:index:Instance")
           .setProperties(Struct.fromJavaScript({})),
       ),
     );
     expect(error).toEqual({
       code: 3,
-      message:
-        "runpod-native does not serve runpod-native:index:JobRun: this version serves runpod-native:index:ContainerRegistryAuth, runpod-native:index:NetworkVolume, runpod-native:index:Template, runpod-native:index:SshKey, runpod-native:index:Pod (preview). Use the TypeScript package's dynamic resources for the others.",
+      message: `runpod-native does not serve runpod-native:index:Instance: this version (${version}) serves ${SERVED_CLASSES.map(tokenOf).join(", ")}. Check the resource's type, or install a newer pulumi-runpod-dynamic when it names a resource added since.`,
     });
   });
 });

@@ -1,15 +1,16 @@
 /**
  * The package schema of every resource in the table (served or not yet), as `GetSchema` would send
- * it: valid against Pulumi's package metaschema (the copy in test/fixtures), every property with a
- * description, secrets marked, nested arguments as named types, `waitFor` and `scaling` as unions.
+ * it, with every lookup as a function: valid against Pulumi's package metaschema (the copy in
+ * test/fixtures), every property (of functions too) with a description, secrets marked, nested
+ * arguments as named types, `waitFor` and `scaling` as unions.
  */
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import { beforeAll, describe, expect, it } from "vitest";
 import { servedResources } from "../../src/plugin/resources";
-import { packageSchema } from "../../src/plugin/schema";
-import { RESOURCES, type ResourceName } from "../../src/provider/resources";
+import { packageSchema, RESERVED_PROPERTY_NAMES } from "../../src/plugin/schema";
+import { RESOURCE_ROWS, RESOURCES, type ResourceName } from "../../src/provider/resources";
 
 const tok = (name: string) => `runpod-native:index:${name}`;
 type Prop = Record<string, any>;
@@ -54,6 +55,11 @@ describe("the package schema of every resource in the table", () => {
       if (!t.description) undocumented.push(token);
       props(token, t.properties);
     }
+    for (const [token, f] of Object.entries<any>(schema.functions)) {
+      if (!f.description) undocumented.push(token);
+      props(`${token}.inputs`, f.inputs.properties);
+      props(`${token}.outputs`, f.outputs.properties);
+    }
     expect(undocumented).toEqual([]);
     expect(dangling).toEqual([]);
   });
@@ -65,10 +71,13 @@ describe("the package schema of every resource in the table", () => {
         .map(([name]) => `${token}.${name}`),
     );
     expect(secrets).toEqual([
+      `${tok("JobRun")}.s3Config`,
+      `${tok("JobRun")}.redact`,
       `${tok("ContainerRegistryAuth")}.password`,
       `${tok("Template")}.env`,
       `${tok("Pod")}.env`,
       `${tok("ServerlessEndpoint")}.env`,
+      `${tok("Cluster")}.env`,
     ]);
     expect(schema.resources[tok("Template")].inputProperties.env).toEqual({
       type: "object",
@@ -102,6 +111,57 @@ describe("the package schema of every resource in the table", () => {
     expect(schema.resources[tok("SshKey")].inputProperties.publicKey.replaceOnChanges).toBeUndefined();
   });
 
+  it("describes each output beyond the arguments by its class's declaration, the one its page lists", () => {
+    // The doc comment above each `declare readonly <name>: pulumi.Output<...>` of the class, as
+    // TypeScript renders it (text flattened, tags such as `@integer` left out). The reference page
+    // lists the same declarations (test/package/referencePages.test.ts).
+    const docsOf = (file: string) =>
+      new Map(
+        [
+          ...readFileSync(path.join(__dirname, "../..", file), "utf8").matchAll(
+            /\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*declare readonly (\w+)\??:/g,
+          ),
+        ].map((m) => [
+          m[2] as string,
+          (m[1] as string)
+            .replace(/^\s*\* ?/gm, "")
+            .replace(/@\w+/g, "")
+            .replace(/\s+/g, " ")
+            .trim(),
+        ]),
+      );
+    const differing: string[] = [];
+    let compared = 0;
+    for (const row of RESOURCE_ROWS) {
+      const declared = docsOf(`src/provider/${row.folder}/resource.ts`);
+      const r = schema.resources[tok(row.className)];
+      for (const [name, p] of Object.entries<Prop>(r.properties)) {
+        if (name in r.inputProperties && name !== "globalNetworking") continue;
+        compared += 1;
+        if (p.description !== declared.get(name)) differing.push(`${row.className}.${name}`);
+      }
+    }
+    expect(differing).toEqual([]);
+    expect(compared).toBeGreaterThan(50);
+    // The pod's `globalNetworking`: a boolean given, the service's object read back.
+    expect(schema.resources[tok("Pod")].properties.globalNetworking.description).toBe(
+      "Global networking, as the service reports it (`enabled`); the argument is a boolean.",
+    );
+  });
+
+  it("gives no resource a property name Pulumi reserves (id, urn, pulumi): the resource's own id and URN", () => {
+    // pulumi/pulumi pkg/codegen/schema/reserved_keywords.go: `urn` on every resource, `id` on a custom
+    // resource, `pulumi` everywhere; a pod's and a template's operations output `id`, never listed.
+    expect(RESERVED_PROPERTY_NAMES).toEqual(["id", "urn", "pulumi"]);
+    const reserved: string[] = [];
+    for (const [token, r] of Object.entries<any>(schema.resources)) {
+      for (const name of [...Object.keys(r.properties), ...Object.keys(r.inputProperties)]) {
+        if (RESERVED_PROPERTY_NAMES.includes(name)) reserved.push(`${token}.${name}`);
+      }
+    }
+    expect(reserved).toEqual([]);
+  });
+
   it("types the pod's outputs where their shape is known", () => {
     const pod = schema.resources[tok("Pod")].properties;
     expect([pod.ssh.$ref, pod.hourlyCost.$ref, pod.runtime.$ref, pod.requestedGpu.$ref]).toEqual([
@@ -120,6 +180,33 @@ describe("the package schema of every resource in the table", () => {
       "ratePerWorkerUsd",
       "note",
     ]);
+  });
+
+  it("types the endpoint's and the JobRun's outputs where their shape is known", () => {
+    const endpoint = schema.resources[tok("ServerlessEndpoint")].properties;
+    expect([endpoint.lastSmokeTest.$ref, endpoint.hourlyCost.$ref, endpoint.version.type]).toEqual([
+      `#/types/${tok("SmokeTestRecord")}`,
+      `#/types/${tok("HourlyCost")}`,
+      "integer",
+    ]);
+    expect(endpoint.requestUrls).toMatchObject({ type: "object", additionalProperties: { type: "string" } });
+    // `version` is null when unknown (`number | null` in its declaration): not required.
+    expect(schema.types[tok("SmokeTestRecord")].required).toEqual([
+      "passed",
+      "jobIds",
+      "failures",
+      "timeline",
+    ]);
+    const job = schema.resources[tok("JobRun")].properties;
+    expect([job.passed.type, job.timeline.items.$ref, job.output.$ref, job.endpointVersion.type]).toEqual([
+      "boolean",
+      `#/types/${tok("JobRunTimelineEntry")}`,
+      "pulumi.json#/Any",
+      "integer",
+    ]);
+    // A JobRun's http probe and an endpoint's smokeTest are secret only with headers: Check marks them.
+    expect(schema.resources[tok("JobRun")].inputProperties.http.secret).toBeUndefined();
+    expect(schema.resources[tok("ServerlessEndpoint")].inputProperties.smokeTest.secret).toBeUndefined();
   });
 
   it("documents the unions: waitFor a word or an HTTP probe, scaling discriminated by its type", () => {

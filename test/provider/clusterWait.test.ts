@@ -5,12 +5,12 @@
  * own clock never moves (its members stay PROVISIONING); the provider's clock moves each pause at
  * once (no real sleeps), so the test takes milliseconds.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { ManualClock } from "../../src/emulator/clock";
 import type { Clock } from "../../src/provider/clock";
-import { createCluster } from "../../src/provider/cluster/operations";
+import { createCluster, operations } from "../../src/provider/cluster/operations";
 import type { RunpodSettings } from "../../src/provider/config";
 import { FaultProxy } from "../support/faultProxy.mts";
 
@@ -81,5 +81,38 @@ describe("Cluster create's wait for its members (provider clock)", () => {
       (r) => r.method === "GET" && r.path === `/v2/clusters/${cluster?.id}/pods`,
     );
     expect(reads).toHaveLength(6);
+  });
+});
+
+describe("Cluster diff's replacement line", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("names the field and how many pods and GPUs the replacement deletes, one line on stderr", async () => {
+    const written: string[] = [];
+    vi.spyOn(process.stderr, "write").mockImplementation((chunk) => written.push(String(chunk)) > 0);
+    const compute = { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 8, podCount: 4 };
+    const olds = {
+      name: "train",
+      type: "TRAINING",
+      compute,
+      image: "acme/train:1",
+      env: { T: "s3cret-env" },
+    };
+    const diff = await operations.diff(undefined, "c1", olds, {
+      ...olds,
+      compute: { ...compute, podCount: 5 },
+    });
+    expect(diff).toMatchObject({ changes: true, replaces: ["compute"], deleteBeforeReplace: false });
+    expect(written).toEqual([
+      'warning: replacing Cluster "train" (id c1) (compute changes) creates a new cluster, then deletes this one ' +
+        "with its 4 member pods (32 NVIDIA H100 80GB HBM3 GPUs) and their disks; the new members start empty. " +
+        "Only name changes in place: to keep the cluster, undo the change.\n",
+    ]);
+    written.length = 0;
+    expect(await operations.diff(undefined, "c1", olds, { ...olds, name: "renamed" })).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    expect(written).toEqual([]);
   });
 });

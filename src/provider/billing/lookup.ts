@@ -21,11 +21,12 @@
  * export const lastWeekUsd = spent.totalUsd;
  * ```
  */
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import type * as ClientIndex from "../../client";
 import type { RunpodClient } from "../../client";
 import { ValidationError } from "../../client/errors";
 import type { BillingBucketSize } from "../../wire/billing";
+import { pulumiSdk } from "../common/sdk";
 import { listSome, printable } from "../common/wording";
 import { lookupClient, type RunpodSettings } from "../config";
 
@@ -85,7 +86,9 @@ export interface GetBillingOptions {
 
 /** One bucket's spend. */
 export interface BillingBucket {
+  /** Start of the bucket, RFC 3339. */
   startTime: string;
+  /** End of the bucket (exclusive), RFC 3339. */
   endTime: string;
   /** USD billed in the bucket. */
   totalUsd: number;
@@ -97,9 +100,11 @@ export interface GetBillingResult {
   scope: "account" | "serverless" | "pod" | "cluster";
   /** The endpoint or pod id; null for the account. */
   id: string | null;
-  /** The window the service resolved (bucket-aligned), RFC 3339. */
+  /** Start of the window the service resolved (bucket-aligned), RFC 3339. */
   startTime: string;
+  /** End of the window the service resolved (bucket-aligned, exclusive), RFC 3339. */
   endTime: string;
+  /** Length of each bucket: `hour`, `day`, `week`, `month` or `year`. */
   bucketSize: string;
   /** USD billed over the whole window. */
   totalUsd: number;
@@ -258,5 +263,7 @@ export function getBillingOutput(
   args: pulumi.Input<{ [K in keyof GetBillingArgs]: pulumi.Input<GetBillingArgs[K]> }> = {},
   opts: GetBillingOptions = {},
 ): pulumi.Output<GetBillingResult> {
-  return pulumi.output(args).apply((resolved) => getBilling(resolved as GetBillingArgs, opts));
+  return pulumiSdk()
+    .output(args)
+    .apply((resolved) => getBilling(resolved as GetBillingArgs, opts));
 }

@@ -13,9 +13,10 @@
  *   [...new Set(gpus.filter((g) => g.memory >= 48 && g.availability !== "NONE").map((g) => g.pool))]);
  * ```
  */
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import type { CpuType, DataCenter, GpuType, RunpodClient } from "../../client";
 import { ValidationError } from "../../client/errors";
+import { pulumiSdk } from "../common/sdk";
 import { lookupClient, type RunpodSettings } from "../config";
 
 export type { CpuType, DataCenter, GpuType };
@@ -164,7 +165,9 @@ export function getGpuTypesOutput(
   args?: pulumi.Input<Inputs<GetGpuTypesArgs>>,
   opts: CatalogLookupOptions = {},
 ): pulumi.Output<GpuType[]> {
-  return pulumi.output(args).apply((resolved) => getGpuTypes(resolved as GetGpuTypesArgs | undefined, opts));
+  return pulumiSdk()
+    .output(args)
+    .apply((resolved) => getGpuTypes(resolved as GetGpuTypesArgs | undefined, opts));
 }
 
 /** {@link getCpuTypes} for `Input` arguments, as an `Output`. */
@@ -172,7 +175,9 @@ export function getCpuTypesOutput(
   args?: pulumi.Input<Inputs<GetCpuTypesArgs>>,
   opts: CatalogLookupOptions = {},
 ): pulumi.Output<CpuType[]> {
-  return pulumi.output(args).apply((resolved) => getCpuTypes(resolved as GetCpuTypesArgs | undefined, opts));
+  return pulumiSdk()
+    .output(args)
+    .apply((resolved) => getCpuTypes(resolved as GetCpuTypesArgs | undefined, opts));
 }
 
 /** {@link getDataCenters} for `Input` arguments, as an `Output`. */
@@ -180,7 +185,7 @@ export function getDataCentersOutput(
   args?: pulumi.Input<Inputs<GetDataCentersArgs>>,
   opts: CatalogLookupOptions = {},
 ): pulumi.Output<DataCenter[]> {
-  return pulumi
+  return pulumiSdk()
     .output(args)
     .apply((resolved) => getDataCenters(resolved as GetDataCentersArgs | undefined, opts));
 }

@@ -7,6 +7,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { resourceSpec, ServiceObjectResource } from "../common/resource";
+import type { HourlyCost } from "../cost/prices";
 import type { PodSsh } from "../pod/resource";
 import { RESOURCES } from "../resources";
 import type { ClusterArgs } from "./args.generated";
@@ -25,6 +26,34 @@ export interface ClusterMember {
   role?: string;
   /** Its SSH endpoints (`proxy`, `direct`) while it runs with `startSsh`. */
   ssh?: PodSsh;
+}
+
+/** Members provisioned, and how many are in each pod status. */
+export interface ClusterPods {
+  /** Member pods provisioned. */
+  total: number;
+  /** How many members are in each pod status (statuses with none left out). */
+  byStatus: Record<string, number>;
+}
+
+/** The cluster's overlay network. */
+export interface ClusterNetwork {
+  /** Address range, e.g. `10.65.0.0/16`. */
+  cidr: string;
+  /** VXLAN network id. */
+  vxlanId?: number;
+  /** VXLAN UDP port. */
+  vxlanPort?: number;
+}
+
+/** The primary (rank 0) member. */
+export interface ClusterPrimary {
+  /** Its pod id. */
+  podId: string;
+  /** Its pod status. */
+  status: string;
+  /** `host:port` of its SSH endpoint, once it is RUNNING with `22/tcp` and SSH. */
+  sshEndpoint?: string;
 }
 
 /**
@@ -68,13 +97,11 @@ export class Cluster extends ServiceObjectResource<ClusterArgs> {
   /** Template the pods were created from; undefined when none. */
   declare readonly template: pulumi.Output<string | undefined>;
   /** Members provisioned, and how many are in each pod status. */
-  declare readonly pods: pulumi.Output<{ total: number; byStatus: Record<string, number> }>;
+  declare readonly pods: pulumi.Output<ClusterPods>;
   /** The overlay network: `cidr`, `vxlanId`, `vxlanPort`. */
-  declare readonly network: pulumi.Output<{ cidr: string; vxlanId?: number; vxlanPort?: number } | undefined>;
+  declare readonly network: pulumi.Output<ClusterNetwork | undefined>;
   /** The primary (rank 0) member: `podId`, `status`, and `sshEndpoint` (`host:port`) once it runs with SSH. */
-  declare readonly primary: pulumi.Output<
-    { podId: string; status: string; sshEndpoint?: string } | undefined
-  >;
+  declare readonly primary: pulumi.Output<ClusterPrimary | undefined>;
   /** When the cluster was created (ISO 8601). */
   declare readonly createdAt: pulumi.Output<string | undefined>;
   /** The member pods (`GET /v2/clusters/{id}/pods`): id, status, rank, role and SSH endpoints. */
@@ -87,10 +114,7 @@ export class Cluster extends ServiceObjectResource<ClusterArgs> {
    * `floorUsd` and `ceilingUsd` every pod (× `podCount`: every member bills). A price the catalog
    * does not give: figures null and a `note`, never 0.
    */
-  declare readonly hourlyCost: pulumi.Output<
-    | { floorUsd: number | null; ceilingUsd: number | null; ratePerWorkerUsd: number | null; note?: string }
-    | undefined
-  >;
+  declare readonly hourlyCost: pulumi.Output<HourlyCost | undefined>;
   /** The cluster's budget as given, in US dollars an hour (see the argument). */
   declare readonly maxHourlyUsd: pulumi.Output<number | undefined>;
 }

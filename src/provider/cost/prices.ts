@@ -10,13 +10,16 @@
  */
 import { containsUnknown, UNKNOWN } from "../common/unknown";
 
-/** What a resource costs an hour, USD, at list prices. */
+/**
+ * What a resource may cost an hour, in US dollars at the catalog's list prices. A price the catalog
+ * does not give: figures null and a `note`, never 0.
+ */
 export interface HourlyCost {
-  /** Always on: `workers.min` workers at the cheapest rate the resource may land on. */
+  /** Always on: the cheapest the resource may run at (an endpoint: `workers.min` workers at the cheapest rate). */
   floorUsd: number | null;
-  /** At most: `workers.max` workers at the dearest rate the resource may land on. */
+  /** At most: the dearest the resource may run at (an endpoint: `workers.max` workers at the dearest rate). */
   ceilingUsd: number | null;
-  /** One worker at the dearest rate it may land on (GPU price × GPUs per worker, or vCPU price × vCPUs). */
+  /** One worker (or the pod) at the dearest rate it may land on (GPU price × GPUs, or vCPU price × vCPUs). */
   ratePerWorkerUsd: number | null;
   /** Present only when a figure is missing: which price the catalog does not give. */
   note?: string;

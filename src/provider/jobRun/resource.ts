@@ -39,12 +39,9 @@ import * as pulumi from "@pulumi/pulumi";
 import { RunpodResource, resourceSpec } from "../common/resource";
 import { RESOURCES } from "../resources";
 import { type JobRunArgs, secretWhenHeaders } from "../smokeTestJob/jobInputs";
-import type { TimelineEntry } from "../smokeTestJob/result";
+import type { JobRunTimelineEntry } from "../smokeTestJob/result";
 
-export type { JobRunArgs };
-
-/** One status the JobRun saw, with the milliseconds since the run started. */
-export type JobRunTimelineEntry = TimelineEntry;
+export type { JobRunArgs, JobRunTimelineEntry };
 
 /** A deploy-time smoke-test job. See the module documentation for when it runs. */
 export class JobRun extends RunpodResource<JobRunArgs> {
@@ -77,7 +74,7 @@ export class JobRun extends RunpodResource<JobRunArgs> {
   declare readonly status: pulumi.Output<string>;
   /** The worker's error message, when it failed (redacted; at most 65,536 characters kept). */
   declare readonly error: pulumi.Output<string | undefined>;
-  /** Runs made: 1 plus the retries used (for an http probe: requests sent, 2 when sent once more). */
+  /** Runs made: 1 plus the retries used (for an http probe: requests sent, 2 when sent once more). @integer */
   declare readonly attempts: pulumi.Output<number>;
   /** Each status seen, with the milliseconds since the run started. */
   declare readonly timeline: pulumi.Output<JobRunTimelineEntry[]>;
@@ -89,6 +86,7 @@ export class JobRun extends RunpodResource<JobRunArgs> {
    * The endpoint's configuration version (release) the job ran on, checked after the job from the
    * endpoint's workers (`rollout: "wait"`, REST v2). Absent with `rollout: "ignore"`, and when the
    * run ended before a job finished.
+   * @integer
    */
   declare readonly endpointVersion: pulumi.Output<number | undefined>;
   /**
@@ -109,9 +107,9 @@ export class JobRun extends RunpodResource<JobRunArgs> {
   declare readonly output: pulumi.Output<unknown>;
   /** True when the output was over 1 MB of JSON, or over 100 levels deep, and is not stored in `output`. */
   declare readonly outputTruncated: pulumi.Output<boolean | undefined>;
-  /** Size of the output as JSON, in bytes, when it was not stored. */
+  /** Size of the output as JSON, in bytes, when it was not stored. @integer */
   declare readonly outputBytes: pulumi.Output<number | undefined>;
-  /** Nesting depth of the output, when it was not stored for being over 100 levels deep. */
+  /** Nesting depth of the output, when it was not stored for being over 100 levels deep. @integer */
   declare readonly outputDepth: pulumi.Output<number | undefined>;
   /** Stream chunks as sent (`{ output, metrics? }`), with `collectStream` (secret with `secretOutput`). */
   declare readonly stream: pulumi.Output<unknown[] | undefined>;
@@ -120,6 +118,7 @@ export class JobRun extends RunpodResource<JobRunArgs> {
   /**
    * An http probe's answer status (absent for queue jobs, and when no answer came). The body is
    * `output` (JSON parsed, else text).
+   * @integer
    */
   declare readonly httpStatus: pulumi.Output<number | undefined>;
   /** An http probe's latency: ms from sending the request to the end of the answer's body. */

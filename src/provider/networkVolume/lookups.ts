@@ -5,9 +5,10 @@
  * say what does exist. Settings come from the stack (`runpod:apiKey`, `runpod:restUrl`, with
  * their environment fallbacks) unless `opts` carries a client or settings.
  */
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient, NetworkVolume as WireNetworkVolume } from "../../client";
 import { ValidationError } from "../../client/errors";
+import { pulumiSdk } from "../common/sdk";
 import { lookupClient, type RunpodSettings } from "../config";
 
 /**
@@ -112,7 +113,9 @@ export function getNetworkVolumeOutput(
   args: GetNetworkVolumeOutputArgs,
   opts?: LookupOptions,
 ): pulumi.Output<GetNetworkVolumeResult> {
-  return pulumi.output(args).apply((resolved) => getNetworkVolume(resolved as GetNetworkVolumeArgs, opts));
+  return pulumiSdk()
+    .output(args)
+    .apply((resolved) => getNetworkVolume(resolved as GetNetworkVolumeArgs, opts));
 }
 
 /** Lists network volumes, filtered by `dataCenterId` and/or `name`; an empty list is not an error. */
@@ -134,7 +137,9 @@ export function getNetworkVolumesOutput(
   args: GetNetworkVolumesOutputArgs = {},
   opts?: LookupOptions,
 ): pulumi.Output<GetNetworkVolumeResult[]> {
-  return pulumi.output(args).apply((resolved) => getNetworkVolumes(resolved as GetNetworkVolumesArgs, opts));
+  return pulumiSdk()
+    .output(args)
+    .apply((resolved) => getNetworkVolumes(resolved as GetNetworkVolumesArgs, opts));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -13,10 +13,12 @@
  * field, so no env value reaches a plain stack output or the console. `getPod` returns a plain
  * Promise whose `env` values are plaintext: wrap what you pass on with `pulumi.secret`.
  */
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import type { Pod, RunpodClient } from "../../client";
 import { ValidationError } from "../../client/errors";
+import { pulumiSdk } from "../common/sdk";
 import { lookupClient, type RunpodSettings } from "../config";
+import { LOOKUPS } from "../resources";
 
 /** Arguments of `getPod`. */
 export interface GetPodArgs {
@@ -50,9 +52,10 @@ function checkId(args: GetPodArgs | undefined, where: string): string {
 }
 
 /**
- * Reads a pod by id. A malformed `id` is rejected before any network call; an unknown one fails
- * with the service's 404 (`NotFoundError`). `env` values are plaintext in the result (see the
- * module comment; {@link getPodOutput} marks them secret).
+ * Reads a pod by id, as the service reports it now: its status, the GPU type it landed on, `cost`
+ * (USD per hour), `ssh` endpoints, ports and `env`. A malformed `id` is rejected before any network
+ * call; an unknown one fails with the service's 404 (`NotFoundError`). `env` values are plaintext
+ * in the result (see the module comment; {@link getPodOutput} marks them secret).
  */
 export async function getPod(args: GetPodArgs, opts: GetPodOptions = {}): Promise<GetPodResult> {
   const id = checkId(args, "getPod");
@@ -69,13 +72,23 @@ export function getPodOutput(
   args: pulumi.Input<{ id: pulumi.Input<string> }>,
   opts: GetPodOptions = {},
 ): pulumi.Output<GetPodResult> {
-  const pod = pulumi.output(args).apply((resolved) => getPod(resolved, opts));
-  const marked = pod.apply((read) => (hasEnvValues(read) ? pulumi.secret(read) : pulumi.output(read)));
+  const pod = pulumiSdk()
+    .output(args)
+    .apply((resolved) => getPod(resolved, opts));
+  const marked = pod.apply((read) =>
+    holdsSecrets(read) ? pulumiSdk().secret(read) : pulumiSdk().output(read),
+  );
   return marked as unknown as pulumi.Output<GetPodResult>;
 }
 
-/** True when the pod carries at least one env variable. */
-function hasEnvValues(pod: GetPodResult): boolean {
-  const env = (pod as { env?: unknown }).env;
-  return env !== null && typeof env === "object" && Object.keys(env).length > 0;
+/** The result's fields that hold secrets (`env`): its row's `secretOutputs` in the lookup table, as the plugin marks them. */
+const SECRET_FIELDS: readonly string[] =
+  LOOKUPS.find((lookup) => lookup.fn === "getPod")?.secretOutputs ?? [];
+
+/** True when a secret field of the pod has a value (an `env` with at least one variable). */
+function holdsSecrets(pod: GetPodResult): boolean {
+  return SECRET_FIELDS.some((field) => {
+    const value = (pod as Record<string, unknown>)[field];
+    return value !== null && typeof value === "object" ? Object.keys(value).length > 0 : value !== undefined;
+  });
 }

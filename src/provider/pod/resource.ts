@@ -9,6 +9,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { resourceSpec, ServiceObjectResource } from "../common/resource";
+import type { HourlyCost } from "../cost/prices";
 import { RESOURCES } from "../resources";
 import type { PodArgs } from "./args.generated";
 
@@ -46,7 +47,7 @@ export interface PodMounts {
 export interface PodSshEndpoint {
   /** Host name or IP address. */
   host: string;
-  /** TCP port. */
+  /** TCP port. @integer */
   port: number;
   /** User to log in as. */
   username: string;
@@ -64,10 +65,28 @@ export interface PodSsh {
 
 /** A running pod's live port mappings and uptime (`runtime`). */
 export interface PodRuntime {
-  /** Seconds since it started. */
+  /** Seconds since it started. @integer */
   uptime?: number;
   /** Each exposed port: `private` inside the pod, `public` on `ip`, `type` `http` or `tcp`. */
-  ports?: { private?: number; public?: number | null; type?: string; ip?: string | null }[];
+  ports?: PodRuntimePort[];
+}
+
+/** An exposed port of a running pod. */
+export interface PodRuntimePort {
+  /** The port inside the pod. @integer */
+  private?: number;
+  /** The port on `ip`. @integer */
+  public?: number | null;
+  /** `http` or `tcp`. */
+  type?: string;
+  /** The address it is reachable on. */
+  ip?: string | null;
+}
+
+/** A pod's global networking, as the service reports it. */
+export interface PodGlobalNetworking {
+  /** True when the pod has global networking. */
+  enabled: boolean;
 }
 
 /** What `up` waits for: `"none"`, `"running"`, `"ssh"` or an HTTP port answering. */
@@ -142,6 +161,11 @@ export class Pod extends ServiceObjectResource<PodArgs> {
   declare readonly env: pulumi.Output<Record<string, string>>;
   /** Cloud tier. */
   declare readonly cloud: pulumi.Output<string>;
+  /**
+   * Global networking, as the service reports it (`enabled`); the argument is a boolean.
+   * @outputShape
+   */
+  declare readonly globalNetworking: pulumi.Output<PodGlobalNetworking | undefined>;
   /** Storage. */
   declare readonly mounts: pulumi.Output<PodMounts>;
   /** Locked against stop and terminate. */
@@ -153,10 +177,7 @@ export class Pod extends ServiceObjectResource<PodArgs> {
    * its `cloud` × GPUs (a CPU pod: vCPU price × vCPUs); `floorUsd` is 0 while `desiredStatus` is
    * `EXITED`. A price the catalog does not give: figures null and a `note`, never 0.
    */
-  declare readonly hourlyCost: pulumi.Output<
-    | { floorUsd: number | null; ceilingUsd: number | null; ratePerWorkerUsd: number | null; note?: string }
-    | undefined
-  >;
+  declare readonly hourlyCost: pulumi.Output<HourlyCost | undefined>;
   /** The pod's budget as given, in US dollars an hour (see the argument). */
   declare readonly maxHourlyUsd: pulumi.Output<number | undefined>;
 }

@@ -9,10 +9,11 @@
  * (`runpod:apiKey`, `runpod:restUrl`, with their environment fallbacks) unless `opts` carries a
  * client or settings. REST v2 only: on a v1 `restUrl` it fails saying so.
  */
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient } from "../../client";
 import { ENDPOINT_ID_RULE, isEndpointId } from "../../client/endpointId";
 import { ValidationError } from "../../client/errors";
+import { pulumiSdk } from "../common/sdk";
 import { lookupClient, type RunpodSettings } from "../config";
 
 /** Arguments of `getServerlessEndpoint`. */
@@ -33,7 +34,9 @@ export interface GetServerlessEndpointOptions {
 
 /** What `getServerlessEndpoint` returns. */
 export interface GetServerlessEndpointResult {
+  /** Id of the serverless endpoint. */
   id: string;
+  /** The endpoint's name. */
   name: string;
   /** The endpoint's current configuration version (`endpointVersion`); null when the service gives none. */
   version: number | null;
@@ -47,8 +50,9 @@ export interface GetServerlessEndpointResult {
   rolloutInProgress: boolean;
   /** The endpoint's container image, when the service reports it. */
   image: string | null;
-  /** Minimum and maximum worker counts, when the service reports them. */
+  /** Minimum worker count, when the service reports it. */
   workersMin: number | null;
+  /** Maximum worker count, when the service reports it. */
   workersMax: number | null;
 }
 
@@ -108,5 +112,7 @@ export function getServerlessEndpointOutput(
   args: pulumi.Input<{ id: pulumi.Input<string> }>,
   opts: GetServerlessEndpointOptions = {},
 ): pulumi.Output<GetServerlessEndpointResult> {
-  return pulumi.output(args).apply((resolved) => getServerlessEndpoint(resolved, opts));
+  return pulumiSdk()
+    .output(args)
+    .apply((resolved) => getServerlessEndpoint(resolved, opts));
 }

@@ -10,6 +10,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { resourceSpec, ServiceObjectResource } from "../common/resource";
+import type { HourlyCost } from "../cost/prices";
 import { RESOURCES } from "../resources";
 import { secretWhenHeaders } from "../smokeTestJob/jobInputs";
 import type { ServerlessEndpointArgs } from "./args.generated";
@@ -133,10 +134,7 @@ export class ServerlessEndpoint extends ServiceObjectResource<ServerlessEndpoint
    * gives no price for a candidate, the figures are null and `note` says which ("no list price
    * for ..."), never 0.
    */
-  declare readonly hourlyCost: pulumi.Output<
-    | { floorUsd: number | null; ceilingUsd: number | null; ratePerWorkerUsd: number | null; note?: string }
-    | undefined
-  >;
+  declare readonly hourlyCost: pulumi.Output<HourlyCost | undefined>;
   /** The endpoint's budget as given, in US dollars an hour (see the argument). */
   declare readonly maxHourlyUsd: pulumi.Output<number | undefined>;
   /** When the service created the endpoint (RFC 3339). */
@@ -144,6 +142,7 @@ export class ServerlessEndpoint extends ServiceObjectResource<ServerlessEndpoint
   /**
    * The release the endpoint runs: its configuration version (`endpointVersion`), raised by every
    * container change. Pass it to `JobRun`'s `triggers` to smoke-test each release.
+   * @integer
    */
   declare readonly version: pulumi.Output<number | null>;
   /** Id of the endpoint's newest release; null when the service lists none. */

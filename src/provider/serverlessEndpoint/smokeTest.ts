@@ -84,13 +84,13 @@ export const SMOKE_TEST_FIELDS = Object.keys(SmokeTestSchema.shape);
 
 /** What the last gate found (the `lastSmokeTest` output). No secret: ids, versions and statuses. */
 export interface SmokeTestRecord {
-  /** The release tested (the endpoint's `version`). */
+  /** The release tested (the endpoint's `version`); null when unknown. @integer */
   version: number | null;
   /** True when at most `maxFailures` jobs failed. */
   passed: boolean;
   /** The jobs run, in order (a run that could not submit one has none). */
   jobIds: string[];
-  /** How many jobs failed. */
+  /** How many jobs failed. @integer */
   failures: number;
   /** One line per job: `<jobId>: IN_QUEUE 0.01 s -> COMPLETED 0.05 s` (and `FAILED` when it failed). */
   timeline: string[];

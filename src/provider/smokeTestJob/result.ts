@@ -4,12 +4,16 @@
  */
 import type { StreamChunk } from "../../client";
 
-/** One status seen while the JobRun waited, with the time since the JobRun started. */
-export interface TimelineEntry {
+/** One status a `JobRun` saw, with the milliseconds since the run started. */
+export interface JobRunTimelineEntry {
+  /** The job's status (`IN_QUEUE`, `IN_PROGRESS`, `COMPLETED`, ...). */
   status: string;
-  /** Milliseconds since the JobRun started (submission is at about 0). */
+  /** Milliseconds since the JobRun started (submission is at about 0). @integer */
   atMs: number;
 }
+
+/** One status seen while the JobRun waited (the name the package's modules use). */
+export type TimelineEntry = JobRunTimelineEntry;
 
 /** What one execution found; becomes the resource's outputs. */
 export interface JobRunResult {

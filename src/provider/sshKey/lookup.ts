@@ -9,9 +9,10 @@
  * a client or settings; with no API key anywhere it fails naming `runpod:apiKey` and
  * `RUNPOD_API_KEY`.
  */
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import type { RunpodClient } from "../../client";
 import { ValidationError } from "../../client/errors";
+import { pulumiSdk } from "../common/sdk";
 import { lookupClient, type RunpodSettings } from "../config";
 import { describeStoredKey } from "./publicKey";
 
@@ -56,5 +57,7 @@ export function getSshKeysOutput(
   args: Record<string, never> = {},
   opts: GetSshKeysOptions = {},
 ): pulumi.Output<GetSshKeysResultKey[]> {
-  return pulumi.output(args).apply((resolved) => getSshKeys(resolved as Record<string, never>, opts));
+  return pulumiSdk()
+    .output(args)
+    .apply((resolved) => getSshKeys(resolved as Record<string, never>, opts));
 }
