@@ -83,6 +83,7 @@ const ARGS = {
   NetworkVolume: (i) => ({ name: "vol-" + i, size: 10 + i, dataCenterId: "EU-RO-1" }),
   Pod: (i) => ({ name: "pod-" + i, image: "runpod/pytorch:" + i, gpu: { id: "NVIDIA GeForce RTX 4090" }, env: { TOKEN: "t-" + i } }),
   SshKey: (i) => ({ publicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBench" + i + " bench@" + i }),
+  Cluster: (i) => ({ name: "cluster-" + i, type: "TRAINING", compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 8, podCount: 2 }, image: "runpod/pytorch:" + i, env: { TOKEN: "t-" + i } }),
   EcrDelegation: (i) => ({ resource: "arn:aws:ecr:us-east-2:418399314813:repository/bench/app:" + i, name: "deleg-" + i }),
 };
 // Its secret arguments and secret outputs, as the resource table says and its class marks them.

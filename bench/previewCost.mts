@@ -9,7 +9,8 @@
  * budget runs too) with its REST URL pointing at a recording proxy in front of an in-process
  * emulator. Then one `Check` per resource, as a preview sends them (no olds; all at once, the
  * harshest case for a per-host cache): {@link ENDPOINTS} `ServerlessEndpoint`s (half on GPU
- * pools, half on a CPU flavour) and {@link PODS} `Pod`s (half GPU, half CPU), each with
+ * pools, half on a CPU flavour), {@link PODS} `Pod`s (half GPU, half CPU) and {@link CLUSTERS}
+ * `Cluster`s (2 to 6 pods of 8 GPUs, priced from the same GPU list), each with
  * `maxHourlyUsd` and the `__urn` its constructor adds. Counted at the proxy: requests to
  * `/v2/catalog/*` (by route), and every other request (must be none: check makes no writes and
  * no other reads). A check that fails or has no `hourlyCost` throws.
@@ -26,9 +27,12 @@ import { pkg, progress, type ResultRow } from "./lib.mts";
 const API_KEY = "bench-preview-cost-key";
 export const ENDPOINTS = 20;
 export const PODS = 20;
+export const CLUSTERS = 5;
 
 export async function benchPreviewCost(): Promise<ResultRow[]> {
-  progress(`preview cost: ${ENDPOINTS} endpoints and ${PODS} pods checked through one provider host`);
+  progress(
+    `preview cost: ${ENDPOINTS} endpoints, ${PODS} pods and ${CLUSTERS} clusters checked through one provider host`,
+  );
   const installed = await installPackedPackage({ build: false });
   const emu: RunningEmulator = await pkg.startEmulator({ apiKeys: [API_KEY], rateLimits: false });
   const proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
@@ -51,7 +55,11 @@ export async function benchPreviewCost(): Promise<ResultRow[]> {
       "runpod:maxHourlyUsd": "100000",
     });
     const checks: Array<Promise<{ kind: string; inputs: Record<string, unknown> }>> = [];
-    const check = (kind: "ServerlessEndpoint" | "Pod", name: string, props: Record<string, unknown>) => {
+    const check = (
+      kind: "ServerlessEndpoint" | "Pod" | "Cluster",
+      name: string,
+      props: Record<string, unknown>,
+    ) => {
       const urn = urnFor(kind, name);
       checks.push(
         host.check(urn, {}, { ...props, maxHourlyUsd: 100000, __urn: urn }).then(({ inputs, failures }) => {
@@ -78,6 +86,14 @@ export async function benchPreviewCost(): Promise<ResultRow[]> {
         ...(i % 2 === 0 ? { gpu: { id: gpu.id, count: 1 } } : { cpu: { id: cpu.id, vcpuCount: 2 } }),
       });
     }
+    for (let i = 0; i < CLUSTERS; i++) {
+      check("Cluster", `cluster${i}`, {
+        name: `cluster-${i}`,
+        type: "TRAINING",
+        image: "runpod/pytorch:2",
+        compute: { gpuTypeId: gpu.id, gpuCountPerPod: 8, podCount: 2 + i },
+      });
+    }
     const results = await Promise.all(checks);
     for (const { kind, inputs } of results) {
       const cost = inputs.hourlyCost as { ceilingUsd?: unknown } | undefined;
@@ -92,7 +108,7 @@ export async function benchPreviewCost(): Promise<ResultRow[]> {
     const routes = [...byRoute].map(([p, n]) => `${p} ${n}`).join(", ");
     return [
       {
-        name: `Preview cost: catalog requests while one provider host checks ${results.length} priced resources (${ENDPOINTS} ServerlessEndpoints, ${PODS} Pods, GPU and CPU; ${routes})`,
+        name: `Preview cost: catalog requests while one provider host checks ${results.length} priced resources (${ENDPOINTS} ServerlessEndpoints, ${PODS} Pods, GPU and CPU, ${CLUSTERS} Clusters; ${routes})`,
         value: catalog.length,
         unit: "req",
         target: "<= 1 per catalog route per provider host",

@@ -24,6 +24,7 @@ requireSupportedNode();
 export type { Billing } from "./client/billing";
 export type { Catalog } from "./client/catalog";
 export type { RunpodClientOptions } from "./client/client";
+export type { Clusters } from "./client/clusters";
 export type { EcrDelegations, Registries } from "./client/ecrDelegations";
 export type { StatusOptions, StreamOptions, SyncOptions, WaitForJobOptions } from "./client/endpoint";
 export * from "./client/errors";
@@ -62,6 +63,21 @@ export {
   getGpuTypes,
   getGpuTypesOutput,
 } from "./provider/catalog/lookups";
+export {
+  type GetClusterArgs,
+  type GetClusterOptions,
+  type GetClusterResult,
+  getCluster,
+  getClusterOutput,
+} from "./provider/cluster/lookup";
+export {
+  Cluster,
+  type ClusterArgs,
+  type ClusterMember,
+  type ClusterNetwork,
+  type ClusterPods,
+  type ClusterPrimary,
+} from "./provider/cluster/resource";
 export {
   ContainerRegistryAuth,
   type ContainerRegistryAuthArgs,
@@ -134,6 +150,13 @@ export { SshKey, type SshKeyArgs } from "./provider/sshKey/resource";
 export { Template, type TemplateArgs, type TemplatePersistentMount } from "./provider/template/resource";
 export type * from "./wire/billing";
 export type * from "./wire/catalog";
+export type {
+  ClusterComputeInput,
+  ClusterCreateInput,
+  ClusterType,
+  ClusterUpdateInput,
+  PodClusterRole,
+} from "./wire/clusters";
 export type * from "./wire/containerConfig";
 export type * from "./wire/ecrDelegations";
 export type { BAD_REQUEST_RULE, isBadRequestRule } from "./wire/fields";

@@ -31,7 +31,7 @@ export const SERVED_CLASSES: readonly ResourceName[] = [
  * `../provider/common/resource.ts`); here Check adds it from the request's URN. The same list as the
  * classes' specs (test/plugin/urnInput.test.ts).
  */
-export const URN_INPUT_CLASSES: readonly ResourceName[] = ["SshKey", "Pod", "ServerlessEndpoint"];
+export const URN_INPUT_CLASSES: readonly ResourceName[] = ["SshKey", "Pod", "ServerlessEndpoint", "Cluster"];
 
 /** The input holding a resource's URN. */
 export const URN_INPUT = "__urn";

@@ -201,6 +201,19 @@ export const RESOURCES = defineResources({
         "service cannot change a delegation: a change of either replaces it.",
     },
   },
+  Cluster: {
+    folder: "cluster",
+    args: {
+      module: "cluster/args",
+      schema: "ClusterArgsSchema",
+      input: "ClusterArgsInput",
+      summary:
+        "Arguments of a `Cluster`: every field of the REST v2 document's `CreateClusterRequest` under its names,\n" +
+        "plus `waitFor`, `waitTimeoutMs` and `maxHourlyUsd`. Only `name` changes in place; a change of any other\n" +
+        "field of the request replaces the cluster (a new one is created, then this one deleted).",
+    },
+    secretInputs: ["env"],
+  },
 });
 
 /** The class names of every resource. */
@@ -304,6 +317,7 @@ export const LOOKUPS: readonly LookupRow[] = [
       description: "The account's ECR delegations, in the service's order.",
     },
   },
+  { fn: "getCluster", module: "cluster/lookup", args: "GetClusterArgs", page: RESOURCES.Cluster.page },
 ];
 
 /**

@@ -72,12 +72,19 @@ export type ClusterUpdateInput = z.input<typeof ClusterUpdateInputSchema>;
 
 /** A cluster as `GET /v2/clusters/{id}` answers (`Cluster`); its members are at `/v2/clusters/{id}/pods`. */
 export const ClusterSchema = z.looseObject({
+  /** The cluster's id. */
   id: z.string().min(1),
+  /** Name of the cluster. */
   name: z.string(),
+  /** `APPLICATION`, `TRAINING`, `SLURM` or `RAY`. */
   type: z.string(),
+  /** The pods it is made of (`ClusterCompute`). */
   compute: z.looseObject({
+    /** GPU type of every pod. */
     gpuTypeId: z.string(),
+    /** GPUs on each pod. */
     gpuCountPerPod: z.number().int(),
+    /** Pods (nodes) of the cluster. */
     podCount: z.number().int(),
   }),
   /** Template the pods were created from; absent when none. */
@@ -86,21 +93,34 @@ export const ClusterSchema = z.looseObject({
   dataCenterId: z.string().optional(),
   /** Members provisioned, and how many are in each pod status (statuses with none left out). */
   pods: z.looseObject({
+    /** Member pods provisioned. */
     total: z.number().int(),
+    /** How many members are in each pod status (statuses with none left out). */
     byStatus: z.record(z.string(), z.number().int()),
   }),
   /** The overlay network; absent until provisioned. */
   network: z
     .looseObject({
+      /** Address range of the overlay network, e.g. `10.65.0.0/16`. */
       cidr: z.string(),
+      /** VXLAN network id. */
       vxlanId: z.number().int().optional(),
+      /** VXLAN UDP port. */
       vxlanPort: z.number().int().optional(),
     })
     .optional(),
   /** The primary (rank 0) node; `sshEndpoint` (`host:port`) once it is RUNNING with `22/tcp`. */
   primary: z
-    .looseObject({ podId: z.string(), status: z.string(), sshEndpoint: z.string().optional() })
+    .looseObject({
+      /** The primary member's pod id. */
+      podId: z.string(),
+      /** Its pod status. */
+      status: z.string(),
+      /** `host:port` of its SSH endpoint, once it is RUNNING with `22/tcp` and SSH. */
+      sshEndpoint: z.string().optional(),
+    })
     .optional(),
+  /** When the cluster was created (ISO 8601). */
   createdAt: z.string().optional(),
 });
 export type Cluster = z.infer<typeof ClusterSchema>;

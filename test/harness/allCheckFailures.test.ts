@@ -44,6 +44,7 @@ type Kind = Extract<
   | "NetworkVolume"
   | "Pod"
   | "EcrDelegation"
+  | "Cluster"
 >;
 
 /** Valid program inputs of each resource (secrets as the program marks them). */
@@ -62,6 +63,13 @@ const BASE: Record<Kind, Record<string, unknown>> = {
     scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
     gpu: { pools: ["ADA_24"] },
     image: "acme/worker:1",
+    env: secretValue({ HF_TOKEN: SECRET }),
+  },
+  Cluster: {
+    name: "train",
+    type: "TRAINING",
+    compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 8, podCount: 2 },
+    image: "acme/train:1",
     env: secretValue({ HF_TOKEN: SECRET }),
   },
   Pod: {
@@ -780,6 +788,59 @@ const ROWS: Record<Kind, Row[]> = {
       ],
       { field: "http", dialect: "v1" },
     ),
+  ],
+  Cluster: [
+    row(
+      "on a REST v1 restUrl",
+      {},
+      [
+        " has a problem: Cluster needs the REST v2 interface, but runpod:restUrl is http://127.0.0.1:9/v1, REST v1 (retired 2026-11-15; it never had Instant Clusters). Set runpod:restUrl to a URL ending in /v2, e.g. https://api.runpod.io/v2.",
+      ],
+      { dialect: "v1", field: "runpod:restUrl" },
+    ),
+    row("name missing", { name: undefined }, [" has a problem: name is required: a non-empty string"]),
+    row("type not one of the four", { type: "BATCH" }, [
+      ": property type value {BATCH} has a problem: type must be APPLICATION, TRAINING, SLURM or RAY",
+    ]),
+    row("compute missing", { compute: undefined }, [
+      " has a problem: compute is required: { gpuTypeId, gpuCountPerPod, podCount }",
+    ]),
+    row(
+      "podCount under 2",
+      { compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 8, podCount: 1 } },
+      [" has a problem: compute.podCount: podCount must be at least 2"],
+    ),
+    row(
+      "podCount over 250",
+      { compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 8, podCount: 251 } },
+      [" has a problem: compute.podCount: podCount must be at most 250"],
+    ),
+    row(
+      "gpuCountPerPod 0",
+      { compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 0, podCount: 2 } },
+      [" has a problem: compute.gpuCountPerPod: gpuCountPerPod must be at least 1"],
+    ),
+    row("registry (clusters take none)", { registry: "cred-1" }, [
+      " has a problem: unknown property registry; allowed: name, type, compute, dataCenterIds, image, args, disk, env, ports, mounts, startJupyter, startSsh, waitFor, waitTimeoutMs, maxHourlyUsd",
+    ]),
+    row("waitFor ssh without startSsh", { waitFor: "ssh" }, [
+      ': property waitFor value {ssh} has a problem: waitFor: "ssh" needs startSsh: true (the service gives the members an SSH endpoint only then); set startSsh: true or wait for "running"',
+    ]),
+    row("waitFor an HTTP port (pods only)", { waitFor: { port: 8888 } }, [
+      ': property waitFor value {map[port:{8888}]} has a problem: waitFor must be "none", "running" or "ssh"',
+    ]),
+    row("waitTimeoutMs under a second", { waitTimeoutMs: 10 }, [
+      ": property waitTimeoutMs value {10} has a problem: waitTimeoutMs must be at least 1000 ms",
+    ]),
+    row("maxHourlyUsd negative", { maxHourlyUsd: -1 }, [
+      ": property maxHourlyUsd value {-1} has a problem: maxHourlyUsd must be a number of US dollars an hour, at least 0",
+    ]),
+    row("an env name with =", { env: secretValue({ "A=B": SECRET }) }, [
+      ' has a problem: env names must be non-empty, without "=" or control characters, e.g. MODEL_ID (name 1 of 1 is not)',
+    ]),
+    row("an unknown argument holding a secret", { gpu: secretValue(SECRET) }, [
+      " has a problem: unknown property gpu; allowed: name, type, compute, dataCenterIds, image, args, disk, env, ports, mounts, startJupyter, startSsh, waitFor, waitTimeoutMs, maxHourlyUsd",
+    ]),
   ],
   Pod: [
     row(

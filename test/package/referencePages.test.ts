@@ -152,7 +152,7 @@ describe("reference pages and argument schemas", () => {
     for (const [, , cls, link] of rows) {
       expect(`docs/resources/${link}`, cls).toBe(pageOf(cls as string));
     }
-    expect(section).toMatch(/Instant Clusters are not managed by this package yet/);
+    expect(section).toMatch(/Instant Clusters are managed by \[`Cluster`\]\(cluster\.md\)/);
   });
 
   /** The longest a generated argument row may be: past it a table stops being readable. */

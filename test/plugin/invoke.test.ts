@@ -11,6 +11,7 @@ import type { RunningEmulator } from "../../src/emulator";
 import { ManualClock } from "../../src/emulator/clock";
 import { getBilling } from "../../src/provider/billing/lookup";
 import { getCpuTypes, getDataCenters, getGpuTypes } from "../../src/provider/catalog/lookups";
+import { getCluster } from "../../src/provider/cluster/lookup";
 import { getEcrDelegations } from "../../src/provider/ecrDelegation/lookup";
 import { getEndpointHealth } from "../../src/provider/endpointHealth";
 import { getNetworkVolume, getNetworkVolumes } from "../../src/provider/networkVolume/lookups";
@@ -32,6 +33,7 @@ describe("pulumi-resource-runpod-native: Invoke over gRPC", () => {
   let client: RunpodClient;
   let schema: Record<string, any>;
   let podId: string;
+  let clusterId: string;
 
   /** Invoke as the engine sends it (`provider.Invoke`): the token and the arguments. */
   const invoke = async (fn: string, args: object = {}) => {
@@ -71,6 +73,14 @@ describe("pulumi-resource-runpod-native: Invoke over gRPC", () => {
         image: "acme/dev:1",
         gpu: { id: "NVIDIA GeForce RTX 4090" },
         env: { HF_TOKEN: ENV_SECRET },
+      })
+    ).id;
+    clusterId = (
+      await client.clusters.create({
+        name: "train",
+        type: "TRAINING",
+        image: "acme/train:1",
+        compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 },
       })
     ).id;
     await client.account.setSshKeys([KEY_LINE]);
@@ -129,6 +139,7 @@ describe("pulumi-resource-runpod-native: Invoke over gRPC", () => {
       direct: () => getEndpointHealth({ endpointId: "echo" }, { client }),
     },
     { fn: "getPod", args: { id: "" }, direct: () => getPod({ id: podId }, { client }) },
+    { fn: "getCluster", args: { id: "" }, direct: () => getCluster({ id: clusterId }, { client }) },
     { fn: "getSshKeys", args: {}, direct: () => getSshKeys({}, { client }) },
     { fn: "getEcrDelegations", args: {}, direct: () => getEcrDelegations({}, { client }) },
     {
@@ -137,7 +148,8 @@ describe("pulumi-resource-runpod-native: Invoke over gRPC", () => {
       direct: () => getBilling({ lastN: 2, bucketSize: "day" }, { client }),
     },
   ];
-  const argsOf = (c: (typeof calls)[number]) => (c.fn === "getPod" ? { id: podId } : c.args);
+  const argsOf = (c: (typeof calls)[number]) =>
+    c.fn === "getPod" ? { id: podId } : c.fn === "getCluster" ? { id: clusterId } : c.args;
 
   it("lists exactly the functions it serves in its schema: every lookup of the package", async () => {
     const listed = Object.keys(schema.functions).sort();

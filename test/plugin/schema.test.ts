@@ -77,6 +77,7 @@ describe("the package schema of every resource in the table", () => {
       `${tok("Template")}.env`,
       `${tok("Pod")}.env`,
       `${tok("ServerlessEndpoint")}.env`,
+      `${tok("Cluster")}.env`,
     ]);
     expect(schema.resources[tok("Template")].inputProperties.env).toEqual({
       type: "object",

@@ -5,6 +5,7 @@
  * with no network (the check functions take no client) and no env value in the text.
  */
 import { describe, expect, it } from "vitest";
+import { checkClusterArgs } from "../../src/provider/cluster/args";
 import { NAME_MAX_LENGTH } from "../../src/provider/common/checkArgs";
 import { checkRegistryAuthArgs } from "../../src/provider/containerRegistryAuth/args";
 import { checkEcrDelegationArgs } from "../../src/provider/ecrDelegation/args";
@@ -32,6 +33,12 @@ const ecrDelegation = {
   name: "d",
 };
 
+const cluster = {
+  name: "c",
+  type: "TRAINING",
+  compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 8, podCount: 2 },
+};
+
 type Failure = { property: string; reason: string };
 /** Every reason of `failures`, one string each; also asserts each is one short line. */
 function reasons(given: Failure[] | undefined): string[] {
@@ -47,10 +54,14 @@ const checks: Array<[string, (args: Record<string, unknown>) => Failure[], Recor
   ["ServerlessEndpoint", (a) => checkEndpointArgs(a).failures ?? [], endpoint],
   ["Template", (a) => checkTemplateArgs(undefined, a).failures ?? [], template],
   ["Pod", (a) => checkPodArgs(undefined, a).failures ?? [], pod],
+  ["Cluster", (a) => checkClusterArgs(undefined, a).failures ?? [], cluster],
   ["NetworkVolume", (a) => checkNetworkVolumeArgs(a).failures ?? [], volume],
   ["ContainerRegistryAuth", (a) => checkRegistryAuthArgs(a).failures ?? [], registryAuth],
   ["EcrDelegation", (a) => checkEcrDelegationArgs(undefined, a).failures ?? [], ecrDelegation],
 ];
+
+/** The first rows of `checks` are the resources that take `env`. */
+const TAKING_ENV = 4;
 
 it("checks the name of every resource of the table that takes one, and the env names of every one with env", async () => {
   const shapes = await Promise.all(
@@ -63,7 +74,7 @@ it("checks the name of every resource of the table that takes one, and the env n
   expect(checks.map(([kind]) => kind).sort()).toEqual(taking("name").sort());
   expect(
     checks
-      .slice(0, 3)
+      .slice(0, TAKING_ENV)
       .map(([kind]) => kind)
       .sort(),
   ).toEqual(taking("env").sort());
@@ -88,7 +99,7 @@ describe.each(checks)("%s name", (_kind, check, good) => {
   });
 });
 
-describe.each(checks.slice(0, 3))("%s env names", (_kind, check, good) => {
+describe.each(checks.slice(0, TAKING_ENV))("%s env names", (_kind, check, good) => {
   it.each([
     ["empty", ""],
     ["with =", "KEY=1"],

@@ -97,7 +97,8 @@ describe("getBilling", () => {
     const cases: [Record<string, unknown>, RegExp][] = [
       [{ lastN: 0 }, /lastN must be at least 1/],
       [{ startTime: "June" }, /startTime must be an RFC 3339 date-time/],
-      [{ podId, serverlessId: "ep" }, /at most one of serverlessId or podId/],
+      [{ podId, serverlessId: "ep" }, /at most one of serverlessId, podId or clusterId/],
+      [{ podId, clusterId: "c1" }, /at most one of serverlessId, podId or clusterId/],
       [{ lastN: 2, endTime: "2026-06-01T00:00:00Z" }, /lastN is mutually exclusive with startTime\/endTime/],
       [{ bucketSize: "minute" }, /bucketSize must be one of hour, day, week, month, year/],
       [{ podid: podId }, /unknown field podid/],
@@ -117,6 +118,48 @@ describe("getBilling", () => {
     expect(message).toContain("runpod:apiKey");
     expect(message).toContain("RUNPOD_API_KEY");
     expect(message).not.toContain("\n");
+  });
+});
+
+describe("getBilling of a cluster (clusterId)", () => {
+  it("reads what the cluster's member pods were billed, per bucket", async () => {
+    const clusterClock = new ManualClock(T0);
+    const clusterEmu = await startEmulator({
+      port: 0,
+      clock: clusterClock,
+      podStartMs: START_MS,
+      rateLimits: false,
+    });
+    try {
+      const c = new RunpodClient({ apiKey: clusterEmu.apiKey, restUrl: clusterEmu.restUrlV2, env: {} });
+      // Two pods of one H100 each (2.69 USD/h a GPU in the catalog), running 30 minutes, then deleted.
+      const cluster = await c.clusters.create({
+        name: "train",
+        type: "TRAINING",
+        image: "x",
+        compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 },
+      });
+      await clusterClock.advance(START_MS);
+      for (let i = 0; i < 50 && (await c.clusters.get(cluster.id)).pods.byStatus.RUNNING !== 2; i++)
+        await clusterClock.settle();
+      await clusterClock.advance(30 * 60_000);
+      await c.clusters.delete(cluster.id);
+      await clusterClock.advance(60 * 60_000);
+      const spent = await getBilling(
+        {
+          clusterId: cluster.id,
+          bucketSize: "hour",
+          startTime: "2026-06-01T00:00:00Z",
+          endTime: "2026-06-01T02:00:00Z",
+        },
+        { client: c },
+      );
+      expect(spent).toMatchObject({ scope: "cluster", id: cluster.id, bucketSize: "hour", warnings: [] });
+      expect(spent.totalUsd).toBeCloseTo(2 * 2.69 * 0.5, 6);
+      expect(spent.buckets.map((b) => b.startTime)).toEqual(["2026-06-01T00:00:00Z"]);
+    } finally {
+      await clusterEmu.close();
+    }
   });
 });
 

@@ -9,6 +9,8 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import { describe, expect, expectTypeOf, it } from "vitest";
+import type { ClusterArgsInput } from "../../src/provider/cluster/args";
+import type { ClusterArgs } from "../../src/provider/cluster/resource";
 import type { RegistryAuthArgsInput } from "../../src/provider/containerRegistryAuth/args";
 import type { ContainerRegistryAuthArgs } from "../../src/provider/containerRegistryAuth/resource";
 import type { EcrDelegationArgsInput } from "../../src/provider/ecrDelegation/args";
@@ -58,6 +60,8 @@ describe("generated argument types", () => {
     expectTypeOf<Assignable<InputsOf<SshKeyArgsInput>, SshKeyArgs>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<EcrDelegationArgs, InputsOf<EcrDelegationArgsInput>>>().toEqualTypeOf<true>();
     expectTypeOf<Assignable<InputsOf<EcrDelegationArgsInput>, EcrDelegationArgs>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<ClusterArgs, InputsOf<ClusterArgsInput>>>().toEqualTypeOf<true>();
+    expectTypeOf<Assignable<InputsOf<ClusterArgsInput>, ClusterArgs>>().toEqualTypeOf<true>();
     // A union with an object arm is one input as a whole (an `Output` of the union fits), as the
     // hand-written `Input<PodWaitFor>` was; its object arm's members are inputs too.
     type WaitFor = NonNullable<PodArgsInput["waitFor"]>;

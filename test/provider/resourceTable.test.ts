@@ -82,11 +82,11 @@ describe("the resource table", () => {
       lookupsWithoutRow: ["getPod", "getPodOutput"],
       lookupsNotExported: [],
     });
-    const extraRow = { ...RESOURCES.Pod, className: "Cluster" };
-    const extraLookup = { fn: "getCluster" };
+    const extraRow = { ...RESOURCES.Pod, className: "Deployment" };
+    const extraLookup = { fn: "getDeployment" };
     expect(disagreements(root, [...RESOURCE_ROWS, extraRow], [...LOOKUPS, extraLookup])).toMatchObject({
-      rowsNotExported: ["Cluster"],
-      lookupsNotExported: ["getCluster"],
+      rowsNotExported: ["Deployment"],
+      lookupsNotExported: ["getDeployment"],
     });
   });
 

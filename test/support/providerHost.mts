@@ -151,6 +151,7 @@ const KINDS: Record<string, ProviderKind> = {
   "pulumi-nodejs:dynamic/runpod:Template": "Template",
   "pulumi-nodejs:dynamic/runpod:Pod": "Pod",
   "pulumi-nodejs:dynamic/runpod:EcrDelegation": "EcrDelegation",
+  "pulumi-nodejs:dynamic/runpod:Cluster": "Cluster",
 };
 
 /** Parses `urn:pulumi:<stack>::<project>::<type>::<name>`; throws naming the field on bad input. */

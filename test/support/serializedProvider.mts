@@ -31,7 +31,8 @@ export type ProviderKind =
   | "Template"
   | "Pod"
   | "SshKey"
-  | "EcrDelegation";
+  | "EcrDelegation"
+  | "Cluster";
 
 /**
  * Where each kind's resource class lives in the installed package; its static `provider` is the
@@ -61,6 +62,7 @@ export const PROVIDER_MODULES: Record<ProviderKind, { module: string; exportName
     module: "pulumi-runpod-dynamic/dist/provider/ecrDelegation/resource.js",
     exportName: "EcrDelegation",
   },
+  Cluster: { module: "pulumi-runpod-dynamic/dist/provider/cluster/resource.js", exportName: "Cluster" },
 };
 
 /** A serialized provider: the `__provider` text and whether the closure captured a secret. */

@@ -1,6 +1,7 @@
 /**
  * `getBilling`: what was spent, from the service's billing history (REST v2 `/v2/billing/...`):
- * a serverless endpoint's (`serverlessId`), a pod's (`podId`) or, with neither, the account's
+ * a serverless endpoint's (`serverlessId`), a pod's (`podId`), an Instant Cluster's (`clusterId`) or,
+ * with none of them, the account's
  * spend over a range, in total and per bucket. These are the service's billed amounts, not list
  * prices (the preview's `hourlyCost` is the list price).
  *
@@ -45,6 +46,7 @@ const checks = (): Pick<
   | "parseInput"
   | "BillingQueryInputSchema"
   | "PodBillingQueryInputSchema"
+  | "ClusterBillingQueryInputSchema"
   | "ServerlessBillingQueryInputSchema"
 > =>
   require(
@@ -53,10 +55,12 @@ const checks = (): Pick<
 
 /** Arguments of `getBilling`: whose spend (at most one id) and the range. */
 export interface GetBillingArgs {
-  /** A serverless endpoint's spend (the service's `serverlessId`). Not with `podId`. */
+  /** A serverless endpoint's spend (the service's `serverlessId`). Not with `podId` or `clusterId`. */
   serverlessId?: string;
-  /** A pod's spend. Not with `serverlessId`. */
+  /** A pod's spend. Not with `serverlessId` or `clusterId`. */
   podId?: string;
+  /** An Instant Cluster's spend (every member pod), e.g. a `Cluster`'s id. Not with `serverlessId` or `podId`. */
+  clusterId?: string;
   /**
    * Start of the range (RFC 3339), snapped down to the start of its bucket by the service.
    * @default 30 days ago
@@ -93,7 +97,7 @@ export interface BillingBucket {
 /** What `getBilling` returns. */
 export interface GetBillingResult {
   /** Whose spend: the account's, a serverless endpoint's or a pod's. */
-  scope: "account" | "serverless" | "pod";
+  scope: "account" | "serverless" | "pod" | "cluster";
   /** The endpoint or pod id; null for the account. */
   id: string | null;
   /** Start of the window the service resolved (bucket-aligned), RFC 3339. */
@@ -123,10 +127,11 @@ function checkArgs(args: GetBillingArgs | undefined): GetBillingArgs {
     throw new ValidationError("getBilling: the arguments must be an object", []);
   }
   const given = args ?? {};
-  if (given.serverlessId !== undefined && given.podId !== undefined) {
+  const ids = (["serverlessId", "podId", "clusterId"] as const).filter((k) => given[k] !== undefined);
+  if (ids.length > 1) {
     throw new ValidationError(
-      "getBilling: give at most one of serverlessId or podId (neither reads the account's spend)",
-      ["podId"],
+      "getBilling: give at most one of serverlessId, podId or clusterId (none reads the account's spend)",
+      [ids[1] as string],
     );
   }
   return given;
@@ -141,25 +146,30 @@ export async function getBilling(
   args: GetBillingArgs = {},
   opts: GetBillingOptions = {},
 ): Promise<GetBillingResult> {
-  const { serverlessId, podId, ...window } = checkArgs(args);
+  const { serverlessId, podId, clusterId, ...window } = checkArgs(args);
   // Checked here too, so a bad argument fails before a client (and its API key) is needed.
   const {
     parseInput,
     BillingQueryInputSchema,
     PodBillingQueryInputSchema,
+    ClusterBillingQueryInputSchema,
     ServerlessBillingQueryInputSchema,
   } = checks();
   if (serverlessId !== undefined)
     parseInput(ServerlessBillingQueryInputSchema, { ...window, serverlessId }, "getBilling");
   else if (podId !== undefined) parseInput(PodBillingQueryInputSchema, { ...window, podId }, "getBilling");
+  else if (clusterId !== undefined)
+    parseInput(ClusterBillingQueryInputSchema, { ...window, clusterId }, "getBilling");
   else parseInput(BillingQueryInputSchema, window, "getBilling");
   const client = lookupClient(opts);
   const request = { signal: opts.signal };
-  if (serverlessId !== undefined || podId !== undefined) {
+  if (serverlessId !== undefined || podId !== undefined || clusterId !== undefined) {
     const answer =
       serverlessId !== undefined
         ? await client.billing.serverless({ ...window, serverlessId }, request)
-        : await client.billing.pods({ ...window, podId: podId as string }, request);
+        : clusterId !== undefined
+          ? await client.billing.clusters({ ...window, clusterId }, request)
+          : await client.billing.pods({ ...window, podId: podId as string }, request);
     const byBucket = new Map<string, BillingBucket>();
     for (const record of answer.records) {
       const key = `${record.startTime}|${record.endTime}`;
@@ -172,8 +182,8 @@ export async function getBilling(
       byBucket.set(key, bucket);
     }
     return {
-      scope: serverlessId !== undefined ? "serverless" : "pod",
-      id: (serverlessId ?? podId) as string,
+      scope: serverlessId !== undefined ? "serverless" : clusterId !== undefined ? "cluster" : "pod",
+      id: (serverlessId ?? clusterId ?? podId) as string,
       ...windowOf(answer.metadata.query),
       totalUsd: answer.metadata.totals.totalAmount,
       amounts: numbers(answer.metadata.totals),

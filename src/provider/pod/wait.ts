@@ -104,7 +104,7 @@ export async function waitForPod(options: WaitOptions): Promise<{ kind: "ready";
 }
 
 /** `RUNNING`, `RUNNING with SSH answering`, `RUNNING with port 8888 answering 200`. */
-function describeWait(waitFor: PodWaitFor): string {
+export function describeWait(waitFor: PodWaitFor): string {
   if (waitFor === "ssh") return "RUNNING with its SSH endpoint answering";
   if (typeof waitFor === "object")
     return `RUNNING with port ${waitFor.port} answering ${waitFor.expectStatus ?? 200}`;
@@ -112,7 +112,7 @@ function describeWait(waitFor: PodWaitFor): string {
 }
 
 /** True when the running pod is usable as `waitFor` says, else what the probe found. */
-async function probeUsable(pod: Pod, waitFor: PodWaitFor, timeoutMs: number): Promise<true | string> {
+export async function probeUsable(pod: Pod, waitFor: PodWaitFor, timeoutMs: number): Promise<true | string> {
   if (waitFor === "running" || waitFor === "none") return true;
   const budget = Math.max(100, timeoutMs);
   if (waitFor === "ssh") {

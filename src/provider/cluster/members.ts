@@ -1,0 +1,96 @@
+/**
+ * Waiting for a cluster's member pods to be usable, as `waitFor` asks (`running` or `ssh`, the
+ * judgement of a `Pod`'s wait: `../pod/wait.ts`), with one read of the members
+ * (`GET /v2/clusters/{id}/pods`) a second at most, bounded by `waitTimeoutMs` of the wait's clock.
+ * A member that goes to ERROR, EXITED or TERMINATED ends the wait at once (it will not start by
+ * itself); the failure names every member not usable, with its last status.
+ */
+import type { Pod, RunpodClient } from "../../client";
+import { type Clock, sleep, systemClock } from "../clock";
+import { boundEntry } from "../common/wording";
+import { describeWait, POLL_INTERVAL_MS, probeUsable } from "../pod/wait";
+import type { ClusterWaitFor } from "./args";
+
+/** Longest one SSH probe may take, in ms (as a pod's). */
+const PROBE_TIMEOUT_MS = 5000;
+/** Members named one by one in a failure at most (a cluster holds up to 250). */
+const NAMED_AT_MOST = 10;
+
+/** A member that is not usable, and why (its last status, and what the probe found). */
+export interface MemberShortfall {
+  id: string;
+  status: string;
+  note?: string;
+}
+
+export type MembersWait =
+  | { kind: "ready"; members: Pod[] }
+  | { kind: "failure"; members: Pod[]; notUsable: MemberShortfall[]; why: string };
+
+export interface MembersWaitOptions {
+  client: RunpodClient;
+  clusterId: string;
+  /** Members the cluster has (`compute.podCount`): fewer listed are not all usable yet. */
+  podCount: number;
+  waitFor: ClusterWaitFor;
+  timeoutMs: number;
+  /** Time and timers of the pauses between reads and of the deadline. @default the real clock */
+  clock?: Clock;
+}
+
+const STOPPED = new Set(["ERROR", "EXITED", "TERMINATED"]);
+
+/** Reads the members until every one is usable per `waitFor`, or says which are not. */
+export async function waitForMembers(options: MembersWaitOptions): Promise<MembersWait> {
+  const { client, clusterId, podCount, waitFor, timeoutMs } = options;
+  const clock = options.clock ?? systemClock;
+  const started = clock.now();
+  const usable = new Set<string>();
+  const notes = new Map<string, string>();
+  for (;;) {
+    const members = await client.clusters.pods(clusterId);
+    if (waitFor === "none") return { kind: "ready", members };
+    const left = () => timeoutMs - (clock.now() - started);
+    await Promise.all(
+      members
+        .filter((m) => m.status === "RUNNING" && !usable.has(m.id))
+        .map(async (m) => {
+          const probe = await probeUsable(m, waitFor, Math.min(PROBE_TIMEOUT_MS, left()));
+          if (probe === true) usable.add(m.id);
+          else notes.set(m.id, probe);
+        }),
+    );
+    for (const m of members) if (m.status !== "RUNNING") usable.delete(m.id);
+    const shortfall = (m: Pod): MemberShortfall => ({
+      id: m.id,
+      status: boundEntry(m.status),
+      ...(m.status === "RUNNING" && notes.has(m.id) ? { note: notes.get(m.id) as string } : {}),
+    });
+    const notUsable = members.filter((m) => !usable.has(m.id)).map(shortfall);
+    const stopped = members.filter((m) => STOPPED.has(m.status));
+    if (stopped.length > 0) {
+      const statuses = [...new Set(stopped.map((m) => boundEntry(m.status)))].join(" or ");
+      const why = `${stopped.length} of its ${members.length} member pods went to ${statuses} instead of RUNNING`;
+      return { kind: "failure", members, notUsable, why };
+    }
+    if (notUsable.length === 0 && members.length >= podCount) return { kind: "ready", members };
+    if (left() <= 0) {
+      const missing = podCount - members.length;
+      const why =
+        `${notUsable.length + Math.max(0, missing)} of its ${podCount} member pods were not ` +
+        `${describeWait(waitFor)} within waitTimeoutMs (${timeoutMs} ms)` +
+        (missing > 0 ? `; ${missing} were not listed at all` : "");
+      return { kind: "failure", members, notUsable, why };
+    }
+    await sleep(clock, Math.min(POLL_INTERVAL_MS, left()));
+  }
+}
+
+/** `pod abc: ERROR; pod def: RUNNING (no SSH banner ...)`, the first {@link NAMED_AT_MOST}, then how many more. */
+export function describeShortfall(notUsable: readonly MemberShortfall[]): string {
+  const shown = notUsable
+    .slice(0, NAMED_AT_MOST)
+    .map((m) => `pod ${boundEntry(m.id)}: ${m.status}${m.note ? ` (${m.note})` : ""}`);
+  const more = notUsable.length - shown.length;
+  return shown.join("; ") + (more > 0 ? `; and ${more} more` : "");
+}

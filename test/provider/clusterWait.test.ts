@@ -1,0 +1,118 @@
+/**
+ * A cluster whose members never run, through the operations' create on the provider's clock: the
+ * wait reads the members once a second of that clock and, at `waitTimeoutMs`, fails as a partial
+ * failure carrying the cluster's id and naming every member with its last status. The emulator's
+ * own clock never moves (its members stay PROVISIONING); the provider's clock moves each pause at
+ * once (no real sleeps), so the test takes milliseconds.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { RunpodClient } from "../../src/client";
+import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { ManualClock } from "../../src/emulator/clock";
+import type { Clock } from "../../src/provider/clock";
+import { createCluster, operations } from "../../src/provider/cluster/operations";
+import type { RunpodSettings } from "../../src/provider/config";
+import { FaultProxy } from "../support/faultProxy.mts";
+
+/** A clock whose every timer fires at once (on the next turn), time moving by its delay. */
+class InstantClock implements Clock {
+  #now = 0;
+  now(): number {
+    return this.#now;
+  }
+  setTimeout(fn: () => void, ms: number): unknown {
+    this.#now += Math.max(0, ms);
+    return setImmediate(fn);
+  }
+  clearTimeout(handle: unknown): void {
+    clearImmediate(handle as NodeJS.Immediate);
+  }
+}
+
+describe("Cluster create's wait for its members (provider clock)", () => {
+  let emu: RunningEmulator;
+  let proxy: FaultProxy;
+
+  beforeAll(async () => {
+    emu = await startEmulator({ port: 0, clock: new ManualClock(Date.UTC(2026, 5, 1)), rateLimits: false });
+    proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
+  });
+
+  afterAll(async () => {
+    await proxy?.close();
+    await emu?.close();
+  });
+
+  it("fails at waitTimeoutMs as a partial failure with the id, naming each member with its status", async () => {
+    const settings: RunpodSettings = {
+      apiKey: emu.apiKey,
+      restUrl: `${proxy.url}/v2`,
+      clock: new InstantClock(),
+    };
+    const inputs = {
+      name: "stuck",
+      type: "TRAINING",
+      compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 },
+      image: "acme/train:1",
+      waitTimeoutMs: 5000,
+      __provider: "serialized",
+    };
+    const error = (await createCluster(settings, inputs).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as Error & { id?: string; properties?: Record<string, unknown> };
+    const client = new RunpodClient({ apiKey: emu.apiKey, restUrl: emu.restUrlV2 });
+    const [cluster] = await client.clusters.list();
+    expect(error?.id).toBe(cluster?.id);
+    const members = await client.clusters.pods(cluster?.id as string);
+    expect(members.map((m) => m.status)).toEqual(["PROVISIONING", "PROVISIONING"]);
+    expect(error.message).toContain(
+      `Cluster "stuck" (id ${cluster?.id}) is not usable: 2 of its 2 member pods were not RUNNING within ` +
+        `waitTimeoutMs (5000 ms). Members not usable: ${members.map((m) => `pod ${m.id}: PROVISIONING`).join("; ")}.`,
+    );
+    expect(error.properties).toMatchObject({
+      name: "stuck",
+      waitTimeoutMs: 5000,
+      members: members.map((m) => ({ id: m.id, status: "PROVISIONING" })),
+      __provider: "serialized",
+    });
+    // One read of the members a second of the provider's clock: at 0, 1, 2, 3, 4 and 5 s.
+    const reads = proxy.seen.filter(
+      (r) => r.method === "GET" && r.path === `/v2/clusters/${cluster?.id}/pods`,
+    );
+    expect(reads).toHaveLength(6);
+  });
+});
+
+describe("Cluster diff's replacement line", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("names the field and how many pods and GPUs the replacement deletes, one line on stderr", async () => {
+    const written: string[] = [];
+    vi.spyOn(process.stderr, "write").mockImplementation((chunk) => written.push(String(chunk)) > 0);
+    const compute = { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 8, podCount: 4 };
+    const olds = {
+      name: "train",
+      type: "TRAINING",
+      compute,
+      image: "acme/train:1",
+      env: { T: "s3cret-env" },
+    };
+    const diff = await operations.diff(undefined, "c1", olds, {
+      ...olds,
+      compute: { ...compute, podCount: 5 },
+    });
+    expect(diff).toMatchObject({ changes: true, replaces: ["compute"], deleteBeforeReplace: false });
+    expect(written).toEqual([
+      'warning: replacing Cluster "train" (id c1) (compute changes) creates a new cluster, then deletes this one ' +
+        "with its 4 member pods (32 NVIDIA H100 80GB HBM3 GPUs) and their disks; the new members start empty. " +
+        "Only name changes in place: to keep the cluster, undo the change.\n",
+    ]);
+    written.length = 0;
+    expect(await operations.diff(undefined, "c1", olds, { ...olds, name: "renamed" })).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    expect(written).toEqual([]);
+  });
+});
