@@ -156,7 +156,8 @@ describe("pulumi-resource-runpod-native: Cluster over gRPC", () => {
     const [live] = await named("broken");
     const members = await service.clusters.pods(live!.id);
     expect(members.map((m) => m.status)).toEqual(["ERROR", "ERROR"]);
-    expect(error.init?.id).toBe(live!.id);
+    // gRPC UNKNOWN with an ErrorResourceInitFailed detail: the engine records a partial failure.
+    expect([error.code, error.init?.id]).toEqual([2, live!.id]);
     expect(error.message).toContain(
       `Cluster "broken" (id ${live!.id}) is not usable: 2 of its 2 member pods went to ERROR instead of RUNNING. ` +
         `Members not usable: ${members.map((m) => `pod ${m.id}: ERROR`).join("; ")}.`,
