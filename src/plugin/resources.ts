@@ -23,6 +23,7 @@ export const SERVED_CLASSES: readonly ResourceName[] = [
   "ServerlessEndpoint",
   "JobRun",
   "EcrDelegation",
+  "Cluster",
 ];
 
 /**

@@ -581,8 +581,8 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
  * size change already shows as `[diff: ~size]`.
  */
 /**
- * A priced resource's hourly ceiling, USD (`hourlyCost.ceilingUsd` of a Pod's or a
- * ServerlessEndpoint's checked inputs or outputs); undefined when not a figure (no price, unknown in
+ * A priced resource's hourly ceiling, USD (`hourlyCost.ceilingUsd` of a Pod's, a
+ * ServerlessEndpoint's or a Cluster's checked inputs or outputs); undefined when not a figure (no price, unknown in
  * a preview, not a priced resource).
  */
 function ceilingOf(props: Props): number | undefined {

@@ -48,6 +48,13 @@ const ARGS: Record<string, object> = {
   // The emulator's own endpoint `echo` answers with the input.
   JobRun: { endpointId: "echo", input: { ping: 1 }, expect: { output: { ping: 1 } }, triggers: [1] },
   EcrDelegation: { resource: "arn:aws:ecr:us-east-2:418399314813:repository/move/app", name: "move-ecr" },
+  Cluster: {
+    name: "move-cluster",
+    type: "TRAINING",
+    compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 },
+    image: "acme/train:1",
+    env: { TOKEN: "move-Cluster-Secret-3e9" },
+  },
 };
 
 describe("moving a resource from the dynamic type to runpod-native plans no replacement", () => {

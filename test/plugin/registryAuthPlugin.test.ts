@@ -102,6 +102,7 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
       "runpod-native:index:ServerlessEndpoint",
       "runpod-native:index:JobRun",
       "runpod-native:index:EcrDelegation",
+      "runpod-native:index:Cluster",
     ]);
     const auth = schema.resources[TYPE];
     expect(auth.requiredInputs).toEqual(["name", "username", "password"]);
