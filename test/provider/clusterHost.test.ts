@@ -270,6 +270,24 @@ describe("Cluster in the provider host (REST v2)", () => {
     expect(requests(before).filter((r) => !r.startsWith("GET /v2/catalog"))).toEqual([]);
   });
 
+  it("keeps a live cluster in the state when its members read answers a transient 404 on refresh", async () => {
+    const name = fresh("lagging");
+    const { id, outs, inputs } = await create(name, cluster(name));
+    // The cluster answers; its members list answers 404 once (the service's eventual consistency).
+    proxy.arm("GET", new RegExp(`^/v2/clusters/${id}/pods$`), {
+      kind: "reply",
+      status: 404,
+      body: { error: "not found" },
+    });
+    const read = await host.read(id, urn(name), outs, inputs);
+    expect(read.id).toBe(id);
+    expect(read.props).toMatchObject({ name, pods: { total: 2 }, image: "acme/train:1" });
+    expect(read.props.members.map((m: { id: string }) => m.id)).toEqual(
+      outs.members.map((m: { id: string }) => m.id),
+    );
+    await host.delete(id, urn(name), outs);
+  });
+
   it("refreshes a cluster deleted outside Pulumi to an empty id, and destroys one (404 counts as done)", async () => {
     const name = fresh("gone");
     const { id, outs, inputs } = await create(name, cluster(name));

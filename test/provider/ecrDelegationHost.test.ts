@@ -249,6 +249,21 @@ describe("EcrDelegation in the provider host (REST v2)", () => {
     expect(host.stderr()).toContain(`warning: Creating ECR delegation "${name}" failed`);
   });
 
+  it.each([429, 503])(
+    "records exactly one delegation when the service creates it and answers %i (never a second POST)",
+    async (status) => {
+      const name = fresh(`throttled-${status}`);
+      proxy.arm("POST", /\/v2\/registries\/delegations$/, { kind: "fail-after", status });
+      const before = proxy.seen.filter((r) => r.method === "POST").length;
+      const { id, outs } = await create(`throttled-${status}`, { resource: ARN, name });
+      expect(proxy.seen.filter((r) => r.method === "POST").length - before).toBe(1);
+      expect((await named(name)).map((d) => d.id)).toEqual([id]);
+      expect(outs).toMatchObject({ resource: ARN, name, repository: "runpod/deployment" });
+      expect(host.stderr()).toContain(`the service had created it anyway (id ${id}`);
+    },
+    60_000,
+  );
+
   it("after a lost answer, leaves alone a new delegation of the same name for another repository", async () => {
     const name = fresh("lost-foreign");
     const other = "arn:aws:ecr:us-east-2:418399314813:repository/someone/else";

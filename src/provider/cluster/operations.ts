@@ -322,7 +322,8 @@ export const createCluster: ResourceOperations["create"] = async (settings, raw)
 
 /**
  * `read`: GET by id and the members. A cluster that is gone gives an empty id (it leaves the
- * state); `Cluster.get` of an id not in the account is an error naming it.
+ * state); a members read answering 404 while the cluster answers is read again (never taken as
+ * gone); `Cluster.get` of an id not in the account is an error naming it.
  */
 export const readCluster: ResourceOperations["read"] = async (settings, id, props) => {
   const old = withoutProvider(props ?? {});
@@ -340,8 +341,19 @@ export const readCluster: ResourceOperations["read"] = async (settings, id, prop
       members = await client.clusters.pods(id);
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
-      if (!adopting) return { id: "", props: {} };
-      throw new RunpodError(notFound);
+      // The cluster just answered: a 404 of its members is the cluster gone since, or the service
+      // lagging. Only a cluster that is gone leaves the state (it may still bill otherwise).
+      if ((await readForRefresh(() => client.clusters.get(id), adopting, notFound)) === undefined)
+        return { id: "", props: {} };
+      try {
+        members = await client.clusters.pods(id);
+      } catch (again) {
+        if (!(again instanceof NotFoundError)) throw again;
+        throw new RunpodError(
+          `Cluster ${labelOf(live.name, id)} exists, but reading its members answered 404 twice ` +
+            `(GET /clusters/${id}/pods). It stays in the stack unchanged: run pulumi refresh again in a minute.`,
+        );
+      }
     }
     const echo = Object.fromEntries(ARG_NAMES.filter((k) => old[k] !== undefined).map((k) => [k, old[k]]));
     const inputs: Props = { ...echo, name: live.name, type: live.type, compute: computeOf(live.compute) };

@@ -61,8 +61,8 @@ async function diffPlan(olds: Props, news: Props): Promise<pulumi.dynamic.DiffRe
 }
 
 /**
- * `create`: one POST, reconciled by listing after a lost answer (`createReconciled`: never a second
- * delegation). Outputs are the delegation as the service answered it, with the `resource` given.
+ * `create`: one POST, reconciled by listing after a lost answer, a 500, a 429 or a 503
+ * (`createReconciled` with `bills`: never a second delegation). Outputs are the delegation as the service answered it, with the `resource` given.
  */
 export const createEcrDelegation: ResourceOperations["create"] = async (settings, raw) => {
   const inputs = plainInputs(raw);
@@ -85,6 +85,8 @@ export const createEcrDelegation: ResourceOperations["create"] = async (settings
         return { id: d.id, name: keyOf(d), delegation: d };
       },
       differences: ({ delegation: d }) => delegationDifferences(d, inputs),
+      // Never POSTed twice blind: a 429 or 503 may follow a create the service made.
+      bills: true,
     });
     if (recoveredAfter !== undefined) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
     return { id: record.id, outs: outputsOf(record.delegation, inputs.resource) };
