@@ -288,6 +288,36 @@ describe("Cluster in the provider host (REST v2)", () => {
     await host.delete(id, urn(name), outs);
   });
 
+  it("plans no replacement after a refresh answering another letter case, nor for reordered data centres", async () => {
+    const name = fresh("spelling");
+    const { id, outs, inputs } = await create(name, {
+      ...cluster(name),
+      dataCenterIds: ["US-KS-2", "US-GA-1"],
+    });
+    // The service spells the GPU type and the cluster type in lower case on a later read.
+    proxy.arm("GET", new RegExp(`^/v2/clusters/${id}$`), {
+      kind: "rewrite",
+      edit: (body) => ({
+        ...body,
+        type: "training",
+        compute: { ...(body.compute as object), gpuTypeId: H100.toLowerCase() },
+      }),
+    });
+    const read = await host.read(id, urn(name), outs, inputs);
+    expect(read.props.compute).toEqual({ gpuTypeId: H100.toLowerCase(), gpuCountPerPod: 1, podCount: 2 });
+    const same = await host.diff(id, urn(name), read.props, withProvider(inputs));
+    expect(same).toMatchObject({ changes: false, replaces: [] });
+    const reordered = { ...inputs, dataCenterIds: ["US-GA-1", "US-KS-2"] };
+    expect(await host.diff(id, urn(name), read.props, withProvider(reordered))).toMatchObject({
+      changes: false,
+      replaces: [],
+    });
+    // A real change still replaces.
+    const other = { ...inputs, compute: { gpuTypeId: H100, gpuCountPerPod: 2, podCount: 2 } };
+    expect((await host.diff(id, urn(name), read.props, withProvider(other))).replaces).toEqual(["compute"]);
+    await host.delete(id, urn(name), outs);
+  });
+
   it("refreshes a cluster deleted outside Pulumi to an empty id, and destroys one (404 counts as done)", async () => {
     const name = fresh("gone");
     const { id, outs, inputs } = await create(name, cluster(name));

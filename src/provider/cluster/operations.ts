@@ -77,12 +77,46 @@ function computeOf(value: unknown): Props | undefined {
   return { gpuTypeId: c.gpuTypeId, gpuCountPerPod: c.gpuCountPerPod, podCount: c.podCount };
 }
 
-/** The arguments that replace the cluster when `news` (inputs) differs from `olds` (outputs). */
+/** Two ids or enum values the service may spell in another letter case. */
+function sameText(a: unknown, b: unknown): boolean {
+  return typeof a === "string" && typeof b === "string" && a.toUpperCase() === b.toUpperCase();
+}
+
+/** Whether two `compute` blocks are the same pods: counts equal, the GPU type in any letter case. */
+function sameCompute(a: unknown, b: unknown): boolean {
+  const x = computeOf(a);
+  const y = computeOf(b);
+  if (x === undefined || y === undefined) return x === y;
+  return (
+    sameText(x.gpuTypeId, y.gpuTypeId) && x.gpuCountPerPod === y.gpuCountPerPod && x.podCount === y.podCount
+  );
+}
+
+/** A data centre list as a set of upper-case ids (the order is a preference, not a placement). */
+function centreSet(value: unknown): string[] | undefined {
+  const list = given(value);
+  if (!Array.isArray(list)) return list === undefined ? undefined : [String(list)];
+  return [...new Set(list.map((id) => String(id).toUpperCase()))].sort();
+}
+
+/**
+ * The arguments that replace the cluster when `news` (inputs) differs from `olds` (outputs), in
+ * the service's equivalences: `type` and the GPU type in any letter case, `dataCenterIds` in any
+ * order (and not at all while the cluster's data centre is among them, or none is asked).
+ */
 export function replacingChanges(olds: Props, news: Props): string[] {
   return REPLACING.filter((field) => {
     const wanted = news[field];
     if (containsUnknown(wanted)) return true;
-    if (field === "compute") return !isDeepStrictEqual(computeOf(wanted), computeOf(olds.compute));
+    if (field === "compute") return !sameCompute(wanted, olds.compute);
+    if (field === "type")
+      return !(sameText(wanted, olds.type) || (wanted === undefined && olds.type === undefined));
+    if (field === "dataCenterIds") {
+      const asked = centreSet(wanted);
+      const where = typeof olds.dataCenterId === "string" ? olds.dataCenterId.toUpperCase() : undefined;
+      if (where !== undefined) return asked !== undefined && !asked.includes(where);
+      return !isDeepStrictEqual(asked, centreSet(olds[field]));
+    }
     return !isDeepStrictEqual(given(wanted), given(olds[field]));
   });
 }
@@ -139,8 +173,8 @@ async function diffCluster(settings: RunpodSettings | undefined, id: string, old
 /** The fields the create sent that the listed cluster does not hold (names only). */
 export function clusterDifferences(listed: Cluster, sent: ClusterInputs): string[] {
   const out: string[] = [];
-  if (listed.type !== sent.type) out.push("type");
-  if (!isDeepStrictEqual(computeOf(listed.compute), computeOf(sent.compute))) out.push("compute");
+  if (!sameText(listed.type, sent.type)) out.push("type");
+  if (!sameCompute(listed.compute, sent.compute)) out.push("compute");
   return out;
 }
 
