@@ -318,6 +318,26 @@ describe("Cluster in the provider host (REST v2)", () => {
     await host.delete(id, urn(name), outs);
   });
 
+  it("reads the members again when the service answers 404 for them right after the create", async () => {
+    const name = fresh("settling");
+    const { inputs } = await host.check(urn(name), {}, withProvider(cluster(name)));
+    // Right after the create the service does not find the new cluster's members yet, once.
+    proxy.arm("GET", /^\/v2\/clusters\/[^/]+\/pods$/, {
+      kind: "reply",
+      status: 404,
+      body: { error: "not found" },
+    });
+    const before = proxy.seen.length;
+    const { id, outs } = await host.create(urn(name), inputs);
+    expect(requests(before).filter((r) => r.startsWith("POST"))).toEqual(["POST /v2/clusters"]);
+    expect(requests(before).filter((r) => r === `GET /v2/clusters/${id}/pods`).length).toBeGreaterThanOrEqual(
+      2,
+    );
+    expect((await named(name)).map((c) => c.id)).toEqual([id]);
+    expect(outs.members.map((m: { status: string }) => m.status)).toEqual(["RUNNING", "RUNNING"]);
+    await host.delete(id, urn(name), outs);
+  });
+
   it("refreshes a cluster deleted outside Pulumi to an empty id, and destroys one (404 counts as done)", async () => {
     const name = fresh("gone");
     const { id, outs, inputs } = await create(name, cluster(name));
