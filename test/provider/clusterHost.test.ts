@@ -338,6 +338,24 @@ describe("Cluster in the provider host (REST v2)", () => {
     await host.delete(id, urn(name), outs);
   });
 
+  it("refuses in check more GPUs per pod than one machine of the type holds, before anything is sent", async () => {
+    const name = fresh("wide");
+    const before = proxy.seen.length;
+    const { failures } = await host.check(urn(name), {}, withProvider(cluster(name, 2, 9)));
+    expect(failures).toEqual([
+      {
+        property: "compute",
+        reason:
+          "compute.gpuCountPerPod 9 is more GPUs than one machine holds: the catalog's maxCount (GET /v2/catalog/gpus) " +
+          `of "${H100}" is 8, so no member pod could be placed. Lower compute.gpuCountPerPod (and raise ` +
+          "compute.podCount for the same GPUs), or name a GPU type whose machines hold that many (getGpuTypes() " +
+          "lists maxCount).",
+      },
+    ]);
+    expect(requests(before).filter((r) => !r.startsWith("GET /v2/catalog"))).toEqual([]);
+    expect((await host.check(urn(name), {}, withProvider(cluster(name, 2, 8)))).failures).toEqual([]);
+  });
+
   it("refreshes a cluster deleted outside Pulumi to an empty id, and destroys one (404 counts as done)", async () => {
     const name = fresh("gone");
     const { id, outs, inputs } = await create(name, cluster(name));

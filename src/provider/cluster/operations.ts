@@ -30,6 +30,7 @@ import {
   RunpodError,
 } from "../../client";
 import { checkDataCenters } from "../catalog/dataCenterCheck";
+import { checkGpuCount } from "../catalog/gpuCountCheck";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
@@ -423,12 +424,41 @@ export const deleteCluster: ResourceOperations["delete"] = async (settings, id, 
   });
 };
 
+/**
+ * The failure of `compute.gpuCountPerPod` over the catalog's secure `maxCount` of the GPU type (the
+ * largest machine of that type: a member pod runs on one). Judged as a `Pod`'s `gpu.count` is
+ * (`../catalog/gpuCountCheck.ts`): one bounded catalog read per host, nothing said when it cannot
+ * be read, a count the previous inputs already had not judged again.
+ */
+async function checkGpuCountPerPod(settings: RunpodSettings | undefined, news: Props, olds: Props) {
+  const asPod = (args: Props) => {
+    const compute = computeOf(args.compute);
+    return compute === undefined ? {} : { gpu: { id: compute.gpuTypeId, count: compute.gpuCountPerPod } };
+  };
+  const failures = await checkGpuCount(settings, asPod(news), asPod(olds));
+  if (failures.length === 0) return [];
+  const compute = computeOf(news.compute) ?? {};
+  const max = /at most (\d+)/.exec(failures[0].reason)?.[1];
+  return [
+    {
+      property: "compute",
+      reason:
+        `compute.gpuCountPerPod ${String(compute.gpuCountPerPod)} is more GPUs than one machine holds: the catalog's ` +
+        `maxCount (GET /v2/catalog/gpus) of ${JSON.stringify(compute.gpuTypeId)} is ${max ?? "lower"}, so no member ` +
+        "pod could be placed. Lower compute.gpuCountPerPod (and raise compute.podCount for the same GPUs), or " +
+        "name a GPU type whose machines hold that many (getGpuTypes() lists maxCount).",
+    },
+  ];
+}
+
 /** `check`'s own part: the arguments, the data centres, then `hourlyCost` and the budgets (`../cost/budget.ts`). */
 const checkClusterWithCost = pricedCheck({
   kind: "Cluster",
   checkArgs: checkClusterArgs,
-  checkCatalog: (settings, news, olds) =>
-    checkDataCenters(settings, "dataCenterIds", news.dataCenterIds, olds.dataCenterIds),
+  checkCatalog: async (settings, news, olds) => [
+    ...(await checkDataCenters(settings, "dataCenterIds", news.dataCenterIds, olds.dataCenterIds)),
+    ...(await checkGpuCountPerPod(settings, news, olds)),
+  ],
   checkCost: checkClusterCost,
   secrets: (settings, news) => clusterSecrets([news], settings),
 });
