@@ -202,6 +202,27 @@ describe("EcrDelegation in the provider host (REST v2)", () => {
     expect((await host.read(id, urn("refresh"), outs)).id).toBe("");
   });
 
+  it("keeps a delegation a lagging list leaves out once on refresh, listing again before dropping it", async () => {
+    const name = fresh("lagging");
+    const { id, outs } = await create("lagging", { resource: ARN, name });
+    // The list lags: it leaves the new delegation out once.
+    proxy.arm("GET", /^\/v2\/registries\/delegations$/, {
+      kind: "rewrite",
+      edit: (body) => ({
+        ...body,
+        delegations: (body.delegations as { id: string }[]).filter((d) => d.id !== id),
+      }),
+    });
+    const reads = proxy.seen.length;
+    const read = await host.read(id, urn("lagging"), outs);
+    expect(proxy.seen.slice(reads).map((r) => `${r.method} ${r.path}`)).toEqual([
+      "GET /v2/registries/delegations",
+      "GET /v2/registries/delegations",
+    ]);
+    expect(read.id).toBe(id);
+    expect(read.props).toEqual(outs);
+  });
+
   it("reads a delegation by id alone, as EcrDelegation.get does, and names a wrong id", async () => {
     const name = fresh("get");
     const made = await client.registries.delegations.create({ resource: ARN, name });
