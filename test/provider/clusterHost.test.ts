@@ -288,6 +288,22 @@ describe("Cluster in the provider host (REST v2)", () => {
     await host.delete(id, urn(name), outs);
   });
 
+  it("keeps a live cluster in the state when its GET answers a transient 404 on refresh, after a list", async () => {
+    const name = fresh("lagging-get");
+    const { id, outs, inputs } = await create(name, cluster(name));
+    proxy.arm("GET", new RegExp(`^/v2/clusters/${id}$`), {
+      kind: "reply",
+      status: 404,
+      body: { error: "not found" },
+    });
+    const before = proxy.seen.length;
+    const read = await host.read(id, urn(name), outs, inputs);
+    expect(requests(before).slice(0, 2)).toEqual([`GET /v2/clusters/${id}`, "GET /v2/clusters"]);
+    expect(read.id).toBe(id);
+    expect(read.props).toMatchObject({ name, pods: { total: 2 }, image: "acme/train:1" });
+    await host.delete(id, urn(name), outs);
+  });
+
   it("plans no replacement after a refresh answering another letter case, nor for reordered data centres", async () => {
     const name = fresh("spelling");
     const { id, outs, inputs } = await create(name, {

@@ -356,8 +356,8 @@ export const createCluster: ResourceOperations["create"] = async (settings, raw)
 };
 
 /**
- * `read`: GET by id and the members. A cluster that is gone gives an empty id (it leaves the
- * state); a members read answering 404 while the cluster answers is read again (never taken as
+ * `read`: GET by id and the members. A cluster that is gone (its GET answers 404 and the list
+ * does not hold it) gives an empty id (it leaves the state); a members read answering 404 while the cluster answers is read again (never taken as
  * gone); `Cluster.get` of an id not in the account is an error naming it.
  */
 export const readCluster: ResourceOperations["read"] = async (settings, id, props) => {
@@ -369,7 +369,11 @@ export const readCluster: ResourceOperations["read"] = async (settings, id, prop
     const notFound =
       `No cluster with id ${id} in this account (GET /clusters/${id} answered 404). Check the id given to ` +
       "Cluster.get: client.clusters.list() returns the account's clusters with their ids.";
-    const live = await readForRefresh(() => client.clusters.get(id), adopting, notFound);
+    // A 404 of the GET is confirmed by the account's list before the cluster leaves the state (one
+    // lagging answer must not orphan the largest bill); the list's entry stands in when it has it.
+    const live =
+      (await readForRefresh(() => client.clusters.get(id), adopting, notFound)) ??
+      (await client.clusters.list()).find((c) => c.id === id);
     if (live === undefined) return { id: "", props: {} };
     let members: Pod[] | undefined;
     try {
