@@ -36,13 +36,14 @@ export class EcrDelegations extends RestV2Resource {
 
   /**
    * Registers a delegation (`createDelegation`, `POST`, 201). `resource`, an ECR repository ARN, is
-   * required and checked first (`ValidationError` naming the field). Not retried after the service
-   * may have acted (a 500 or a reset): list to learn whether it was created.
+   * required and checked first (`ValidationError` naming the field). Resent only when the request
+   * was never sent: after any answer (429 and 503 included, which the service has been seen to
+   * give after acting on a create) list to learn whether it was created.
    */
   async create(input: EcrDelegationCreateInput, options?: RequestOptions): Promise<EcrDelegation> {
     this.requireV2();
     const body = parseInput(EcrDelegationCreateInputSchema, input, "ECR delegation");
-    return this.send("POST", "/registries/delegations", EcrDelegationSchema, options, body);
+    return this.send("POST", "/registries/delegations", EcrDelegationSchema, options, body, [], true);
   }
 
   /** Revokes a delegation (`revokeDelegation`, 204); `NotFoundError` when there is none. */

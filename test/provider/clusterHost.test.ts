@@ -270,6 +270,108 @@ describe("Cluster in the provider host (REST v2)", () => {
     expect(requests(before).filter((r) => !r.startsWith("GET /v2/catalog"))).toEqual([]);
   });
 
+  it("keeps a live cluster in the state when its members read answers a transient 404 on refresh", async () => {
+    const name = fresh("lagging");
+    const { id, outs, inputs } = await create(name, cluster(name));
+    // The cluster answers; its members list answers 404 once (the service's eventual consistency).
+    proxy.arm("GET", new RegExp(`^/v2/clusters/${id}/pods$`), {
+      kind: "reply",
+      status: 404,
+      body: { error: "not found" },
+    });
+    const read = await host.read(id, urn(name), outs, inputs);
+    expect(read.id).toBe(id);
+    expect(read.props).toMatchObject({ name, pods: { total: 2 }, image: "acme/train:1" });
+    expect(read.props.members.map((m: { id: string }) => m.id)).toEqual(
+      outs.members.map((m: { id: string }) => m.id),
+    );
+    await host.delete(id, urn(name), outs);
+  });
+
+  it("keeps a live cluster in the state when its GET answers a transient 404 on refresh, after a list", async () => {
+    const name = fresh("lagging-get");
+    const { id, outs, inputs } = await create(name, cluster(name));
+    proxy.arm("GET", new RegExp(`^/v2/clusters/${id}$`), {
+      kind: "reply",
+      status: 404,
+      body: { error: "not found" },
+    });
+    const before = proxy.seen.length;
+    const read = await host.read(id, urn(name), outs, inputs);
+    expect(requests(before).slice(0, 2)).toEqual([`GET /v2/clusters/${id}`, "GET /v2/clusters"]);
+    expect(read.id).toBe(id);
+    expect(read.props).toMatchObject({ name, pods: { total: 2 }, image: "acme/train:1" });
+    await host.delete(id, urn(name), outs);
+  });
+
+  it("plans no replacement after a refresh answering another letter case, nor for reordered data centres", async () => {
+    const name = fresh("spelling");
+    const { id, outs, inputs } = await create(name, {
+      ...cluster(name),
+      dataCenterIds: ["US-KS-2", "US-GA-1"],
+    });
+    // The service spells the GPU type and the cluster type in lower case on a later read.
+    proxy.arm("GET", new RegExp(`^/v2/clusters/${id}$`), {
+      kind: "rewrite",
+      edit: (body) => ({
+        ...body,
+        type: "training",
+        compute: { ...(body.compute as object), gpuTypeId: H100.toLowerCase() },
+      }),
+    });
+    const read = await host.read(id, urn(name), outs, inputs);
+    expect(read.props.compute).toEqual({ gpuTypeId: H100.toLowerCase(), gpuCountPerPod: 1, podCount: 2 });
+    const same = await host.diff(id, urn(name), read.props, withProvider(inputs));
+    expect(same).toMatchObject({ changes: false, replaces: [] });
+    const reordered = { ...inputs, dataCenterIds: ["US-GA-1", "US-KS-2"] };
+    expect(await host.diff(id, urn(name), read.props, withProvider(reordered))).toMatchObject({
+      changes: false,
+      replaces: [],
+    });
+    // A real change still replaces.
+    const other = { ...inputs, compute: { gpuTypeId: H100, gpuCountPerPod: 2, podCount: 2 } };
+    expect((await host.diff(id, urn(name), read.props, withProvider(other))).replaces).toEqual(["compute"]);
+    await host.delete(id, urn(name), outs);
+  });
+
+  it("reads the members again when the service answers 404 for them right after the create", async () => {
+    const name = fresh("settling");
+    const { inputs } = await host.check(urn(name), {}, withProvider(cluster(name)));
+    // Right after the create the service does not find the new cluster's members yet, once.
+    proxy.arm("GET", /^\/v2\/clusters\/[^/]+\/pods$/, {
+      kind: "reply",
+      status: 404,
+      body: { error: "not found" },
+    });
+    const before = proxy.seen.length;
+    const { id, outs } = await host.create(urn(name), inputs);
+    expect(requests(before).filter((r) => r.startsWith("POST"))).toEqual(["POST /v2/clusters"]);
+    expect(requests(before).filter((r) => r === `GET /v2/clusters/${id}/pods`).length).toBeGreaterThanOrEqual(
+      2,
+    );
+    expect((await named(name)).map((c) => c.id)).toEqual([id]);
+    expect(outs.members.map((m: { status: string }) => m.status)).toEqual(["RUNNING", "RUNNING"]);
+    await host.delete(id, urn(name), outs);
+  });
+
+  it("refuses in check more GPUs per pod than one machine of the type holds, before anything is sent", async () => {
+    const name = fresh("wide");
+    const before = proxy.seen.length;
+    const { failures } = await host.check(urn(name), {}, withProvider(cluster(name, 2, 9)));
+    expect(failures).toEqual([
+      {
+        property: "compute",
+        reason:
+          "compute.gpuCountPerPod 9 is more GPUs than one machine holds: the catalog's maxCount (GET /v2/catalog/gpus) " +
+          `of "${H100}" is 8, so no member pod could be placed. Lower compute.gpuCountPerPod (and raise ` +
+          "compute.podCount for the same GPUs), or name a GPU type whose machines hold that many (getGpuTypes() " +
+          "lists maxCount).",
+      },
+    ]);
+    expect(requests(before).filter((r) => !r.startsWith("GET /v2/catalog"))).toEqual([]);
+    expect((await host.check(urn(name), {}, withProvider(cluster(name, 2, 8)))).failures).toEqual([]);
+  });
+
   it("refreshes a cluster deleted outside Pulumi to an empty id, and destroys one (404 counts as done)", async () => {
     const name = fresh("gone");
     const { id, outs, inputs } = await create(name, cluster(name));

@@ -202,6 +202,27 @@ describe("EcrDelegation in the provider host (REST v2)", () => {
     expect((await host.read(id, urn("refresh"), outs)).id).toBe("");
   });
 
+  it("keeps a delegation a lagging list leaves out once on refresh, listing again before dropping it", async () => {
+    const name = fresh("lagging");
+    const { id, outs } = await create("lagging", { resource: ARN, name });
+    // The list lags: it leaves the new delegation out once.
+    proxy.arm("GET", /^\/v2\/registries\/delegations$/, {
+      kind: "rewrite",
+      edit: (body) => ({
+        ...body,
+        delegations: (body.delegations as { id: string }[]).filter((d) => d.id !== id),
+      }),
+    });
+    const reads = proxy.seen.length;
+    const read = await host.read(id, urn("lagging"), outs);
+    expect(proxy.seen.slice(reads).map((r) => `${r.method} ${r.path}`)).toEqual([
+      "GET /v2/registries/delegations",
+      "GET /v2/registries/delegations",
+    ]);
+    expect(read.id).toBe(id);
+    expect(read.props).toEqual(outs);
+  });
+
   it("reads a delegation by id alone, as EcrDelegation.get does, and names a wrong id", async () => {
     const name = fresh("get");
     const made = await client.registries.delegations.create({ resource: ARN, name });
@@ -248,6 +269,21 @@ describe("EcrDelegation in the provider host (REST v2)", () => {
     expect(outs).toMatchObject({ resource: ARN, name, repository: "runpod/deployment" });
     expect(host.stderr()).toContain(`warning: Creating ECR delegation "${name}" failed`);
   });
+
+  it.each([429, 503])(
+    "records exactly one delegation when the service creates it and answers %i (never a second POST)",
+    async (status) => {
+      const name = fresh(`throttled-${status}`);
+      proxy.arm("POST", /\/v2\/registries\/delegations$/, { kind: "fail-after", status });
+      const before = proxy.seen.filter((r) => r.method === "POST").length;
+      const { id, outs } = await create(`throttled-${status}`, { resource: ARN, name });
+      expect(proxy.seen.filter((r) => r.method === "POST").length - before).toBe(1);
+      expect((await named(name)).map((d) => d.id)).toEqual([id]);
+      expect(outs).toMatchObject({ resource: ARN, name, repository: "runpod/deployment" });
+      expect(host.stderr()).toContain(`the service had created it anyway (id ${id}`);
+    },
+    60_000,
+  );
 
   it("after a lost answer, leaves alone a new delegation of the same name for another repository", async () => {
     const name = fresh("lost-foreign");

@@ -61,7 +61,7 @@ export const ClusterArgsSchema = z.strictObject({
       documented(computeShape, {
         gpuTypeId: replacing("GPU type of every pod (`getGpuTypes`), e.g. `NVIDIA H100 80GB HBM3`."),
         gpuCountPerPod: replacing(
-          "GPUs on each pod, at least 1 (at most the type's `maxCount`: the service refuses more).",
+          "GPUs on each pod, at least 1 (at most the type's `maxCount`: `check` refuses more).",
         ),
         podCount: replacing("Pods (nodes) of the cluster, 2 to 250."),
       }),
@@ -75,7 +75,9 @@ export const ClusterArgsSchema = z.strictObject({
     }),
   ...documented(fields, {
     dataCenterIds: {
-      description: "Preferred data centres (empty: the scheduler chooses). A cluster is in one data centre.",
+      description:
+        "Preferred data centres (empty: the scheduler chooses). A cluster is in one data centre: a new list\n" +
+        "that still holds it (in any order) changes nothing.",
       replaces: REPLACES,
     },
     image: { description: "Docker image reference of every member pod.", replaces: REPLACES },

@@ -3,12 +3,14 @@
  * judgement of a `Pod`'s wait: `../pod/wait.ts`), with one read of the members
  * (`GET /v2/clusters/{id}/pods`) a second at most, bounded by `waitTimeoutMs` of the wait's clock.
  * A member that goes to ERROR, EXITED or TERMINATED ends the wait at once (it will not start by
- * itself); the failure names every member not usable, with its last status.
+ * itself); the failure names every member not usable, with its last status. A members read
+ * answering 404 is read again for up to `NOT_FOUND_GRACE_MS` (the service may not find a new
+ * cluster's members yet), then thrown.
  */
-import type { Pod, RunpodClient } from "../../client";
+import { NotFoundError, type Pod, type RunpodClient } from "../../client";
 import { type Clock, sleep, systemClock } from "../clock";
 import { boundEntry } from "../common/wording";
-import { describeWait, POLL_INTERVAL_MS, probeUsable } from "../pod/wait";
+import { describeWait, NOT_FOUND_GRACE_MS, POLL_INTERVAL_MS, probeUsable } from "../pod/wait";
 import type { ClusterWaitFor } from "./args";
 
 /** Longest one SSH probe may take, in ms (as a pod's). */
@@ -47,8 +49,21 @@ export async function waitForMembers(options: MembersWaitOptions): Promise<Membe
   const started = clock.now();
   const usable = new Set<string>();
   const notes = new Map<string, string>();
+  let missingSince: number | undefined;
   for (;;) {
-    const members = await client.clusters.pods(clusterId);
+    let members: Pod[];
+    try {
+      members = await client.clusters.pods(clusterId);
+      missingSince = undefined;
+    } catch (error) {
+      // Right after a create the service may not find the new cluster's members yet.
+      if (!(error instanceof NotFoundError)) throw error;
+      missingSince ??= clock.now();
+      const waited = clock.now() - missingSince;
+      if (waited >= NOT_FOUND_GRACE_MS || clock.now() - started >= timeoutMs) throw error;
+      await sleep(clock, POLL_INTERVAL_MS);
+      continue;
+    }
     if (waitFor === "none") return { kind: "ready", members };
     const left = () => timeoutMs - (clock.now() - started);
     await Promise.all(

@@ -30,6 +30,7 @@ import {
   RunpodError,
 } from "../../client";
 import { checkDataCenters } from "../catalog/dataCenterCheck";
+import { checkGpuCount } from "../catalog/gpuCountCheck";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
@@ -77,12 +78,46 @@ function computeOf(value: unknown): Props | undefined {
   return { gpuTypeId: c.gpuTypeId, gpuCountPerPod: c.gpuCountPerPod, podCount: c.podCount };
 }
 
-/** The arguments that replace the cluster when `news` (inputs) differs from `olds` (outputs). */
+/** Two ids or enum values the service may spell in another letter case. */
+function sameText(a: unknown, b: unknown): boolean {
+  return typeof a === "string" && typeof b === "string" && a.toUpperCase() === b.toUpperCase();
+}
+
+/** Whether two `compute` blocks are the same pods: counts equal, the GPU type in any letter case. */
+function sameCompute(a: unknown, b: unknown): boolean {
+  const x = computeOf(a);
+  const y = computeOf(b);
+  if (x === undefined || y === undefined) return x === y;
+  return (
+    sameText(x.gpuTypeId, y.gpuTypeId) && x.gpuCountPerPod === y.gpuCountPerPod && x.podCount === y.podCount
+  );
+}
+
+/** A data centre list as a set of upper-case ids (the order is a preference, not a placement). */
+function centreSet(value: unknown): string[] | undefined {
+  const list = given(value);
+  if (!Array.isArray(list)) return list === undefined ? undefined : [String(list)];
+  return [...new Set(list.map((id) => String(id).toUpperCase()))].sort();
+}
+
+/**
+ * The arguments that replace the cluster when `news` (inputs) differs from `olds` (outputs), in
+ * the service's equivalences: `type` and the GPU type in any letter case, `dataCenterIds` in any
+ * order (and not at all while the cluster's data centre is among them, or none is asked).
+ */
 export function replacingChanges(olds: Props, news: Props): string[] {
   return REPLACING.filter((field) => {
     const wanted = news[field];
     if (containsUnknown(wanted)) return true;
-    if (field === "compute") return !isDeepStrictEqual(computeOf(wanted), computeOf(olds.compute));
+    if (field === "compute") return !sameCompute(wanted, olds.compute);
+    if (field === "type")
+      return !(sameText(wanted, olds.type) || (wanted === undefined && olds.type === undefined));
+    if (field === "dataCenterIds") {
+      const asked = centreSet(wanted);
+      const where = typeof olds.dataCenterId === "string" ? olds.dataCenterId.toUpperCase() : undefined;
+      if (where !== undefined) return asked !== undefined && !asked.includes(where);
+      return !isDeepStrictEqual(asked, centreSet(olds[field]));
+    }
     return !isDeepStrictEqual(given(wanted), given(olds[field]));
   });
 }
@@ -139,8 +174,8 @@ async function diffCluster(settings: RunpodSettings | undefined, id: string, old
 /** The fields the create sent that the listed cluster does not hold (names only). */
 export function clusterDifferences(listed: Cluster, sent: ClusterInputs): string[] {
   const out: string[] = [];
-  if (listed.type !== sent.type) out.push("type");
-  if (!isDeepStrictEqual(computeOf(listed.compute), computeOf(sent.compute))) out.push("compute");
+  if (!sameText(listed.type, sent.type)) out.push("type");
+  if (!sameCompute(listed.compute, sent.compute)) out.push("compute");
   return out;
 }
 
@@ -321,8 +356,9 @@ export const createCluster: ResourceOperations["create"] = async (settings, raw)
 };
 
 /**
- * `read`: GET by id and the members. A cluster that is gone gives an empty id (it leaves the
- * state); `Cluster.get` of an id not in the account is an error naming it.
+ * `read`: GET by id and the members. A cluster that is gone (its GET answers 404 and the list
+ * does not hold it) gives an empty id (it leaves the state); a members read answering 404 while the cluster answers is read again (never taken as
+ * gone); `Cluster.get` of an id not in the account is an error naming it.
  */
 export const readCluster: ResourceOperations["read"] = async (settings, id, props) => {
   const old = withoutProvider(props ?? {});
@@ -333,15 +369,30 @@ export const readCluster: ResourceOperations["read"] = async (settings, id, prop
     const notFound =
       `No cluster with id ${id} in this account (GET /clusters/${id} answered 404). Check the id given to ` +
       "Cluster.get: client.clusters.list() returns the account's clusters with their ids.";
-    const live = await readForRefresh(() => client.clusters.get(id), adopting, notFound);
+    // A 404 of the GET is confirmed by the account's list before the cluster leaves the state (one
+    // lagging answer must not orphan the largest bill); the list's entry stands in when it has it.
+    const live =
+      (await readForRefresh(() => client.clusters.get(id), adopting, notFound)) ??
+      (await client.clusters.list()).find((c) => c.id === id);
     if (live === undefined) return { id: "", props: {} };
     let members: Pod[] | undefined;
     try {
       members = await client.clusters.pods(id);
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
-      if (!adopting) return { id: "", props: {} };
-      throw new RunpodError(notFound);
+      // The cluster just answered: a 404 of its members is the cluster gone since, or the service
+      // lagging. Only a cluster that is gone leaves the state (it may still bill otherwise).
+      if ((await readForRefresh(() => client.clusters.get(id), adopting, notFound)) === undefined)
+        return { id: "", props: {} };
+      try {
+        members = await client.clusters.pods(id);
+      } catch (again) {
+        if (!(again instanceof NotFoundError)) throw again;
+        throw new RunpodError(
+          `Cluster ${labelOf(live.name, id)} exists, but reading its members answered 404 twice ` +
+            `(GET /clusters/${id}/pods). It stays in the stack unchanged: run pulumi refresh again in a minute.`,
+        );
+      }
     }
     const echo = Object.fromEntries(ARG_NAMES.filter((k) => old[k] !== undefined).map((k) => [k, old[k]]));
     const inputs: Props = { ...echo, name: live.name, type: live.type, compute: computeOf(live.compute) };
@@ -377,12 +428,41 @@ export const deleteCluster: ResourceOperations["delete"] = async (settings, id, 
   });
 };
 
+/**
+ * The failure of `compute.gpuCountPerPod` over the catalog's secure `maxCount` of the GPU type (the
+ * largest machine of that type: a member pod runs on one). Judged as a `Pod`'s `gpu.count` is
+ * (`../catalog/gpuCountCheck.ts`): one bounded catalog read per host, nothing said when it cannot
+ * be read, a count the previous inputs already had not judged again.
+ */
+async function checkGpuCountPerPod(settings: RunpodSettings | undefined, news: Props, olds: Props) {
+  const asPod = (args: Props) => {
+    const compute = computeOf(args.compute);
+    return compute === undefined ? {} : { gpu: { id: compute.gpuTypeId, count: compute.gpuCountPerPod } };
+  };
+  const failures = await checkGpuCount(settings, asPod(news), asPod(olds));
+  if (failures.length === 0) return [];
+  const compute = computeOf(news.compute) ?? {};
+  const max = /at most (\d+)/.exec(failures[0].reason)?.[1];
+  return [
+    {
+      property: "compute",
+      reason:
+        `compute.gpuCountPerPod ${String(compute.gpuCountPerPod)} is more GPUs than one machine holds: the catalog's ` +
+        `maxCount (GET /v2/catalog/gpus) of ${JSON.stringify(compute.gpuTypeId)} is ${max ?? "lower"}, so no member ` +
+        "pod could be placed. Lower compute.gpuCountPerPod (and raise compute.podCount for the same GPUs), or " +
+        "name a GPU type whose machines hold that many (getGpuTypes() lists maxCount).",
+    },
+  ];
+}
+
 /** `check`'s own part: the arguments, the data centres, then `hourlyCost` and the budgets (`../cost/budget.ts`). */
 const checkClusterWithCost = pricedCheck({
   kind: "Cluster",
   checkArgs: checkClusterArgs,
-  checkCatalog: (settings, news, olds) =>
-    checkDataCenters(settings, "dataCenterIds", news.dataCenterIds, olds.dataCenterIds),
+  checkCatalog: async (settings, news, olds) => [
+    ...(await checkDataCenters(settings, "dataCenterIds", news.dataCenterIds, olds.dataCenterIds)),
+    ...(await checkGpuCountPerPod(settings, news, olds)),
+  ],
   checkCost: checkClusterCost,
   secrets: (settings, news) => clusterSecrets([news], settings),
 });

@@ -61,8 +61,8 @@ async function diffPlan(olds: Props, news: Props): Promise<pulumi.dynamic.DiffRe
 }
 
 /**
- * `create`: one POST, reconciled by listing after a lost answer (`createReconciled`: never a second
- * delegation). Outputs are the delegation as the service answered it, with the `resource` given.
+ * `create`: one POST, reconciled by listing after a lost answer, a 500, a 429 or a 503
+ * (`createReconciled` with `bills`: never a second delegation). Outputs are the delegation as the service answered it, with the `resource` given.
  */
 export const createEcrDelegation: ResourceOperations["create"] = async (settings, raw) => {
   const inputs = plainInputs(raw);
@@ -85,6 +85,8 @@ export const createEcrDelegation: ResourceOperations["create"] = async (settings
         return { id: d.id, name: keyOf(d), delegation: d };
       },
       differences: ({ delegation: d }) => delegationDifferences(d, inputs),
+      // Never POSTed twice blind: a 429 or 503 may follow a create the service made.
+      bills: true,
     });
     if (recoveredAfter !== undefined) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
     return { id: record.id, outs: outputsOf(record.delegation, inputs.resource) };
@@ -118,17 +120,28 @@ export function delegationDifferences(listed: EcrDelegation, sent: EcrDelegation
   return fields;
 }
 
+/** Pause before listing again when a refresh's list leaves the delegation out, in ms. */
+const RELIST_PAUSE_MS = 500;
+
 /**
  * `read`: lists the account's delegations (the document has no read of one) and finds the id. On
- * refresh a delegation that is gone (revoked outside Pulumi) gives an empty id: it leaves the
- * state, and the next `up` creates it again. `EcrDelegation.get` (no recorded outputs): an id not
+ * refresh a delegation that is gone (revoked outside Pulumi: two lists 500 ms apart leave it out)
+ * gives an empty id: it leaves the state, and the next `up` creates it again. `EcrDelegation.get` (no recorded outputs): an id not
  * in the account is an error naming it.
  */
 export const readEcrDelegation: ResourceOperations["read"] = async (settings, id, props) => {
   const old = withoutProvider(props ?? {});
   const adopting = typeof old.resource !== "string" && typeof old.awsUser !== "string";
   return withProviderErrors(secretsOf(settings), async () => {
-    const live = (await hostClient(settings).registries.delegations.list()).find((d) => d.id === id);
+    const client = hostClient(settings);
+    const find = async () => (await client.registries.delegations.list()).find((d) => d.id === id);
+    let live = await find();
+    if (live === undefined && !adopting) {
+      // A list may lag behind a create: look once more before dropping it (the next up would
+      // create a second delegation).
+      await new Promise((resolve) => setTimeout(resolve, RELIST_PAUSE_MS));
+      live = await find();
+    }
     if (live === undefined) {
       if (!adopting) return { id: "", props: {} };
       throw new RunpodError(
