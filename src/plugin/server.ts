@@ -13,6 +13,7 @@ import type * as grpcTypes from "@grpc/grpc-js";
 import type * as pb from "@pulumi/pulumi/proto/provider_pb.js";
 import type { ResourceOperations } from "../provider/common/dynamicProvider";
 import { withoutProvider } from "../provider/common/host";
+import { redact } from "../provider/common/redaction";
 import { isUnknown } from "../provider/common/unknown";
 import type { RunpodSettings } from "../provider/config";
 import {
@@ -508,20 +509,14 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
           try {
             result = await f.invoke(given, settings);
           } catch (error) {
+            // The lookups echo their arguments ("no pod with id ..."): an argument given secret is
+            // shown as `[redacted]`, as the engine prints the text plain.
+            const secretArgs = [...args.secretKeys].flatMap((key) => textsIn(args.plain[key]));
+            const text = redact(withPluginConfigNames((error as Error).message ?? String(error)), secretArgs);
             const property = argumentOf(error, given, f.argumentNames);
-            if (property === undefined) {
-              throw Object.assign(
-                new Error(withPluginConfigNames((error as Error).message ?? String(error))),
-                {
-                  grpcCode: w.grpc.status.UNKNOWN,
-                },
-              );
-            }
-            res.addFailures(
-              new w.provider.CheckFailure()
-                .setProperty(property)
-                .setReason(withPluginConfigNames((error as Error).message)),
-            );
+            if (property === undefined)
+              throw Object.assign(new Error(text), { grpcCode: w.grpc.status.UNKNOWN });
+            res.addFailures(new w.provider.CheckFailure().setProperty(property).setReason(text));
             return res;
           }
           const secretKeys = args.secretKeys.size > 0 ? Object.keys(result) : (f.row.secretOutputs ?? []);
@@ -589,6 +584,14 @@ function ceilingOf(props: Props): number | undefined {
   const cost = props.hourlyCost as { ceilingUsd?: unknown } | null | undefined;
   const ceiling = cost !== null && typeof cost === "object" ? cost.ceilingUsd : undefined;
   return typeof ceiling === "number" ? ceiling : undefined;
+}
+
+/** Every string inside `value` (at any depth): the texts a secret value may be printed as. */
+function textsIn(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.flatMap(textsIn);
+  if (value !== null && typeof value === "object") return Object.values(value).flatMap(textsIn);
+  return [];
 }
 
 /**
