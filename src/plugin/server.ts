@@ -624,24 +624,49 @@ function changedKeys(
   replaces: readonly string[],
 ): [string, "add" | "delete" | "update"][] {
   const byInputs = Object.keys(oldInputs).length > 0 ? differingKeys(oldInputs, oldInputs, news) : [];
-  const out = new Map(byInputs.length > 0 ? byInputs : differingKeys(olds, oldInputs, news));
+  // Against outputs, a value is unchanged when the output holds all of it: the service fills in
+  // what the program left out (a GPU's `count`), which is no change of the program's.
+  const out = new Map(byInputs.length > 0 ? byInputs : differingKeys(olds, oldInputs, news, holdsAllOf));
   for (const key of replaces) if (!out.has(key)) out.set(key, "update");
   return [...out];
 }
 
-/** The keys of `news` that differ from `before` (`add`, `update`), and of `oldInputs` not in `news` (`delete`). */
+/**
+ * The keys of `news` that differ from `before` (`add`, `update`; `same` judges a value, by default
+ * equal as JSON), and of `oldInputs` not in `news` (`delete`).
+ */
 function differingKeys(
   before: Props,
   oldInputs: Props,
   news: Props,
+  same: (old: unknown, now: unknown) => boolean = (old, now) => JSON.stringify(old) === JSON.stringify(now),
 ): [string, "add" | "delete" | "update"][] {
   const out = new Map<string, "add" | "delete" | "update">();
   for (const [key, value] of Object.entries(news)) {
     if (key === URN_INPUT) continue; // the URN Check added: no argument of the program
     if (!(key in before)) out.set(key, "add");
-    else if (isUnknown(value) || JSON.stringify(before[key]) !== JSON.stringify(value))
-      out.set(key, "update");
+    else if (isUnknown(value) || !same(before[key], value)) out.set(key, "update");
   }
   for (const key of Object.keys(oldInputs)) if (!(key in news)) out.set(key, "delete");
   return [...out];
+}
+
+/**
+ * True when `output` holds all of `input`: the same scalar, a list of as many items each holding
+ * the input's, an object with every member of the input's held (members the service added ignored).
+ */
+function holdsAllOf(output: unknown, input: unknown): boolean {
+  if (Array.isArray(input)) {
+    return (
+      Array.isArray(output) &&
+      output.length === input.length &&
+      input.every((v, i) => holdsAllOf(output[i], v))
+    );
+  }
+  if (input !== null && typeof input === "object") {
+    if (output === null || typeof output !== "object" || Array.isArray(output)) return false;
+    const held = output as Props;
+    return Object.entries(input as Props).every(([k, v]) => k in held && holdsAllOf(held[k], v));
+  }
+  return JSON.stringify(output) === JSON.stringify(input);
 }
