@@ -13,6 +13,7 @@ import type * as grpcTypes from "@grpc/grpc-js";
 import type * as pb from "@pulumi/pulumi/proto/provider_pb.js";
 import type { ResourceOperations } from "../provider/common/dynamicProvider";
 import { withoutProvider } from "../provider/common/host";
+import { redact } from "../provider/common/redaction";
 import { isUnknown } from "../provider/common/unknown";
 import type { RunpodSettings } from "../provider/config";
 import {
@@ -27,7 +28,7 @@ import {
 import { type ServedFunction, servedFunctions } from "./functions";
 import { type ServedResource, secretKeysOf, servedResources, URN_INPUT } from "./resources";
 import { packageSchema, packageVersion } from "./schema";
-import { unwrapProps, withoutUndefined, wrapSecrets } from "./values";
+import { type Unwrapped, unwrapProps, withoutUndefined, wrapSecrets } from "./values";
 import { type StructMessage, type Wire, wire } from "./wire";
 
 type Props = Record<string, unknown>;
@@ -91,14 +92,21 @@ function serviceError(
  * `parseError` records the resource from them as a partial failure (`StatusPartialFailure`), and
  * `InitError.Error()` prints only the reasons.
  */
-function operationError(w: Wire, error: unknown, secretKeys: Iterable<string>): grpcTypes.ServiceError {
+function operationError(
+  w: Wire,
+  error: unknown,
+  secretKeys: Iterable<string>,
+  hidden: readonly string[] = [],
+): grpcTypes.ServiceError {
   const e = (error instanceof Error ? error : new Error(String(error))) as Error & {
     id?: unknown;
     properties?: Props;
     reasons?: unknown;
   };
   const code = w.grpc.status.UNKNOWN;
-  const message = withPluginConfigNames(e.message);
+  // The operations redact their own secrets; a value the program gave secret is redacted here too.
+  const shown = (text: string) => redact(withPluginConfigNames(text), hidden);
+  const message = shown(e.message);
   if (typeof e.id !== "string" || e.id === "") return serviceError(w, code, message);
   const detail = new w.provider.ErrorResourceInitFailed();
   detail.setId(e.id);
@@ -106,7 +114,7 @@ function operationError(w: Wire, error: unknown, secretKeys: Iterable<string>): 
     w.Struct.fromJavaScript(withoutUndefined(wrapSecrets(e.properties ?? {}, secretKeys))) as never,
   );
   const reasons = Array.isArray(e.reasons) && e.reasons.length > 0 ? e.reasons.map(String) : [e.message];
-  detail.setReasonsList(reasons.map(withPluginConfigNames));
+  detail.setReasonsList(reasons.map(shown));
   const any = new w.Any();
   any.pack(detail.serializeBinary(), "pulumirpc.ErrorResourceInitFailed");
   const status = new w.status.Status();
@@ -164,16 +172,24 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
     return settings;
   };
 
-  /** Runs `fn`, answering its value or its failure (`operationError`). */
-  const answer = <T>(callback: Callback<T>, secretKeys: () => Iterable<string>, fn: () => Promise<T>) => {
+  /**
+   * Runs `fn`, answering its value or its failure (`operationError`), with every text of `given`'s
+   * values the engine sent secret shown as `[redacted]` (`secretTextsOf`).
+   */
+  const answer = <T>(
+    callback: Callback<T>,
+    secretKeys: () => Iterable<string>,
+    fn: () => Promise<T>,
+    hidden: () => readonly string[] = () => [],
+  ) => {
     fn().then(
       (value) => callback(null, value),
       (error: unknown) => {
         const grpcCode = (error as { grpcCode?: number }).grpcCode;
         callback(
           grpcCode !== undefined
-            ? serviceError(w, grpcCode, (error as Error).message)
-            : operationError(w, error, secretKeys()),
+            ? serviceError(w, grpcCode, redact((error as Error).message, hidden()))
+            : operationError(w, error, secretKeys(), hidden()),
         );
       },
     );
@@ -297,32 +313,39 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
       const news = unwrapProps(js(call.request.getNews() as never));
       let r: ServedResource | undefined;
       const secretKeys = () => [...news.secretKeys, ...(r ? secretKeysOf(r, news.plain) : [])];
-      answer(callback, secretKeys, async () => {
-        r = resourceOf(call.request.getType());
-        // What the resource class adds in a program: its URN, here the request's (`provider.Check`
-        // sends `Urn: string(urn)`, pkg/resource/plugin/provider_plugin.go). Kept in the inputs, as
-        // the dynamic path stores it; the detailed diff never lists it (`changedKeys`). Then the
-        // arguments as the class registers them (`rules.registered`).
-        const plain = withoutProvider(news.plain);
-        const given = r.rules?.registered?.(plain) ?? plain;
-        if (r.urnInput) given[URN_INPUT] = call.request.getUrn();
-        const checked = await ops(r).check(settings, olds.plain, given);
-        const inputs = checked.inputs ?? given;
-        const res = new w.provider.CheckResponse().setInputs(
-          struct(wrapSecrets(inputs, [...secretKeys(), ...secretKeysOf(r, inputs)])),
-        );
-        for (const f of checked.failures ?? []) {
-          res.addFailures(
-            new w.provider.CheckFailure().setProperty(f.property).setReason(withPluginConfigNames(f.reason)),
+      answer(
+        callback,
+        secretKeys,
+        async () => {
+          r = resourceOf(call.request.getType());
+          // What the resource class adds in a program: its URN, here the request's (`provider.Check`
+          // sends `Urn: string(urn)`, pkg/resource/plugin/provider_plugin.go). Kept in the inputs, as
+          // the dynamic path stores it; the detailed diff never lists it (`changedKeys`). Then the
+          // arguments as the class registers them (`rules.registered`).
+          const plain = withoutProvider(news.plain);
+          const given = r.rules?.registered?.(plain) ?? plain;
+          if (r.urnInput) given[URN_INPUT] = call.request.getUrn();
+          const checked = await ops(r).check(settings, olds.plain, given);
+          const inputs = checked.inputs ?? given;
+          const res = new w.provider.CheckResponse().setInputs(
+            struct(wrapSecrets(inputs, [...secretKeys(), ...secretKeysOf(r, inputs)])),
           );
-        }
-        // A new resource's ceiling (Check without olds: `old == nil` in `sg.generateSteps`, no Diff follows).
-        const ceiling = ceilingOf(inputs);
-        if (Object.keys(olds.plain).length === 0 && ceiling !== undefined) {
-          await log("INFO", `ceiling ${ceiling} USD/h`, call.request.getUrn());
-        }
-        return res;
-      });
+          for (const f of checked.failures ?? []) {
+            res.addFailures(
+              new w.provider.CheckFailure()
+                .setProperty(f.property)
+                .setReason(redact(withPluginConfigNames(f.reason), secretTextsOf([news], r))),
+            );
+          }
+          // A new resource's ceiling (Check without olds: `old == nil` in `sg.generateSteps`, no Diff follows).
+          const ceiling = ceilingOf(inputs);
+          if (Object.keys(olds.plain).length === 0 && ceiling !== undefined) {
+            await log("INFO", `ceiling ${ceiling} USD/h`, call.request.getUrn());
+          }
+          return res;
+        },
+        () => secretTextsOf([news], r),
+      );
     },
 
     // Diff: the operations' plan, old outputs against new inputs. `replaces` and the detailed diff
@@ -386,17 +409,22 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
       const props = unwrapProps(js(call.request.getProperties() as never));
       let r: ServedResource | undefined;
       const secretKeys = () => [...props.secretKeys, ...(r ? secretKeysOf(r, props.plain) : [])];
-      answer(callback, secretKeys, async () => {
-        r = resourceOf(call.request.getType());
-        const inputs = withoutProvider(props.plain);
-        if (call.request.getPreview()) {
-          return new w.provider.CreateResponse().setProperties(struct(wrapSecrets(inputs, secretKeys())));
-        }
-        const created = await ops(r).create(serviceSettings(), inputs);
-        return new w.provider.CreateResponse()
-          .setId(created.id)
-          .setProperties(struct(wrapSecrets(created.outs ?? {}, secretKeys())));
-      });
+      answer(
+        callback,
+        secretKeys,
+        async () => {
+          r = resourceOf(call.request.getType());
+          const inputs = withoutProvider(props.plain);
+          if (call.request.getPreview()) {
+            return new w.provider.CreateResponse().setProperties(struct(wrapSecrets(inputs, secretKeys())));
+          }
+          const created = await ops(r).create(serviceSettings(), inputs);
+          return new w.provider.CreateResponse()
+            .setId(created.id)
+            .setProperties(struct(wrapSecrets(created.outs ?? {}, secretKeys())));
+        },
+        () => secretTextsOf([props], r),
+      );
     },
 
     // Read: a refresh sends the state in `properties`; a `get` sends none and only `inputs`. An
@@ -412,15 +440,20 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
         ...inputs.secretKeys,
         ...(r ? secretKeysOf(r, { ...given, ...inputs.plain }) : []),
       ];
-      answer(callback, secretKeys, async () => {
-        r = resourceOf(call.request.getType());
-        const read = await ops(r).read(serviceSettings(), call.request.getId(), withoutProvider(given));
-        const res = new w.provider.ReadResponse()
-          .setId(read.id ?? "")
-          .setProperties(struct(wrapSecrets(read.props ?? {}, secretKeys())));
-        if (read.inputs) res.setInputs(struct(wrapSecrets(read.inputs, secretKeys())));
-        return res;
-      });
+      answer(
+        callback,
+        secretKeys,
+        async () => {
+          r = resourceOf(call.request.getType());
+          const read = await ops(r).read(serviceSettings(), call.request.getId(), withoutProvider(given));
+          const res = new w.provider.ReadResponse()
+            .setId(read.id ?? "")
+            .setProperties(struct(wrapSecrets(read.props ?? {}, secretKeys())));
+          if (read.inputs) res.setInputs(struct(wrapSecrets(read.inputs, secretKeys())));
+          return res;
+        },
+        () => secretTextsOf([state, inputs], r),
+      );
     },
 
     // Update: in a preview nothing is written; the new inputs are the outputs to be.
@@ -433,22 +466,29 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
         ...news.secretKeys,
         ...(r ? secretKeysOf(r, news.plain) : []),
       ];
-      answer(callback, secretKeys, async () => {
-        r = resourceOf(call.request.getType());
-        const newInputs = withoutProvider(news.plain);
-        if (call.request.getPreview()) {
-          return new w.provider.UpdateResponse().setProperties(struct(wrapSecrets(newInputs, secretKeys())));
-        }
-        const updated = await ops(r).update(
-          serviceSettings(),
-          call.request.getId(),
-          withoutProvider(olds.plain),
-          newInputs,
-        );
-        return new w.provider.UpdateResponse().setProperties(
-          struct(wrapSecrets(updated.outs ?? {}, secretKeys())),
-        );
-      });
+      answer(
+        callback,
+        secretKeys,
+        async () => {
+          r = resourceOf(call.request.getType());
+          const newInputs = withoutProvider(news.plain);
+          if (call.request.getPreview()) {
+            return new w.provider.UpdateResponse().setProperties(
+              struct(wrapSecrets(newInputs, secretKeys())),
+            );
+          }
+          const updated = await ops(r).update(
+            serviceSettings(),
+            call.request.getId(),
+            withoutProvider(olds.plain),
+            newInputs,
+          );
+          return new w.provider.UpdateResponse().setProperties(
+            struct(wrapSecrets(updated.outs ?? {}, secretKeys())),
+          );
+        },
+        () => secretTextsOf([olds, news], r),
+      );
     },
 
     delete(call: { request: pb.DeleteRequest }, callback: Callback<unknown>) {
@@ -508,20 +548,14 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
           try {
             result = await f.invoke(given, settings);
           } catch (error) {
+            // The lookups echo their arguments ("no pod with id ..."): an argument given secret is
+            // shown as `[redacted]`, as the engine prints the text plain.
+            const secretArgs = [...args.secretKeys].flatMap((key) => textsIn(args.plain[key]));
+            const text = redact(withPluginConfigNames((error as Error).message ?? String(error)), secretArgs);
             const property = argumentOf(error, given, f.argumentNames);
-            if (property === undefined) {
-              throw Object.assign(
-                new Error(withPluginConfigNames((error as Error).message ?? String(error))),
-                {
-                  grpcCode: w.grpc.status.UNKNOWN,
-                },
-              );
-            }
-            res.addFailures(
-              new w.provider.CheckFailure()
-                .setProperty(property)
-                .setReason(withPluginConfigNames((error as Error).message)),
-            );
+            if (property === undefined)
+              throw Object.assign(new Error(text), { grpcCode: w.grpc.status.UNKNOWN });
+            res.addFailures(new w.provider.CheckFailure().setProperty(property).setReason(text));
             return res;
           }
           const secretKeys = args.secretKeys.size > 0 ? Object.keys(result) : (f.row.secretOutputs ?? []);
@@ -592,6 +626,26 @@ function ceilingOf(props: Props): number | undefined {
 }
 
 /**
+ * The texts of every value the engine sent secret in `sets`: what no message may show. The keys
+ * `resource` always keeps secret are left out: its operations redact those themselves, by their
+ * own rules (an env value that also stands in a plain argument is shown).
+ */
+function secretTextsOf(sets: readonly Unwrapped[], resource: ServedResource | undefined): string[] {
+  return sets.flatMap((set) => {
+    const own = new Set(resource ? secretKeysOf(resource, set.plain) : []);
+    return [...set.secretKeys].filter((key) => !own.has(key)).flatMap((key) => textsIn(set.plain[key]));
+  });
+}
+
+/** Every string inside `value` (at any depth): the texts a secret value may be printed as. */
+function textsIn(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.flatMap(textsIn);
+  if (value !== null && typeof value === "object") return Object.values(value).flatMap(textsIn);
+  return [];
+}
+
+/**
  * The argument a lookup's error is about, when it is a refusal of one: a `ValidationError` (by its
  * stable `code`, which survives two copies of the package) whose `path` starts with an argument the
  * function takes or was given. Anything else (a missing API key, the service's answer) is not.
@@ -621,24 +675,49 @@ function changedKeys(
   replaces: readonly string[],
 ): [string, "add" | "delete" | "update"][] {
   const byInputs = Object.keys(oldInputs).length > 0 ? differingKeys(oldInputs, oldInputs, news) : [];
-  const out = new Map(byInputs.length > 0 ? byInputs : differingKeys(olds, oldInputs, news));
+  // Against outputs, a value is unchanged when the output holds all of it: the service fills in
+  // what the program left out (a GPU's `count`), which is no change of the program's.
+  const out = new Map(byInputs.length > 0 ? byInputs : differingKeys(olds, oldInputs, news, holdsAllOf));
   for (const key of replaces) if (!out.has(key)) out.set(key, "update");
   return [...out];
 }
 
-/** The keys of `news` that differ from `before` (`add`, `update`), and of `oldInputs` not in `news` (`delete`). */
+/**
+ * The keys of `news` that differ from `before` (`add`, `update`; `same` judges a value, by default
+ * equal as JSON), and of `oldInputs` not in `news` (`delete`).
+ */
 function differingKeys(
   before: Props,
   oldInputs: Props,
   news: Props,
+  same: (old: unknown, now: unknown) => boolean = (old, now) => JSON.stringify(old) === JSON.stringify(now),
 ): [string, "add" | "delete" | "update"][] {
   const out = new Map<string, "add" | "delete" | "update">();
   for (const [key, value] of Object.entries(news)) {
     if (key === URN_INPUT) continue; // the URN Check added: no argument of the program
     if (!(key in before)) out.set(key, "add");
-    else if (isUnknown(value) || JSON.stringify(before[key]) !== JSON.stringify(value))
-      out.set(key, "update");
+    else if (isUnknown(value) || !same(before[key], value)) out.set(key, "update");
   }
   for (const key of Object.keys(oldInputs)) if (!(key in news)) out.set(key, "delete");
   return [...out];
+}
+
+/**
+ * True when `output` holds all of `input`: the same scalar, a list of as many items each holding
+ * the input's, an object with every member of the input's held (members the service added ignored).
+ */
+function holdsAllOf(output: unknown, input: unknown): boolean {
+  if (Array.isArray(input)) {
+    return (
+      Array.isArray(output) &&
+      output.length === input.length &&
+      input.every((v, i) => holdsAllOf(output[i], v))
+    );
+  }
+  if (input !== null && typeof input === "object") {
+    if (output === null || typeof output !== "object" || Array.isArray(output)) return false;
+    const held = output as Props;
+    return Object.entries(input as Props).every(([k, v]) => k in held && holdsAllOf(held[k], v));
+  }
+  return JSON.stringify(output) === JSON.stringify(input);
 }

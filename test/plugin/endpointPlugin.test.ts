@@ -282,4 +282,23 @@ describe("pulumi-resource-runpod-native: ServerlessEndpoint over gRPC", () => {
     const plainProbe = { http: { path: "/ping" } };
     expect((await lb.check(lbArgs(plainProbe))).inputs.smokeTest).toEqual(plainProbe);
   });
+
+  it("never shows in a Check failure a value the program gave secret", async () => {
+    const lb = resourceCalls(rpc, TYPE, "lb-secret");
+    const hiddenPath = "probe-path-from-a-secret-41c9";
+    const refused = await lb.check(
+      args("lb-secret", {
+        type: "LOAD_BALANCER",
+        scaling: { type: "REQUEST_COUNT", requestCount: 2 },
+        smokeTest: secret({ http: { path: hiddenPath } }),
+      }),
+    );
+    expect(refused.failures).toEqual([
+      {
+        property: "",
+        reason: 'smokeTest.http.path: path must be a string starting with "/", got "[redacted]"',
+      },
+    ]);
+    expect(refused.inputs.smokeTest).toEqual(secret({ http: { path: hiddenPath } }));
+  });
 });

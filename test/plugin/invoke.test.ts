@@ -329,6 +329,21 @@ describe("pulumi-resource-runpod-native: Invoke over gRPC", () => {
     }
   });
 
+  it("never shows an argument given secret in a failure or an error: the lookups echo their arguments", async () => {
+    const hidden = "pod-id-from-a-secret-7f3a";
+    const missingPod = await failure(() => invoke("getPod", { id: secret(hidden) }));
+    expect(missingPod).toEqual({
+      code: 2,
+      message: "GET /v2/pods/[redacted] failed with 404: Not Found; pod [redacted] not found",
+    });
+    const missingVolume = await invoke("getNetworkVolume", { id: secret(hidden) });
+    expect(missingVolume.result).toEqual({});
+    expect(missingVolume.failures).toHaveLength(1);
+    expect(missingVolume.failures[0]!.property).toBe("id");
+    expect(missingVolume.failures[0]!.reason).toMatch(/^No network volume has id "\[redacted\]"\. /);
+    expect(JSON.stringify(missingVolume.failures)).not.toContain(hidden);
+  });
+
   it("names this provider's config key when no API key is set", async () => {
     await rig.configure({ restUrl: emu.restUrlV2 });
     try {

@@ -179,6 +179,23 @@ describe("pulumi-resource-runpod-native: JobRun over gRPC", () => {
     expect([again.changes, again.replaces, again.detailed]).toEqual([D.DIFF_SOME, [], {}]);
   });
 
+  it("never shows in a failed run's error a value the program gave secret (the worker echoes its input)", async () => {
+    const smoke = resourceCalls(rpc, TYPE, "echoed");
+    const hidden = "prompt-from-a-secret-93be";
+    const checked = await smoke.check({
+      endpointId,
+      input: secret({ ping: hidden }),
+      expect: { output: { ping: "something else" } },
+    });
+    expect(checked.inputs.input).toEqual(secret({ ping: hidden }));
+    const error = await failure(() => smoke.create(checked.inputs));
+    expect(error.message.split("\n")[1]).toBe('  output.ping: expected "something else", got "[redacted]"');
+    expect(error.message).not.toContain(hidden);
+    expect(error.init?.reasons).toEqual([error.message]);
+    // The record the engine keeps holds the real input, secret.
+    expect(error.init?.properties.input).toEqual(secret({ ping: hidden }));
+  });
+
   it("keeps secret what the class keeps secret: redact, the output with secretOutput, an http probe with headers", async () => {
     const smoke = resourceCalls(rpc, TYPE, "secret");
     const given = { endpointId, input: { ping: 1 }, secretOutput: true, redact: [REDACTED] };

@@ -118,4 +118,27 @@ describe("pulumi-resource-runpod-native: Pod over gRPC", () => {
     expect(await service.pods.list()).toEqual([]);
     expect(await a.read(made.id, made.outs)).toEqual({ id: "", props: {} });
   });
+
+  it("after a refresh finds a pod renamed outside, Diff lists only the name, not what the service filled in", async () => {
+    const c = resourceCalls(rpc, TYPE, "drifted");
+    const args = { name: "drifted", image: "acme/dev:1", gpu: { id: stocked } };
+    const inputs = (await c.check(args)).inputs;
+    const made = await c.create(inputs);
+    // The service answers the GPU with its count, which the program left out.
+    expect(made.outs.gpu).toEqual({ id: stocked, count: 1 });
+    await service.pods.update(made.id, { name: "renamed-in-console" });
+    // refresh: the pod's outputs now hold the new name; a pod's read keeps the old inputs.
+    const refreshed = await c.read(made.id, made.outs, inputs);
+    expect([refreshed.id, refreshed.props.name]).toEqual([made.id, "renamed-in-console"]);
+    // the next preview, the program unchanged: the name goes back; nothing else changes.
+    const planned = await c.diff(made.id, refreshed.props, inputs, inputs);
+    expect(planned).toEqual({
+      changes: pb.DiffResponse.DiffChanges.DIFF_SOME,
+      replaces: [],
+      deleteBeforeReplace: false,
+      hasDetailedDiff: true,
+      detailed: { name: pb.PropertyDiff.Kind.UPDATE },
+    });
+    await c.delete(made.id, refreshed.props);
+  });
 });
