@@ -13,6 +13,11 @@ export function redact(text: string, secrets: readonly unknown[]): string {
   return redactText(text, secrets);
 }
 
+/** The API key as a value never to return or throw; none when it is unset or empty. */
+export function apiKeySecrets(settings: { apiKey?: unknown } | undefined): string[] {
+  return typeof settings?.apiKey === "string" && settings.apiKey !== "" ? [settings.apiKey] : [];
+}
+
 /**
  * Values never to return or throw outside `env`: every env value of the given argument sets (given
  * or injected by the service), and the API key. An env value that also stands in a set's plain
@@ -28,7 +33,7 @@ export function envSecretsOf(
     return JSON.stringify(rest);
   });
   const secret = [...values].filter((value) => !plain.some((text) => text.includes(value)));
-  return settings?.apiKey ? [...secret, settings.apiKey] : secret;
+  return [...secret, ...apiKeySecrets(settings)];
 }
 
 /**

@@ -24,9 +24,8 @@ import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent } from "../common/managedCreate";
 import { defineOperations } from "../common/operations";
-import { redact } from "../common/redaction";
+import { apiKeySecrets, redact } from "../common/redaction";
 import { isUnknown } from "../common/unknown";
-import type { RunpodSettings } from "../config";
 import { ARG_NAMES, checkEcrDelegationArgs, type EcrDelegationInputs, plainInputs } from "./args";
 
 type Props = Record<string, unknown>;
@@ -66,7 +65,7 @@ async function diffPlan(olds: Props, news: Props): Promise<pulumi.dynamic.DiffRe
  */
 export const createEcrDelegation: ResourceOperations["create"] = async (settings, raw) => {
   const inputs = plainInputs(raw);
-  const secrets = secretsOf(settings);
+  const secrets = apiKeySecrets(settings);
   return withProviderErrors(secrets, async () => {
     const client = hostClient(settings);
     const sent = parseEcrRepositoryArn(inputs.resource);
@@ -132,7 +131,7 @@ const RELIST_PAUSE_MS = 500;
 export const readEcrDelegation: ResourceOperations["read"] = async (settings, id, props) => {
   const old = withoutProvider(props ?? {});
   const adopting = typeof old.resource !== "string" && typeof old.awsUser !== "string";
-  return withProviderErrors(secretsOf(settings), async () => {
+  return withProviderErrors(apiKeySecrets(settings), async () => {
     const client = hostClient(settings);
     const find = async () => (await client.registries.delegations.list()).find((d) => d.id === id);
     let live = await find();
@@ -172,7 +171,7 @@ export const updateEcrDelegation: ResourceOperations["update"] = async (_setting
 
 /** `delete`: revokes by id; a delegation already gone (404) counts as revoked. */
 export const deleteEcrDelegation: ResourceOperations["delete"] = async (settings, id) => {
-  await withProviderErrors(secretsOf(settings), async () => {
+  await withProviderErrors(apiKeySecrets(settings), async () => {
     await deleteIfPresent(() => hostClient(settings).registries.delegations.revoke(id));
   });
 };
@@ -180,11 +179,6 @@ export const deleteEcrDelegation: ResourceOperations["delete"] = async (settings
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-/** The only secret an operation may meet: the API key. */
-function secretsOf(settings: RunpodSettings | undefined): string[] {
-  return typeof settings?.apiKey === "string" && settings.apiKey !== "" ? [settings.apiKey] : [];
-}
 
 /** The outputs: the delegation as the service holds it (no `id`: that is the resource's id). */
 function outputsOf(d: EcrDelegation, resource: string | undefined): EcrDelegationOutputs {

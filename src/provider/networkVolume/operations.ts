@@ -45,7 +45,7 @@ import { withProviderErrors } from "../common/engineText";
 import { hostClient, withoutProvider } from "../common/host";
 import { createReconciled, deleteIfPresent, readOrGone } from "../common/managedCreate";
 import { defineOperations } from "../common/operations";
-import { redact } from "../common/redaction";
+import { apiKeySecrets, redact } from "../common/redaction";
 import { isUnknown } from "../common/unknown";
 import { boundEntry } from "../common/wording";
 import { type RunpodSettings, resolveSettings } from "../config";
@@ -165,7 +165,7 @@ async function diffPlan(
  */
 export const createNetworkVolume: ResourceOperations["create"] = async (settings, raw) => {
   const inputs = plainInputs(raw);
-  return withProviderErrors(secretsOf(settings), async () => {
+  return withProviderErrors(apiKeySecrets(settings), async () => {
     const client = hostClient(settings);
     const { record, recoveredAfter } = await createReconciled({
       kind: "network volume",
@@ -177,7 +177,7 @@ export const createNetworkVolume: ResourceOperations["create"] = async (settings
     });
     // The CLI shows the host's stderr to the user (under the stack): redacted like every message.
     if (recoveredAfter !== undefined)
-      process.stderr.write(`warning: ${redact(recoveredAfter, secretsOf(settings))}\n`);
+      process.stderr.write(`warning: ${redact(recoveredAfter, apiKeySecrets(settings))}\n`);
     return { id: record.id, outs: outputsOf(record, settings) };
   });
 };
@@ -210,7 +210,7 @@ export function volumeDifferences(
 export const readNetworkVolume: ResourceOperations["read"] = async (settings, id, props) => {
   const old = withoutProvider(props ?? {});
   const adopting = old.dataCenterId === undefined && old.size === undefined;
-  return withProviderErrors(secretsOf(settings), async () => {
+  return withProviderErrors(apiKeySecrets(settings), async () => {
     const live = await readOrGone(() => hostClient(settings).networkVolumes.get(id));
     if (live === undefined) {
       if (!adopting) return { id: "", props: {} };
@@ -233,7 +233,7 @@ export const readNetworkVolume: ResourceOperations["read"] = async (settings, id
 export const updateNetworkVolume: ResourceOperations["update"] = async (settings, id, oldsRaw, news) => {
   const olds = withoutProvider(oldsRaw ?? {});
   const inputs = plainInputs(news);
-  return withProviderErrors(secretsOf(settings), async () => {
+  return withProviderErrors(apiKeySecrets(settings), async () => {
     if (typeof olds.size === "number" && inputs.size < olds.size) {
       throw new RunpodError(shrinkMessage(olds.size, inputs.size, ` (id ${id})`));
     }
@@ -268,7 +268,7 @@ export const updateNetworkVolume: ResourceOperations["update"] = async (settings
  */
 export const deleteNetworkVolume: ResourceOperations["delete"] = async (settings, id, props) => {
   const label = typeof props?.name === "string" ? `"${props.name}" (id ${id})` : `id ${id}`;
-  await withProviderErrors(secretsOf(settings), async () => {
+  await withProviderErrors(apiKeySecrets(settings), async () => {
     try {
       await deleteIfPresent(() => hostClient(settings).networkVolumes.delete(id));
     } catch (error) {
@@ -297,11 +297,6 @@ function dialectOf(settings: RunpodSettings | undefined): "v1" | "v2" | undefine
   } catch {
     return undefined;
   }
-}
-
-/** The only secret an operation may meet: the API key. */
-function secretsOf(settings: RunpodSettings | undefined): string[] {
-  return typeof settings?.apiKey === "string" && settings.apiKey !== "" ? [settings.apiKey] : [];
 }
 
 /** The outputs: the volume as the service holds it (no `id`: that is the resource's id). */

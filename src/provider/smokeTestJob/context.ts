@@ -15,6 +15,7 @@ import {
   secretEnvValues,
 } from "../../client";
 import type { Clock } from "../clock";
+import { apiKeySecrets } from "../common/redaction";
 import { printable } from "../common/wording";
 import { clientFromSettings, type RunpodSettings, resolveSettings } from "../config";
 import { runWorkerRate } from "../cost/endpoint";
@@ -133,7 +134,7 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
     loadBalancer: v1 ? undefined : (endpointId) => restClient().loadBalancer(endpointId),
     loadBalancerUnavailable: v1 ? PROBE_NEEDS_V2 : undefined,
     clock: resolved.clock,
-    secrets: typeof resolved.apiKey === "string" && resolved.apiKey !== "" ? [resolved.apiKey] : [],
+    secrets: apiKeySecrets(resolved),
     log: (line) => {
       // Progress lines carry the service's text (statuses, ids): no ESC, BEL or CR reaches the terminal.
       process.stderr.write(`${printable(line, Number.POSITIVE_INFINITY, true)}\n`);
