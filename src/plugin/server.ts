@@ -11,6 +11,7 @@
  */
 import type * as grpcTypes from "@grpc/grpc-js";
 import type * as pb from "@pulumi/pulumi/proto/provider_pb.js";
+import { CANCELLED, DeploymentCancelledError } from "../provider/clock";
 import type { ResourceOperations } from "../provider/common/dynamicProvider";
 import { withoutProvider } from "../provider/common/host";
 import { redact } from "../provider/common/redaction";
@@ -135,7 +136,12 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
   const env = options.env ?? process.env;
   const served = new Map((options.resources ?? servedResources()).map((r) => [r.token, r]));
   const functions = new Map((options.functions ?? servedFunctions()).map((f) => [f.token, f]));
-  let settings: RunpodSettings = settingsFromArgs({}, env);
+  /** Aborted by `Cancel`: every operation's wait ends early (see `RunpodSettings.signal`). */
+  const cancellation = new AbortController();
+  /** Settings with the deployment's cancellation attached (not enumerable, like `sources`). */
+  const withCancellation = (resolved: RunpodSettings): RunpodSettings =>
+    Object.defineProperty(resolved, "signal", { value: cancellation.signal, enumerable: false });
+  let settings: RunpodSettings = withCancellation(settingsFromArgs({}, env));
   const engineAt = (address: string | undefined) =>
     address === undefined
       ? undefined
@@ -170,6 +176,18 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
   const serviceSettings = (): RunpodSettings => {
     if (!settings.apiKey) throw new Error(missingApiKeyMessage());
     return settings;
+  };
+
+  /**
+   * Settings for a call that writes (Create, Update): after `Cancel` nothing new is written, so no
+   * object is made that the cancelled deployment would not wait for. The engine starts no step
+   * after it signals cancellation (`deploymentExecutor.Execute`, pkg/resource/deploy/
+   * deployment_executor.go); this holds even if one was already on its way.
+   */
+  const writeSettings = (r: ServedResource, what: "create" | "update"): RunpodSettings => {
+    if (cancellation.signal.aborted)
+      throw new Error(`${r.row.className}: not ${what}d: ${CANCELLED}; nothing was sent to RunPod.`);
+    return serviceSettings();
   };
 
   /**
@@ -293,7 +311,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
               if (k.startsWith(prefix)) plain[k.slice(prefix.length)] = v;
             }
           }
-          settings = settingsFromArgs(plain, env);
+          settings = withCancellation(settingsFromArgs(plain, env));
           await log("DEBUG", `${PACKAGE_NAME} configured: ${describeSources(settings)}`);
           return new w.provider.ConfigureResponse()
             .setAcceptsecrets(CAPABILITIES.acceptSecrets)
@@ -418,7 +436,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
           if (call.request.getPreview()) {
             return new w.provider.CreateResponse().setProperties(struct(wrapSecrets(inputs, secretKeys())));
           }
-          const created = await ops(r).create(serviceSettings(), inputs);
+          const created = await ops(r).create(writeSettings(r, "create"), inputs);
           return new w.provider.CreateResponse()
             .setId(created.id)
             .setProperties(struct(wrapSecrets(created.outs ?? {}, secretKeys())));
@@ -478,7 +496,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
             );
           }
           const updated = await ops(r).update(
-            serviceSettings(),
+            writeSettings(r, "update"),
             call.request.getId(),
             withoutProvider(olds.plain),
             newInputs,
@@ -564,13 +582,19 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
       );
     },
 
-    // Cancel: the engine asks the plugin to wind down (`SignalCancellation`); operations in flight
-    // finish their own bounded waits, and nothing new starts after the engine stops calling.
+    // Cancel: the engine signals cancellation on the first Ctrl-C (`SignalCancellation`,
+    // pkg/host/host.go, from `deploymentExecutor.Execute`) and waits for the steps in flight, then
+    // ends; a second Ctrl-C exits at once, losing whatever a step had made. So every wait in
+    // flight ends now (`RunpodSettings.signal`): "Operation aborted in this way will return an
+    // error (e.g., `Update` and `Create` will either a creation error or an initialization error)"
+    // (`SignalCancellation`, pkg/resource/plugin/provider.go), and an object already made comes
+    // back as an init error carrying its id, which the engine keeps in the state. Answered at once:
+    // "advisory and non-blocking".
     cancel(_call: unknown, callback: Callback<unknown>) {
-      void log(
-        "DEBUG",
-        `${PACKAGE_NAME}: cancellation requested; operations in flight finish their current step`,
-      ).then(() => callback(null, new w.Empty()));
+      cancellation.abort(new DeploymentCancelledError());
+      void log("DEBUG", `${PACKAGE_NAME}: cancelled; waits in flight end now, nothing new is written`).then(
+        () => callback(null, new w.Empty()),
+      );
     },
 
     // Attach: an engine that attached to a plugin already running (PULUMI_DEBUG_PROVIDERS) gives its

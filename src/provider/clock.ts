@@ -67,3 +67,22 @@ export function timeoutSignal(clock: Clock, ms: number): { signal: AbortSignal; 
   );
   return { signal: controller.signal, clear: () => clock.clearTimeout(handle) };
 }
+
+/**
+ * The reason `RunpodSettings.signal` aborts with when the engine cancels the deployment: a wait
+ * that sees it ends as at its timeout, with {@link CANCELLED} as the why.
+ */
+export class DeploymentCancelledError extends Error {
+  override name = "DeploymentCancelledError";
+  constructor() {
+    super(CANCELLED);
+  }
+}
+
+/** How a wait ended by a cancellation says so, as a clause: "the deployment was cancelled (Ctrl-C)". */
+export const CANCELLED = "the deployment was cancelled (Ctrl-C)";
+
+/** True when `error` is `signal`'s abort: the wait that threw it was cancelled, not failed. */
+export function isCancellation(error: unknown, signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && error === signal.reason;
+}

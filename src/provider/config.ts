@@ -54,6 +54,15 @@ export interface RunpodSettings {
    */
   clock?: Clock;
   /**
+   * Aborted when the engine cancels the deployment (the native plugin's `Cancel`, sent on the first
+   * Ctrl-C). Every wait of an operation (a pod's or a cluster's readiness, an endpoint's rollout, a
+   * smoke test) then ends as it ends at its own timeout, saying it was cancelled: an object created
+   * so far is answered as a partial failure carrying its id, so the engine keeps it in the state.
+   * Never from stack config or the environment. Not enumerable.
+   * @default never aborted
+   */
+  signal?: AbortSignal;
+  /**
    * How long an `SshKey` edit waits after its verified write before reading the account's set
    * once more, ms (on `clock`). Never from stack config; the provider host reads
    * `RUNPOD_SSH_KEY_SETTLE_MS` when this is unset.
@@ -61,6 +70,9 @@ export interface RunpodSettings {
    */
   sshKeySettleMs?: number;
 }
+
+/** What a wait takes from the settings: its clock and the deployment's cancellation. */
+export type WaitSettings = Pick<RunpodSettings, "clock" | "signal">;
 
 /** Cost settings as given: stack config first, then the environment; blank counts as unset, except for the budget. */
 export interface CostSettings {

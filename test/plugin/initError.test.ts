@@ -83,7 +83,7 @@ describe("an init error over gRPC", () => {
       await rpc.call("attach", new pluginPb.PluginAttach().setAddress(engine.address));
       await rpc.call("cancel", new Empty());
       expect(engine.logs.map((l) => l.message)).toEqual([
-        "runpod-native: cancellation requested; operations in flight finish their current step",
+        "runpod-native: cancelled; waits in flight end now, nothing new is written",
       ]);
     } finally {
       engine.close();

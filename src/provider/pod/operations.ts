@@ -90,7 +90,7 @@ export const createPod: ResourceOperations["create"] = async (settings, raw) => 
         progress.pod = (await client.pods.action(progress.pod.id, "stop")) ?? progress.pod;
       // A locked pod refuses stop: lock after it.
       if (inputs.locked === true) progress.pod = await client.pods.update(progress.pod.id, { locked: true });
-      progress.pod = await waitOrFail(client, progress.pod, inputs, all, settings?.clock, provider);
+      progress.pod = await waitOrFail(client, progress.pod, inputs, all, settings, provider);
       const pod = progress.pod;
       return {
         id: pod.id,
@@ -163,7 +163,7 @@ export const updatePod: ResourceOperations["update"] = async (settings, id, olds
       progress.pod = await powerTo(client, progress.pod, wantedOf(inputs), label);
       if (lockLater) progress.pod = await client.pods.update(id, { locked: true });
       const all = secretsOf(progress.pod);
-      progress.pod = await waitOrFail(client, progress.pod, inputs, all, settings?.clock, provider);
+      progress.pod = await waitOrFail(client, progress.pod, inputs, all, settings, provider);
       return { outs: await withHourlyCost(settings, outputsOf(progress.pod, inputs, all), inputs, client) };
     });
   });

@@ -25,6 +25,7 @@ import {
 import type { Clock } from "../clock";
 import { labelOf } from "../common/host";
 import { describeError } from "../common/wording";
+import type { WaitSettings } from "../config";
 import { readLogTail } from "../smokeTestJob/logTail";
 import { DEFAULT_WAIT_TIMEOUT_MS, type PodInputs } from "./args";
 import { wantedOf } from "./changes";
@@ -68,17 +69,18 @@ export async function powerTo(
 }
 
 /**
- * Waits per the inputs, on `clock` (the settings' clock; the real one when absent); a pod that
- * does not become usable is a partial failure with its log tail.
+ * Waits per the inputs, on the settings' clock (the real one when absent) until the deployment is
+ * cancelled; a pod that does not become usable is a partial failure with its log tail.
  */
 export async function waitOrFail(
   client: RunpodClient,
   pod: Pod,
   inputs: PodInputs,
   secrets: readonly string[],
-  clock?: Clock,
+  waits?: WaitSettings,
   provider?: unknown,
 ): Promise<Pod> {
+  const clock = waits?.clock;
   const result = await waitForPod({
     client,
     pod,
@@ -86,6 +88,7 @@ export async function waitOrFail(
     waitFor: inputs.waitFor ?? "running",
     timeoutMs: inputs.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS,
     clock,
+    signal: waits?.signal,
   });
   if (result.kind === "ready") return result.pod;
   throw await waitFailed(client, result, inputs, secrets, clock, provider);

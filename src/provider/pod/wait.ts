@@ -7,7 +7,7 @@
  */
 import * as net from "node:net";
 import { NotFoundError, type Pod, type RunpodClient } from "../../client";
-import { type Clock, sleep, systemClock } from "../clock";
+import { CANCELLED, type Clock, isCancellation, sleep, systemClock } from "../clock";
 import { boundEntry, printable } from "../common/wording";
 import type { PodWaitFor } from "./args";
 
@@ -41,6 +41,11 @@ export interface WaitOptions {
   timeoutMs: number;
   /** Time and timers of the pauses between reads and of the deadline. @default the real clock */
   clock?: Clock;
+  /**
+   * Ends the wait between two reads when it aborts (the deployment cancelled), as a failure that
+   * says so. @default never
+   */
+  signal?: AbortSignal;
 }
 
 /** Waits as {@link WaitOptions} says: the pod when it is usable, else why not. */
@@ -76,18 +81,22 @@ export async function waitForPod(options: WaitOptions): Promise<{ kind: "ready";
       return { kind: "failure", pod, history, why: `it went to ${status} instead of RUNNING` };
     }
     const left = timeoutMs - (now() - started);
+    const what = wanted === "EXITED" ? "EXITED" : describeWait(waitFor);
+    const standing = `its status is ${status}` + (lastProbe ? ` (${lastProbe})` : "");
     if (left <= 0) {
-      const what = wanted === "EXITED" ? "EXITED" : describeWait(waitFor);
       return {
         kind: "failure",
         pod,
         history,
-        why:
-          `it was not ${what} within waitTimeoutMs (${timeoutMs} ms); its status is ${status}` +
-          (lastProbe ? ` (${lastProbe})` : ""),
+        why: `it was not ${what} within waitTimeoutMs (${timeoutMs} ms); ${standing}`,
       };
     }
-    await sleep(clock, Math.min(POLL_INTERVAL_MS, left));
+    try {
+      await sleep(clock, Math.min(POLL_INTERVAL_MS, left), options.signal);
+    } catch (error) {
+      if (!isCancellation(error, options.signal)) throw error;
+      return { kind: "failure", pod, history, why: `it was not ${what} when ${CANCELLED}; ${standing}` };
+    }
     try {
       pod = await client.pods.get(pod.id);
       missingSince = undefined;

@@ -1,0 +1,88 @@
+/**
+ * `Cancel` over gRPC, as the engine sends it on the first Ctrl-C (`SignalCancellation`,
+ * pkg/host/host.go): a Create waiting for its object ends now as an init error carrying the id
+ * (so the engine keeps the object in the state), however long its own `waitTimeoutMs` is; and
+ * nothing new is written afterwards. Each test starts its own plugin: a cancellation is for the
+ * process's life. Needs the build.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { RunpodClient } from "../../src/client";
+import { Empty, failure, type PluginRig, resourceCalls, secret, startPluginRig } from "./pluginKit";
+
+const API_KEY = "plugin-cancel-key-51c9e0";
+/** Far longer than the test's own timeout: a wait that is not cancelled fails the test. */
+const HOUR_MS = 3_600_000;
+
+describe("pulumi-resource-runpod-native: Cancel", () => {
+  let rig: PluginRig | undefined;
+
+  afterEach(async () => {
+    const closed = await rig?.close();
+    rig = undefined;
+    expect(closed?.stderr ?? "").not.toContain(API_KEY);
+  });
+
+  /** A rig configured against its emulator, and a client of that emulator. */
+  async function started(podStartMs: number) {
+    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false, podStartMs });
+    await rig.configure({ apiKey: secret(API_KEY), restUrl: rig.emu.restUrlV2 });
+    const service = new RunpodClient({ apiKey: API_KEY, restUrl: rig.emu.restUrlV2, maxRetries: 0 });
+    return { rig, service };
+  }
+
+  it("a Pod waiting to run ends as an init error with its id; a later Create or Update sends nothing", async () => {
+    // The emulator's pods take an hour to start; the pod's own wait allows an hour too.
+    const { rig, service } = await started(HOUR_MS);
+    const pod = resourceCalls(rig.rpc, "runpod-native:index:Pod", "trainer");
+    const gpus = await service.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
+    const gpu = { id: gpus.find((g) => g.availability === "HIGH")?.id };
+    const checked = await pod.check({ name: "trainer", image: "acme/train:1", gpu, waitTimeoutMs: HOUR_MS });
+    expect(checked.failures).toEqual([]);
+    const inputs = checked.inputs;
+    const creating = failure(() => pod.create(inputs));
+    // The POST landed and the create is waiting: now the engine cancels.
+    const [made] = await vi.waitFor(
+      async () => {
+        const pods = await service.pods.list();
+        if (pods.length === 0) throw new Error("no pod yet");
+        return pods;
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    await rig.rpc.call("cancel", new Empty());
+
+    const error = await creating;
+    expect(error.init?.id).toBe(made.id);
+    // The pod as last read (the emulator's pod is provisioning: an hour to start).
+    const status = String(error.init?.properties.status);
+    expect([status, error.init?.properties.name]).toEqual(["PROVISIONING", "trainer"]);
+    expect(error.init?.reasons).toHaveLength(1);
+    expect(error.init?.reasons[0]).toMatch(
+      new RegExp(
+        `^Pod "trainer" \\(id ${made.id}\\) is not usable: it was not RUNNING when the deployment was ` +
+          "cancelled \\(Ctrl-C\\); its status is PROVISIONING\\. Status history: (CREATED -> )?PROVISIONING\\. ",
+      ),
+    );
+    expect(error.init?.reasons[0]).toContain("The pod is kept in the stack");
+    // The pod is still there: the engine keeps it (by the init error's id); nothing was deleted.
+    expect((await service.pods.list()).map((p) => p.id)).toEqual([made.id]);
+
+    // After the cancellation nothing new is written: a create and an update are refused unsent.
+    const other = resourceCalls(rig.rpc, "runpod-native:index:Pod", "second");
+    const refused = await failure(() => other.create({ ...inputs, name: "second" }));
+    expect([refused.init, refused.message]).toEqual([
+      undefined,
+      "Pod: not created: the deployment was cancelled (Ctrl-C); nothing was sent to RunPod.",
+    ]);
+    const state = error.init?.properties ?? {};
+    const notUpdated = await failure(() => pod.update(made.id, state, { ...inputs, name: "renamed" }));
+    expect(notUpdated.message).toBe(
+      "Pod: not updated: the deployment was cancelled (Ctrl-C); nothing was sent to RunPod.",
+    );
+    expect((await service.pods.list()).map((p) => [p.id, p.name])).toEqual([[made.id, "trainer"]]);
+    // Reads and deletes are not refused: they write nothing new.
+    expect((await pod.read(made.id, state)).id).toBe(made.id);
+    await pod.delete(made.id, state);
+    expect(await service.pods.list()).toEqual([]);
+  });
+});
