@@ -355,9 +355,14 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
                 .setReason(redact(withPluginConfigNames(f.reason), secretTextsOf([news], r))),
             );
           }
-          // A new resource's ceiling (Check without olds: `old == nil` in `sg.generateSteps`, no Diff follows).
+          // A new resource's ceiling (Check without olds: `old == nil` in `sg.generateSteps`, no Diff
+          // follows), only when it passes: beside a refusal the line would read as accepted.
           const ceiling = ceilingOf(inputs);
-          if (Object.keys(olds.plain).length === 0 && ceiling !== undefined) {
+          if (
+            Object.keys(olds.plain).length === 0 &&
+            ceiling !== undefined &&
+            res.getFailuresList().length === 0
+          ) {
             await log("INFO", `ceiling ${ceiling} USD/h`, call.request.getUrn());
           }
           return res;
@@ -626,10 +631,12 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
 
 /**
  * The ceiling line. A plain `pulumi preview` lists a price change only as `[diff: ~hourlyCost]`
- * (the figures need `--diff`), so Diff logs `ceiling <old> → <new> USD/h` when they differ, and Check
- * of a new resource `ceiling <usd> USD/h`: Check has no olds exactly when the engine plans a create
- * (`old == nil`, `sg.continueStepsFromImport`, pkg/resource/deploy/step_generator.go), and no Diff
- * follows a create. What the user sees, from pulumi/pulumi: the engine takes the log with its URN
+ * (the figures need `--diff`), so Diff logs `ceiling <old> → <new> USD/h` when they differ, and
+ * Check of a new resource `ceiling <usd> USD/h` when it passes: none beside a failure, on which the
+ * engine bails ("resource <urn> is invalid", `sg.generateSteps`), as the line would read as
+ * accepted. Check has no olds exactly when the engine plans a create (`old == nil`,
+ * `sg.continueStepsFromImport`, pkg/resource/deploy/step_generator.go), and no Diff follows a
+ * create. What the user sees, from pulumi/pulumi: the engine takes the log with its URN
  * (`hostServer.Log`, pkg/host/host_server.go) as a diagnostic of that resource; the display shows
  * it on the resource's row and again, after the run, under the resource's header in the
  * "Diagnostics:" section (`printDiagnostics`, pkg/backend/display/progress.go) as `info: ...`.
