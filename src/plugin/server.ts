@@ -112,7 +112,9 @@ function operationError(
   const detail = new w.provider.ErrorResourceInitFailed();
   detail.setId(e.id);
   detail.setProperties(
-    w.Struct.fromJavaScript(withoutUndefined(wrapSecrets(e.properties ?? {}, secretKeys))) as never,
+    w.Struct.fromJavaScript(
+      withoutUndefined(wrapSecrets(withoutId(e.properties ?? {}), secretKeys)),
+    ) as never,
   );
   const reasons = Array.isArray(e.reasons) && e.reasons.length > 0 ? e.reasons.map(String) : [e.message];
   detail.setReasonsList(reasons.map(shown));
@@ -129,6 +131,18 @@ function operationError(
 }
 
 const js = (s: StructMessage | undefined): Props => s?.toJavaScript() ?? {};
+
+/**
+ * Properties as the plugin answers them: without `id`. The engine takes a resource's id from the
+ * answer's `id` field (`provider.Create`/`Read`, pkg/resource/plugin/provider_plugin.go), and `id`
+ * is reserved in a package schema (`reservedNonComponentPropertyKeys`, pkg/codegen/schema/
+ * reserved_keywords.go), so no SDK could expose it as an output. The operations' outputs keep it
+ * where the service's record has it (a Pod's, a Template's), as the dynamic path stores them.
+ */
+function withoutId(props: Props): Props {
+  const { id: _id, ...rest } = props;
+  return rest;
+}
 
 /** Starts the plugin's server on 127.0.0.1, on a port of the system's choosing. */
 export async function startPlugin(options: PluginOptions = {}): Promise<RunningPlugin> {
@@ -444,7 +458,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
           const created = await ops(r).create(writeSettings(r, "create"), inputs);
           return new w.provider.CreateResponse()
             .setId(created.id)
-            .setProperties(struct(wrapSecrets(created.outs ?? {}, secretKeys())));
+            .setProperties(struct(wrapSecrets(withoutId(created.outs ?? {}), secretKeys())));
         },
         () => secretTextsOf([props], r),
       );
@@ -471,8 +485,8 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
           const read = await ops(r).read(serviceSettings(), call.request.getId(), withoutProvider(given));
           const res = new w.provider.ReadResponse()
             .setId(read.id ?? "")
-            .setProperties(struct(wrapSecrets(read.props ?? {}, secretKeys())));
-          if (read.inputs) res.setInputs(struct(wrapSecrets(read.inputs, secretKeys())));
+            .setProperties(struct(wrapSecrets(withoutId(read.props ?? {}), secretKeys())));
+          if (read.inputs) res.setInputs(struct(wrapSecrets(withoutId(read.inputs), secretKeys())));
           return res;
         },
         () => secretTextsOf([state, inputs], r),
@@ -507,7 +521,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
             newInputs,
           );
           return new w.provider.UpdateResponse().setProperties(
-            struct(wrapSecrets(updated.outs ?? {}, secretKeys())),
+            struct(wrapSecrets(withoutId(updated.outs ?? {}), secretKeys())),
           );
         },
         () => secretTextsOf([olds, news], r),

@@ -84,7 +84,6 @@ describe("pulumi-resource-runpod-native: Pod over gRPC", () => {
     // up of "a": gpu.id has no stock, so it lands on the fallback; env still secret.
     const made = await a.create(inputs);
     expect(made.outs).toMatchObject({
-      id: made.id,
       name: "worker",
       status: "RUNNING",
       desiredStatus: "RUNNING",
@@ -94,6 +93,8 @@ describe("pulumi-resource-runpod-native: Pod over gRPC", () => {
       env: secret({ HF_TOKEN: ENV_SECRET }),
     });
     expect((await service.pods.list()).map((p) => [p.id, p.name])).toEqual([[made.id, "worker"]]);
+    // The id is the answer's id, not an output (the schema declares none: `id` is reserved).
+    expect(made.outs).not.toHaveProperty("id");
 
     // unchanged: no change planned (the state's outputs against the same inputs).
     const D = pb.DiffResponse.DiffChanges;
