@@ -112,7 +112,9 @@ function operationError(
   const detail = new w.provider.ErrorResourceInitFailed();
   detail.setId(e.id);
   detail.setProperties(
-    w.Struct.fromJavaScript(withoutUndefined(wrapSecrets(e.properties ?? {}, secretKeys))) as never,
+    w.Struct.fromJavaScript(
+      withoutUndefined(wrapSecrets(withoutId(e.properties ?? {}), secretKeys)),
+    ) as never,
   );
   const reasons = Array.isArray(e.reasons) && e.reasons.length > 0 ? e.reasons.map(String) : [e.message];
   detail.setReasonsList(reasons.map(shown));
@@ -129,6 +131,18 @@ function operationError(
 }
 
 const js = (s: StructMessage | undefined): Props => s?.toJavaScript() ?? {};
+
+/**
+ * Properties as the plugin answers them: without `id`. The engine takes a resource's id from the
+ * answer's `id` field (`provider.Create`/`Read`, pkg/resource/plugin/provider_plugin.go), and `id`
+ * is reserved in a package schema (`reservedNonComponentPropertyKeys`, pkg/codegen/schema/
+ * reserved_keywords.go), so no SDK could expose it as an output. The operations' outputs keep it
+ * where the service's record has it (a Pod's, a Template's), as the dynamic path stores them.
+ */
+function withoutId(props: Props): Props {
+  const { id: _id, ...rest } = props;
+  return rest;
+}
 
 /** Starts the plugin's server on 127.0.0.1, on a port of the system's choosing. */
 export async function startPlugin(options: PluginOptions = {}): Promise<RunningPlugin> {
@@ -355,9 +369,14 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
                 .setReason(redact(withPluginConfigNames(f.reason), secretTextsOf([news], r))),
             );
           }
-          // A new resource's ceiling (Check without olds: `old == nil` in `sg.generateSteps`, no Diff follows).
+          // A new resource's ceiling (Check without olds: `old == nil` in `sg.generateSteps`, no Diff
+          // follows), only when it passes: beside a refusal the line would read as accepted.
           const ceiling = ceilingOf(inputs);
-          if (Object.keys(olds.plain).length === 0 && ceiling !== undefined) {
+          if (
+            Object.keys(olds.plain).length === 0 &&
+            ceiling !== undefined &&
+            res.getFailuresList().length === 0
+          ) {
             await log("INFO", `ceiling ${ceiling} USD/h`, call.request.getUrn());
           }
           return res;
@@ -439,7 +458,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
           const created = await ops(r).create(writeSettings(r, "create"), inputs);
           return new w.provider.CreateResponse()
             .setId(created.id)
-            .setProperties(struct(wrapSecrets(created.outs ?? {}, secretKeys())));
+            .setProperties(struct(wrapSecrets(withoutId(created.outs ?? {}), secretKeys())));
         },
         () => secretTextsOf([props], r),
       );
@@ -466,8 +485,8 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
           const read = await ops(r).read(serviceSettings(), call.request.getId(), withoutProvider(given));
           const res = new w.provider.ReadResponse()
             .setId(read.id ?? "")
-            .setProperties(struct(wrapSecrets(read.props ?? {}, secretKeys())));
-          if (read.inputs) res.setInputs(struct(wrapSecrets(read.inputs, secretKeys())));
+            .setProperties(struct(wrapSecrets(withoutId(read.props ?? {}), secretKeys())));
+          if (read.inputs) res.setInputs(struct(wrapSecrets(withoutId(read.inputs), secretKeys())));
           return res;
         },
         () => secretTextsOf([state, inputs], r),
@@ -502,7 +521,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
             newInputs,
           );
           return new w.provider.UpdateResponse().setProperties(
-            struct(wrapSecrets(updated.outs ?? {}, secretKeys())),
+            struct(wrapSecrets(withoutId(updated.outs ?? {}), secretKeys())),
           );
         },
         () => secretTextsOf([olds, news], r),
@@ -626,10 +645,12 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
 
 /**
  * The ceiling line. A plain `pulumi preview` lists a price change only as `[diff: ~hourlyCost]`
- * (the figures need `--diff`), so Diff logs `ceiling <old> → <new> USD/h` when they differ, and Check
- * of a new resource `ceiling <usd> USD/h`: Check has no olds exactly when the engine plans a create
- * (`old == nil`, `sg.continueStepsFromImport`, pkg/resource/deploy/step_generator.go), and no Diff
- * follows a create. What the user sees, from pulumi/pulumi: the engine takes the log with its URN
+ * (the figures need `--diff`), so Diff logs `ceiling <old> → <new> USD/h` when they differ, and
+ * Check of a new resource `ceiling <usd> USD/h` when it passes: none beside a failure, on which the
+ * engine bails ("resource <urn> is invalid", `sg.generateSteps`), as the line would read as
+ * accepted. Check has no olds exactly when the engine plans a create (`old == nil`,
+ * `sg.continueStepsFromImport`, pkg/resource/deploy/step_generator.go), and no Diff follows a
+ * create. What the user sees, from pulumi/pulumi: the engine takes the log with its URN
  * (`hostServer.Log`, pkg/host/host_server.go) as a diagnostic of that resource; the display shows
  * it on the resource's row and again, after the run, under the resource's header in the
  * "Diagnostics:" section (`printDiagnostics`, pkg/backend/display/progress.go) as `info: ...`.

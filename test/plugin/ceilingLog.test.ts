@@ -2,7 +2,7 @@
  * The ceiling line: a plain `pulumi preview` shows a price change only as `[diff: ~hourlyCost]`, so
  * the plugin logs a priced resource's ceiling to the engine as an info diagnostic on that resource
  * (`src/plugin/server.ts`, `ceilingOf`): Diff logs `ceiling <old> → <new> USD/h` when they differ,
- * Check of a new resource (no olds) `ceiling <usd> USD/h`. Read from the stub engine's recorded
+ * Check of a new resource (no olds) `ceiling <usd> USD/h` when it passes, nothing beside a refusal. Read from the stub engine's recorded
  * logs, over gRPC against the emulator. Needs the build (`npm run build`).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -98,6 +98,18 @@ describe("pulumi-resource-runpod-native: a priced resource's ceiling as an info 
     newLogs();
     await pod.diff("pod-dev", one, four, one);
     expect(newLogs()).toEqual([{ severity: INFO, message: "ceiling 3.59 → 14.36 USD/h", urn: pod.urn }]);
+  });
+
+  it("a new resource's ceiling only when Check passes: nothing beside its own maxHourlyUsd's refusal", async () => {
+    const ep = resourceCalls(rig.rpc, "runpod-native:index:ServerlessEndpoint", "capped");
+    const refused = await ep.check({ ...endpointArgs(4), maxHourlyUsd: 1 });
+    expect(refused.failures.map((f: { property: string }) => f.property)).toEqual(["maxHourlyUsd"]);
+    expect(refused.inputs.hourlyCost.ceilingUsd).toBe(4.4);
+    expect(newLogs()).toEqual([]);
+    // The same endpoint under a budget it fits: accepted, and its ceiling logged on its URN.
+    const accepted = await ep.check({ ...endpointArgs(4), maxHourlyUsd: 5 });
+    expect(accepted.failures).toEqual([]);
+    expect(newLogs()).toEqual([{ severity: INFO, message: "ceiling 4.4 USD/h", urn: ep.urn }]);
   });
 
   it("logs nothing for a resource without a price (a NetworkVolume's is monthly, set at create)", async () => {

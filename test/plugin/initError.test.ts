@@ -36,7 +36,8 @@ describe("an init error over gRPC", () => {
         calls.push(inputs);
         throw Object.assign(new Error("credential cred-7 was made but the registry refused its login"), {
           id: "cred-7",
-          properties: { ...inputs, state: "refused" },
+          // As a pod's: the service's record, its `id` among the fields.
+          properties: { ...inputs, id: "cred-7", state: "refused" },
           reasons: ["credential cred-7 was made but the registry refused its login"],
         });
       },
@@ -55,7 +56,7 @@ describe("an init error over gRPC", () => {
     await plugin?.close();
   });
 
-  it("carries the id, the properties with the password still secret, and the reasons", async () => {
+  it("carries the id, the properties (no `id` among them) with the password still secret, and the reasons", async () => {
     const error = await failure(() =>
       rpc.call(
         "create",

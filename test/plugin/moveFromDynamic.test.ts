@@ -15,47 +15,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SERVED_CLASSES, URN_INPUT_CLASSES } from "../../src/plugin/resources";
 import { RESOURCES } from "../../src/provider/resources";
-import { KEYS } from "../fixtures/sshKeys";
 import { type PluginRig, pb, resourceCalls, Struct, secret, startPluginRig, urnOf } from "./pluginKit";
+import { SERVED_ARGS as ARGS } from "./servedArgs";
 
 const API_KEY = "plugin-move-key-2f81c0";
 const D = pb.DiffResponse.DiffChanges;
 /** What the dynamic host stores in a state's inputs and outputs (a serialized provider; its text does not matter here). */
 const PROVIDER_TEXT =
   "exports.handler = __f0; function __f0() { return require('pulumi-runpod-dynamic/dist/provider/common/host.js'); }";
-
-/** Arguments of each served resource, as a program gives them. */
-const ARGS: Record<string, object> = {
-  ContainerRegistryAuth: {
-    name: "move-reg",
-    username: "bot",
-    password: secret("ghp_move-Registry-Secret-8a1"),
-  },
-  NetworkVolume: { name: "move-vol", size: 20, dataCenterId: "EU-RO-1" },
-  Template: { name: "move-tpl", image: "acme/app:1", env: secret({ TOKEN: "move-Template-Secret-77" }) },
-  SshKey: { publicKey: KEYS.ed25519.line },
-  Pod: { name: "move-pod", image: "acme/dev:1", cpu: { id: "cpu3c", vcpuCount: 2 }, env: { A: "1" } },
-  ServerlessEndpoint: {
-    name: "move-ep",
-    type: "QUEUE",
-    image: "acme/api:1",
-    env: { TOKEN: "move-Endpoint-Secret-5c2" },
-    gpu: { pools: ["ADA_24"] },
-    scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
-    workers: { max: 1 },
-    smokeTest: { input: { ping: 1 }, expect: { output: { ping: 1 } } },
-  },
-  // The emulator's own endpoint `echo` answers with the input.
-  JobRun: { endpointId: "echo", input: { ping: 1 }, expect: { output: { ping: 1 } }, triggers: [1] },
-  EcrDelegation: { resource: "arn:aws:ecr:us-east-2:418399314813:repository/move/app", name: "move-ecr" },
-  Cluster: {
-    name: "move-cluster",
-    type: "TRAINING",
-    compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 },
-    image: "acme/train:1",
-    env: { TOKEN: "move-Cluster-Secret-3e9" },
-  },
-};
 
 describe("moving a resource from the dynamic type to runpod-native plans no replacement", () => {
   let rig: PluginRig;
@@ -102,7 +69,9 @@ describe("moving a resource from the dynamic type to runpod-native plans no repl
       if (URN_INPUT_CLASSES.includes(className)) oldInputs.__urn = oldUrn;
       const made = await native.create(oldInputs);
       expect(made.id).not.toBe("");
-      const oldOutputs = { ...made.outs, __provider: PROVIDER_TEXT };
+      // The dynamic path's outputs also hold `id` where the service's record does (a Pod's, a
+      // Template's); the plugin answers none, so it is put back here, for every resource.
+      const oldOutputs = { ...made.outs, id: made.id, __provider: PROVIDER_TEXT };
 
       // The first up after the move: Check under the new URN, then Diff against the old state.
       const news = (await native.check(args, oldInputs)).inputs;

@@ -58,8 +58,12 @@ describe("pulumi-resource-runpod-native: Pod over gRPC", () => {
 
     // preview, then the up: "a" checked twice, counted once; env secret though given plain.
     const inputs = { ...args, env: secret({ HF_TOKEN: ENV_SECRET }), hourlyCost };
+    const seen = rig.engine.logs.length;
     expect(await a.check(args)).toEqual({ inputs, failures: [] });
     expect(await a.check(args)).toEqual({ inputs, failures: [] });
+    // Each accepted Check of the new pod logs its ceiling on its URN (INFO).
+    const ceilingLine = { severity: 1, message: `ceiling ${rate} USD/h`, urn: a.urn };
+    expect(rig.engine.logs.slice(seen)).toEqual([ceilingLine, ceilingLine]);
     expect(await a.create(inputs, true)).toEqual({ id: "", outs: inputs });
 
     // "b" takes the sum to 7.18 USD/h: refused in Check, naming this provider's key and both parts.
@@ -72,13 +76,14 @@ describe("pulumi-resource-runpod-native: Pod over gRPC", () => {
     expect(reason.split('Pod "worker" 3.59 USD/h (one pod').length - 1).toBe(2);
     expect(reason).toContain("pulumi config set runpod-native:maxHourlyUsd <usd>");
     expect(reason).not.toMatch(/\brunpod:maxHourlyUsd/);
+    // No ceiling line beside the refusal: only the accepted pod's two.
+    expect(rig.engine.logs.slice(seen)).toEqual([ceilingLine, ceilingLine]);
     // Nothing was written by the checks or the preview.
     expect(await service.pods.list()).toEqual([]);
 
     // up of "a": gpu.id has no stock, so it lands on the fallback; env still secret.
     const made = await a.create(inputs);
     expect(made.outs).toMatchObject({
-      id: made.id,
       name: "worker",
       status: "RUNNING",
       desiredStatus: "RUNNING",
@@ -88,6 +93,8 @@ describe("pulumi-resource-runpod-native: Pod over gRPC", () => {
       env: secret({ HF_TOKEN: ENV_SECRET }),
     });
     expect((await service.pods.list()).map((p) => [p.id, p.name])).toEqual([[made.id, "worker"]]);
+    // The id is the answer's id, not an output (the schema declares none: `id` is reserved).
+    expect(made.outs).not.toHaveProperty("id");
 
     // unchanged: no change planned (the state's outputs against the same inputs).
     const D = pb.DiffResponse.DiffChanges;

@@ -137,9 +137,9 @@ describe("pulumi-resource-runpod-native: NetworkVolume and Template over gRPC", 
       startJupyter: true,
       startSsh: true,
     };
+    // The id is the answer's id, not an output (the schema declares none: `id` is reserved).
     expect(made.outs).toEqual({
       ...serviceDefaults,
-      id: made.id,
       name: "tpl",
       image: "img:1",
       env: secret({ HF_TOKEN: ENV_SECRET }),
