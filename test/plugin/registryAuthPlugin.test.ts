@@ -247,7 +247,7 @@ describe("pulumi-resource-runpod-native: ContainerRegistryAuth over gRPC", () =>
     expect(res.toObject()).toEqual({});
     expect(engine.logs.at(-1)).toEqual({
       severity: 0, // LogSeverity.DEBUG
-      message: "runpod-native: cancellation requested; operations in flight finish their current step",
+      message: "runpod-native: cancelled; waits in flight end now, nothing new is written",
       urn: "",
     });
   });
