@@ -82,7 +82,11 @@ export class DeploymentCancelledError extends Error {
 /** How a wait ended by a cancellation says so, as a clause: "the deployment was cancelled (Ctrl-C)". */
 export const CANCELLED = "the deployment was cancelled (Ctrl-C)";
 
-/** True when `error` is `signal`'s abort: the wait that threw it was cancelled, not failed. */
+/**
+ * True when `error` is `signal`'s abort: the wait that threw it was cancelled, not failed. A
+ * client call given the signal throws its own abort error with the reason as its `cause`.
+ */
 export function isCancellation(error: unknown, signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true && error === signal.reason;
+  if (signal?.aborted !== true) return false;
+  return error === signal.reason || (error as { cause?: unknown } | undefined)?.cause === signal.reason;
 }

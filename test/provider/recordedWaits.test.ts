@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Pod, ServerlessWorkerList } from "../../src/client";
-import { timeoutSignal } from "../../src/provider/clock";
+import { DeploymentCancelledError, timeoutSignal } from "../../src/provider/clock";
 import { waitForPod } from "../../src/provider/pod/wait";
 import {
   EndpointRolloutError,
@@ -153,17 +153,34 @@ describe("the JobRun rollout wait on recorded /workers answers", () => {
 describe("the pod readiness wait on recorded pod statuses", () => {
   const podCreate = () => recording("pod-create", PodSchema);
 
-  function podWait(timeoutMs: number) {
+  /**
+   * The wait on the recording; `cancelAtMs` aborts its signal then, as the plugin's Cancel does.
+   * `hangFromMs`: reads from then on never answer until their signal aborts (as the client's do).
+   */
+  function podWait(timeoutMs: number, cancel?: { atMs: number; hangFromMs?: number }) {
     const rec = podCreate();
     const { clock, readsAt, read } = replay(rec);
+    const cancellation = new AbortController();
+    if (cancel) clock.setTimeout(() => cancellation.abort(new DeploymentCancelledError()), cancel.atMs);
+    const get = (_id: string, options?: { signal?: AbortSignal }): Promise<Pod> => {
+      if (cancel?.hangFromMs === undefined || clock.now() < cancel.hangFromMs) return read();
+      readsAt.push(clock.now());
+      const signal = options?.signal;
+      return new Promise((_resolve, reject) =>
+        signal?.addEventListener("abort", () =>
+          reject(new Error("GET /v2/pods aborted by the caller's signal", { cause: signal.reason })),
+        ),
+      );
+    };
     const ended = clock.runUntil(
       waitForPod({
-        client: { pods: { get: read } } as never,
+        client: { pods: { get } } as never,
         pod: rec.created as Pod,
         wanted: "RUNNING",
         waitFor: "running",
         timeoutMs,
         clock,
+        signal: cancel ? cancellation.signal : undefined,
       }),
     );
     return { clock, readsAt, ended };
@@ -193,6 +210,36 @@ describe("the pod readiness wait on recorded pod statuses", () => {
       },
     });
     expect(readsAt).toEqual([1_000, 2_000, 2_500]);
+    expect(clock.pending()).toBe(0);
+  });
+
+  it("ends when the deployment is cancelled between two reads, saying so, with the status it had", async () => {
+    const { clock, readsAt, ended } = podWait(600_000, { atMs: 1_500 });
+    expect(await ended).toMatchObject({
+      at: 1_500,
+      ok: true,
+      value: {
+        kind: "failure",
+        history: ["PROVISIONING"],
+        why: "it was not RUNNING when the deployment was cancelled (Ctrl-C); its status is PROVISIONING",
+      },
+    });
+    expect(readsAt).toEqual([1_000]);
+    expect(clock.pending()).toBe(0);
+  });
+
+  it("ends when the deployment is cancelled while a read hangs: the read is aborted, not waited out", async () => {
+    const { clock, readsAt, ended } = podWait(600_000, { atMs: 2_300, hangFromMs: 2_000 });
+    expect(await ended).toMatchObject({
+      at: 2_300,
+      ok: true,
+      value: {
+        kind: "failure",
+        history: ["PROVISIONING"],
+        why: "it was not RUNNING when the deployment was cancelled (Ctrl-C); its status is PROVISIONING",
+      },
+    });
+    expect(readsAt).toEqual([1_000, 2_000]);
     expect(clock.pending()).toBe(0);
   });
 });

@@ -93,14 +93,11 @@ export async function waitForPod(options: WaitOptions): Promise<{ kind: "ready";
     }
     try {
       await sleep(clock, Math.min(POLL_INTERVAL_MS, left), options.signal);
-    } catch (error) {
-      if (!isCancellation(error, options.signal)) throw error;
-      return { kind: "failure", pod, history, why: `it was not ${what} when ${CANCELLED}; ${standing}` };
-    }
-    try {
-      pod = await client.pods.get(pod.id);
+      pod = await client.pods.get(pod.id, { signal: options.signal });
       missingSince = undefined;
     } catch (error) {
+      if (isCancellation(error, options.signal))
+        return { kind: "failure", pod, history, why: `it was not ${what} when ${CANCELLED}; ${standing}` };
       if (!(error instanceof NotFoundError)) throw error;
       missingSince ??= now();
       const missingMs = now() - missingSince;
