@@ -89,16 +89,19 @@ describe("Cluster create's wait for its members (provider clock)", () => {
 describe("Cluster members wait cancelled (fake clock)", () => {
   const HOUR_MS = 3_600_000;
 
-  /** A members wait on a fake clock over `answer` (each read), cancellable by the returned controller. */
-  function waiting(answer: () => Pod[]) {
+  /**
+   * A members wait on a fake clock over `answer` (each read, given the read's signal), cancellable
+   * by the returned controller.
+   */
+  function waiting(answer: (signal?: AbortSignal) => Pod[] | Promise<Pod[]>) {
     const clock = new FakeClock();
     const cancellation = new AbortController();
     let reads = 0;
     const client = {
       clusters: {
-        pods: async () => {
+        pods: async (_id: string, options?: { signal?: AbortSignal }) => {
           reads++;
-          return answer();
+          return answer(options?.signal);
         },
       },
     } as unknown as RunpodClient;
@@ -143,6 +146,38 @@ describe("Cluster members wait cancelled (fake clock)", () => {
         "1 were not listed at all",
     });
     expect([w.reads(), w.clock.pending()]).toEqual([3, 0]);
+  });
+
+  it("a cancel while a read hangs aborts the read: the wait ends at once with the members as last read", async () => {
+    const member = { id: "p1", status: "PROVISIONING" } as Pod;
+    // The first read answers; the next never does until its signal aborts (as the client's reads).
+    let answered = 0;
+    const w = waiting((signal) =>
+      answered++ === 0
+        ? [member]
+        : new Promise<Pod[]>((_resolve, reject) =>
+            signal?.addEventListener("abort", () =>
+              reject(
+                new Error("GET /v2/clusters/c1/pods aborted by the caller's signal", {
+                  cause: signal.reason,
+                }),
+              ),
+            ),
+          ),
+    );
+    await w.clock.advance(1000);
+    expect([w.reads(), w.outcome(), w.clock.pending()]).toEqual([2, undefined, 0]);
+    w.cancellation.abort(new DeploymentCancelledError());
+    await settle();
+    expect(w.outcome()).toEqual({
+      kind: "failure",
+      members: [member],
+      notUsable: [{ id: "p1", status: "PROVISIONING" }],
+      why:
+        "2 of its 2 member pods were not RUNNING when the deployment was cancelled (Ctrl-C); " +
+        "1 were not listed at all",
+    });
+    expect([w.reads(), w.clock.pending()]).toEqual([2, 0]);
   });
 });
 

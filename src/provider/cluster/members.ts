@@ -5,8 +5,8 @@
  * A member that goes to ERROR, EXITED or TERMINATED ends the wait at once (it will not start by
  * itself); the failure names every member not usable, with its last status. A members read
  * answering 404 is read again for up to `NOT_FOUND_GRACE_MS` (the service may not find a new
- * cluster's members yet), then thrown. A cancelled deployment (`signal`) ends either pause at once,
- * as a failure naming the members not usable then.
+ * cluster's members yet), then thrown. A cancelled deployment (`signal`) ends either pause, or a
+ * read in flight, at once, as a failure naming the members not usable as last read.
  */
 import { NotFoundError, type Pod, type RunpodClient } from "../../client";
 import { CANCELLED, type Clock, isCancellation, sleep, systemClock } from "../clock";
@@ -40,8 +40,8 @@ export interface MembersWaitOptions {
   /** Time and timers of the pauses between reads and of the deadline. @default the real clock */
   clock?: Clock;
   /**
-   * Ends the wait at its next pause when it aborts (the deployment cancelled), as a failure that
-   * says so. @default never
+   * Ends the wait at once when it aborts (the deployment cancelled), in a pause or a read, as a
+   * failure that says so. @default never
    */
   signal?: AbortSignal;
 }
@@ -80,9 +80,10 @@ export async function waitForMembers(options: MembersWaitOptions): Promise<Membe
   };
   for (;;) {
     try {
-      members = await client.clusters.pods(clusterId);
+      members = await client.clusters.pods(clusterId, { signal });
       missingSince = undefined;
     } catch (error) {
+      if (isCancellation(error, signal)) return shortOf(`when ${CANCELLED}`);
       // Right after a create the service may not find the new cluster's members yet.
       if (!(error instanceof NotFoundError)) throw error;
       missingSince ??= clock.now();
