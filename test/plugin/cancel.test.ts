@@ -85,4 +85,55 @@ describe("pulumi-resource-runpod-native: Cancel", () => {
     await pod.delete(made.id, state);
     expect(await service.pods.list()).toEqual([]);
   });
+  it("a Cluster waiting for its members ends as an init error with its id, naming each member and its status", async () => {
+    // The emulator's member pods take an hour to start; the cluster's own wait allows an hour too.
+    const { rig, service } = await started(HOUR_MS);
+    const cluster = resourceCalls(rig.rpc, "runpod-native:index:Cluster", "train");
+    const checked = await cluster.check({
+      name: "train",
+      type: "TRAINING",
+      compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 },
+      image: "acme/train:1",
+      waitTimeoutMs: HOUR_MS,
+    });
+    expect(checked.failures).toEqual([]);
+    const creating = failure(() => cluster.create(checked.inputs));
+    // The POST landed and the create is waiting for the members: now the engine cancels.
+    const [made] = await vi.waitFor(
+      async () => {
+        const clusters = await service.clusters.list();
+        if (clusters.length === 0) throw new Error("no cluster yet");
+        return clusters;
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+    await rig.rpc.call("cancel", new Empty());
+
+    const error = await creating;
+    const members = await service.clusters.pods(made.id);
+    expect(members.map((m) => m.status)).toEqual(["PROVISIONING", "PROVISIONING"]);
+    expect(error.init?.id).toBe(made.id);
+    expect(error.init?.reasons).toEqual([
+      `Cluster "train" (id ${made.id}) is not usable: 2 of its 2 member pods were not RUNNING when the ` +
+        "deployment was cancelled (Ctrl-C). Members not usable: " +
+        `${members.map((m) => `pod ${m.id}: PROVISIONING`).join("; ")}.\n` +
+        "The cluster is kept in the stack (its member pods cost money while they hold GPUs): fix the cause and " +
+        "run pulumi up again (it checks the members again), or remove the Cluster from the program to delete it.",
+    ]);
+    // The cluster as last read, its members with their status.
+    expect(error.init?.properties).toMatchObject({
+      name: "train",
+      members: members.map((m) => ({ id: m.id, status: "PROVISIONING" })),
+    });
+    // The cluster is still there: the engine keeps it (by the init error's id); nothing was deleted.
+    expect((await service.clusters.list()).map((c) => c.id)).toEqual([made.id]);
+    // And no further cluster is created after the cancellation.
+    const other = resourceCalls(rig.rpc, "runpod-native:index:Cluster", "second");
+    const refused = await failure(() => other.create({ ...checked.inputs, name: "second" }));
+    expect([refused.init, refused.message]).toEqual([
+      undefined,
+      "Cluster: not created: the deployment was cancelled (Ctrl-C); nothing was sent to RunPod.",
+    ]);
+    expect((await service.clusters.list()).map((c) => c.id)).toEqual([made.id]);
+  });
 });

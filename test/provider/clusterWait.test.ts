@@ -6,12 +6,14 @@
  * once (no real sleeps), so the test takes milliseconds.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { RunpodClient } from "../../src/client";
+import { NotFoundError, type Pod, RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { ManualClock } from "../../src/emulator/clock";
-import type { Clock } from "../../src/provider/clock";
+import { type Clock, DeploymentCancelledError } from "../../src/provider/clock";
+import { waitForMembers } from "../../src/provider/cluster/members";
 import { createCluster, operations } from "../../src/provider/cluster/operations";
 import type { RunpodSettings } from "../../src/provider/config";
+import { FakeClock, settle } from "../support/fakeClock";
 import { FaultProxy } from "../support/faultProxy.mts";
 
 /** A clock whose every timer fires at once (on the next turn), time moving by its delay. */
@@ -81,6 +83,101 @@ describe("Cluster create's wait for its members (provider clock)", () => {
       (r) => r.method === "GET" && r.path === `/v2/clusters/${cluster?.id}/pods`,
     );
     expect(reads).toHaveLength(6);
+  });
+});
+
+describe("Cluster members wait cancelled (fake clock)", () => {
+  const HOUR_MS = 3_600_000;
+
+  /**
+   * A members wait on a fake clock over `answer` (each read, given the read's signal), cancellable
+   * by the returned controller.
+   */
+  function waiting(answer: (signal?: AbortSignal) => Pod[] | Promise<Pod[]>) {
+    const clock = new FakeClock();
+    const cancellation = new AbortController();
+    let reads = 0;
+    const client = {
+      clusters: {
+        pods: async (_id: string, options?: { signal?: AbortSignal }) => {
+          reads++;
+          return answer(options?.signal);
+        },
+      },
+    } as unknown as RunpodClient;
+    const options = { client, clusterId: "c1", podCount: 2, waitFor: "running" as const, timeoutMs: HOUR_MS };
+    const wait = waitForMembers({ ...options, clock, signal: cancellation.signal });
+    let outcome: unknown;
+    void wait.then((value) => (outcome = value));
+    return { clock, cancellation, reads: () => reads, outcome: () => outcome };
+  }
+
+  it("a cancel during the 404 grace ends the wait at once: no member was listed", async () => {
+    const w = waiting(() => {
+      throw new NotFoundError("not found", { status: 404, body: {} });
+    });
+    await w.clock.advance(3000);
+    expect([w.reads(), w.outcome()]).toEqual([4, undefined]);
+    w.cancellation.abort(new DeploymentCancelledError());
+    await settle();
+    expect(w.outcome()).toEqual({
+      kind: "failure",
+      members: [],
+      notUsable: [],
+      why:
+        "2 of its 2 member pods were not RUNNING when the deployment was cancelled (Ctrl-C); " +
+        "2 were not listed at all",
+    });
+    expect([w.reads(), w.clock.pending(), w.clock.now()]).toEqual([4, 0, 3000]);
+  });
+
+  it("a cancel between two reads ends the wait at once, naming the members not usable", async () => {
+    const member = { id: "p1", status: "PROVISIONING" } as Pod;
+    const w = waiting(() => [member]);
+    await w.clock.advance(2000);
+    w.cancellation.abort(new DeploymentCancelledError());
+    await settle();
+    expect(w.outcome()).toEqual({
+      kind: "failure",
+      members: [member],
+      notUsable: [{ id: "p1", status: "PROVISIONING" }],
+      why:
+        "2 of its 2 member pods were not RUNNING when the deployment was cancelled (Ctrl-C); " +
+        "1 were not listed at all",
+    });
+    expect([w.reads(), w.clock.pending()]).toEqual([3, 0]);
+  });
+
+  it("a cancel while a read hangs aborts the read: the wait ends at once with the members as last read", async () => {
+    const member = { id: "p1", status: "PROVISIONING" } as Pod;
+    // The first read answers; the next never does until its signal aborts (as the client's reads).
+    let answered = 0;
+    const w = waiting((signal) =>
+      answered++ === 0
+        ? [member]
+        : new Promise<Pod[]>((_resolve, reject) =>
+            signal?.addEventListener("abort", () =>
+              reject(
+                new Error("GET /v2/clusters/c1/pods aborted by the caller's signal", {
+                  cause: signal.reason,
+                }),
+              ),
+            ),
+          ),
+    );
+    await w.clock.advance(1000);
+    expect([w.reads(), w.outcome(), w.clock.pending()]).toEqual([2, undefined, 0]);
+    w.cancellation.abort(new DeploymentCancelledError());
+    await settle();
+    expect(w.outcome()).toEqual({
+      kind: "failure",
+      members: [member],
+      notUsable: [{ id: "p1", status: "PROVISIONING" }],
+      why:
+        "2 of its 2 member pods were not RUNNING when the deployment was cancelled (Ctrl-C); " +
+        "1 were not listed at all",
+    });
+    expect([w.reads(), w.clock.pending()]).toEqual([2, 0]);
   });
 });
 

@@ -7,10 +7,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { DeploymentCancelledError } from "../../src/provider/clock";
 import type { RunpodSettings } from "../../src/provider/config";
 import { operations, SSH_KEY_SETTLE_MS } from "../../src/provider/sshKey/operations";
 import { KEYS } from "../fixtures/sshKeys";
-import { FakeClock } from "../support/fakeClock";
+import { FakeClock, settle } from "../support/fakeClock";
 import { FaultProxy } from "../support/faultProxy.mts";
 
 const API_KEY = "sshkey-settle-key-5e0a";
@@ -138,5 +139,30 @@ describe("SshKey's settle interval (fake clock)", () => {
     });
     expect(proxy.seen.map((r) => r.method)).toEqual(["GET", "GET"]);
     expect(clock.pending()).toBe(0);
+  });
+  it("a cancel during the interval ends the edit at once as done: its write was verified, no last read", async () => {
+    const clock = new WatchedClock();
+    const cancellation = new AbortController();
+    let returned = false;
+    const firstTimer = clock.timerSet();
+    const created = operations
+      .create(
+        { ...settingsOn(clock), signal: cancellation.signal },
+        { publicKey: KEYS.ed25519.line, __urn: URN },
+      )
+      .finally(() => {
+        returned = true;
+      });
+    await firstTimer;
+    expect([returned, proxy.seen.map((r) => r.method)]).toEqual([false, ["GET", "PUT", "GET"]]);
+    // The engine cancels (the first Ctrl-C) while the create waits out its interval: the clock never moves.
+    cancellation.abort(new DeploymentCancelledError());
+    await settle();
+    expect(returned).toBe(true);
+    const { id, outs } = await created;
+    expect({ id, entry: outs.entry }).toEqual({ id: KEYS.ed25519.fingerprint, entry: ENTRY });
+    expect(await other.account.sshKeys()).toEqual([KEYS.rsa.line, ENTRY]);
+    expect(proxy.seen.map((r) => r.method)).toEqual(["GET", "PUT", "GET"]);
+    expect([clock.now(), clock.pending()]).toEqual([0, 0]);
   });
 });

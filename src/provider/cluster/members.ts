@@ -5,10 +5,11 @@
  * A member that goes to ERROR, EXITED or TERMINATED ends the wait at once (it will not start by
  * itself); the failure names every member not usable, with its last status. A members read
  * answering 404 is read again for up to `NOT_FOUND_GRACE_MS` (the service may not find a new
- * cluster's members yet), then thrown.
+ * cluster's members yet), then thrown. A cancelled deployment (`signal`) ends either pause, or a
+ * read in flight, at once, as a failure naming the members not usable as last read.
  */
 import { NotFoundError, type Pod, type RunpodClient } from "../../client";
-import { type Clock, sleep, systemClock } from "../clock";
+import { CANCELLED, type Clock, isCancellation, sleep, systemClock } from "../clock";
 import { boundEntry } from "../common/wording";
 import { describeWait, NOT_FOUND_GRACE_MS, POLL_INTERVAL_MS, probeUsable } from "../pod/wait";
 import type { ClusterWaitFor } from "./args";
@@ -38,30 +39,57 @@ export interface MembersWaitOptions {
   timeoutMs: number;
   /** Time and timers of the pauses between reads and of the deadline. @default the real clock */
   clock?: Clock;
+  /**
+   * Ends the wait at once when it aborts (the deployment cancelled), in a pause or a read, as a
+   * failure that says so. @default never
+   */
+  signal?: AbortSignal;
 }
 
 const STOPPED = new Set(["ERROR", "EXITED", "TERMINATED"]);
 
 /** Reads the members until every one is usable per `waitFor`, or says which are not. */
 export async function waitForMembers(options: MembersWaitOptions): Promise<MembersWait> {
-  const { client, clusterId, podCount, waitFor, timeoutMs } = options;
+  const { client, clusterId, podCount, waitFor, timeoutMs, signal } = options;
   const clock = options.clock ?? systemClock;
   const started = clock.now();
   const usable = new Set<string>();
   const notes = new Map<string, string>();
   let missingSince: number | undefined;
-  for (;;) {
-    let members: Pod[];
+  /** The members and those not usable as last read (none before the first read answers). */
+  let members: Pod[] = [];
+  let notUsable: MemberShortfall[] = [];
+  /** How many members were not usable (`within`: the clause that ends the wait), as its failure. */
+  const shortOf = (within: string): MembersWait => {
+    const missing = podCount - members.length;
+    const why =
+      `${notUsable.length + Math.max(0, missing)} of its ${podCount} member pods were not ` +
+      `${describeWait(waitFor)} ${within}` +
+      (missing > 0 ? `; ${missing} were not listed at all` : "");
+    return { kind: "failure", members, notUsable, why };
+  };
+  /** The pause between reads: false when the deployment was cancelled during it. */
+  const paused = async (ms: number): Promise<boolean> => {
     try {
-      members = await client.clusters.pods(clusterId);
+      await sleep(clock, ms, signal);
+      return true;
+    } catch (error) {
+      if (!isCancellation(error, signal)) throw error;
+      return false;
+    }
+  };
+  for (;;) {
+    try {
+      members = await client.clusters.pods(clusterId, { signal });
       missingSince = undefined;
     } catch (error) {
+      if (isCancellation(error, signal)) return shortOf(`when ${CANCELLED}`);
       // Right after a create the service may not find the new cluster's members yet.
       if (!(error instanceof NotFoundError)) throw error;
       missingSince ??= clock.now();
       const waited = clock.now() - missingSince;
       if (waited >= NOT_FOUND_GRACE_MS || clock.now() - started >= timeoutMs) throw error;
-      await sleep(clock, POLL_INTERVAL_MS);
+      if (!(await paused(POLL_INTERVAL_MS))) return shortOf(`when ${CANCELLED}`);
       continue;
     }
     if (waitFor === "none") return { kind: "ready", members };
@@ -81,7 +109,7 @@ export async function waitForMembers(options: MembersWaitOptions): Promise<Membe
       status: boundEntry(m.status),
       ...(m.status === "RUNNING" && notes.has(m.id) ? { note: notes.get(m.id) as string } : {}),
     });
-    const notUsable = members.filter((m) => !usable.has(m.id)).map(shortfall);
+    notUsable = members.filter((m) => !usable.has(m.id)).map(shortfall);
     const stopped = members.filter((m) => STOPPED.has(m.status));
     if (stopped.length > 0) {
       const statuses = [...new Set(stopped.map((m) => boundEntry(m.status)))].join(" or ");
@@ -89,15 +117,8 @@ export async function waitForMembers(options: MembersWaitOptions): Promise<Membe
       return { kind: "failure", members, notUsable, why };
     }
     if (notUsable.length === 0 && members.length >= podCount) return { kind: "ready", members };
-    if (left() <= 0) {
-      const missing = podCount - members.length;
-      const why =
-        `${notUsable.length + Math.max(0, missing)} of its ${podCount} member pods were not ` +
-        `${describeWait(waitFor)} within waitTimeoutMs (${timeoutMs} ms)` +
-        (missing > 0 ? `; ${missing} were not listed at all` : "");
-      return { kind: "failure", members, notUsable, why };
-    }
-    await sleep(clock, Math.min(POLL_INTERVAL_MS, left()));
+    if (left() <= 0) return shortOf(`within waitTimeoutMs (${timeoutMs} ms)`);
+    if (!(await paused(Math.min(POLL_INTERVAL_MS, left())))) return shortOf(`when ${CANCELLED}`);
   }
 }
 

@@ -267,12 +267,16 @@ async function settleCluster(
       waitFor: inputs.waitFor ?? "running",
       timeoutMs: inputs.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS,
       clock: settings?.clock,
+      signal: settings?.signal,
     });
     progress.members = result.members;
     progress.cluster = await client.clusters.get(progress.cluster.id);
     if (result.kind === "failure") {
+      // None is named when none was listed (a cancel while the service could not find them yet).
+      const named =
+        result.notUsable.length > 0 ? ` Members not usable: ${describeShortfall(result.notUsable)}.` : "";
       throw keptClusterError(
-        `Cluster ${label} is not usable: ${result.why}. Members not usable: ${describeShortfall(result.notUsable)}.\n${KEPT_HINT}`,
+        `Cluster ${label} is not usable: ${result.why}.${named}\n${KEPT_HINT}`,
         progress,
         props,
         secrets,

@@ -162,6 +162,7 @@ export async function settle<T extends { id: string; name?: string | null }>(
   const error = ledger.unsettled;
   if (error === undefined) return undefined;
   const { kind, name } = options;
+  // Not cancellable: these pauses find out whether a create landed; stopping could orphan a paid object.
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   await sleep(serverDelayMs(error.headers) ?? 1000 * 2 ** Math.min(ledger.settled, 2));
   const what = `Creating ${kind} "${name}" was answered ${error.status}`;
@@ -226,6 +227,7 @@ async function reconcile<T extends { id: string; name?: string | null }>(
   error: unknown,
 ): Promise<ReconciledCreate<T>> {
   const { kind, name } = options;
+  // Not cancellable: these pauses find out whether a create landed; stopping could orphan a paid object.
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const now = options.now ?? Date.now;
   const windowMs = options.relistWindowMs ?? RELIST_WINDOW_MS;

@@ -32,7 +32,7 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { RunpodError, ValidationError } from "../../client";
-import { sleep, systemClock } from "../clock";
+import { isCancellation, sleep, systemClock } from "../clock";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient } from "../common/host";
@@ -308,7 +308,9 @@ interface KeySetEdit {
  * the settings' clock) and read once more: another writer that had read the set before this write
  * and wrote its stale copy meanwhile shows there. A miss, at either read, starts one more round on
  * the set as it is then; a miss in the last round is an error naming `what`. Costs 4 requests when
- * nothing races (read, write, read, read), 1 when there is nothing to do.
+ * nothing races (read, write, read, read), 1 when there is nothing to do. A cancelled deployment
+ * (`settings.signal`) ends the settle interval at once and the edit with it, as done: its write was
+ * verified, and the last read only looks for a race; a round's writes and reads are not cut.
  */
 export async function editKeySet(
   settings: RunpodSettings | undefined,
@@ -329,7 +331,12 @@ export async function editKeySet(
     });
     if (outcome.done) return;
     if (outcome.held) {
-      await sleep(settings?.clock ?? systemClock, settleMs);
+      try {
+        await sleep(settings?.clock ?? systemClock, settleMs, settings?.signal);
+      } catch (error) {
+        if (isCancellation(error, settings?.signal)) return;
+        throw error;
+      }
       const later = await client.account.sshKeys();
       if (change.holds(later, outcome.before)) return;
     }
