@@ -91,7 +91,13 @@ export async function executeJobRun(args: ResolvedJobRunArgs, ctx: RunContext): 
  */
 async function runJob(run: Execution): Promise<{ outcome?: JobRunOutcome }> {
   const { args, endpoint, result } = run;
-  let job: Job = await submitJob(args, { endpoint, signal: run.signal, remaining: run.remaining });
+  let job: Job = await submitJob(args, {
+    endpoint,
+    signal: run.signal,
+    deadline: run.deadline,
+    cancelled: run.cancelled,
+    remaining: run.remaining,
+  });
   result.jobId = job.id;
   result.startedAt = new Date(run.wallNow()).toISOString();
   result.attempts += 1;
