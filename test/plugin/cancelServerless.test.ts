@@ -18,6 +18,8 @@ const JOB_RUN = "runpod-native:index:JobRun";
 const D = pb.DiffResponse.DiffChanges;
 /** A job the emulator's built-in worker runs for an hour (`sleepMs`), unless it is cancelled. */
 const LONG_JOB = { input: { sleepMs: HOUR_MS }, timeoutMs: HOUR_MS };
+/** A smoke test the emulator's built-in worker passes at once (it echoes its input). */
+const QUICK_SMOKE = { input: { ping: 1 }, expect: { output: { ping: 1 } }, timeoutMs: 60_000 };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe("pulumi-resource-runpod-native: Cancel of serverless waits", () => {
@@ -29,9 +31,12 @@ describe("pulumi-resource-runpod-native: Cancel of serverless waits", () => {
     expect(closed?.stderr ?? "").not.toContain(API_KEY);
   });
 
-  /** A rig configured against its emulator (rollouts at once), and a client of that emulator. */
-  async function started() {
-    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false, rolloutMs: 0 });
+  /**
+   * A rig configured against its emulator, and a client of that emulator. `rolloutMs`: how long an
+   * update's stale workers serve on (the emulator's rollout). @default 0 (rollouts at once)
+   */
+  async function started(rolloutMs = 0) {
+    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false, rolloutMs });
     const { emu } = rig;
     await rig.configure({ apiKey: secret(API_KEY), restUrl: emu.restUrl, serverlessUrl: emu.serverlessUrl });
     const service = new RunpodClient({
@@ -132,6 +137,116 @@ describe("pulumi-resource-runpod-native: Cancel of serverless waits", () => {
     expect((await service.endpoint(id as string).health()).jobs).toMatchObject({ inProgress: 0, inQueue: 0 });
     // The next up (a new plugin, the engine's state): planned as an update, which tests the release.
     expect((await ep.diff(id as string, props, inputs)).changes).toBe(D.DIFF_SOME);
+  });
+
+  /** A guarded endpoint made through the plugin, its quick smoke test passed on release 1. */
+  async function guarded(rpc: PluginRig["rpc"]) {
+    const ep = resourceCalls(rpc, ENDPOINT, "api");
+    const v1 = (await ep.check(endpointArgs("api", { smokeTest: QUICK_SMOKE, workers: { min: 1, max: 1 } })))
+      .inputs;
+    const made = await ep.create(v1);
+    expect((made.outs.lastSmokeTest as { passed: boolean }).passed).toBe(true);
+    return { ep, v1, made };
+  }
+
+  it("a guarded endpoint's update waiting for its rollout: an init error with its id, the release untested, nothing rolled back", async () => {
+    // The emulator's stale workers serve on for an hour: the update's rollout wait cannot end by itself.
+    const { rig, service } = await started(HOUR_MS);
+    const { ep, v1, made } = await guarded(rig.rpc);
+    const v2 = (await ep.check({ ...v1, image: "acme/api:2" }, v1)).inputs;
+    const updating = failure(() => ep.update(made.id, made.outs, v2));
+    await vi.waitFor(
+      () => {
+        if (!rig.plugin.stderr().includes("waiting for version 2 to roll out"))
+          throw new Error("not waiting yet");
+      },
+      { timeout: 30_000, interval: 50 },
+    );
+    await rig.rpc.call("cancel", new Empty());
+
+    const error = await updating;
+    expect(error.init?.id).toBe(made.id);
+    expect(error.init?.reasons).toEqual([error.message]);
+    expect(error.message.split("\n")).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^ServerlessEndpoint "api" \\(id ${made.id}\\): the rollout of version 2 was not complete when the ` +
+            "deployment was cancelled \\(Ctrl-C\\); 1 of 1 workers still run an older version\\. " +
+            "Workers: 1 (IDLE|RUNNING) on version 1\\.$",
+        ),
+      ),
+      "The endpoint was changed and is recorded in the state; run pulumi up again: it waits for the rollout again.",
+      "The release was not judged: its smoke test did not run and it was not rolled back. The next pulumi up " +
+        "waits for its rollout again and tests it.",
+    ]);
+    // What runs: release 2, recorded untested (not passed on it), as a refresh reads it.
+    const props = error.init?.properties ?? {};
+    expect([props.image, props.version, props.lastSmokeTest]).toEqual([
+      "acme/api:2",
+      2,
+      {
+        version: 2,
+        passed: false,
+        jobIds: [],
+        failures: 0,
+        timeline: ["not run: the deployment was cancelled (Ctrl-C)"],
+      },
+    ]);
+    expect(await ep.read(made.id, props, v2)).toEqual({ id: made.id, props });
+    // Nothing was rolled back: release 2 is the service's last.
+    const releases = await service.serverless.releases(made.id);
+    expect([releases.endpointVersion, (await service.serverless.get(made.id)).image]).toEqual([
+      2,
+      "acme/api:2",
+    ]);
+    // The next up plans an update, which waits for the rollout and tests release 2.
+    expect((await ep.diff(made.id, props, v2)).changes).toBe(D.DIFF_SOME);
+  });
+
+  it("a guarded endpoint's update waiting for its smoke test: the job cancelled, the release neither judged nor rolled back", async () => {
+    const { rig, service } = await started();
+    const { ep, v1, made } = await guarded(rig.rpc);
+    // Release 2 with a smoke test whose job runs for an hour; onFailure is "rollback" (the default).
+    const v2 = (await ep.check({ ...v1, image: "acme/api:2", smokeTest: LONG_JOB }, v1)).inputs;
+    const updating = failure(() => ep.update(made.id, made.outs, v2));
+    await jobInProgress(service, async () => made.id);
+    await rig.rpc.call("cancel", new Empty());
+
+    const error = await updating;
+    expect(error.init?.id).toBe(made.id);
+    expect(error.init?.reasons).toEqual([error.message]);
+    const props = error.init?.properties ?? {};
+    const record = props.lastSmokeTest as { jobIds: string[]; timeline: string[] };
+    const [jobId] = record.jobIds;
+    expect(props.lastSmokeTest).toEqual({
+      version: 2,
+      passed: false,
+      jobIds: [expect.any(String)],
+      failures: 0,
+      timeline: [
+        expect.stringMatching(
+          new RegExp(
+            `^${jobId}: IN_QUEUE [\\d.]+ s (-> IN_PROGRESS [\\d.]+ s )?-> CANCELLED [\\d.]+ s \\(not finished\\)$`,
+          ),
+        ),
+      ],
+    });
+    const lines = error.message.split("\n");
+    expect([lines[0], lines[1], lines.at(-1)]).toEqual([
+      `ServerlessEndpoint "api" (id ${made.id}): the smoke test of release version 2 did not finish: ` +
+        "the deployment was cancelled (Ctrl-C).",
+      "Where the first unfinished job stopped:",
+      "The release was not judged and not rolled back: it serves, untested. The state records its smoke test " +
+        "as not passed, so the next pulumi up tests it again.",
+    ]);
+    expect(lines[2]).toContain("JobRun cancelled the job on the service (status CANCELLED)");
+    // What runs is release 2, as a refresh reads it: no rollback release was made.
+    expect([props.image, props.version]).toEqual(["acme/api:2", 2]);
+    expect(await ep.read(made.id, props, v2)).toEqual({ id: made.id, props });
+    expect((await service.serverless.releases(made.id)).endpointVersion).toBe(2);
+    expect((await service.endpoint(made.id).status(jobId)).status).toBe("CANCELLED");
+    expect((await service.endpoint(made.id).health()).jobs).toMatchObject({ inProgress: 0, inQueue: 0 });
+    expect((await ep.diff(made.id, props, v2)).changes).toBe(D.DIFF_SOME);
   });
 
   it("a JobRun waiting for its job: an init error with the JobRun's id and its record, the job cancelled", async () => {

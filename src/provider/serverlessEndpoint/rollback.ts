@@ -57,6 +57,11 @@ export async function failedGate(update: FailedGate): Promise<never> {
   if (smoke?.onFailure !== "rollback" || back === undefined) {
     throw partialFailure(keptMessage(label, verdict, smoke as SmokeTest), id, outs, provider);
   }
+  // After the deployment's cancellation no rollback starts: it is a write and a wait, and the user
+  // asked to stop. The failed record stays on what runs, so the next up tests the release again.
+  if (settings?.signal?.aborted === true) {
+    throw partialFailure(notRolledBackMessage(label, verdict, smoke), id, outs, provider);
+  }
   // A change made elsewhere while the gate ran (the endpoint moved past the release under test)
   // is not rolled back over: what runs is read, recorded and named instead.
   const moved = await movedPast(client, id, verdict.record.version);
@@ -68,11 +73,6 @@ export async function failedGate(update: FailedGate): Promise<never> {
       { ...live, lastSmokeTest: verdict.record },
       provider,
     );
-  }
-  // After the deployment's cancellation no rollback starts: it is a write and a wait, and the user
-  // asked to stop. The failed record stays on what runs, so the next up tests the release again.
-  if (settings?.signal?.aborted === true) {
-    throw partialFailure(notRolledBackMessage(label, verdict, smoke), id, outs, provider);
   }
   // Roll back: the previous container settings, as a new release, always waited for.
   let rolledBack: Record<string, unknown>;
