@@ -298,4 +298,36 @@ describe("pulumi-resource-runpod-native: Cancel of serverless waits", () => {
     expect((await service.endpoint(endpoint.id).health()).jobs).toMatchObject({ inProgress: 0, inQueue: 0 });
     expect((await service.serverless.releases(endpoint.id)).endpointVersion).toBe(1);
   });
+
+  it("a JobRun waiting for the endpoint's rollout before its job: fails at once, nothing submitted, nothing to keep", async () => {
+    // The emulator's stale workers serve on for an hour: the JobRun's rollout wait cannot end by itself.
+    const { rig } = await started(HOUR_MS);
+    const ep = resourceCalls(rig.rpc, ENDPOINT, "worker");
+    const v1 = (await ep.check(endpointArgs("worker", { workers: { min: 1, max: 1 } }))).inputs;
+    const endpoint = await ep.create(v1);
+    await ep.update(endpoint.id, endpoint.outs, { ...v1, image: "acme/api:2", rollout: "ignore" });
+    const run = resourceCalls(rig.rpc, JOB_RUN, "train");
+    const args = { endpointId: endpoint.id, ...LONG_JOB };
+    const inputs = (await run.check(args)).inputs;
+    const running = failure(() => run.create(inputs));
+    await vi.waitFor(
+      () => {
+        if (!rig.plugin.stderr().includes("waiting for version 2 to roll out"))
+          throw new Error("not waiting yet");
+      },
+      { timeout: 30_000, interval: 50 },
+    );
+    await rig.rpc.call("cancel", new Empty());
+
+    // No job exists, so there is no JobRun to keep: a plain failure, as when its timeoutMs passes
+    // there (the engine's contract allows "a creation error"); the next up creates it.
+    const error = await running;
+    expect([error.init, error.message]).toEqual([
+      undefined,
+      `JobRun did not submit a job to endpoint ${endpoint.id}: the deployment was cancelled (Ctrl-C) while it ` +
+        `waited for the rollout (endpoint ${endpoint.id} was still rolling out version 2: 1 of 1 workers ran an ` +
+        "older version). No job was created. Hint: run `pulumi up` again to submit one.",
+    ]);
+    expect(rig.emu.stats().submitted[endpoint.id] ?? 0).toBe(0);
+  });
 });
