@@ -354,6 +354,29 @@ describe("Cluster in the provider host (REST v2)", () => {
     await host.delete(id, urn(name), outs);
   });
 
+  it("reads the cluster again when its GET answers 404 once after the members wait, and the up succeeds", async () => {
+    const name = fresh("settling-get");
+    const { inputs } = await host.check(urn(name), {}, withProvider(cluster(name)));
+    // Once the members run, the service does not find the new cluster itself yet, once.
+    proxy.arm("GET", /^\/v2\/clusters\/[^/]+$/, { kind: "reply", status: 404, body: { error: "not found" } });
+    const before = proxy.seen.length;
+    const { id, outs } = await host.create(urn(name), inputs);
+    const sent = requests(before).filter((r) => !r.startsWith("GET /v2/catalog"));
+    const membersReads = sent.filter((r) => r === `GET /v2/clusters/${id}/pods`).length;
+    // One list, one POST, the members read until they run, then the cluster's GET twice: one more than before.
+    expect(sent).toEqual([
+      "GET /v2/clusters",
+      "POST /v2/clusters",
+      ...Array<string>(membersReads).fill(`GET /v2/clusters/${id}/pods`),
+      `GET /v2/clusters/${id}`,
+      `GET /v2/clusters/${id}`,
+    ]);
+    expect((await named(name)).map((c) => c.id)).toEqual([id]);
+    expect(outs).toMatchObject({ name, pods: { total: 2, byStatus: { RUNNING: 2 } }, image: "acme/train:1" });
+    expect(outs.members.map((m: { status: string }) => m.status)).toEqual(["RUNNING", "RUNNING"]);
+    await host.delete(id, urn(name), outs);
+  });
+
   it("refuses in check more GPUs per pod than one machine of the type holds, before anything is sent", async () => {
     const name = fresh("wide");
     const before = proxy.seen.length;

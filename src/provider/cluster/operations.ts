@@ -31,6 +31,7 @@ import {
 } from "../../client";
 import { checkDataCenters } from "../catalog/dataCenterCheck";
 import { checkGpuCount } from "../catalog/gpuCountCheck";
+import { CANCELLED, isCancellation } from "../clock";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
@@ -51,7 +52,7 @@ import {
   EXTRA_NAMES,
   plainInputs,
 } from "./args";
-import { describeShortfall, waitForMembers } from "./members";
+import { describeShortfall, readClusterBack, waitForMembers } from "./members";
 
 type Props = Record<string, unknown>;
 
@@ -244,9 +245,10 @@ function keptClusterError(
 }
 
 /**
- * Reads the members and waits per `waitFor`; a cluster whose members do not all become usable is a
- * partial failure naming those that did not, with their last status. Any other failure once the
- * cluster exists is a partial failure too (`done` says what happened to it first).
+ * Reads the members and waits per `waitFor`, then reads the cluster back (`readClusterBack`: a 404
+ * read again for up to 30 s); a cluster whose members do not all become usable is a partial failure
+ * naming those that did not, with their last status. Any other failure once the cluster exists, a
+ * cancellation included, is a partial failure too (`done` says what happened to it first).
  */
 async function settleCluster(
   client: RunpodClient,
@@ -270,7 +272,25 @@ async function settleCluster(
       signal: settings?.signal,
     });
     progress.members = result.members;
-    progress.cluster = await client.clusters.get(progress.cluster.id);
+    const signal = settings?.signal;
+    try {
+      progress.cluster = await readClusterBack(client, progress.cluster.id, {
+        clock: settings?.clock,
+        signal,
+      });
+    } catch (error) {
+      if (!isCancellation(error, signal)) throw error;
+      // Cancelled: the cluster as last read; a failed wait says why below.
+      if (result.kind === "ready") {
+        throw keptClusterError(
+          `Cluster ${label} ${done} and its members are usable, but ${CANCELLED} before it was read back.\n${KEPT_HINT}`,
+          progress,
+          props,
+          secrets,
+          provider,
+        );
+      }
+    }
     if (result.kind === "failure") {
       // None is named when none was listed (a cancel while the service could not find them yet).
       const named =
