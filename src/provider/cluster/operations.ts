@@ -20,6 +20,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import {
+  APIError,
   BadRequestError,
   type Cluster,
   type ClusterCreateInput,
@@ -43,6 +44,7 @@ import { describeError, printable } from "../common/wording";
 import type { RunpodSettings } from "../config";
 import { pricedCheck } from "../cost/budget";
 import { checkClusterCost, clusterCostOutput } from "../cost/cluster";
+import { usd } from "../cost/prices";
 import { DEFAULT_WAIT_TIMEOUT_MS } from "../pod/args";
 import {
   ARG_NAMES,
@@ -347,6 +349,33 @@ async function refusedCreate(client: RunpodClient, inputs: ClusterInputs, error:
 }
 
 /**
+ * The failure of a create the service refused for the account's balance (402): what the cluster
+ * would cost an hour at list prices (when the catalog can be read), the service's words (which may
+ * give the balance), and what to do. Nothing was created: a 402 is an answer that did not act.
+ */
+async function shortBalance(
+  settings: RunpodSettings | undefined,
+  client: RunpodClient,
+  inputs: ClusterInputs,
+  error: APIError,
+) {
+  const { podCount, gpuCountPerPod, gpuTypeId } = inputs.compute;
+  const cost = await clusterCostOutput(settings, { compute: inputs.compute }, client);
+  const hourly =
+    typeof cost?.ceilingUsd === "number" && typeof cost.ratePerWorkerUsd === "number"
+      ? ` It would cost ${usd(cost.ceilingUsd)} USD an hour at list prices (${podCount} pods × ` +
+        `${usd(cost.ratePerWorkerUsd)} USD/h).`
+      : "";
+  const said = describeBody(error.body);
+  return new RunpodError(
+    `RunPod refused to create cluster "${inputs.name}" (${podCount} pods × ${gpuCountPerPod} ${gpuTypeId}, ` +
+      `${podCount * gpuCountPerPod} GPUs): the account's balance is too low (402${said ? `: ${printable(said, 500)}` : ""}).` +
+      `${hourly} No cluster was created. Add funds in the RunPod console, or ask for fewer pods or GPUs per ` +
+      "pod, then run pulumi up again.",
+  );
+}
+
+/**
  * `create`: one POST (a 429 or 503 is settled by listing before any second POST; a lost answer is
  * reconciled by listing: never a second cluster), then the wait for every member per `waitFor`.
  * Once the POST answered, every failure is a partial failure carrying the cluster's id.
@@ -371,6 +400,8 @@ export const createCluster: ResourceOperations["create"] = async (settings, raw)
       created = record;
     } catch (error) {
       if (error instanceof BadRequestError) throw await refusedCreate(client, inputs, error);
+      if (error instanceof APIError && error.status === 402)
+        throw await shortBalance(settings, client, inputs, error);
       throw error;
     }
     const progress: ClusterProgress = { cluster: created };
