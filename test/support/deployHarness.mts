@@ -61,7 +61,7 @@ import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Operation, RunnerBoot, RunnerRequest, RunnerResult, StepOp } from "./deployRunner.mts";
-import { loadState } from "./harnessState.mts";
+import { knownKeys, loadState, newStateSalt } from "./harnessState.mts";
 import type { Registration } from "./programHost.mts";
 
 /** A stack config value: plaintext, or `{ secret }` for `pulumi config set --secret`. */
@@ -492,12 +492,15 @@ export class DeployHarness {
     if (this.disposed) throw new Error("deploy harness: disposed; create a new one");
     const { plain, secretKeys } = this.plainConfig();
     const resultFile = path.join(this.workDir, `.harness-result-${process.pid}-${Date.now()}.json`);
+    // The state's key, derived once in this process rather than once per run (harnessState.mts).
+    await newStateSalt(this.passphrase);
     const request: RunnerRequest = {
       op,
       main: this.main,
       stateFile: this.stateFile,
       resultFile,
       passphrase: this.passphrase,
+      stateKeys: knownKeys(this.passphrase),
       project: this.project,
       stack: this.stack,
       config: plain,

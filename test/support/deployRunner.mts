@@ -21,7 +21,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { CheckpointWriter, loadState, type ResourceState } from "./harnessState.mts";
+import { CheckpointWriter, loadState, type ResourceState, rememberKeys } from "./harnessState.mts";
 import type {
   ProgramMessage,
   ProgramStart,
@@ -59,6 +59,8 @@ export interface RunnerRequest {
   stateFile: string;
   resultFile: string;
   passphrase: string;
+  /** The state keys the harness derived from `passphrase` (`knownKeys` in harnessState.mts): no run derives them again. */
+  stateKeys?: { keys: Array<[string, string]>; newStateSalt?: string };
   project: string;
   stack: string;
   /** Stack config, plaintext, with the secret keys listed. */
@@ -437,6 +439,7 @@ async function main(req: RunnerRequest, started: StartedInAdvance): Promise<void
   /** The step generator or the program stopped the run (a bail): the engine prints no summary then. */
   let bailed = false;
 
+  if (req.stateKeys) rememberKeys(req.passphrase, req.stateKeys);
   const { state, crypter } = await loadState(req.stateFile, req.passphrase, req.project, req.stack);
   // A step is reported done once a checkpoint holding its change is written (CheckpointWriter).
   const checkpoints = new CheckpointWriter(req.stateFile, state, crypter);
