@@ -444,7 +444,10 @@ export class DeployHarness {
    * A run's runner as the harness starts it now: its environment (the stack config reaches the
    * program through it), its boot line, and the two as one key.
    */
-  private runnerSpec(op: Operation): { env: NodeJS.ProcessEnv; boot: RunnerBoot; key: string } {
+  private runnerSpec(
+    op: Operation,
+    dryRun = false,
+  ): { env: NodeJS.ProcessEnv; boot: RunnerBoot; key: string } {
     const { plain, secretKeys } = this.plainConfig();
     const env: NodeJS.ProcessEnv = {
       ...this.env,
@@ -457,6 +460,7 @@ export class DeployHarness {
     const boot: RunnerBoot = {
       hostEnv: this.env,
       program: !this.registrations && (op === "up" || op === "preview"),
+      host: !(op === "destroy" && dryRun),
       ...(this.pollMs !== undefined ? { pollMs: this.pollMs } : {}),
     };
     return { env, boot, key: JSON.stringify([env, boot]) };
@@ -509,7 +513,7 @@ export class DeployHarness {
       ...(runOpts.dryRun ? { dryRun: true } : {}),
       ...(this.registrations ? { registrations: this.registrations } : {}),
     };
-    const { env, boot, key } = this.runnerSpec(op);
+    const { env, boot, key } = this.runnerSpec(op, runOpts.dryRun);
     let runner = this.spare;
     this.spare = undefined;
     if (runner?.key !== key) {

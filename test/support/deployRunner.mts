@@ -49,6 +49,11 @@ export interface RunnerBoot {
   pollMs?: number;
   /** Fork the program's process in advance (false with `HarnessOptions.registrations`). */
   program: boolean;
+  /**
+   * Start the provider host in advance: false for a `destroy`'s preview, which asks the provider
+   * nothing (`DeleteStep.Apply` returns before Delete in a dry run), so no host of it would serve.
+   */
+  host: boolean;
 }
 
 /** What the parent sends on stdin after the {@link RunnerBoot} line, then it closes stdin. */
@@ -349,21 +354,30 @@ function forkProgram(): ProgramProcess {
  */
 class StartedInAdvance {
   private host: Promise<ProviderHost> | undefined;
+  private hostTaken = false;
   private program: ProgramProcess | undefined;
+  private readonly boot: RunnerBoot;
   constructor(boot: RunnerBoot) {
-    this.host = startProviderHost({
-      projectDir: process.cwd(),
-      env: boot.hostEnv,
-      ...(boot.pollMs !== undefined ? { pollMs: boot.pollMs } : {}),
-    });
-    // A host that fails to start fails the run that takes it, with its message.
-    this.host.catch(() => {});
+    this.boot = boot;
+    if (boot.host) this.host = this.startHost();
     if (boot.program) this.program = forkProgram();
   }
+  private startHost(): Promise<ProviderHost> {
+    const host = startProviderHost({
+      projectDir: process.cwd(),
+      env: this.boot.hostEnv,
+      ...(this.boot.pollMs !== undefined ? { pollMs: this.boot.pollMs } : {}),
+    });
+    // A host that fails to start fails the run that takes it, with its message.
+    host.catch(() => {});
+    return host;
+  }
+  /** The host started in advance, or one started now when none was. */
   takeHost(): Promise<ProviderHost> {
-    const host = this.host;
+    if (this.hostTaken) throw new Error("deploy runner: the provider host was taken twice");
+    this.hostTaken = true;
+    const host = this.host ?? this.startHost();
     this.host = undefined;
-    if (!host) throw new Error("deploy runner: the provider host was taken twice");
     return host;
   }
   takeProgram(): ProgramProcess {
