@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GpuType, RunpodClient } from "../../src/client";
 import type { RunningEmulator } from "../../src/emulator";
+import { FaultProxy } from "../support/faultProxy.mts";
 import {
   failure,
   type PluginRig,
@@ -250,6 +251,85 @@ describe("pulumi-resource-runpod-native: ServerlessEndpoint over gRPC", () => {
     expect(error.init?.properties.env).toEqual(secret(brokenEnv));
     await ep.delete(id as string, error.init?.properties ?? {});
     expect(await endpointsNamed("first")).toEqual([]);
+  });
+
+  it("a create whose rollout wait runs out of time: an init error with its id, the release untested, tested by the next up", async () => {
+    // A plugin of its own, reaching the REST interface through a proxy that shows the new endpoint's
+    // workers UNHEALTHY on its first read (a worker failing its health checks for a while).
+    const own = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false, rolloutMs: 0 });
+    const proxy = await new FaultProxy(`http://127.0.0.1:${own.emu.port}`).start();
+    try {
+      await own.configure({
+        apiKey: secret(API_KEY),
+        restUrl: `${proxy.url}/v2`,
+        serverlessUrl: own.emu.serverlessUrl,
+      });
+      const ep = resourceCalls(own.rpc, TYPE, "slow");
+      // rolloutTimeoutMs 0 (below what Check allows, as a state written before the bound): the
+      // wait's deadline is over at its first read, which finds the worker UNHEALTHY once.
+      const inputs = {
+        ...(await ep.check(args("slow", { workers: { min: 1, max: 2 } }))).inputs,
+        rolloutTimeoutMs: 0,
+      };
+      proxy.arm("GET", /^\/v2\/serverless\/[^/]+\/workers$/, {
+        kind: "rewrite",
+        edit: (list) => ({
+          ...list,
+          workers: (list.workers as Record<string, unknown>[]).map((w) => ({ ...w, status: "UNHEALTHY" })),
+        }),
+      });
+      const error = await failure(() => ep.create(inputs));
+      const id = error.init?.id as string;
+      const ownService = new RunpodClient({
+        apiKey: API_KEY,
+        restUrl: own.emu.restUrl,
+        serverlessUrl: own.emu.serverlessUrl,
+        maxRetries: 0,
+        rateLimits: false,
+      });
+      expect((await ownService.serverless.list()).filter((e) => e.name === "slow").map((e) => e.id)).toEqual([
+        id,
+      ]);
+      expect(error.init?.reasons).toEqual([error.message]);
+      expect(error.message.split("\n")[0]).toContain(
+        `ServerlessEndpoint "slow" (id ${id}): the rollout of version 1 did not complete within rolloutTimeoutMs (0 ms)`,
+      );
+      expect(error.message.split("\n").at(-1)).toBe(
+        "The release was not judged: its smoke test did not run. The next pulumi up waits for its rollout again and tests it.",
+      );
+      const props = error.init?.properties ?? {};
+      expect([props.image, props.version, props.lastSmokeTest]).toEqual([
+        "acme/api:1",
+        1,
+        {
+          version: 1,
+          passed: false,
+          jobIds: [],
+          failures: 0,
+          timeline: ["not run: the rollout did not complete within rolloutTimeoutMs"],
+        },
+      ]);
+      // The next up, the program unchanged: the diff alone (as after a refresh) plans an update, which
+      // tests release 1 in place.
+      expect((await ep.diff(id, props, inputs)).changes).toBe(D.DIFF_SOME);
+      const tested = await ep.update(id, props, inputs);
+      expect([tested.version, tested.lastSmokeTest]).toEqual([
+        1,
+        {
+          version: 1,
+          passed: true,
+          jobIds: [expect.any(String)],
+          failures: 0,
+          timeline: [expect.stringMatching(/^\S+: IN_QUEUE [\d.]+ s -> COMPLETED [\d.]+ s$/)],
+          costUsd: expect.any(Number),
+        },
+      ]);
+      expect((await ep.diff(id, tested, inputs)).changes).toBe(D.DIFF_NONE);
+    } finally {
+      await proxy.close();
+      const { stderr } = await own.close();
+      expect(stderr).not.toContain(API_KEY);
+    }
   });
 
   it("refuses in Check an endpoint whose ceiling is over its maxHourlyUsd, writing nothing", async () => {

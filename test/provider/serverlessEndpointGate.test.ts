@@ -20,7 +20,8 @@ import {
   SmokeTestSchema,
 } from "../../src/provider/serverlessEndpoint/smokeTest";
 import type { FaultProxy } from "../support/faultProxy.mts";
-import { type ProviderHost, UNKNOWN } from "../support/providerHost.mts";
+import type { HostError, ProviderHost } from "../support/providerHost.mts";
+import { UNKNOWN } from "../support/providerHost.mts";
 import { expectReasons } from "./jobRunHostKit";
 import { endpointHostKit } from "./serverlessEndpointHostKit";
 
@@ -708,6 +709,120 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
       rollOutOnceWaiting(`"${name}" (id ${id})`, 2),
     ]);
     expect(outs).toMatchObject({ version: 2, lastSmokeTest: { version: 2, passed: true } });
+  });
+
+  /**
+   * A create whose rollout wait fails while its one worker reports UNHEALTHY on the first `reads`
+   * reads of the workers (the proxy rewrites the emulator's answers: a worker failing its health
+   * checks for a while, then healthy), then the next up with the program unchanged: the release
+   * must be recorded untested, and tested in place by the update that the next up plans.
+   */
+  async function createWhileUnhealthy(resource: string, reads: number, extra: Record<string, unknown> = {}) {
+    const name = fresh(resource);
+    const inputs = {
+      ...(await checked(resource, base(name, { workers: { min: 1, max: 2 } }))),
+      ...extra,
+    };
+    for (let i = 0; i < reads; i++) {
+      proxy.arm("GET", /^\/v2\/serverless\/[^/]+\/workers$/, {
+        kind: "rewrite",
+        edit: (list) => ({
+          ...list,
+          workers: (list.workers as Record<string, unknown>[]).map((w) => ({ ...w, status: "UNHEALTHY" })),
+        }),
+      });
+    }
+    const error = await failing(() => host.create(urn(resource), inputs));
+    expectReasons(error);
+    const id = error.id as string;
+    expect((await client.serverless.list()).filter((e) => e.name === name).map((e) => e.id)).toEqual([id]);
+    return { name, id, inputs, error };
+  }
+
+  /** The next up of an untested first release: planned even after a refresh, it tests version 1 in place. */
+  async function expectTestedOnNextUp(
+    resource: string,
+    id: string,
+    inputs: Record<string, unknown>,
+    error: HostError,
+  ) {
+    // A refresh clears the engine's init errors (step.go RefreshStep.Apply): the diff alone must
+    // still plan the update that tests the release.
+    const read = await host.read(id, urn(resource), error.properties, inputs);
+    expect(read.props.lastSmokeTest).toEqual(error.properties.lastSmokeTest);
+    expect(await host.diff(id, urn(resource), read.props, inputs)).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    const { outs } = await host.update(id, urn(resource), read.props, inputs);
+    expect(outs).toMatchObject({ image: "acme/api:1", version: 1 });
+    expect(outs.lastSmokeTest).toEqual({
+      version: 1,
+      passed: true,
+      jobIds: [expect.any(String)],
+      failures: 0,
+      timeline: [expect.stringMatching(/^[\w-]+: IN_QUEUE .* -> COMPLETED [\d.]+ s$/)],
+      costUsd: expect.any(Number),
+    });
+    expect(await client.endpoint(id).status(outs.lastSmokeTest.jobIds[0])).toMatchObject({
+      status: "COMPLETED",
+      output: { ping: 1 },
+    });
+    // Tested in place: no new release was made for it.
+    expect((await client.serverless.releases(id)).endpointVersion).toBe(1);
+    expect(await host.diff(id, urn(resource), outs, inputs)).toMatchObject({ changes: false });
+  }
+
+  it("records a create whose rollout wait ran out of time as untested, and the next up tests that release", async () => {
+    // rolloutTimeoutMs 0 (below what check allows, as a state written before the bound): the wait's
+    // deadline is over at its first read, which finds the worker UNHEALTHY once (not yet a stall).
+    const { name, id, inputs, error } = await createWhileUnhealthy("create-timeout", 1, {
+      rolloutTimeoutMs: 0,
+    });
+    const lines = error.message.split("\n");
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^ServerlessEndpoint "${name}" \\(id ${id}\\): the rollout of version 1 did not complete within ` +
+          "rolloutTimeoutMs \\(0 ms\\): 0 of 2 workers still run an older version, and worker \\S+ of version 1 is UNHEALTHY\\.$",
+      ),
+    );
+    expect(lines[1]).toBe("Workers: 2 UNHEALTHY on version 1.");
+    expect(lines.at(-1)).toBe(
+      "The release was not judged: its smoke test did not run. The next pulumi up waits for its rollout again and tests it.",
+    );
+    expect(error.properties).toMatchObject({ image: "acme/api:1", version: 1, smokeTest: SMOKE });
+    expect(error.properties.lastSmokeTest).toEqual({
+      version: 1,
+      passed: false,
+      jobIds: [],
+      failures: 0,
+      timeline: ["not run: the rollout did not complete within rolloutTimeoutMs"],
+    });
+    await expectTestedOnNextUp("create-timeout", id, inputs, error);
+  });
+
+  it("records a create whose rollout stalled as untested, and the next up (its worker healthy again) tests that release", async () => {
+    // The same worker UNHEALTHY on two reads in a row: a stall, called before rolloutTimeoutMs.
+    const { name, id, inputs, error } = await createWhileUnhealthy("create-stall", 2);
+    const lines = error.message.split("\n");
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^ServerlessEndpoint "${name}" \\(id ${id}\\): the rollout of version 1 stalled: worker \\S+ of version 1 is UNHEALTHY `,
+      ),
+    );
+    expect(lines.at(-1)).toBe(
+      "The release did not roll out, so its smoke test did not run (a new endpoint has no previous release to " +
+        "roll back to). The next pulumi up waits for its rollout again and tests it.",
+    );
+    expect(error.properties).toMatchObject({ image: "acme/api:1", version: 1, smokeTest: SMOKE });
+    expect(error.properties.lastSmokeTest).toEqual({
+      version: 1,
+      passed: false,
+      jobIds: [],
+      failures: 0,
+      timeline: ["not run: the rollout stalled (a worker of the release was UNHEALTHY)"],
+    });
+    await expectTestedOnNextUp("create-stall", id, inputs, error);
   });
 
   it("counts runs against maxFailures: 1 of 3 failed passes, 2 of 3 failed rolls back", async () => {

@@ -30,7 +30,6 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { BadRequestError, ConflictError, describeBody, RunpodError, secretEnvValues } from "../../client";
 import { checkDataCenters } from "../catalog/dataCenterCheck";
-import { CANCELLED } from "../clock";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
@@ -45,7 +44,14 @@ import { PROVIDER_KEY, partialFailure, settleFailure, settleOrFail, waitAndReadB
 import { bodyOf, checkEndpointArgs, plainInputs, type ServerlessEndpointInputs } from "./args";
 import { makesRelease, planEndpointChange } from "./changes";
 import { differencesFrom, endpointOutputs, endpointSecrets, inputsOf } from "./outputs";
-import { failedGate, gate, gateFailedOnLive, servesUntestedRelease, untestedRecord } from "./rollback";
+import {
+  failedGate,
+  gate,
+  gateFailedOnLive,
+  notRunWhy,
+  servesUntestedRelease,
+  untestedRecord,
+} from "./rollback";
 import { EndpointRolloutError } from "./rolloutWait";
 import { checkServingRelease } from "./servingCheck";
 import {
@@ -122,13 +128,17 @@ export const createServerlessEndpoint: ResourceOperations["create"] = async (set
     }
     const { outs, failure, during } = await waitAndReadBack(client, settings, record, inputs, secrets);
     if (failure !== undefined) {
-      // A rollout wait the deployment's cancellation cut short: the release is recorded untested,
-      // so the next up (an update, after the init error) tests it (`gateFailedOnLive`).
-      if (failure instanceof EndpointRolloutError && failure.kind === "cancelled") {
-        outs.lastSmokeTest = untestedRecord(failure.version ?? outs.version, CANCELLED);
-        const message =
-          `${failure.message}\nThe release was not judged: its smoke test did not run. The next pulumi up ` +
-          "waits for its rollout again and tests it.";
+      // A rollout wait that ran out of time, stalled, or that the deployment's cancellation cut
+      // short: the first release is recorded untested (there is no previous one to roll back to),
+      // so the next up tests it, also after a refresh has cleared the init error (`gateFailedOnLive`).
+      if (failure instanceof EndpointRolloutError) {
+        outs.lastSmokeTest = untestedRecord(failure.version ?? outs.version, notRunWhy(failure.kind));
+        const notJudged =
+          failure.kind === "stalled"
+            ? "The release did not roll out, so its smoke test did not run (a new endpoint has no previous " +
+              "release to roll back to)."
+            : "The release was not judged: its smoke test did not run.";
+        const message = `${failure.message}\n${notJudged} The next pulumi up waits for its rollout again and tests it.`;
         throw partialFailure(message, record.id, outs, raw[PROVIDER_KEY]);
       }
       throw settleFailure(label, failure, during, record.id, outs, raw[PROVIDER_KEY]);
@@ -208,10 +218,7 @@ export const updateServerlessEndpoint: ResourceOperations["update"] = async (set
         failure instanceof EndpointRolloutError && failure.kind === "stalled" && makesRelease(plan);
       if (smoke?.onFailure !== "rollback" || !stalled) {
         if (failure instanceof EndpointRolloutError && failure.kind !== "stalled" && smoke !== undefined) {
-          outs.lastSmokeTest = untestedRecord(
-            failure.version ?? outs.version,
-            failure.kind === "cancelled" ? CANCELLED : undefined,
-          );
+          outs.lastSmokeTest = untestedRecord(failure.version ?? outs.version, notRunWhy(failure.kind));
           const message =
             `${failure.message}\nThe release was not judged: its smoke test did not run and it was not rolled ` +
             "back. The next pulumi up waits for its rollout again and tests it.";

@@ -4,7 +4,8 @@
  * put back as a new release, always waited for; a change made elsewhere while the gate ran is not
  * rolled back over. Every failed gate ends as a partial failure naming what runs now.
  */
-import type { RunpodClient, ServerlessEndpoint, ServerlessRelease } from "../../client";
+import type { EndpointRolloutError, RunpodClient, ServerlessEndpoint, ServerlessRelease } from "../../client";
+import { CANCELLED } from "../clock";
 import { type RunpodSettings, resolveSettings } from "../config";
 import { contextFromSettings } from "../smokeTestJob/context";
 import { partialFailure, waitAndReadBack } from "./afterChange";
@@ -123,14 +124,19 @@ export function gate(
   return runGate(contextFromSettings(settings ?? resolveSettings(undefined)), id, version, smoke);
 }
 
+/** Why a release's smoke test did not run, by how its rollout wait ended: the `not run: <why>` line. */
+export function notRunWhy(kind: EndpointRolloutError["kind"]): string {
+  if (kind === "cancelled") return CANCELLED;
+  if (kind === "stalled") return "the rollout stalled (a worker of the release was UNHEALTHY)";
+  return "the rollout did not complete within rolloutTimeoutMs";
+}
+
 /**
- * `lastSmokeTest` of a release whose gate never ran: its rollout wait ran out of time, or the
- * deployment was cancelled during it (`why`). Not passed on `version`, so the next up tests it.
+ * `lastSmokeTest` of a release whose gate never ran: its rollout wait ran out of time, stalled (a
+ * create, which has nothing to roll back to), or the deployment was cancelled during it (`why`,
+ * {@link notRunWhy}). Not passed on `version`, so the next up tests it.
  */
-export function untestedRecord(
-  version: unknown,
-  why = "the rollout did not complete within rolloutTimeoutMs",
-): SmokeTestRecord {
+export function untestedRecord(version: unknown, why = notRunWhy("timeout")): SmokeTestRecord {
   return {
     version: typeof version === "number" ? version : null,
     passed: false,
