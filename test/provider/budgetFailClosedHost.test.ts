@@ -15,7 +15,7 @@
  *   {@link SHORT_READ_BOUND_MS} (`fastWaits.cjs`), so the test does not wait out 10 real seconds
  *   (the 10 s itself is checked on a fake clock in `catalogBound.test.ts`).
  */
-import { fileURLToPath } from "node:url";
+import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
@@ -26,7 +26,7 @@ const H100 = "NVIDIA H100 80GB HBM3";
 /** The catalog's read bound in the host whose catalog never answers, ms (the provider's: 10 s). */
 const SHORT_READ_BOUND_MS = 500;
 /** The preload that sets it (`PROVIDER_HOST_READ_BOUND_MS`). */
-const FAST_WAITS = fileURLToPath(new URL("../support/fastWaits.cjs", import.meta.url));
+const FAST_WAITS = path.join(__dirname, "..", "support", "fastWaits.cjs");
 
 /** The catalog: one sound price, and one of each kind that cannot price anything. */
 const GPUS = [
