@@ -316,8 +316,11 @@ export class EndpointRolloutError extends RunpodError {
     message: string,
     /** The endpoint's version when the wait ended; undefined when the service gives none. */
     readonly version: number | undefined,
-    /** `"stalled"`: the release cannot start (a failed release); `"timeout"`: the wait ended first. */
-    readonly kind: "stalled" | "timeout" = "stalled",
+    /**
+     * `"stalled"`: the release cannot start (a failed release); `"timeout"`: the wait ended first;
+     * `"cancelled"`: the deployment was cancelled first (neither says anything about the release).
+     */
+    readonly kind: "stalled" | "timeout" | "cancelled" = "stalled",
   ) {
     super(message);
   }

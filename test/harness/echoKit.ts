@@ -28,6 +28,8 @@ export interface EchoHarnessOptions {
   code?: string;
   /** `--parallel`. @default the harness's default */
   parallel?: number;
+  /** Added to the environment of the program, the runner and the host. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Registers the kit's hooks in the enclosing `describe`; `label` names its log files. */
@@ -59,7 +61,7 @@ export function echoHarnessKit(label: string) {
       program,
       passphrase: label,
       config: opts.config ?? {},
-      env: { ...process.env, ECHO_LOG: log },
+      env: { ...process.env, ...opts.env, ECHO_LOG: log },
       skipPreview: true,
       ...(opts.parallel ? { parallel: opts.parallel } : {}),
     });

@@ -5,7 +5,9 @@
  * up` loads one for its preview and another for its update): every run gets processes no run used
  * before, a process started for other config is not used, and nothing outlives `dispose`.
  */
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { DeployResult } from "../support/deployHarness.mts";
 import { echoHarnessKit } from "./echoKit";
@@ -44,7 +46,7 @@ describe.skipIf(process.platform !== "linux")(
     timeout: 300_000,
   },
   () => {
-    const { make, setProgram } = echoHarnessKit("fresh");
+    const { make, setProgram, projectDir } = echoHarnessKit("fresh");
 
     it("two ups with their previews: four provider hosts and four program processes, none shared, each gone after its run; a runner started before a config change is not used; dispose leaves no process", async () => {
       const { h } = await make();
@@ -85,6 +87,32 @@ describe.skipIf(process.platform !== "linux")(
       const workDir = h.workDir;
       await h.dispose();
       expect(processesIn(workDir)).toEqual([]);
+    });
+
+    it("a destroy's preview starts no provider host (it asks the provider nothing); the destroy after it has its own", async () => {
+      // Every node process of the harness's environment appends its pid and script here as it starts.
+      const started = path.join(projectDir, `started-${process.pid}-${Date.now()}.log`);
+      const preload = `${started}.cjs`;
+      await writeFile(
+        preload,
+        `require("node:fs").appendFileSync(${JSON.stringify(started)}, process.pid + " " + process.argv[1] + "\\n");\n`,
+      );
+      const { h } = await make({ env: { NODE_OPTIONS: `--require ${JSON.stringify(preload)}` } });
+      const up = await h.up();
+      expect(up.errors).toEqual([]);
+      const before = existsSync(started) ? readFileSync(started, "utf8") : "";
+      const destroyed = await h.destroy({ skipPreview: false });
+      expect(destroyed.errors).toEqual([]);
+      expect(destroyed.preview?.errors).toEqual([]);
+      expect(destroyed.preview?.resources.map((r) => r.op)).toEqual(["delete"]);
+      expect(destroyed.resources.map((r) => r.op)).toEqual(["delete"]);
+      const hostsStarted = readFileSync(started, "utf8")
+        .slice(before.length)
+        .split("\n")
+        .filter((l) => l.includes("dynamic-provider"))
+        .map((l) => Number(l.split(" ")[0]));
+      expect(destroyed.preview?.hostPid).toBeUndefined();
+      expect(hostsStarted).toEqual([destroyed.hostPid]);
     });
 
     it("dispose stops a runner started in advance and never used, with its host and program processes", async () => {

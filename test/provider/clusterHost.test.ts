@@ -251,6 +251,30 @@ describe("Cluster in the provider host (REST v2)", () => {
     expect(await named(name)).toEqual([]);
   });
 
+  it("says what the cluster would cost an hour and what to do when the balance is too low (402), creating nothing", async () => {
+    const name = fresh("unfunded");
+    const { inputs, failures } = await host.check(urn(name), {}, withProvider(cluster(name, 2, 4)));
+    expect(failures).toEqual([]);
+    // The emulator answers 402 for a cluster costing more an hour than the balance (21.52 USD/h here).
+    emu.setBalanceUsd(10);
+    const before = proxy.seen.length;
+    const error = await hostFailure(() => host.create(urn(name), inputs)).finally(() =>
+      emu.setBalanceUsd(undefined),
+    );
+    expect(error.id).toBeUndefined();
+    expect(error.message).toBe(
+      `RunPod refused to create cluster "${name}" (2 pods × 4 ${H100}, 8 GPUs): the account's balance is too low ` +
+        `(402: Payment Required; Insufficient balance: a cluster of 2 pods x 4 ${H100} costs $21.52/hr and the ` +
+        "account's balance is $10; add funds to run it). It would cost 21.52 USD an hour at list prices (2 pods × " +
+        `${4 * H100_PRICE} USD/h). No cluster was created. Add funds in the RunPod console, or ask for fewer pods ` +
+        "or GPUs per pod, then run pulumi up again.",
+    );
+    // One list, one POST, never a second (a 402 made nothing); no cluster exists.
+    const sent = requests(before).filter((r) => !r.startsWith("GET /v2/catalog"));
+    expect(sent).toEqual(["GET /v2/clusters", "POST /v2/clusters"]);
+    expect(await named(name)).toEqual([]);
+  });
+
   it("refuses in check a cluster over its own maxHourlyUsd, before anything is sent", async () => {
     const name = fresh("dear");
     const before = proxy.seen.length;
@@ -352,6 +376,29 @@ describe("Cluster in the provider host (REST v2)", () => {
       2,
     );
     expect((await named(name)).map((c) => c.id)).toEqual([id]);
+    expect(outs.members.map((m: { status: string }) => m.status)).toEqual(["RUNNING", "RUNNING"]);
+    await host.delete(id, urn(name), outs);
+  });
+
+  it("reads the cluster again when its GET answers 404 once after the members wait, and the up succeeds", async () => {
+    const name = fresh("settling-get");
+    const { inputs } = await host.check(urn(name), {}, withProvider(cluster(name)));
+    // Once the members run, the service does not find the new cluster itself yet, once.
+    proxy.arm("GET", /^\/v2\/clusters\/[^/]+$/, { kind: "reply", status: 404, body: { error: "not found" } });
+    const before = proxy.seen.length;
+    const { id, outs } = await host.create(urn(name), inputs);
+    const sent = requests(before).filter((r) => !r.startsWith("GET /v2/catalog"));
+    const membersReads = sent.filter((r) => r === `GET /v2/clusters/${id}/pods`).length;
+    // One list, one POST, the members read until they run, then the cluster's GET twice: one more than before.
+    expect(sent).toEqual([
+      "GET /v2/clusters",
+      "POST /v2/clusters",
+      ...Array<string>(membersReads).fill(`GET /v2/clusters/${id}/pods`),
+      `GET /v2/clusters/${id}`,
+      `GET /v2/clusters/${id}`,
+    ]);
+    expect((await named(name)).map((c) => c.id)).toEqual([id]);
+    expect(outs).toMatchObject({ name, pods: { total: 2, byStatus: { RUNNING: 2 } }, image: "acme/train:1" });
     expect(outs.members.map((m: { status: string }) => m.status)).toEqual(["RUNNING", "RUNNING"]);
     await host.delete(id, urn(name), outs);
   });

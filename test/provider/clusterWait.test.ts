@@ -181,6 +181,101 @@ describe("Cluster members wait cancelled (fake clock)", () => {
   });
 });
 
+describe("Cluster create's read back after its members wait (provider clock)", () => {
+  let emu: RunningEmulator;
+  let proxy: FaultProxy;
+  const inputs = (name: string) => ({
+    name,
+    type: "TRAINING",
+    compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 },
+    image: "acme/train:1",
+    waitFor: "none",
+    __provider: "serialized",
+  });
+  const failureOf = (p: Promise<unknown>) =>
+    p.then(
+      () => undefined,
+      (e: unknown) => e as Error & { id?: string; properties?: Record<string, unknown> },
+    );
+  const clusterGets = () =>
+    proxy.seen.filter((r) => r.method === "GET" && /^\/v2\/clusters\/[^/]+$/.test(r.path)).map((r) => r.path);
+
+  beforeAll(async () => {
+    emu = await startEmulator({ port: 0, clock: new ManualClock(Date.UTC(2026, 5, 1)), rateLimits: false });
+    proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
+  });
+
+  afterAll(async () => {
+    await proxy?.close();
+    await emu?.close();
+  });
+
+  it("a GET answering 404 for the whole 30 s grace fails the create as a partial failure with the id", async () => {
+    // Reads at 0, 1, ..., 30 s of the provider's clock: 31 answers of 404, the last one past the grace.
+    for (let i = 0; i < 31; i++)
+      proxy.arm("GET", /^\/v2\/clusters\/[^/]+$/, {
+        kind: "reply",
+        status: 404,
+        body: { error: "not found" },
+      });
+    const settings: RunpodSettings = {
+      apiKey: emu.apiKey,
+      restUrl: `${proxy.url}/v2`,
+      clock: new InstantClock(),
+    };
+    const error = await failureOf(createCluster(settings, inputs("unseen")));
+    const client = new RunpodClient({ apiKey: emu.apiKey, restUrl: emu.restUrlV2 });
+    const [cluster] = (await client.clusters.list()).filter((c) => c.name === "unseen");
+    expect(error?.id).toBe(cluster?.id);
+    expect(clusterGets()).toEqual(Array<string>(31).fill(`/v2/clusters/${cluster?.id}`));
+    expect(error?.message).toBe(
+      `Cluster "unseen" (id ${cluster?.id}) was created, but a later step failed: reading it back ` +
+        `(GET /clusters/${cluster?.id}) answered 404 for 30 s, though its members were listed\n` +
+        "The cluster is kept in the stack (its member pods cost money while they hold GPUs): fix the cause and " +
+        "run pulumi up again (it checks the members again), or remove the Cluster from the program to delete it.",
+    );
+    expect(error?.properties).toMatchObject({ name: "unseen", pods: { total: 2 }, __provider: "serialized" });
+    const members = await client.clusters.pods(cluster?.id as string);
+    expect(error?.properties?.members).toMatchObject(members.map((m) => ({ id: m.id, status: m.status })));
+    expect(members).toHaveLength(2);
+    await client.clusters.delete(cluster?.id as string);
+  });
+
+  it("a cancel during the 404 grace ends the read back at once, as a partial failure with the id", async () => {
+    proxy.seen.length = 0;
+    proxy.arm("GET", /^\/v2\/clusters\/[^/]+$/, { kind: "reply", status: 404, body: { error: "not found" } });
+    const clock = new FakeClock();
+    const cancellation = new AbortController();
+    const settings: RunpodSettings = {
+      apiKey: emu.apiKey,
+      restUrl: `${proxy.url}/v2`,
+      clock,
+      signal: cancellation.signal,
+    };
+    const creating = failureOf(createCluster(settings, inputs("cancelled")));
+    // The first read back answered 404: the next one is a second away on the provider's clock.
+    await vi.waitFor(() => expect([clusterGets().length, clock.pending()]).toEqual([1, 1]));
+    cancellation.abort(new DeploymentCancelledError());
+    const error = await creating;
+    const client = new RunpodClient({ apiKey: emu.apiKey, restUrl: emu.restUrlV2 });
+    const [cluster] = (await client.clusters.list()).filter((c) => c.name === "cancelled");
+    expect(error?.id).toBe(cluster?.id);
+    expect(error?.message).toBe(
+      `Cluster "cancelled" (id ${cluster?.id}) was created and its members are usable, but the deployment was ` +
+        "cancelled (Ctrl-C) before it was read back.\n" +
+        "The cluster is kept in the stack (its member pods cost money while they hold GPUs): fix the cause and " +
+        "run pulumi up again (it checks the members again), or remove the Cluster from the program to delete it.",
+    );
+    // The cluster as the create answered, its members as listed; no further read, no timer left.
+    expect(error?.properties).toMatchObject({ name: "cancelled", __provider: "serialized" });
+    const members = await client.clusters.pods(cluster?.id as string);
+    expect(error?.properties?.members).toMatchObject(members.map((m) => ({ id: m.id, status: m.status })));
+    expect(members).toHaveLength(2);
+    expect([clusterGets().length, clock.pending(), clock.now()]).toEqual([1, 0, 0]);
+    await client.clusters.delete(cluster?.id as string);
+  });
+});
+
 describe("Cluster diff's replacement line", () => {
   afterEach(() => vi.restoreAllMocks());
 

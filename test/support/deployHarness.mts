@@ -61,7 +61,7 @@ import { availableParallelism } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Operation, RunnerBoot, RunnerRequest, RunnerResult, StepOp } from "./deployRunner.mts";
-import { loadState } from "./harnessState.mts";
+import { knownKeys, loadState, newStateSalt } from "./harnessState.mts";
 import type { Registration } from "./programHost.mts";
 
 /** A stack config value: plaintext, or `{ secret }` for `pulumi config set --secret`. */
@@ -444,7 +444,10 @@ export class DeployHarness {
    * A run's runner as the harness starts it now: its environment (the stack config reaches the
    * program through it), its boot line, and the two as one key.
    */
-  private runnerSpec(op: Operation): { env: NodeJS.ProcessEnv; boot: RunnerBoot; key: string } {
+  private runnerSpec(
+    op: Operation,
+    dryRun = false,
+  ): { env: NodeJS.ProcessEnv; boot: RunnerBoot; key: string } {
     const { plain, secretKeys } = this.plainConfig();
     const env: NodeJS.ProcessEnv = {
       ...this.env,
@@ -457,6 +460,7 @@ export class DeployHarness {
     const boot: RunnerBoot = {
       hostEnv: this.env,
       program: !this.registrations && (op === "up" || op === "preview"),
+      host: !(op === "destroy" && dryRun),
       ...(this.pollMs !== undefined ? { pollMs: this.pollMs } : {}),
     };
     return { env, boot, key: JSON.stringify([env, boot]) };
@@ -492,12 +496,15 @@ export class DeployHarness {
     if (this.disposed) throw new Error("deploy harness: disposed; create a new one");
     const { plain, secretKeys } = this.plainConfig();
     const resultFile = path.join(this.workDir, `.harness-result-${process.pid}-${Date.now()}.json`);
+    // The state's key, derived once in this process rather than once per run (harnessState.mts).
+    await newStateSalt(this.passphrase);
     const request: RunnerRequest = {
       op,
       main: this.main,
       stateFile: this.stateFile,
       resultFile,
       passphrase: this.passphrase,
+      stateKeys: knownKeys(this.passphrase),
       project: this.project,
       stack: this.stack,
       config: plain,
@@ -506,7 +513,7 @@ export class DeployHarness {
       ...(runOpts.dryRun ? { dryRun: true } : {}),
       ...(this.registrations ? { registrations: this.registrations } : {}),
     };
-    const { env, boot, key } = this.runnerSpec(op);
+    const { env, boot, key } = this.runnerSpec(op, runOpts.dryRun);
     let runner = this.spare;
     this.spare = undefined;
     if (runner?.key !== key) {

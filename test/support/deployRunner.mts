@@ -21,7 +21,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { CheckpointWriter, loadState, type ResourceState } from "./harnessState.mts";
+import { CheckpointWriter, loadState, type ResourceState, rememberKeys } from "./harnessState.mts";
 import type {
   ProgramMessage,
   ProgramStart,
@@ -49,6 +49,11 @@ export interface RunnerBoot {
   pollMs?: number;
   /** Fork the program's process in advance (false with `HarnessOptions.registrations`). */
   program: boolean;
+  /**
+   * Start the provider host in advance: false for a `destroy`'s preview, which asks the provider
+   * nothing (`DeleteStep.Apply` returns before Delete in a dry run), so no host of it would serve.
+   */
+  host: boolean;
 }
 
 /** What the parent sends on stdin after the {@link RunnerBoot} line, then it closes stdin. */
@@ -59,6 +64,8 @@ export interface RunnerRequest {
   stateFile: string;
   resultFile: string;
   passphrase: string;
+  /** The state keys the harness derived from `passphrase` (`knownKeys` in harnessState.mts): no run derives them again. */
+  stateKeys?: { keys: Array<[string, string]>; newStateSalt?: string };
   project: string;
   stack: string;
   /** Stack config, plaintext, with the secret keys listed. */
@@ -347,21 +354,30 @@ function forkProgram(): ProgramProcess {
  */
 class StartedInAdvance {
   private host: Promise<ProviderHost> | undefined;
+  private hostTaken = false;
   private program: ProgramProcess | undefined;
+  private readonly boot: RunnerBoot;
   constructor(boot: RunnerBoot) {
-    this.host = startProviderHost({
-      projectDir: process.cwd(),
-      env: boot.hostEnv,
-      ...(boot.pollMs !== undefined ? { pollMs: boot.pollMs } : {}),
-    });
-    // A host that fails to start fails the run that takes it, with its message.
-    this.host.catch(() => {});
+    this.boot = boot;
+    if (boot.host) this.host = this.startHost();
     if (boot.program) this.program = forkProgram();
   }
+  private startHost(): Promise<ProviderHost> {
+    const host = startProviderHost({
+      projectDir: process.cwd(),
+      env: this.boot.hostEnv,
+      ...(this.boot.pollMs !== undefined ? { pollMs: this.boot.pollMs } : {}),
+    });
+    // A host that fails to start fails the run that takes it, with its message.
+    host.catch(() => {});
+    return host;
+  }
+  /** The host started in advance, or one started now when none was. */
   takeHost(): Promise<ProviderHost> {
-    const host = this.host;
+    if (this.hostTaken) throw new Error("deploy runner: the provider host was taken twice");
+    this.hostTaken = true;
+    const host = this.host ?? this.startHost();
     this.host = undefined;
-    if (!host) throw new Error("deploy runner: the provider host was taken twice");
     return host;
   }
   takeProgram(): ProgramProcess {
@@ -437,6 +453,7 @@ async function main(req: RunnerRequest, started: StartedInAdvance): Promise<void
   /** The step generator or the program stopped the run (a bail): the engine prints no summary then. */
   let bailed = false;
 
+  if (req.stateKeys) rememberKeys(req.passphrase, req.stateKeys);
   const { state, crypter } = await loadState(req.stateFile, req.passphrase, req.project, req.stack);
   // A step is reported done once a checkpoint holding its change is written (CheckpointWriter).
   const checkpoints = new CheckpointWriter(req.stateFile, state, crypter);

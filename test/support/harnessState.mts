@@ -13,10 +13,16 @@
  * A secret value is stored as Pulumi's envelope
  * `{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "ciphertext": "v1:<iv>:<data>"}`
  * where data = AES-256-GCM(JSON of the value) followed by its 16-byte tag, with the key derived
- * from the passphrase by scrypt (N=16384, r=8, p=1, 32 bytes) and a random 16-byte salt per file.
+ * from the passphrase by scrypt (N=16384, r=8, p=1, 32 bytes) and a random 16-byte salt.
  * The verifier is the encryption of `"pulumi"`: a wrong passphrase fails with a clear error.
+ *
+ * scrypt costs about 0.15 s of CPU per key by design, so keys are derived once per process, salt and
+ * passphrase ({@link deriveKey}), and a new state file takes the salt its process drew for that
+ * passphrase ({@link newStateSalt}). The deploy harness hands the keys it holds to each run's runner
+ * ({@link knownKeys}, {@link rememberKeys}): a stack's runs and its `state()` reads derive its key once,
+ * not once per run. The file is the same either way.
  */
-import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from "node:crypto";
+import { createCipheriv, createDecipheriv, randomBytes, scrypt, scryptSync } from "node:crypto";
 import { existsSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
@@ -88,6 +94,66 @@ export function emptyState(project: string, stack: string): HarnessState {
   return { version: 1, project, stack, resources: [], pendingDeletes: [], outputs: {}, secretOutputs: [] };
 }
 
+const SCRYPT = { N: 16384, r: 8, p: 1 } as const;
+
+/** Keys derived in this process (or handed to it), per passphrase then salt (base64). */
+const derivedKeys = new Map<string, Map<string, Buffer>>();
+/** The salt a new state file gets in this process, per passphrase (base64). */
+const newStateSalts = new Map<string, string>();
+
+function keysOf(passphrase: string): Map<string, Buffer> {
+  const keys = derivedKeys.get(passphrase) ?? new Map<string, Buffer>();
+  derivedKeys.set(passphrase, keys);
+  return keys;
+}
+
+/** The scrypt key of `passphrase` with `salt`, derived once per process (see the module comment). */
+export function deriveKey(passphrase: string, salt: Buffer): Buffer {
+  const keys = keysOf(passphrase);
+  const id = salt.toString("base64");
+  const key = keys.get(id) ?? scryptSync(passphrase, salt, 32, SCRYPT);
+  keys.set(id, key);
+  return key;
+}
+
+/**
+ * The salt a new state file of `passphrase` gets, drawn at random once per process (or handed to it
+ * with {@link rememberKeys}), with its key derived: off the event loop, as scrypt runs in libuv's pool.
+ */
+export async function newStateSalt(passphrase: string): Promise<string> {
+  const known = newStateSalts.get(passphrase);
+  if (known !== undefined) return known;
+  const salt = randomBytes(16);
+  const key = await new Promise<Buffer>((resolve, reject) =>
+    scrypt(passphrase, salt, 32, SCRYPT, (err, k) => (err ? reject(err) : resolve(k))),
+  );
+  // Another call may have drawn one meanwhile: the first stays.
+  const id = salt.toString("base64");
+  if (!newStateSalts.has(passphrase)) {
+    keysOf(passphrase).set(id, key);
+    newStateSalts.set(passphrase, id);
+  }
+  return newStateSalts.get(passphrase) as string;
+}
+
+/** The keys this process holds for `passphrase` and its new-state salt, to hand to another process. */
+export function knownKeys(passphrase: string): { keys: Array<[string, string]>; newStateSalt?: string } {
+  const keys = [...keysOf(passphrase)].map(([salt, key]): [string, string] => [salt, key.toString("base64")]);
+  const salt = newStateSalts.get(passphrase);
+  return salt === undefined ? { keys } : { keys, newStateSalt: salt };
+}
+
+/** Takes keys another process derived for `passphrase` ({@link knownKeys}), and its new-state salt. */
+export function rememberKeys(
+  passphrase: string,
+  handed: { keys: Array<[string, string]>; newStateSalt?: string },
+): void {
+  const keys = keysOf(passphrase);
+  for (const [salt, key] of handed.keys) keys.set(salt, Buffer.from(key, "base64"));
+  if (handed.newStateSalt !== undefined && keys.has(handed.newStateSalt))
+    newStateSalts.set(passphrase, handed.newStateSalt);
+}
+
 /** AES-256-GCM with a scrypt-derived key; see the module comment for the format. */
 export class Crypter {
   readonly salt: Buffer;
@@ -99,7 +165,7 @@ export class Crypter {
       );
     }
     this.salt = salt;
-    this.key = scryptSync(passphrase, salt, 32, { N: 16384, r: 8, p: 1 });
+    this.key = deriveKey(passphrase, salt);
   }
   encrypt(plaintext: string): string {
     const iv = randomBytes(12);
@@ -174,7 +240,10 @@ export async function loadState(
   project: string,
   stack: string,
 ): Promise<{ state: HarnessState; crypter: Crypter }> {
-  if (!existsSync(file)) return { state: emptyState(project, stack), crypter: new Crypter(passphrase) };
+  if (!existsSync(file)) {
+    const salt = Buffer.from(await newStateSalt(passphrase), "base64");
+    return { state: emptyState(project, stack), crypter: new Crypter(passphrase, salt) };
+  }
   const raw = JSON.parse(await fs.readFile(file, "utf8"));
   if (raw.version !== 1) throw new Error(`${file}: unsupported state version ${JSON.stringify(raw.version)}`);
   const crypter = Crypter.fromHeader(passphrase, String(raw.encryptionSalt ?? ""), file);

@@ -7,8 +7,11 @@
  * answering 404 is read again for up to `NOT_FOUND_GRACE_MS` (the service may not find a new
  * cluster's members yet), then thrown. A cancelled deployment (`signal`) ends either pause, or a
  * read in flight, at once, as a failure naming the members not usable as last read.
+ *
+ * After the wait, {@link readClusterBack} reads the cluster itself once more, with the same 404
+ * grace and the same cancellation.
  */
-import { NotFoundError, type Pod, type RunpodClient } from "../../client";
+import { type Cluster, NotFoundError, type Pod, type RunpodClient, RunpodError } from "../../client";
 import { CANCELLED, type Clock, isCancellation, sleep, systemClock } from "../clock";
 import { boundEntry } from "../common/wording";
 import { describeWait, NOT_FOUND_GRACE_MS, POLL_INTERVAL_MS, probeUsable } from "../pod/wait";
@@ -46,6 +49,7 @@ export interface MembersWaitOptions {
   signal?: AbortSignal;
 }
 
+// Final: ERROR is "unrecoverable" (PodStatus) and a member cannot be started or replaced alone.
 const STOPPED = new Set(["ERROR", "EXITED", "TERMINATED"]);
 
 /** Reads the members until every one is usable per `waitFor`, or says which are not. */
@@ -129,4 +133,43 @@ export function describeShortfall(notUsable: readonly MemberShortfall[]): string
     .map((m) => `pod ${boundEntry(m.id)}: ${m.status}${m.note ? ` (${m.note})` : ""}`);
   const more = notUsable.length - shown.length;
   return shown.join("; ") + (more > 0 ? `; and ${more} more` : "");
+}
+
+export interface ReadBackOptions {
+  /** Time and timers of the pauses between reads. @default the real clock */
+  clock?: Clock;
+  /** Ends a pause or the read in flight at once (the deployment cancelled). @default never */
+  signal?: AbortSignal;
+}
+
+/**
+ * The cluster read once more (`GET /v2/clusters/{id}`) after its members wait. A 404 is read again
+ * a second later of `clock`, for up to `NOT_FOUND_GRACE_MS` from the first 404 (right after a
+ * create the service may not find the new cluster yet, as with its members), then thrown as an
+ * error saying how long. A cancelled deployment (`signal`) throws its abort at once (see
+ * `isCancellation`).
+ */
+export async function readClusterBack(
+  client: RunpodClient,
+  clusterId: string,
+  options: ReadBackOptions = {},
+): Promise<Cluster> {
+  const clock = options.clock ?? systemClock;
+  let missingSince: number | undefined;
+  for (;;) {
+    try {
+      return await client.clusters.get(clusterId, { signal: options.signal });
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      missingSince ??= clock.now();
+      const waited = clock.now() - missingSince;
+      if (waited >= NOT_FOUND_GRACE_MS) {
+        throw new RunpodError(
+          `reading it back (GET /clusters/${boundEntry(clusterId)}) answered 404 for ${Math.round(waited / 1000)} s, ` +
+            "though its members were listed",
+        );
+      }
+      await sleep(clock, POLL_INTERVAL_MS, options.signal);
+    }
+  }
 }

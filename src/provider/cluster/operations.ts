@@ -20,6 +20,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import {
+  APIError,
   BadRequestError,
   type Cluster,
   type ClusterCreateInput,
@@ -31,6 +32,7 @@ import {
 } from "../../client";
 import { checkDataCenters } from "../catalog/dataCenterCheck";
 import { checkGpuCount } from "../catalog/gpuCountCheck";
+import { CANCELLED, isCancellation } from "../clock";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
@@ -42,6 +44,7 @@ import { describeError, printable } from "../common/wording";
 import type { RunpodSettings } from "../config";
 import { pricedCheck } from "../cost/budget";
 import { checkClusterCost, clusterCostOutput } from "../cost/cluster";
+import { usd } from "../cost/prices";
 import { DEFAULT_WAIT_TIMEOUT_MS } from "../pod/args";
 import {
   ARG_NAMES,
@@ -51,7 +54,7 @@ import {
   EXTRA_NAMES,
   plainInputs,
 } from "./args";
-import { describeShortfall, waitForMembers } from "./members";
+import { describeShortfall, readClusterBack, waitForMembers } from "./members";
 
 type Props = Record<string, unknown>;
 
@@ -244,9 +247,10 @@ function keptClusterError(
 }
 
 /**
- * Reads the members and waits per `waitFor`; a cluster whose members do not all become usable is a
- * partial failure naming those that did not, with their last status. Any other failure once the
- * cluster exists is a partial failure too (`done` says what happened to it first).
+ * Reads the members and waits per `waitFor`, then reads the cluster back (`readClusterBack`: a 404
+ * read again for up to 30 s); a cluster whose members do not all become usable is a partial failure
+ * naming those that did not, with their last status. Any other failure once the cluster exists, a
+ * cancellation included, is a partial failure too (`done` says what happened to it first).
  */
 async function settleCluster(
   client: RunpodClient,
@@ -270,7 +274,25 @@ async function settleCluster(
       signal: settings?.signal,
     });
     progress.members = result.members;
-    progress.cluster = await client.clusters.get(progress.cluster.id);
+    const signal = settings?.signal;
+    try {
+      progress.cluster = await readClusterBack(client, progress.cluster.id, {
+        clock: settings?.clock,
+        signal,
+      });
+    } catch (error) {
+      if (!isCancellation(error, signal)) throw error;
+      // Cancelled: the cluster as last read; a failed wait says why below.
+      if (result.kind === "ready") {
+        throw keptClusterError(
+          `Cluster ${label} ${done} and its members are usable, but ${CANCELLED} before it was read back.\n${KEPT_HINT}`,
+          progress,
+          props,
+          secrets,
+          provider,
+        );
+      }
+    }
     if (result.kind === "failure") {
       // None is named when none was listed (a cancel while the service could not find them yet).
       const named =
@@ -327,6 +349,33 @@ async function refusedCreate(client: RunpodClient, inputs: ClusterInputs, error:
 }
 
 /**
+ * The failure of a create the service refused for the account's balance (402): what the cluster
+ * would cost an hour at list prices (when the catalog can be read), the service's words (which may
+ * give the balance), and what to do. Nothing was created: a 402 is an answer that did not act.
+ */
+async function shortBalance(
+  settings: RunpodSettings | undefined,
+  client: RunpodClient,
+  inputs: ClusterInputs,
+  error: APIError,
+) {
+  const { podCount, gpuCountPerPod, gpuTypeId } = inputs.compute;
+  const cost = await clusterCostOutput(settings, { compute: inputs.compute }, client);
+  const hourly =
+    typeof cost?.ceilingUsd === "number" && typeof cost.ratePerWorkerUsd === "number"
+      ? ` It would cost ${usd(cost.ceilingUsd)} USD an hour at list prices (${podCount} pods × ` +
+        `${usd(cost.ratePerWorkerUsd)} USD/h).`
+      : "";
+  const said = describeBody(error.body);
+  return new RunpodError(
+    `RunPod refused to create cluster "${inputs.name}" (${podCount} pods × ${gpuCountPerPod} ${gpuTypeId}, ` +
+      `${podCount * gpuCountPerPod} GPUs): the account's balance is too low (402${said ? `: ${printable(said, 500)}` : ""}).` +
+      `${hourly} No cluster was created. Add funds in the RunPod console, or ask for fewer pods or GPUs per ` +
+      "pod, then run pulumi up again.",
+  );
+}
+
+/**
  * `create`: one POST (a 429 or 503 is settled by listing before any second POST; a lost answer is
  * reconciled by listing: never a second cluster), then the wait for every member per `waitFor`.
  * Once the POST answered, every failure is a partial failure carrying the cluster's id.
@@ -351,6 +400,8 @@ export const createCluster: ResourceOperations["create"] = async (settings, raw)
       created = record;
     } catch (error) {
       if (error instanceof BadRequestError) throw await refusedCreate(client, inputs, error);
+      if (error instanceof APIError && error.status === 402)
+        throw await shortBalance(settings, client, inputs, error);
       throw error;
     }
     const progress: ClusterProgress = { cluster: created };

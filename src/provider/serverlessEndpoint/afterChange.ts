@@ -80,6 +80,8 @@ export async function waitAndReadBack(
           // Every wait on this endpoint in the host (JobRuns too) shares one read loop.
           pollKey: clientPollKey(settings ?? resolveSettings(undefined)),
           clock: settings?.clock,
+          // The deployment's cancellation ends the wait at once (kind "cancelled").
+          signal: settings?.signal,
           polls: workerPollsOn(settings?.clock),
           onWaiting: (version, stale, total) =>
             process.stderr.write(

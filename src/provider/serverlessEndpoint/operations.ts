@@ -30,6 +30,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { BadRequestError, ConflictError, describeBody, RunpodError, secretEnvValues } from "../../client";
 import { checkDataCenters } from "../catalog/dataCenterCheck";
+import { CANCELLED } from "../clock";
 import type { ResourceOperations } from "../common/dynamicProvider";
 import { withProviderErrors } from "../common/engineText";
 import { hostClient, labelOf, withoutProvider } from "../common/host";
@@ -47,7 +48,14 @@ import { differencesFrom, endpointOutputs, endpointSecrets, inputsOf } from "./o
 import { failedGate, gate, gateFailedOnLive, servesUntestedRelease, untestedRecord } from "./rollback";
 import { EndpointRolloutError } from "./rolloutWait";
 import { checkServingRelease } from "./servingCheck";
-import { createFailedMessage, type GateVerdict, rolloutVerdict, SmokeTestSchema } from "./smokeTest";
+import {
+  createFailedMessage,
+  type GateVerdict,
+  gateCancelledMessage,
+  rolloutVerdict,
+  type SmokeTest,
+  SmokeTestSchema,
+} from "./smokeTest";
 
 type Props = Record<string, unknown>;
 
@@ -107,13 +115,31 @@ export const createServerlessEndpoint: ResourceOperations["create"] = async (set
       bills: true,
     });
     if (recoveredAfter !== undefined) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
-    const outs = await settleOrFail(client, settings, record, inputs, secrets, raw[PROVIDER_KEY]);
-    if (inputs.smokeTest === undefined) return { id: record.id, outs };
+    const label = labelOf(record.name || inputs.name, record.id);
+    if (inputs.smokeTest === undefined) {
+      const outs = await settleOrFail(client, settings, record, inputs, secrets, raw[PROVIDER_KEY]);
+      return { id: record.id, outs };
+    }
+    const { outs, failure, during } = await waitAndReadBack(client, settings, record, inputs, secrets);
+    if (failure !== undefined) {
+      // A rollout wait the deployment's cancellation cut short: the release is recorded untested,
+      // so the next up (an update, after the init error) tests it (`gateFailedOnLive`).
+      if (failure instanceof EndpointRolloutError && failure.kind === "cancelled") {
+        outs.lastSmokeTest = untestedRecord(failure.version ?? outs.version, CANCELLED);
+        const message =
+          `${failure.message}\nThe release was not judged: its smoke test did not run. The next pulumi up ` +
+          "waits for its rollout again and tests it.";
+        throw partialFailure(message, record.id, outs, raw[PROVIDER_KEY]);
+      }
+      throw settleFailure(label, failure, during, record.id, outs, raw[PROVIDER_KEY]);
+    }
     const smoke = SmokeTestSchema.parse(inputs.smokeTest);
     const verdict = await gate(settings, record.id, outs, smoke);
     outs.lastSmokeTest = verdict.record;
     if (verdict.record.passed) return { id: record.id, outs };
-    const label = labelOf(record.name || inputs.name, record.id);
+    if (verdict.cancelled) {
+      throw partialFailure(gateCancelledMessage(label, verdict, smoke), record.id, outs, raw[PROVIDER_KEY]);
+    }
     throw partialFailure(createFailedMessage(label, verdict, smoke), record.id, outs, raw[PROVIDER_KEY]);
   });
 };
@@ -175,13 +201,17 @@ export const updateServerlessEndpoint: ResourceOperations["update"] = async (set
     let verdict: GateVerdict;
     if (failure !== undefined) {
       // A release that cannot start fails its gate too: with "rollback", it is rolled back. A
-      // wait that only ran out of time says nothing about the release: it is neither judged nor
-      // rolled back, and the record says its test did not run, so the next up tests it.
+      // wait that only ran out of time, or that the deployment's cancellation cut short, says
+      // nothing about the release: it is neither judged nor rolled back, and the record says its
+      // test did not run, so the next up tests it.
       const stalled =
         failure instanceof EndpointRolloutError && failure.kind === "stalled" && makesRelease(plan);
       if (smoke?.onFailure !== "rollback" || !stalled) {
-        if (failure instanceof EndpointRolloutError && failure.kind === "timeout" && smoke !== undefined) {
-          outs.lastSmokeTest = untestedRecord(failure.version ?? outs.version);
+        if (failure instanceof EndpointRolloutError && failure.kind !== "stalled" && smoke !== undefined) {
+          outs.lastSmokeTest = untestedRecord(
+            failure.version ?? outs.version,
+            failure.kind === "cancelled" ? CANCELLED : undefined,
+          );
           const message =
             `${failure.message}\nThe release was not judged: its smoke test did not run and it was not rolled ` +
             "back. The next pulumi up waits for its rollout again and tests it.";
@@ -197,6 +227,18 @@ export const updateServerlessEndpoint: ResourceOperations["update"] = async (set
     }
     outs.lastSmokeTest = verdict.record;
     if (verdict.record.passed) return { outs };
+    // A gate the deployment's cancellation cut short (its jobs cancelled on the service) judges
+    // nothing, so nothing is rolled back: the user asked to stop, and a rollback is a PATCH and a
+    // rollout wait. The record (not passed, on the release that serves) makes the next up test
+    // the release again, and roll it back then if it fails.
+    if (verdict.cancelled) {
+      throw partialFailure(
+        gateCancelledMessage(label, verdict, smoke as SmokeTest),
+        id,
+        outs,
+        news[PROVIDER_KEY],
+      );
+    }
     return failedGate({
       client,
       settings,

@@ -15,10 +15,12 @@ import {
   type GateVerdict,
   keptMessage,
   movedPastMessage,
+  notRolledBackMessage,
   rollbackFailedMessage,
   rolledBackMessage,
   runGate,
   type SmokeTest,
+  type SmokeTestRecord,
 } from "./smokeTest";
 
 /** An update whose release failed its gate (or could not start), as the update knows it. */
@@ -54,6 +56,11 @@ export async function failedGate(update: FailedGate): Promise<never> {
   const back = rollbackPatch(outs, previous, touched);
   if (smoke?.onFailure !== "rollback" || back === undefined) {
     throw partialFailure(keptMessage(label, verdict, smoke as SmokeTest), id, outs, provider);
+  }
+  // After the deployment's cancellation no rollback starts: it is a write and a wait, and the user
+  // asked to stop. The failed record stays on what runs, so the next up tests the release again.
+  if (settings?.signal?.aborted === true) {
+    throw partialFailure(notRolledBackMessage(label, verdict, smoke), id, outs, provider);
   }
   // A change made elsewhere while the gate ran (the endpoint moved past the release under test)
   // is not rolled back over: what runs is read, recorded and named instead.
@@ -116,14 +123,20 @@ export function gate(
   return runGate(contextFromSettings(settings ?? resolveSettings(undefined)), id, version, smoke);
 }
 
-/** `lastSmokeTest` of a release whose gate never ran (its rollout wait ran out of time). */
-export function untestedRecord(version: unknown) {
+/**
+ * `lastSmokeTest` of a release whose gate never ran: its rollout wait ran out of time, or the
+ * deployment was cancelled during it (`why`). Not passed on `version`, so the next up tests it.
+ */
+export function untestedRecord(
+  version: unknown,
+  why = "the rollout did not complete within rolloutTimeoutMs",
+): SmokeTestRecord {
   return {
     version: typeof version === "number" ? version : null,
     passed: false,
     jobIds: [],
     failures: 0,
-    timeline: ["not run: the rollout did not complete within rolloutTimeoutMs"],
+    timeline: [`not run: ${why}`],
   };
 }
 

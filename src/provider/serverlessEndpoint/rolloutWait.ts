@@ -13,10 +13,13 @@
  *
  * The reads are shared: every wait on the same endpoint in the host (other endpoints' waits,
  * JobRuns) judges the answers of ONE read loop (`../smokeTestJob/workerPoll.ts`), a read a second at most.
+ *
+ * The deployment's cancellation (`signal`) ends the wait at once, as its timeout would, with the
+ * workers as last read and no log read: the user asked to stop.
  */
 import type { ServerlessWorker, ServerlessWorkerList, WorkerLogEvent } from "../../client";
 import { EndpointRolloutError } from "../../client/errors";
-import { type Clock, systemClock, timeoutSignal } from "../clock";
+import { CANCELLED, type Clock, isCancellation, systemClock, timeoutSignal } from "../clock";
 import { boundEntry, describeError, LISTED_AT_MOST, listSome } from "../common/wording";
 import { logTailSection, readLogTail } from "../smokeTestJob/logTail";
 import { isStaleWorker, ROLLOUT_POLL_MS, rolloutState } from "../smokeTestJob/staleWorkers";
@@ -52,6 +55,11 @@ export interface EndpointRolloutOptions {
   polls?: WorkerPolls<ServerlessWorkerList>;
   /** Time and timers of the deadline and the log tail. @default the clock of `polls`, else the real one */
   clock?: Clock;
+  /**
+   * The deployment's cancellation (`RunpodSettings.signal`): when it aborts the wait ends at once
+   * with an {@link EndpointRolloutError} of kind `"cancelled"`. @default never
+   */
+  signal?: AbortSignal;
 }
 
 /** The endpoint's state once the rollout is over: its version and the reads made. */
@@ -102,6 +110,7 @@ export async function waitForEndpointRollout(
   const deadline = clock.now() + options.timeoutMs;
   const seenUnhealthy = new Set<string>();
   let reads = 0;
+  let last: ServerlessWorkerList | undefined;
   const poll = joinWorkerPoll(
     options.pollKey,
     endpointId,
@@ -115,7 +124,16 @@ export async function waitForEndpointRollout(
       const left = deadline - clock.now();
       // A read that hangs past the deadline (plus the client's own bound) ends the wait.
       const bound = timeoutSignal(clock, Math.max(left, 1) + 10_000);
-      const list = await poll.next(bound.signal).finally(bound.clear);
+      const until =
+        options.signal === undefined ? bound.signal : AbortSignal.any([bound.signal, options.signal]);
+      let list: ServerlessWorkerList;
+      try {
+        list = await poll.next(until).finally(bound.clear);
+      } catch (error) {
+        if (!isCancellation(error, options.signal)) throw error;
+        throw cancelledError(label, last);
+      }
+      last = list;
       reads += 1;
       const state = rolloutState(list);
       const unhealthy = unhealthyCurrent(list, state.version);
@@ -140,6 +158,25 @@ export async function waitForEndpointRollout(
   } finally {
     poll.leave();
   }
+}
+
+/**
+ * The wait ended by the deployment's cancellation: the release as last read (unknown before the
+ * first read), and what the next `pulumi up` does.
+ */
+function cancelledError(label: string, list: ServerlessWorkerList | undefined): EndpointRolloutError {
+  const state = list === undefined ? undefined : rolloutState(list);
+  const release = `version ${state?.version ?? "(unknown)"}`;
+  const standing =
+    list === undefined || state === undefined
+      ? "its workers were not read yet."
+      : `${state.stale} of ${state.total} workers still run an older version. Workers: ${workersByStatus(list)}.`;
+  return new EndpointRolloutError(
+    `ServerlessEndpoint ${label}: the rollout of ${release} was not complete when ${CANCELLED}; ${standing}\n` +
+      "The endpoint was changed and is recorded in the state; run pulumi up again: it waits for the rollout again.",
+    state?.version,
+    "cancelled",
+  );
 }
 
 /** A worker of the current version still starting: the one to show when the wait timed out. */

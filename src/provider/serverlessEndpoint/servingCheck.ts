@@ -20,7 +20,7 @@ import {
   type ServerlessReleaseList,
 } from "../../client";
 import { DATA_CENTER_READ_TIMEOUT_MS } from "../catalog/dataCenterCheck";
-import { systemClock } from "../clock";
+import { CANCELLED, systemClock } from "../clock";
 import { labelOf } from "../common/host";
 import { clientFromSettings, type RunpodSettings } from "../config";
 import { speaksV2 } from "../cost/endpoint";
@@ -81,13 +81,17 @@ export async function checkServingRelease(
   const clock = settings.clock ?? systemClock;
   const bound = new AbortController();
   const timer = clock.setTimeout(() => bound.abort(), SERVING_READ_TIMEOUT_MS);
+  // The deployment's cancellation ends the read too.
+  const signal =
+    settings.signal === undefined ? bound.signal : AbortSignal.any([bound.signal, settings.signal]);
   try {
     const client = clientFromSettings(settings, { timeoutMs: SERVING_READ_TIMEOUT_MS });
-    releases = await client.serverless.releases(id, { signal: bound.signal });
+    releases = await client.serverless.releases(id, { signal });
   } catch (error) {
     if (error instanceof NotFoundError) return;
+    const why = settings.signal?.aborted === true ? CANCELLED : readFailure(error);
     process.stderr.write(
-      `warning: ServerlessEndpoint ${label}: could not check which release it serves (${readFailure(error)}); ` +
+      `warning: ServerlessEndpoint ${label}: could not check which release it serves (${why}); ` +
         "the diff goes on from the state.\n",
     );
     return;

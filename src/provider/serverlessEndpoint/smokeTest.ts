@@ -16,6 +16,7 @@
  */
 import { z } from "zod";
 import type { ServerlessRelease } from "../../client";
+import { CANCELLED } from "../clock";
 import { boundEntry, describeError } from "../common/wording";
 import { usd } from "../cost/prices";
 import type { LifecycleContext } from "../smokeTestJob/context";
@@ -121,6 +122,11 @@ export interface GateVerdict {
   why?: string;
   /** True when the release never rolled out, so no job ran (`why` is the rollout's failure). */
   stalled?: boolean;
+  /**
+   * True when the deployment was cancelled before every job ended: the release is not judged
+   * (`record.passed` false, so the next up tests it again), and nothing follows (no rollback).
+   */
+  cancelled?: boolean;
 }
 
 /** The verdict on a release whose rollout stalled or timed out: failed, with no job run. */
@@ -204,7 +210,31 @@ export async function runGate(
     }
   };
   const jobs = await Promise.all(Array.from({ length: runs }, one));
+  if (ctx.signal?.aborted === true && jobs.some((j) => !j.passed)) return cancelledGate(version, jobs);
   return judgeGate(version, jobs, maxFailures);
+}
+
+/**
+ * The verdict of a gate the deployment's cancellation cut short: not judged (a job the user
+ * stopped says nothing about the release), recorded as not passed on `version` so the next up
+ * tests that release again. The jobs that had not ended are marked `(not finished)`; `why` is the
+ * first one's text (where it stopped, and whether its job was cancelled on the service).
+ */
+export function cancelledGate(version: number | null, jobs: readonly GateJob[]): GateVerdict {
+  const unfinished = jobs.filter((j) => !j.passed);
+  const record: SmokeTestRecord = {
+    version,
+    passed: false,
+    jobIds: jobs.flatMap((j) => (j.jobId === undefined ? [] : [j.jobId])),
+    failures: 0,
+    timeline: jobs.map(
+      (j, i) =>
+        `${j.jobId ?? (j.probe ? `probe ${i + 1}` : `run ${i + 1} (no job)`)}: ${formatTimeline(j.timeline)}${
+          j.passed ? "" : " (not finished)"
+        }`,
+    ),
+  };
+  return { record, why: unfinished[0]?.failure, cancelled: true };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -350,6 +380,36 @@ export function rollbackFailedMessage(
     `Rollback error: ${describeError(rollbackError)}`,
     ...whyLines(verdict, smoke),
     recorded,
+  ].join("\n");
+}
+
+/**
+ * The deployment was cancelled while the gate ran: the release is neither judged nor rolled back
+ * (the user asked to stop; a rollback is a write and a wait), and the next up tests it again.
+ */
+export function gateCancelledMessage(label: string, verdict: GateVerdict, smoke: SmokeTest): string {
+  const unit = smoke.http === undefined ? "job" : "probe";
+  return [
+    `ServerlessEndpoint ${label}: the smoke test of release ${release(verdict.record.version)} did not finish: ${CANCELLED}.`,
+    `Where the first unfinished ${unit} stopped:`,
+    verdict.why ?? "(no text)",
+    `Smoke-test ${unit}s: ${verdict.record.timeline.join("; ")}`,
+    `The release was not judged and not rolled back: it serves, untested. The state records its smoke test as ` +
+      "not passed, so the next pulumi up tests it again.",
+  ].join("\n");
+}
+
+/**
+ * The gate failed, but the deployment was cancelled before the rollback started: nothing is rolled
+ * back (a rollback is a write and a wait the user asked not to make).
+ */
+export function notRolledBackMessage(label: string, verdict: GateVerdict, smoke: SmokeTest): string {
+  return [
+    `${failedHead(label, verdict, smoke)}, and it was NOT rolled back: ${CANCELLED} before the rollback ` +
+      `started, so the failed release (${release(verdict.record.version)}) still serves.`,
+    ...whyLines(verdict, smoke),
+    "The state records the failed smoke test on what runs, so the next pulumi up tests the release again " +
+      "(and rolls it back if it fails again): fix it first.",
   ].join("\n");
 }
 

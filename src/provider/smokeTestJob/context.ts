@@ -72,6 +72,11 @@ export interface LifecycleContext {
    * wait joins the worker poll loops of this clock. @default the real clock
    */
   clock?: Clock;
+  /**
+   * The deployment's cancellation (`RunpodSettings.signal`): a run ends its waits at once when it
+   * aborts, as at its deadline (`RunContext.cancellation`). @default never
+   */
+  signal?: AbortSignal;
 }
 
 /** The REST dialect `restUrl` speaks (the default URL's when unset); undefined when it is malformed. */
@@ -134,6 +139,7 @@ export function contextFromSettings(settings: RunpodSettings | undefined): Lifec
     loadBalancer: v1 ? undefined : (endpointId) => restClient().loadBalancer(endpointId),
     loadBalancerUnavailable: v1 ? PROBE_NEEDS_V2 : undefined,
     clock: resolved.clock,
+    signal: resolved.signal,
     secrets: apiKeySecrets(resolved),
     log: (line) => {
       // Progress lines carry the service's text (statuses, ids): no ESC, BEL or CR reaches the terminal.

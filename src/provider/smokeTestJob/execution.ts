@@ -3,7 +3,7 @@
  * stream capture): what it found so far (`result`), how it reports progress, and its deadline.
  */
 import type { Endpoint, Job, ServerlessWorkerList } from "../../client";
-import { type Clock, systemClock, wallNow } from "../clock";
+import { type Clock, isCancellation, systemClock, wallNow } from "../clock";
 import { boundEntry, printable } from "../common/wording";
 import type { ResolvedJobRunArgs } from "./jobArgs";
 import { type JobRunResult, seconds } from "./result";
@@ -42,6 +42,12 @@ export interface RunContext {
   workersKey?: string;
   /** The shared worker poll loops the rollout wait joins. @default the host's (`workerPolls`) */
   workerPolls?: WorkerPolls<ServerlessWorkerList>;
+  /**
+   * The deployment's cancellation (`RunpodSettings.signal`): it ends the execution's waits as its
+   * deadline does, and the job is then cancelled as at the deadline (`cancelOnTimeout`), so the
+   * run ends at once as a failure that says so. @default never
+   */
+  cancellation?: AbortSignal;
 }
 
 /** One execution in progress. */
@@ -55,8 +61,12 @@ export interface Execution {
   where: () => string;
   /** Records a status in the timeline (once per change) and logs it. */
   note: (status: string) => void;
-  /** Aborts when `timeoutMs` has passed. */
+  /** Aborts when `timeoutMs` has passed or the deployment is cancelled: every wait stops on it. */
   signal: AbortSignal;
+  /** Aborts when `timeoutMs` has passed, only: what may cut a request already sent (a job's submission). */
+  deadline: AbortSignal;
+  /** True when {@link Execution.signal} aborted because the deployment was cancelled (not the deadline). */
+  cancelled: () => boolean;
   /** Milliseconds left until the deadline. */
   remaining: () => number;
   /** Wall clock, ms since the epoch (for `startedAt`, `completedAt`). */
@@ -79,7 +89,7 @@ export interface Execution {
  */
 export function startExecution(
   args: ResolvedJobRunArgs,
-  ctx: Pick<RunContext, "log" | "now" | "wallNow" | "clock" | "workerPolls"> & {
+  ctx: Pick<RunContext, "log" | "now" | "wallNow" | "clock" | "workerPolls" | "cancellation"> & {
     endpoint: RunContext["endpoint"];
   },
   where: (result: JobRunResult) => string,
@@ -94,6 +104,11 @@ export function startExecution(
     () => deadlineController.abort(new Error(`timeoutMs (${args.timeoutMs} ms) expired`)),
     args.timeoutMs,
   );
+  const { cancellation } = ctx;
+  const signal =
+    cancellation === undefined
+      ? deadlineController.signal
+      : AbortSignal.any([deadlineController.signal, cancellation]);
   const result: JobRunResult = { attempts: 0, timeline: [] };
   const whereNow = () => where(result);
   const run: Execution = {
@@ -111,7 +126,10 @@ export function startExecution(
       result.timeline.push(entry);
       ctx.log(`JobRun ${whereNow()}: ${status} after ${seconds(entry.atMs)}`);
     },
-    signal: deadlineController.signal,
+    signal,
+    deadline: deadlineController.signal,
+    // The first to abort gives `signal` its reason: a deadline already passed stays the why.
+    cancelled: () => isCancellation(signal.reason, cancellation),
     remaining: () => deadline - now(),
     wallNow: ctx.wallNow ?? (() => wallNow(clock)),
     workerPolls: ctx.workerPolls,

@@ -153,8 +153,8 @@ export const JobRunArgsObject = z.strictObject({
     .default(true)
     .meta({
       description:
-        "Cancel the job on the service when the JobRun stops waiting for it (timeoutMs expired, or\n" +
-        "waiting failed), so it does not keep spending credits.",
+        "Cancel the job on the service when the JobRun stops waiting for it (timeoutMs expired,\n" +
+        "waiting failed, or the deployment was cancelled), so it does not keep spending credits.",
       default: "true",
     }),
   rollout: z

@@ -21,6 +21,7 @@ import {
   type ServerlessWorkerList,
   ValidationError,
 } from "../../client";
+import { CANCELLED } from "../clock";
 import { describeError } from "../common/wording";
 import { type Execution, type RunContext, startExecution } from "./execution";
 import type { ResolvedJobRunArgs } from "./jobArgs";
@@ -187,9 +188,11 @@ async function sendProbe(run: Execution, lb: ProbeTarget): Promise<string | unde
   } catch (error) {
     run.note(NO_ANSWER);
     result.completedAt = new Date(run.wallNow()).toISOString();
-    const why = run.signal.aborted
-      ? `no answer within timeoutMs (${args.timeoutMs} ms)`
-      : `the request got no answer (${describeError(error)})`;
+    const why = run.cancelled()
+      ? `no answer when ${CANCELLED}`
+      : run.signal.aborted
+        ? `no answer within timeoutMs (${args.timeoutMs} ms)`
+        : `the request got no answer (${describeError(error)})`;
     result.error = why;
     return failureMessage(
       args,

@@ -11,6 +11,7 @@ import {
   PermissionDeniedError,
   RateLimitError,
 } from "../../client";
+import { CANCELLED } from "../clock";
 import { describeError } from "../common/wording";
 import type { Execution, RunContext } from "./execution";
 import type { ResolvedJobRunArgs } from "./jobArgs";
@@ -79,15 +80,27 @@ export async function waitOutRollout(
     });
     return done.version;
   } catch (error) {
-    throw rolloutWaitError(args, error);
+    throw rolloutWaitError(args, error, run.cancelled());
   }
 }
 
-/** Why no job was submitted when the rollout wait before it failed: timed out, no endpoint, or a failed read. */
-function rolloutWaitError(args: ResolvedJobRunArgs, error: unknown): JobRunSubmitError {
+/**
+ * Why no job was submitted when the rollout wait before it failed: the deployment cancelled, timed
+ * out, no endpoint, or a failed read.
+ */
+function rolloutWaitError(args: ResolvedJobRunArgs, error: unknown, cancelled: boolean): JobRunSubmitError {
   const prefix = `JobRun could not submit a job to endpoint ${args.endpointId}`;
   let why: string;
   let hint: string;
+  if (cancelled && error instanceof RolloutTimeoutError) {
+    return new JobRunSubmitError(
+      `JobRun did not submit a job to endpoint ${args.endpointId}: ${CANCELLED} while it waited for the ` +
+        `rollout${error.last === undefined ? "" : ` (${error.message})`}. No job was created. ` +
+        "Hint: run `pulumi up` again to submit one.",
+      false,
+      error,
+    );
+  }
   if (error instanceof RolloutTimeoutError) {
     why =
       ` within timeoutMs (${args.timeoutMs} ms): the deadline passed while it waited for the rollout ` +

@@ -13,7 +13,9 @@
  * wait reads the workers once a second. A deploy ends within `timeoutMs` plus, when the JobRun
  * stops waiting for a job, one cancel (`CANCEL_TIMEOUT_MS`), or, after a job that ended, one
  * release check (`RELEASE_CHECK_TIMEOUT_MS`); a runsync request on the wire at the deadline gets
- * `RUNSYNC_ANSWER_GRACE_MS` more (see `submission.ts`).
+ * `RUNSYNC_ANSWER_GRACE_MS` more (see `submission.ts`). The deployment's cancellation (the native
+ * plugin's `Cancel`, `RunContext.cancellation`) ends every wait as the deadline does, with the job
+ * cancelled as at the deadline; a job request already sent still brings its answer (the job id).
  */
 import { isTerminalStatus, type Job } from "../../client";
 import { boundEntry } from "../common/wording";
@@ -91,7 +93,13 @@ export async function executeJobRun(args: ResolvedJobRunArgs, ctx: RunContext): 
  */
 async function runJob(run: Execution): Promise<{ outcome?: JobRunOutcome }> {
   const { args, endpoint, result } = run;
-  let job: Job = await submitJob(args, { endpoint, signal: run.signal, remaining: run.remaining });
+  let job: Job = await submitJob(args, {
+    endpoint,
+    signal: run.signal,
+    deadline: run.deadline,
+    cancelled: run.cancelled,
+    remaining: run.remaining,
+  });
   result.jobId = job.id;
   result.startedAt = new Date(run.wallNow()).toISOString();
   result.attempts += 1;

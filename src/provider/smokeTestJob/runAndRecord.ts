@@ -72,6 +72,7 @@ export async function runAndRecord(
       workers: ctx.workers,
       workersUnavailable: ctx.workersUnavailable,
       workersKey: ctx.workersKey,
+      cancellation: ctx.signal,
       // The run's deadline and its rollout wait on the context's clock, with that clock's poll loops.
       ...(ctx.clock === undefined
         ? {}
@@ -93,11 +94,21 @@ export async function runAndRecord(
     // A probe's answer names no worker: the log shown is the one of the release's ready workers that
     // logged the request (see probeLogWorker).
     const probeWorker =
-      outcome.failure !== undefined && args.http !== undefined && ctx.workerLogs !== undefined
+      outcome.failure !== undefined &&
+      args.http !== undefined &&
+      ctx.workerLogs !== undefined &&
+      ctx.signal?.aborted !== true
         ? await probeLogWorker(ctx, args, outcome, textSecrets, clock, started)
         : undefined;
     const workerId = outcome.result.workerId ?? probeWorker?.workerId;
-    if (outcome.failure !== undefined && workerId !== undefined && ctx.workerLogs !== undefined) {
+    // After the deployment's cancellation no worker log is read: the run ends now.
+    const cancelled = ctx.signal?.aborted === true;
+    if (
+      outcome.failure !== undefined &&
+      workerId !== undefined &&
+      ctx.workerLogs !== undefined &&
+      !cancelled
+    ) {
       // Within the JobRun's own deadline, and at most LOG_TAIL_TIMEOUT_MS.
       const left = Math.min(LOG_TAIL_TIMEOUT_MS, args.timeoutMs - (clock.now() - started));
       const tail =

@@ -21,6 +21,7 @@ import {
   SYNC_WAIT_MIN_MS,
 } from "../../client";
 import { JobRunSubmitError } from "../../client/errors";
+import { CANCELLED } from "../clock";
 import { describeError } from "../common/wording";
 import { RUNSYNC_ANSWER_GRACE_MS, RUNSYNC_MARGIN_MS } from "./bounds";
 import type { ResolvedJobRunArgs } from "./jobArgs";
@@ -28,8 +29,16 @@ import type { ResolvedJobRunArgs } from "./jobArgs";
 /** The execution's deadline as submission sees it. */
 export interface Deadline {
   endpoint: Pick<Endpoint, "id" | "run" | "runSync">;
-  /** Aborts when `timeoutMs` has passed. */
+  /** Aborts when `timeoutMs` has passed (or the deployment is cancelled, when `deadline` is given). */
   signal: AbortSignal;
+  /**
+   * Aborts when `timeoutMs` has passed, only: a cancellation stops the waits before a send, never a
+   * POST already on its way, whose answer carries the only copy of the job id (so the job can be
+   * cancelled). @default `signal`
+   */
+  deadline?: AbortSignal;
+  /** True when `signal` aborted because the deployment was cancelled. @default never */
+  cancelled?: () => boolean;
   /** Milliseconds left until the deadline. */
   remaining: () => number;
 }
@@ -62,7 +71,9 @@ export async function submitJob(args: ResolvedJobRunArgs, deadline: Deadline): P
   if (args.policy !== undefined) body.policy = args.policy;
   if (args.s3Config !== undefined) body.s3Config = args.s3Config;
   try {
-    if (args.mode !== "runsync") return await endpoint.run(body, { signal });
+    if (args.mode !== "runsync") {
+      return await endpoint.run(body, { signal: deadline.deadline ?? signal, waitSignal: signal });
+    }
     // Leave a margin so the service answers `{id, status}` before our deadline: the job can
     // then still be cancelled by id.
     const wait = Math.floor(
@@ -90,9 +101,11 @@ export async function submitJob(args: ResolvedJobRunArgs, deadline: Deadline): P
 function submitError(args: ResolvedJobRunArgs, deadline: Deadline, error: unknown): JobRunSubmitError {
   const { endpoint, signal } = deadline;
   const mode = args.mode === "runsync" ? "POST /runsync" : "POST /run";
+  const cancelled = deadline.cancelled?.() === true;
   if (mayHaveActed(error)) {
-    const why =
-      signal.aborted || error instanceof APIUserAbortError
+    const why = cancelled
+      ? `${CANCELLED} while ${mode} was in flight`
+      : signal.aborted || error instanceof APIUserAbortError
         ? `timeoutMs (${args.timeoutMs} ms) expired while ${mode} was in flight`
         : `${mode} failed after it was sent (${describeError(error)})`;
     return new JobRunSubmitError(
@@ -102,6 +115,14 @@ function submitError(args: ResolvedJobRunArgs, deadline: Deadline, error: unknow
         "Hint: check the endpoint's queue (getEndpointHealth or the RunPod console) for a stray job, then run " +
         "`pulumi up` again to submit a new one.",
       true,
+      error,
+    );
+  }
+  if (cancelled) {
+    return new JobRunSubmitError(
+      `JobRun did not submit a job to endpoint ${endpoint.id}: ${CANCELLED} before ${mode} was sent. ` +
+        "No job was created. Hint: run `pulumi up` again to submit one.",
+      false,
       error,
     );
   }

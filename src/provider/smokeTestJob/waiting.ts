@@ -6,6 +6,7 @@
 
 import type { Job } from "../../client";
 import { JobWaitTimeoutError } from "../../client";
+import { CANCELLED } from "../clock";
 import { boundEntry, describeError } from "../common/wording";
 import { CANCEL_NOT_CONFIRMED, CANCEL_TIMEOUT_MS } from "./bounds";
 import type { Execution } from "./execution";
@@ -26,6 +27,7 @@ export async function waitUntilTerminal(run: Execution, jobId: string): Promise<
 /** The JobRun stopped waiting before the job ended: cancel it when asked and say so. */
 export async function stopWaiting(run: Execution, job: Job, error: unknown): Promise<JobRunOutcome> {
   const { args, endpoint, result, signal } = run;
+  const deploymentCancelled = run.cancelled();
   const timedOut = signal.aborted || error instanceof JobWaitTimeoutError || run.remaining() <= 0;
   // The service's status text, one printable line (the timeline's entries already are).
   const lastStatus = boundEntry(
@@ -65,13 +67,17 @@ export async function stopWaiting(run: Execution, job: Job, error: unknown): Pro
       `JobRun ${run.where()}: stopped reading the stream with the wait (${result.stream?.length ?? 0} chunks kept)`,
     );
   }
-  const what = timedOut
-    ? `the job did not finish within timeoutMs (${args.timeoutMs} ms); last status ${lastStatus}`
-    : `waiting for the job failed (${describeError(error)}); last status ${lastStatus}`;
-  const hint = timedOut
-    ? "If the job stayed IN_QUEUE, the endpoint has no free worker (check getEndpointHealth: workers.idle, " +
-      "workers.running, jobs.inQueue); if it was IN_PROGRESS, the job needs longer: raise timeoutMs " +
-      "(and policy.executionTimeout). Run `pulumi up` again to start a new job."
-    : "Check the connection to the service and the API key, then run `pulumi up` again to start a new job.";
+  const what = deploymentCancelled
+    ? `the job had not finished when ${CANCELLED}; last status ${lastStatus}`
+    : timedOut
+      ? `the job did not finish within timeoutMs (${args.timeoutMs} ms); last status ${lastStatus}`
+      : `waiting for the job failed (${describeError(error)}); last status ${lastStatus}`;
+  const hint = deploymentCancelled
+    ? "Run `pulumi up` again to start a new job."
+    : timedOut
+      ? "If the job stayed IN_QUEUE, the endpoint has no free worker (check getEndpointHealth: workers.idle, " +
+        "workers.running, jobs.inQueue); if it was IN_PROGRESS, the job needs longer: raise timeoutMs " +
+        "(and policy.executionTimeout). Run `pulumi up` again to start a new job."
+      : "Check the connection to the service and the API key, then run `pulumi up` again to start a new job.";
   return { result, failure: failureMessage(args, result, `${what}. ${cancelled}`, hint) };
 }
