@@ -9,10 +9,13 @@
  *   fails naming it (before: blank turned the budget off, and `0x10` was read as 16);
  * - the bound is inclusive: a ceiling, or a stack's sum, exactly at the budget passes, one cent
  *   over fails;
- * - a catalog that never answers fails a budgeted check after the catalog's bound (10 s), saying
- *   what could not be judged, and the host keeps that outcome: the next check sends no request
- *   (before: six tries of 60 s, 376 s, again for every check).
+ * - a catalog that never answers fails a budgeted check after the catalog's bound, saying what
+ *   could not be judged, and the host keeps that outcome: the next check sends no request
+ *   (before: six tries of 60 s, 376 s, again for every check). The bound is 10 s; this host's is
+ *   {@link SHORT_READ_BOUND_MS} (`fastWaits.cjs`), so the test does not wait out 10 real seconds
+ *   (the 10 s itself is checked on a fake clock in `catalogBound.test.ts`).
  */
+import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
@@ -20,6 +23,10 @@ import { type ScriptedServer, startScriptedServer } from "../support/scriptedSer
 const projectDir = inject("installedProjectDir");
 const API_KEY = "budget-closed-key-8d2c";
 const H100 = "NVIDIA H100 80GB HBM3";
+/** The catalog's read bound in the host whose catalog never answers, ms (the provider's: 10 s). */
+const SHORT_READ_BOUND_MS = 500;
+/** The preload that sets it (`PROVIDER_HOST_READ_BOUND_MS`). */
+const FAST_WAITS = path.join(__dirname, "..", "support", "fastWaits.cjs");
 
 /** The catalog: one sound price, and one of each kind that cannot price anything. */
 const GPUS = [
@@ -198,9 +205,15 @@ describe("the budget's bound is inclusive", () => {
 
 describe("a catalog that never answers", () => {
   it("fails a budgeted check after the catalog's bound, saying what it could not judge, and the next check sends no request", async () => {
-    await withHost({ restUrl: silent.url, config: { "runpod:maxHourlyUsd": "50" } }, async (host) => {
+    const env = {
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --require ${JSON.stringify(FAST_WAITS)}`.trim(),
+      PROVIDER_HOST_READ_BOUND_MS: String(SHORT_READ_BOUND_MS),
+    };
+    const config = { "runpod:maxHourlyUsd": "50" };
+    await withHost({ restUrl: silent.url, config, env }, async (host) => {
       const why =
-        "the catalog's prices could not be read (GET /v2/catalog/gpus did not answer within 10 s), so nothing was priced";
+        "the catalog's prices could not be read (GET /v2/catalog/gpus did not answer within " +
+        `${SHORT_READ_BOUND_MS / 1000} s), so nothing was priced`;
       const first = await check(host, pod("first", H100));
       expect(first.failures).toEqual([
         { property: "", reason: cannotWorkOut("first", "runpod:maxHourlyUsd", why) },
@@ -212,5 +225,5 @@ describe("a catalog that never answers", () => {
       ]);
       expect(silent.requests).toHaveLength(1);
     });
-  }, 45_000); // The host cannot take a fake clock: this waits the real 10 s bound once (before: 376 s).
+  });
 });

@@ -1,7 +1,7 @@
 /**
  * Cluster through Pulumi's own dynamic-provider host over gRPC, with `__provider` serialized from
  * the INSTALLED package, against the emulator (REST v2, member pods starting in 50 ms of its
- * clock; cluster stock from the catalog's CLUSTER levels: 64 H100s free in US-KS-2, 16 in
+ * clock, read by the host every 20 ms instead of every second; cluster stock from the catalog's CLUSTER levels: 64 H100s free in US-KS-2, 16 in
  * US-GA-1) reached through a pass-through proxy a test can arm. Every env value is a secret: the
  * afterAll scans every output but `env`, every error and the host's stderr for each.
  */
@@ -11,6 +11,7 @@ import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { FaultProxy } from "../support/faultProxy.mts";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { serializeProviderFrom } from "../support/serializedProvider.mts";
+import { POD_POLL_MS, POD_START_MS } from "./podHostKit";
 
 const API_KEY = "cluster-host-key-5e1c7a";
 const ENV_SECRET = "hf_Cluster-Env-Secret-9b3f2d";
@@ -52,7 +53,7 @@ describe("Cluster in the provider host (REST v2)", () => {
   const fresh = (base: string) => `${base}-${++n}`;
 
   beforeAll(async () => {
-    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false, podStartMs: 50 });
+    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false, podStartMs: POD_START_MS });
     proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
     client = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrlV2, maxRetries: 0 });
     await client.account.setSshKeys([SSH_KEY]);
@@ -63,7 +64,8 @@ describe("Cluster in the provider host (REST v2)", () => {
         "Cluster",
       )
     ).text;
-    host = await startProviderHost({ projectDir });
+    // The members start in POD_START_MS; the host reads them every POD_POLL_MS, not every second.
+    host = await startProviderHost({ projectDir, pollMs: POD_POLL_MS });
     await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": `${proxy.url}/v2` });
   });
 

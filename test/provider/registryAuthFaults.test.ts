@@ -5,15 +5,17 @@
  * one credential while it exists and none after delete: no duplicate, no orphan. Each create
  * outcome is classified; an unexplained one fails the test.
  *
- * The host's client backs off from 5 ms instead of 0.5 s (`retryBackoffMs`): the seed, not the
- * pause, decides each request's fault, so the lifecycles are the same without seconds of real
- * backoff; the `Retry-After: 1` of an injected 429 or 503 is still waited in full, the two
- * dialects' waits at the same time.
+ * The host's client backs off from 5 ms instead of 0.5 s (`retryBackoffMs`) and waits at most
+ * {@link RETRY_AFTER_CAP_MS} for the `Retry-After: 1` of an injected 429 or 503
+ * (`PROVIDER_HOST_RETRY_AFTER_CAP_MS`, fastWaits.cjs): the seed, not the pause, decides each
+ * request's fault, so the lifecycles are the same without seconds of real waiting. (That a
+ * Retry-After is waited is the client's rule, tested in test/client/retryAfter.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
+import { hostEnv } from "./hostEnv";
 
 const API_KEY = "faults-test-key-a4e9";
 const PASSWORD = "faulty-network-Pa55-91d7";
@@ -22,6 +24,8 @@ const LIFECYCLES = 8;
 const MAX_ATTEMPTS = 4;
 
 const projectDir = inject("installedProjectDir");
+/** The host's longest wait for a server's Retry-After, ms (the client's own: 60 s). */
+const RETRY_AFTER_CAP_MS = 20;
 
 // The two dialects run at once: each has its own emulator (and fault sequence) and host.
 describe.concurrent.each(["v1", "v2"] as const)(
@@ -39,7 +43,11 @@ describe.concurrent.each(["v1", "v2"] as const)(
         faultSeed: dialect === "v1" ? 1101 : 2202,
       });
       const restUrl = dialect === "v1" ? emu.restUrl : emu.restUrlV2;
-      host = await startProviderHost({ projectDir, retryBackoffMs: 5 });
+      host = await startProviderHost({
+        projectDir,
+        retryBackoffMs: 5,
+        env: hostEnv({ PROVIDER_HOST_RETRY_AFTER_CAP_MS: String(RETRY_AFTER_CAP_MS) }),
+      });
       await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": restUrl });
       // The test's own view goes around the faults' effect by retrying reads, at once (a retry's
       // fault comes from the seed, not from how long it waited); it never writes.

@@ -7,11 +7,15 @@
  * heavier mix of ambiguous faults; this file runs 50 lifecycles (REST v2, the default dialect)
  * ten at a time, plus 50 JobRuns, and classifies every outcome. The emulator's fault sequence is
  * seeded; with requests interleaving, which request meets which fault still varies per run, so
- * the assertions hold for every outcome rather than for a fixed sequence.
+ * the assertions hold for every outcome rather than for a fixed sequence. The host's client backs
+ * off from 5 ms instead of 0.5 s and waits at most {@link RETRY_AFTER_CAP_MS} for an injected
+ * `Retry-After: 1` (fastWaits.cjs): what is tested is each outcome, not the waits (the client's
+ * own tests cover those), and the seed, not the pause, decides each request's fault.
  */
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
+import { hostEnv } from "../provider/hostEnv";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 
 const API_KEY = "reliability-faults-key-3c1e";
@@ -23,6 +27,8 @@ const JOB_RUNS = 50;
 const CONCURRENCY = 10;
 /** A user re-runs `pulumi up` after "nothing was created"; cap the re-runs. */
 const MAX_ATTEMPTS = 5;
+/** The host's longest wait for a server's Retry-After, ms (the client's own: 60 s). */
+const RETRY_AFTER_CAP_MS = 20;
 
 const projectDir = inject("installedProjectDir");
 
@@ -47,7 +53,11 @@ beforeAll(async () => {
       },
     },
   });
-  host = await startProviderHost({ projectDir });
+  host = await startProviderHost({
+    projectDir,
+    retryBackoffMs: 5,
+    env: hostEnv({ PROVIDER_HOST_RETRY_AFTER_CAP_MS: String(RETRY_AFTER_CAP_MS) }),
+  });
   await host.configure({
     "runpod:apiKey": API_KEY,
     "runpod:restUrl": emu.restUrlV2,

@@ -5,9 +5,11 @@
  * by a `waitSignal`, as JobRun's submission does) must never resend faster than the backoff
  * (0.5 s x 2^n, jittered over the upper half of each step, max 8 s) or the valid hint.
  *
- * Real timers, and an upper bound on the request count only: a loaded machine can make the
- * client slower (fewer requests), never faster, so the bound cannot flake. Before the fix, one
- * such caller sent hundreds of requests in this window.
+ * Timed on a virtual clock: the client's pauses go through its injectable `sleep`, which moves
+ * the clock by each pause at once, so the window costs no real time and the count is exact for the
+ * pauses the client chose (the jitter still varies it, within the bound). Before the fix, one such
+ * caller sent hundreds of requests in this window; a clock that stops moving (pauses of 0 ms) ends
+ * the run after {@link MAX_PAUSES} pauses, so such a regression fails the bound instead of spinning.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { APIUserAbortError, RunpodClient } from "../../src/client";
@@ -19,6 +21,8 @@ const WINDOW_MS = 1600;
  * 1000 ms (the lower half of each step), so sends at >= 0, 250, 750, 1750: three in 1.6 s.
  */
 const MAX_SENDS_BY_BACKOFF = 3;
+/** Pauses after which the virtual window ends anyway (far more than any bound here allows). */
+const MAX_PAUSES = 50;
 
 let server: ScriptedServer;
 beforeEach(async () => {
@@ -34,16 +38,30 @@ async function sendsWithin(retryAfter: string): Promise<number> {
     headers: { "retry-after": retryAfter },
     body: { error: "slow down" },
   });
+  // The window on a virtual clock: each pause moves it; the pause that reaches WINDOW_MS ends the
+  // window as a real AbortSignal.timeout(WINDOW_MS) would, aborting the waits.
+  const window = new AbortController();
+  let elapsedMs = 0;
+  let pauses = 0;
+  const sleep = async (ms: number, signal?: AbortSignal) => {
+    if (signal?.aborted) throw signal.reason;
+    elapsedMs += ms;
+    if (elapsedMs >= WINDOW_MS || ++pauses >= MAX_PAUSES) {
+      window.abort(new Error("the window is over"));
+      throw window.signal.reason;
+    }
+  };
   const client = new RunpodClient({
     apiKey: "retry-storm-key-1",
     serverlessUrl: server.url,
     restUrl: `${server.url}/v2`,
     rateLimits: false,
     env: {},
+    sleep,
   });
   const error = await client
     .endpoint("ep")
-    .run({ input: {} }, { maxRetries: Number.POSITIVE_INFINITY, waitSignal: AbortSignal.timeout(WINDOW_MS) })
+    .run({ input: {} }, { maxRetries: Number.POSITIVE_INFINITY, waitSignal: window.signal })
     .catch((e: unknown) => e);
   expect(error).toBeInstanceOf(APIUserAbortError);
   expect((error as APIUserAbortError).sent).toBe(false);

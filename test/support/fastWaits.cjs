@@ -12,7 +12,15 @@
  * - `PROVIDER_HOST_RELIST_WINDOW_MS`: after a create's lost answer, the provider re-lists for this
  *   long instead of 10 s (`RELIST_WINDOW_MS`, managedCreate), for a test whose object never
  *   appears and would otherwise wait out the whole window (the window's own rule is tested on a
- *   fake clock in `managedCreate.test.ts`).
+ *   fake clock in `managedCreate.test.ts`);
+ * - `PROVIDER_HOST_RETRY_AFTER_CAP_MS`: the client waits at most this long for a server's
+ *   `Retry-After` (or used-up `RateLimit` window) instead of 60 s (`MAX_RETRY_AFTER_MS`), for a
+ *   test of outcomes under many injected `Retry-After: 1` answers, not of the wait (which the
+ *   client's own tests cover: `retryAfter.test.ts`);
+ * - `PROVIDER_HOST_READ_BOUND_MS`: a bounded read (check's catalog lists, a registry credential's
+ *   delete lists: `READ_BOUND_MS`, and the catalog client's request timeout,
+ *   `CATALOG_READ_BOUND_MS`) gives up after this long instead of 10 s, for a test of a service that
+ *   never answers (the bound's own rule is tested on a fake clock in `catalogBound.test.ts`).
  *
  * Nothing else changes: every other bound and deadline and the client's timeouts keep their real time.
  * The constants are exported and read through `exports` where they are used (tsc's CommonJS
@@ -56,3 +64,10 @@ if (backoffMs !== undefined) {
 const relistWindowMs = setting("PROVIDER_HOST_RELIST_WINDOW_MS");
 if (relistWindowMs !== undefined)
   set(load("provider/common/managedCreate.js"), "RELIST_WINDOW_MS", relistWindowMs);
+const retryAfterCapMs = setting("PROVIDER_HOST_RETRY_AFTER_CAP_MS");
+if (retryAfterCapMs !== undefined) set(load("client/retry.js"), "MAX_RETRY_AFTER_MS", retryAfterCapMs);
+const readBoundMs = setting("PROVIDER_HOST_READ_BOUND_MS");
+if (readBoundMs !== undefined) {
+  set(load("provider/common/boundedRead.js"), "READ_BOUND_MS", readBoundMs);
+  set(load("provider/cost/catalog.js"), "CATALOG_READ_BOUND_MS", readBoundMs);
+}

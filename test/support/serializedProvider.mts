@@ -15,9 +15,16 @@
  * function @pulumi/pulumi's dynamic module uses: `serializeFunction(() => provider,
  * { allowSecrets: true })` from `runtime/closure/serializeClosure` (no engine or runtime settings
  * needed). A fresh process per provider means no other module state leaks into the closure.
- * Results are cached per (projectDir, module, export) for the life of this process.
+ * Results are cached per (projectDir, module, export) for the life of this process, and, for the
+ * package's own modules (`pulumi-runpod-dynamic/...`, which do not change while the project
+ * exists), on disk in `projectDir/.serialized-providers/`, so the test files of one run, each in
+ * a fresh worker, serialize each kind once between them instead of once each (a child costs about
+ * half a second of CPU to load @pulumi/pulumi).
  */
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
 import { promisify } from "node:util";
 
 const execFileAsync = promisify(execFile);
@@ -94,6 +101,52 @@ sc.serializeFunction(() => provider, { allowSecrets: true }).then((sf) => {
 
 const cache = new Map<string, Promise<SerializedProvider>>();
 
+/** Modules whose serialization is kept on disk: the installed package's own. */
+const DISK_CACHED = /^pulumi-runpod-dynamic\//;
+
+/** Where the serialization of `key` is kept in `projectDir` (see the module comment). */
+function diskCachePath(projectDir: string, key: string): string {
+  const name = createHash("sha256").update(key).digest("hex").slice(0, 32);
+  return path.join(projectDir, ".serialized-providers", `${name}.json`);
+}
+
+/** The serialization kept on disk, or undefined when there is none (or it cannot be read). */
+async function readDiskCache(file: string): Promise<SerializedProvider | undefined> {
+  try {
+    const kept = JSON.parse(await fs.readFile(file, "utf8")) as SerializedProvider;
+    return typeof kept.text === "string" && typeof kept.containsSecrets === "boolean" ? kept : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Keeps `value` at `file`, written whole (a temp file renamed), so a concurrent reader never sees half. */
+async function writeDiskCache(file: string, value: SerializedProvider): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  await fs.writeFile(temp, JSON.stringify(value));
+  await fs.rename(temp, file);
+}
+
+/** Serializes in a fresh child process (see the module comment). */
+function serializeInChild(
+  projectDir: string,
+  moduleSpecifier: string,
+  exportName: string,
+): Promise<SerializedProvider> {
+  return execFileAsync(process.execPath, ["-e", CHILD_SCRIPT, moduleSpecifier, exportName], {
+    cwd: projectDir,
+    maxBuffer: 64 * 1024 * 1024,
+  }).then(
+    ({ stdout }) => JSON.parse(stdout) as SerializedProvider,
+    (err: { stderr?: string; message: string }) => {
+      throw new Error(
+        `Serializing ${exportName} from ${moduleSpecifier} in ${projectDir} failed:\n${err.stderr || err.message}`,
+      );
+    },
+  );
+}
+
 /**
  * Serializes `require(moduleSpecifier)[exportName].provider` (or, for a provider class, an instance
  * of it) as resolved from `projectDir`.
@@ -107,17 +160,17 @@ export function serializeProviderFrom(
   const key = JSON.stringify([projectDir, moduleSpecifier, exportName]);
   let pending = cache.get(key);
   if (!pending) {
-    pending = execFileAsync(process.execPath, ["-e", CHILD_SCRIPT, moduleSpecifier, exportName], {
-      cwd: projectDir,
-      maxBuffer: 64 * 1024 * 1024,
-    }).then(
-      ({ stdout }) => JSON.parse(stdout) as SerializedProvider,
-      (err: { stderr?: string; message: string }) => {
-        throw new Error(
-          `Serializing ${exportName} from ${moduleSpecifier} in ${projectDir} failed:\n${err.stderr || err.message}`,
-        );
-      },
-    );
+    if (DISK_CACHED.test(moduleSpecifier)) {
+      const file = diskCachePath(projectDir, key);
+      pending = readDiskCache(file).then(async (kept) => {
+        if (kept) return kept;
+        const made = await serializeInChild(projectDir, moduleSpecifier, exportName);
+        await writeDiskCache(file, made);
+        return made;
+      });
+    } else {
+      pending = serializeInChild(projectDir, moduleSpecifier, exportName);
+    }
     pending.catch(() => cache.delete(key));
     cache.set(key, pending);
   }
