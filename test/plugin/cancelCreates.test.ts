@@ -6,6 +6,7 @@
  * engine has cancelled. Needs the build.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { RunpodClient } from "../../src/client";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
 import { Empty, failure, type PluginRig, resourceCalls, secret, startPluginRig } from "./pluginKit";
 
@@ -26,13 +27,15 @@ describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
   /** An empty list as the service answers it: `{ pods: [] }`, `{ clusters: [] }`. */
   const emptyList = (pathname: string) => ({ [pathname.split("/").pop() ?? ""]: [] });
 
-  /** A plugin configured against a scripted service whose lists answer empty. */
+  /** A plugin configured against a scripted service whose lists answer empty, and a pod's log empty. */
   async function started() {
     server = await startScriptedServer({
       fallback: (req) =>
-        req.method === "GET"
-          ? { body: emptyList(req.pathname) }
-          : { status: 599, body: { message: "unexpected" } },
+        req.pathname.endsWith("/logs")
+          ? { headers: { "content-type": "text/event-stream" }, body: "" }
+          : req.method === "GET"
+            ? { body: emptyList(req.pathname) }
+            : { status: 599, body: { message: "unexpected" } },
     });
     rig = await startPluginRig({ apiKeys: [API_KEY] });
     await rig.configure({ apiKey: secret(API_KEY), restUrl: `${server.url}/v2` });
@@ -67,6 +70,46 @@ describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
     ]);
     // The catalog read for the price ceiling, the list before the POST, the one POST.
     expect(seen(server)).toEqual(["GET /v2/catalog/gpus", "GET /v2/pods", "POST /v2/pods"]);
+  });
+
+  it("a Pod whose POST's answer is lost as the cancel comes is found by listing and kept with its id", async () => {
+    const { rig, server } = await started();
+    // A pod record as the service answers it: made on the rig's emulator, then served as the one listed.
+    const emu = new RunpodClient({ apiKey: API_KEY, restUrl: rig.emu.restUrlV2, maxRetries: 0 });
+    const gpus = await emu.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
+    const gpu = { id: gpus.find((g) => g.availability === "HIGH")?.id ?? "" };
+    const made = await emu.pods.create({ name: "trainer", image: "acme/train:1", gpu });
+    const pod = resourceCalls(rig.rpc, "runpod-native:index:Pod", "trainer");
+    const checked = await pod.check({ name: "trainer", image: "acme/train:1", gpu });
+    expect(checked.failures).toEqual([]);
+    // The list before the POST; the POST acts, the engine cancels, the answer is lost; the list shows the pod.
+    server.enqueue(
+      { body: { pods: [] } },
+      async () => {
+        await rig.rpc.call("cancel", new Empty());
+        return { reset: true };
+      },
+      { body: { pods: [made] } },
+    );
+
+    const error = await failure(() => pod.create(checked.inputs));
+    expect(error.init?.id).toBe(made.id);
+    const status = made.status;
+    expect(error.init?.reasons).toEqual([
+      `Pod "trainer" (id ${made.id}) is not usable: it was not RUNNING when the deployment was cancelled ` +
+        `(Ctrl-C); its status is ${status}. Status history: ${status}. The pod's log is empty.\n` +
+        "The pod is kept in the stack (it may still cost money while it holds compute): fix the cause and run " +
+        "pulumi up again (it checks the pod again), or remove the Pod from the program to terminate it.",
+    ]);
+    expect([error.init?.properties.name, error.init?.properties.status]).toEqual(["trainer", status]);
+    // One POST: the lost answer was settled by the list, not by sending again.
+    expect(seen(server)).toEqual([
+      "GET /v2/catalog/gpus",
+      "GET /v2/pods",
+      "POST /v2/pods",
+      "GET /v2/pods",
+      `GET /v2/pods/${made.id}/logs`,
+    ]);
   });
 
   it("a Cluster answered 429 is listed, and not sent again after the cancel", async () => {
