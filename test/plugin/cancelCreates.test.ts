@@ -1,6 +1,7 @@
 /**
  * `Cancel` while a Create is still sending (as the engine sends it on the first Ctrl-C,
- * `SignalCancellation`, pkg/host/host.go): nothing new is POSTed after it, neither a pod's next
+ * `SignalCancellation`, pkg/host/host.go): nothing new is POSTed after it (a Delete in flight still
+ * finishes), neither a pod's next
  * GPU type nor a resend after a 429, yet an earlier POST's answer is still settled by listing (the
  * service may have made the object). Against a scripted service whose POST answers only once the
  * engine has cancelled. Needs the build.
@@ -110,6 +111,18 @@ describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
       "GET /v2/pods",
       `GET /v2/pods/${made.id}/logs`,
     ]);
+  });
+
+  it("a Pod's Delete in flight when the cancel comes finishes: the step succeeds on the service's answer", async () => {
+    const { rig, server } = await started();
+    const pod = resourceCalls(rig.rpc, "runpod-native:index:Pod", "trainer");
+    server.enqueue(async () => {
+      await rig.rpc.call("cancel", new Empty());
+      return { status: 204 };
+    });
+    // A Delete is never refused after a cancel: it makes nothing, and the engine removes the resource only on success.
+    await expect(pod.delete("pod-1", { name: "trainer", image: "acme/train:1" })).resolves.toBeDefined();
+    expect(seen(server)).toEqual(["DELETE /v2/pods/pod-1"]);
   });
 
   it("a Cluster answered 429 is listed, and not sent again after the cancel", async () => {
