@@ -66,7 +66,8 @@ describe("pulumi-resource-runpod-native: Cancel at the edges", () => {
     const error = await failure(() => other.create({ ...inputs, name: "second" }));
     expect([error.init, error.message]).toEqual([
       undefined,
-      "Pod: not created: the deployment was cancelled (Ctrl-C); nothing was sent to RunPod.",
+      'Pod "second": not created: the deployment was cancelled (Ctrl-C); nothing was sent to RunPod. Run ' +
+        "pulumi up again to create it.",
     ]);
     expect((await service.pods.list()).map((p) => p.id)).toEqual([made.id]);
   });
