@@ -13,7 +13,7 @@ import type * as grpcTypes from "@grpc/grpc-js";
 import type * as pb from "@pulumi/pulumi/proto/provider_pb.js";
 import { CANCELLED, DeploymentCancelledError } from "../provider/clock";
 import type { ResourceOperations } from "../provider/common/dynamicProvider";
-import { withoutProvider } from "../provider/common/host";
+import { labelOf, withoutProvider } from "../provider/common/host";
 import { redact } from "../provider/common/redaction";
 import { isUnknown } from "../provider/common/unknown";
 import type { RunpodSettings } from "../provider/config";
@@ -198,9 +198,21 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
    * after it signals cancellation (`deploymentExecutor.Execute`, pkg/resource/deploy/
    * deployment_executor.go); this holds even if one was already on its way.
    */
-  const writeSettings = (r: ServedResource, what: "create" | "update"): RunpodSettings => {
-    if (cancellation.signal.aborted)
-      throw new Error(`${r.row.className}: not ${what}d: ${CANCELLED}; nothing was sent to RunPod.`);
+  const writeSettings = (
+    r: ServedResource,
+    what: "create" | "update",
+    urn: string,
+    id?: string,
+  ): RunpodSettings => {
+    if (cancellation.signal.aborted) {
+      // The resource's name in the program: the URN's last part (`...::<type>::<name>`).
+      const name = urn.split("::").pop() || undefined;
+      const label = id ? labelOf(name, id) : name ? `"${name}"` : "";
+      throw new Error(
+        `${r.row.className}${label ? ` ${label}` : ""}: not ${what}d: ${CANCELLED}; nothing was sent to ` +
+          `RunPod. Run pulumi up again to ${what} it.`,
+      );
+    }
     return serviceSettings();
   };
 
@@ -455,7 +467,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
           if (call.request.getPreview()) {
             return new w.provider.CreateResponse().setProperties(struct(wrapSecrets(inputs, secretKeys())));
           }
-          const created = await ops(r).create(writeSettings(r, "create"), inputs);
+          const created = await ops(r).create(writeSettings(r, "create", call.request.getUrn()), inputs);
           return new w.provider.CreateResponse()
             .setId(created.id)
             .setProperties(struct(wrapSecrets(withoutId(created.outs ?? {}), secretKeys())));
@@ -515,7 +527,7 @@ export async function startPlugin(options: PluginOptions = {}): Promise<RunningP
             );
           }
           const updated = await ops(r).update(
-            writeSettings(r, "update"),
+            writeSettings(r, "update", call.request.getUrn(), call.request.getId()),
             call.request.getId(),
             withoutProvider(olds.plain),
             newInputs,

@@ -72,12 +72,14 @@ describe("pulumi-resource-runpod-native: Cancel", () => {
     const refused = await failure(() => other.create({ ...inputs, name: "second" }));
     expect([refused.init, refused.message]).toEqual([
       undefined,
-      "Pod: not created: the deployment was cancelled (Ctrl-C); nothing was sent to RunPod.",
+      'Pod "second": not created: the deployment was cancelled (Ctrl-C); nothing was sent to RunPod. Run ' +
+        "pulumi up again to create it.",
     ]);
     const state = error.init?.properties ?? {};
     const notUpdated = await failure(() => pod.update(made.id, state, { ...inputs, name: "renamed" }));
     expect(notUpdated.message).toBe(
-      "Pod: not updated: the deployment was cancelled (Ctrl-C); nothing was sent to RunPod.",
+      `Pod "trainer" (id ${made.id}): not updated: the deployment was cancelled (Ctrl-C); nothing was sent to ` +
+        "RunPod. Run pulumi up again to update it.",
     );
     expect((await service.pods.list()).map((p) => [p.id, p.name])).toEqual([[made.id, "trainer"]]);
     // Reads and deletes are not refused: they write nothing new.
@@ -132,7 +134,8 @@ describe("pulumi-resource-runpod-native: Cancel", () => {
     const refused = await failure(() => other.create({ ...checked.inputs, name: "second" }));
     expect([refused.init, refused.message]).toEqual([
       undefined,
-      "Cluster: not created: the deployment was cancelled (Ctrl-C); nothing was sent to RunPod.",
+      'Cluster "second": not created: the deployment was cancelled (Ctrl-C); nothing was sent to RunPod. Run ' +
+        "pulumi up again to create it.",
     ]);
     expect((await service.clusters.list()).map((c) => c.id)).toEqual([made.id]);
   });

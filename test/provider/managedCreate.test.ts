@@ -328,6 +328,39 @@ describe("createReconciled of an object that bills (a volume, an endpoint), answ
     ]);
   });
 
+  it("sends no POST once the deployment is cancelled: none when cancelled before it, no resend after a 503", async () => {
+    const cancelled = new AbortController();
+    cancelled.abort(new Error("cancelled"));
+    const before = service([[]], async () => ({ id: "new", name: "api" }));
+    await expect(createReconciled({ ...before.options, signal: cancelled.signal })).rejects.toThrow(
+      'Serverless endpoint "api" was not created: the deployment was cancelled (Ctrl-C) before it was sent; ' +
+        "nothing was sent to RunPod. Run pulumi up again to create it.",
+    );
+    expect(before.calls).toEqual(["list"]);
+
+    // Cancelled while the 503 was on its way back: the lists that settle it still run, then no resend.
+    const during = new AbortController();
+    const after = service([[], [], [], []], async () => {
+      during.abort(new Error("cancelled"));
+      throw notActed(503);
+    });
+    await expect(createReconciled({ ...after.options, bills: true, signal: during.signal })).rejects.toThrow(
+      'Serverless endpoint "api" was not created: RunPod answered 503, a list shows that made none, and the ' +
+        "deployment was cancelled (Ctrl-C) before it was sent again; nothing was created. Run pulumi up again " +
+        "to create it.",
+    );
+    expect(after.calls).toEqual([
+      "list",
+      "create",
+      "sleep 1000",
+      "list",
+      "sleep 500",
+      "list",
+      "sleep 1000",
+      "list",
+    ]);
+  });
+
   it("leaves a namesake holding other values alone and POSTs again", async () => {
     let posts = 0;
     const theirs = [{ id: "theirs", name: "api", size: 20 }];

@@ -395,6 +395,7 @@ export const createCluster: ResourceOperations["create"] = async (settings, raw)
         create: () => client.clusters.create(createBodyOf(inputs) as ClusterCreateInput),
         differences: (listed) => clusterDifferences(listed, inputs),
         bills: true,
+        signal: settings?.signal,
       });
       if (recoveredAfter) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
       created = record;

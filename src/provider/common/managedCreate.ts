@@ -41,6 +41,7 @@ import {
   saidNotActed,
   serverDelayMs,
 } from "../../client";
+import { CANCELLED } from "../clock";
 import { boundEntry, describeError } from "./wording";
 
 /**
@@ -115,6 +116,11 @@ export interface ReconciledCreateOptions<T extends { id: string; name?: string |
   sleep?: (ms: number) => Promise<void>;
   /** The clock the re-list window is measured on, in ms. @default Date.now */
   now?: () => number;
+  /**
+   * The deployment's cancellation (`RunpodSettings.signal`): once it aborts no POST is sent, a
+   * first nor a resend after a 429 or 503 (the lists that settle an earlier POST still run).
+   */
+  signal?: AbortSignal;
 }
 
 /** The object created, and when it was found by listing after a failed POST, what happened. */
@@ -133,14 +139,16 @@ export async function createReconciled<T extends { id: string; name?: string | n
 ): Promise<ReconciledCreate<T>> {
   const ledger = options.ledger ?? (await openLedger(options.list));
   const tries = options.bills ? (options.tries ?? BILLED_CREATE_TRIES) : 1;
+  let refused: APIError | undefined;
   for (let attempt = 1; ; attempt++) {
     const found = await settle(options, ledger);
     if (found) return found;
+    if (options.signal?.aborted === true) throw notSentCancelled(options.kind, options.name, refused);
     try {
       return { record: await options.create() };
     } catch (error) {
       if (options.bills && saidNotActed(error)) {
-        ledger.unsettled = error as APIError;
+        ledger.unsettled = refused = error as APIError;
         if (attempt < tries) continue;
         throw error;
       }
@@ -210,6 +218,20 @@ export async function settle<T extends { id: string; name?: string | null }>(
   ledger.unsettled = undefined;
   ledger.settled++;
   return undefined;
+}
+
+/**
+ * The error of a create the deployment's cancellation stopped before a POST: nothing made, since
+ * `refused` (a 429 or 503 answered to the last POST) was settled by a list showing none.
+ */
+export function notSentCancelled(kind: string, name: string, refused?: APIError): RunpodError {
+  const why =
+    refused === undefined
+      ? `${CANCELLED} before it was sent; nothing was sent to RunPod`
+      : `RunPod answered ${refused.status}, a list shows that made none, and ${CANCELLED} before it was ` +
+        "sent again; nothing was created";
+  const what = kind.charAt(0).toUpperCase() + kind.slice(1);
+  return new RunpodError(`${what} "${name}" was not created: ${why}. Run pulumi up again to create it.`);
 }
 
 /** What a failed create's error tells the user to do before the next `up`. */

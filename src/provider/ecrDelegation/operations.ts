@@ -86,6 +86,7 @@ export const createEcrDelegation: ResourceOperations["create"] = async (settings
       differences: ({ delegation: d }) => delegationDifferences(d, inputs),
       // Never POSTed twice blind: a 429 or 503 may follow a create the service made.
       bills: true,
+      signal: settings?.signal,
     });
     if (recoveredAfter !== undefined) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
     return { id: record.id, outs: outputsOf(record.delegation, inputs.resource) };

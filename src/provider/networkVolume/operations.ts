@@ -174,6 +174,7 @@ export const createNetworkVolume: ResourceOperations["create"] = async (settings
       create: () => client.networkVolumes.create(inputs),
       differences: (listed) => volumeDifferences(listed, inputs),
       bills: true,
+      signal: settings?.signal,
     });
     // The CLI shows the host's stderr to the user (under the stack): redacted like every message.
     if (recoveredAfter !== undefined)

@@ -82,7 +82,9 @@ export const createPod: ResourceOperations["create"] = async (settings, raw) => 
   const secrets = podSecrets([inputs], settings);
   return withProviderErrors(secrets, async () => {
     const client = hostClient(settings);
-    const progress: PodProgress = { pod: await placePod(client, inputs, secrets) };
+    const progress: PodProgress = {
+      pod: await placePod(client, inputs, secrets, { signal: settings?.signal }),
+    };
     const secretsOf = (pod: Pod) => podSecrets([inputs, { env: pod.env }], settings);
     return keepingPod(progress, "was created", inputs, secretsOf, provider, async () => {
       const all = secretsOf(progress.pod);

@@ -20,7 +20,14 @@ import {
   RunpodError,
   saidNotActed,
 } from "../../client";
-import { type CreateLedger, createReconciled, openLedger, settle } from "../common/managedCreate";
+import { CANCELLED } from "../clock";
+import {
+  type CreateLedger,
+  createReconciled,
+  notSentCancelled,
+  openLedger,
+  settle,
+} from "../common/managedCreate";
 import { redact } from "../common/redaction";
 import { describeError, printable } from "../common/wording";
 import { createBodyOf, type PodInputs } from "./args";
@@ -31,6 +38,11 @@ const SAME_CANDIDATE_TRIES = 3;
 /** What a test may replace: the waits between tries (default a timer). */
 export interface PlacementOptions {
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * The deployment's cancellation (`RunpodSettings.signal`): once it aborts no further POST is
+   * sent, the next candidate's nor a resend (an earlier 429 or 503 is still settled by listing).
+   */
+  signal?: AbortSignal;
 }
 
 /** The GPU types to try in order: `gpu.id`, then `fallbackGpuIds`, without repeats. */
@@ -54,7 +66,12 @@ export async function placePod(
   const sent: Record<string, unknown>[] = [];
   const differences = (listed: Pod, body: Record<string, unknown>) =>
     sent.some((earlier) => podDifferences(listed, earlier).length === 0) ? [] : podDifferences(listed, body);
-  for (const candidate of candidates) {
+  let cancelledAt: number | undefined;
+  for (const [index, candidate] of candidates.entries()) {
+    if (options.signal?.aborted === true) {
+      cancelledAt = index;
+      break;
+    }
     const body = createBodyOf(inputs);
     if (candidate !== undefined) body.gpu = { ...(inputs.gpu ?? {}), id: candidate };
     sent.push(body);
@@ -69,6 +86,7 @@ export async function placePod(
         tries: SAME_CANDIDATE_TRIES,
         ledger,
         ...(options.sleep ? { sleep: options.sleep } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
       });
       if (recoveredAfter) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
       if (said.length > 0) {
@@ -127,7 +145,28 @@ export async function placePod(
     process.stderr.write(`warning: ${redact(late.recoveredAfter ?? "", secrets)}\n`);
     return late.record;
   }
+  if (cancelledAt !== undefined)
+    throw cancelledPlacement(inputs, said, candidates.slice(cancelledAt), secrets);
   throw await noCandidateLanded(client, inputs, said, ledger.settled > 0);
+}
+
+/** The error when the deployment was cancelled between candidates: what each tried answered, and those not tried. */
+function cancelledPlacement(
+  inputs: PodInputs,
+  said: readonly { candidate: string; answer: string }[],
+  untried: readonly (string | undefined)[],
+  secrets: readonly string[],
+): Error {
+  if (said.length === 0) return notSentCancelled("pod", inputs.name);
+  const tried = said.map((s) => `${s.candidate}: ${s.answer}`).join("; ");
+  const left = untried.map((c) => c ?? "cpu").join(", ");
+  return new RunpodError(
+    redact(
+      `Pod "${inputs.name}" was not created: RunPod refused ${tried}; then ${CANCELLED}, so ${left} ` +
+        `${untried.length === 1 ? "was" : "were"} not tried and nothing was created. Run pulumi up again to create it.`,
+      secrets,
+    ),
+  );
 }
 
 /** The error when no candidate landed: each one with what the service said, and the catalog's stock now. */

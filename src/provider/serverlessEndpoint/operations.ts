@@ -119,6 +119,7 @@ export const createServerlessEndpoint: ResourceOperations["create"] = async (set
       create: () => client.serverless.create(body),
       differences: (listed) => differencesFrom(listed, inputs),
       bills: true,
+      signal: settings?.signal,
     });
     if (recoveredAfter !== undefined) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
     const label = labelOf(record.name || inputs.name, record.id);

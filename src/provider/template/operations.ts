@@ -89,6 +89,7 @@ export const createTemplate: ResourceOperations["create"] = async (settings, raw
       list: () => client.templates.list(),
       create: () => client.templates.create(inputs),
       differences: (listed) => templateDifferences(listed, inputs),
+      signal: settings?.signal,
     });
     if (recoveredAfter) process.stderr.write(`warning: ${redact(recoveredAfter, secrets)}\n`);
     return { id: record.id, outs: redactedOutsideEnv(record, secrets) };
