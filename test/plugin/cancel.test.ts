@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RunpodClient } from "../../src/client";
+import { FaultProxy } from "../support/faultProxy.mts";
 import { Empty, failure, type PluginRig, resourceCalls, secret, startPluginRig } from "./pluginKit";
 
 const API_KEY = "plugin-cancel-key-51c9e0";
@@ -15,8 +16,11 @@ const HOUR_MS = 3_600_000;
 
 describe("pulumi-resource-runpod-native: Cancel", () => {
   let rig: PluginRig | undefined;
+  let proxy: FaultProxy | undefined;
 
   afterEach(async () => {
+    await proxy?.close();
+    proxy = undefined;
     const closed = await rig?.close();
     rig = undefined;
     expect(closed?.stderr ?? "").not.toContain(API_KEY);
@@ -90,6 +94,9 @@ describe("pulumi-resource-runpod-native: Cancel", () => {
   it("a Cluster waiting for its members ends as an init error with its id, naming each member and its status", async () => {
     // The emulator's member pods take an hour to start; the cluster's own wait allows an hour too.
     const { rig, service } = await started(HOUR_MS);
+    // Through a recording proxy, to cancel once the wait has read the members (not before its first read).
+    proxy = await new FaultProxy(rig.emu.restUrlV2.replace(/\/v2$/, "")).start();
+    await rig.configure({ apiKey: secret(API_KEY), restUrl: `${proxy.url}/v2` });
     const cluster = resourceCalls(rig.rpc, "runpod-native:index:Cluster", "train");
     const checked = await cluster.check({
       name: "train",
@@ -100,7 +107,8 @@ describe("pulumi-resource-runpod-native: Cancel", () => {
     });
     expect(checked.failures).toEqual([]);
     const creating = failure(() => cluster.create(checked.inputs));
-    // The POST landed and the create is waiting for the members: now the engine cancels.
+    // The POST landed and the wait has read the members (a second read was sent, so the first was
+    // answered and seen): now the engine cancels.
     const [made] = await vi.waitFor(
       async () => {
         const clusters = await service.clusters.list();
@@ -108,6 +116,15 @@ describe("pulumi-resource-runpod-native: Cancel", () => {
         return clusters;
       },
       { timeout: 20_000, interval: 50 },
+    );
+    await vi.waitFor(
+      () => {
+        const reads = proxy?.seen.filter(
+          (r) => r.method === "GET" && r.path === `/v2/clusters/${made.id}/pods`,
+        );
+        if ((reads?.length ?? 0) < 2) throw new Error("the members were not read twice yet");
+      },
+      { timeout: 20_000, interval: 20 },
     );
     await rig.rpc.call("cancel", new Empty());
 
