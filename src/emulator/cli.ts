@@ -17,6 +17,32 @@ const MIN_NODE = [22, 19] as const;
 
 /** How often the parent process is checked for, ms. */
 export const PARENT_CHECK_INTERVAL_MS = 1000;
+/**
+ * Environment variable that sets the parent check's interval, ms (a whole number from 1), for
+ * tests that would otherwise wait out whole seconds; unset, {@link PARENT_CHECK_INTERVAL_MS}.
+ */
+export const PARENT_CHECK_ENV = "RUNPOD_EMULATOR_PARENT_CHECK_MS";
+
+/** The parent check's interval, ms: {@link PARENT_CHECK_ENV} when set, else the default. */
+export function parentCheckIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env[PARENT_CHECK_ENV];
+  if (text === undefined || text === "") return PARENT_CHECK_INTERVAL_MS;
+  const ms = Number(text);
+  if (!(Number.isInteger(ms) && ms > 0)) {
+    throw new Error(`${PARENT_CHECK_ENV} must be a whole number of ms from 1; got "${text}"`);
+  }
+  return ms;
+}
+
+/**
+ * The exit code for an error `startEmulator` threw: 1 for a system error (a port in use:
+ * EADDRINUSE, a module not installed), 2 for a usage error (a bad endpoint id, fault spec or
+ * volumes entry, unreadable handlers).
+ */
+export function startFailureExitCode(err: unknown): 1 | 2 {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === "string" && (/^E[A-Z]+$/.test(code) || code === "MODULE_NOT_FOUND") ? 1 : 2;
+}
 
 const RESERVED_LIST = wrap(
   RESERVED_ENDPOINT_IDS.map((id) => `"${id}"`).join(", "),
@@ -356,8 +382,10 @@ async function main(): Promise<void> {
   // Loaded after the version check: the server's dependencies need a current Node.
   const { startEmulator }: typeof import("./index") = require("./index");
   let command: Command;
+  let checkEveryMs: number;
   try {
     command = parseCommand(process.argv.slice(2));
+    checkEveryMs = parentCheckIntervalMs();
   } catch (err) {
     process.stderr.write(
       `runpod-emulator: ${(err as Error).message}\nRun runpod-emulator --help for the flags.\n`,
@@ -377,12 +405,8 @@ async function main(): Promise<void> {
   try {
     emu = await startEmulator(options);
   } catch (err) {
-    // Option errors (bad endpoint id, fault spec, unreadable handlers) are usage errors (2);
-    // system errors such as a port in use (EADDRINUSE) or fastify not installed are not (1).
-    const code = (err as NodeJS.ErrnoException).code;
-    const system = typeof code === "string" && (/^E[A-Z]+$/.test(code) || code === "MODULE_NOT_FOUND");
     process.stderr.write(`runpod-emulator: ${(err as Error).message}\n`);
-    process.exit(system ? 1 : 2);
+    process.exit(startFailureExitCode(err));
   }
   const ready = {
     restUrl: emu.restUrl,
@@ -408,7 +432,7 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => stop("SIGINT received"));
   process.on("SIGTERM", () => stop("SIGTERM received"));
-  if (shouldWatchParent) watchParent(() => stop("parent process exited"));
+  if (shouldWatchParent) watchParent(() => stop("parent process exited"), checkEveryMs);
 }
 
 if (require.main === module) void main();

@@ -10,7 +10,15 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { parseCli } from "../../src/emulator/cli";
+import { startEmulator } from "../../src/emulator";
+import {
+  PARENT_CHECK_ENV,
+  PARENT_CHECK_INTERVAL_MS,
+  parentCheckIntervalMs,
+  parseCli,
+  parseCommand,
+  startFailureExitCode,
+} from "../../src/emulator/cli";
 
 const CLI = resolve(__dirname, "../../dist/emulator/cli.js");
 const running: ChildProcessWithoutNullStreams[] = [];
@@ -166,8 +174,18 @@ describe("runpod-emulator CLI", () => {
   });
 
   it("exits 2 with a message naming a bad flag", () => {
+    const out = spawnSync(process.execPath, [CLI, "--bogus"], { encoding: "utf8" });
+    expect(out.status).toBe(2);
+    expect(out.stderr).toBe(
+      "runpod-emulator: Unknown option '--bogus'\nRun runpod-emulator --help for the flags.\n",
+    );
+    expect(out.stdout).toBe("");
+  });
+
+  // In process: the CLI prints what these throw and exits 2 (the flag above; a start's usage error
+  // is the --volumes test's, in a process too).
+  it("refuses a bad flag value while reading the flags, naming the flag", () => {
     const cases: [string[], RegExp][] = [
-      [["--bogus"], /Unknown option '--bogus'/],
       [
         ["--rate-limits", "maybe"],
         /--rate-limits must be on, off or a JSON file of limits; cannot read "maybe"/,
@@ -175,14 +193,42 @@ describe("runpod-emulator CLI", () => {
       [["--retention", "runs=5"], /--retention takes "run=MS,runsync=MS", got "runs=5"/],
       [["--retention", "run=soon"], /--retention run must be a non-negative integer/],
       [["--port", "abc"], /--port must be a non-negative integer/],
+    ];
+    for (const [args, message] of cases) expect(() => parseCommand(args), args.join(" ")).toThrow(message);
+  });
+
+  it("refuses a reserved endpoint id and a bad fault spec on start, as a usage error (exit 2)", async () => {
+    const cases: [string[], RegExp][] = [
       [["--endpoint", "registries"], /endpoint id "registries" is reserved/],
       [["--faults", "429=5"], /faults: 429 must be a probability/],
     ];
     for (const [args, message] of cases) {
-      const out = spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8" });
-      expect(out.status, args.join(" ")).toBe(2);
-      expect(out.stderr).toMatch(message);
-      expect(out.stdout).toBe("");
+      const options = parseCli([...args, "--port", "0"]);
+      expect(options, args.join(" ")).toBeDefined();
+      const error = await startEmulator(options!).then(
+        async (emu) => {
+          await emu.close();
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      expect(error, args.join(" ")).toBeInstanceOf(Error);
+      expect((error as Error).message).toMatch(message);
+      expect(startFailureExitCode(error)).toBe(2);
+    }
+    expect(startFailureExitCode(Object.assign(new Error("listen EADDRINUSE"), { code: "EADDRINUSE" }))).toBe(
+      1,
+    );
+  });
+
+  it(`reads the parent check's interval from ${PARENT_CHECK_ENV}, 1 s when unset`, () => {
+    expect(PARENT_CHECK_INTERVAL_MS).toBe(1000);
+    expect(parentCheckIntervalMs({})).toBe(1000);
+    expect(parentCheckIntervalMs({ [PARENT_CHECK_ENV]: "50" })).toBe(50);
+    for (const bad of ["0", "-5", "1.5", "soon"]) {
+      expect(() => parentCheckIntervalMs({ [PARENT_CHECK_ENV]: bad })).toThrow(
+        `${PARENT_CHECK_ENV} must be a whole number of ms from 1; got "${bad}"`,
+      );
     }
   });
 
@@ -251,6 +297,8 @@ async function eventually(condition: () => boolean, what: string, tries = 200): 
 }
 
 describe("runpod-emulator and its parent process", () => {
+  /** The parent check's interval in these tests, ms (the CLI's own is 1 s). */
+  const CHECK_MS = 50;
   /**
    * Starts the CLI through an intermediate process, as npm's exec runs it (`npx runpod-emulator`),
    * with its output in a file that outlives the intermediate. Resolves with both pids and the log.
@@ -266,7 +314,10 @@ describe("runpod-emulator and its parent process", () => {
       });
       console.log(child.pid);
       setInterval(() => {}, 1000); // stays until killed, forwarding nothing`;
-    const parent = spawn(process.execPath, ["-e", parentScript], { stdio: "pipe" });
+    const parent = spawn(process.execPath, ["-e", parentScript], {
+      stdio: "pipe",
+      env: { ...process.env, [PARENT_CHECK_ENV]: String(CHECK_MS) },
+    });
     running.push(parent);
     const lines = createInterface({ input: parent.stdout });
     const pid = Number(await new Promise<string>((resolveLine) => lines.once("line", resolveLine)));
@@ -317,8 +368,8 @@ describe("runpod-emulator and its parent process", () => {
       "--no-parent-watch",
     ]);
     parent.kill("SIGKILL");
-    // Three parent checks' worth of waiting, then it must still answer.
-    await new Promise((resolveWait) => setTimeout(resolveWait, 3000));
+    // Ten parent checks' worth of waiting (a watching one closes within one), then it must still answer.
+    await new Promise((resolveWait) => setTimeout(resolveWait, 10 * CHECK_MS));
     try {
       expect(alive(pid)).toBe(true);
       expect((await call(ready, "GET", `${ready.serverlessUrl}/v2/echo/health`, undefined, "k")).status).toBe(

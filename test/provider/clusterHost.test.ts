@@ -65,7 +65,8 @@ describe("Cluster in the provider host (REST v2)", () => {
       )
     ).text;
     // The members start in POD_START_MS; the host reads them every POD_POLL_MS, not every second.
-    host = await startProviderHost({ projectDir, pollMs: POD_POLL_MS });
+    // After a create answered 429 or 503, list after 10 ms, not 1 s (the pause: managedCreate.test.ts).
+    host = await startProviderHost({ projectDir, pollMs: POD_POLL_MS, createPauseMs: 10 });
     await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": `${proxy.url}/v2` });
   });
 

@@ -10,6 +10,7 @@
  * After a lost answer the host re-lists for 1 s instead of 10 s (`RELIST_WINDOW_MS`, through
  * `fastWaits.cjs`): the test whose own delegation never appears ends after two lists, not after
  * 7.5 s of real pauses. The window's rule itself is tested on a fake clock (managedCreate.test.ts).
+ * After a 429 or 503 it lists after 10 ms instead of 1 s (`SETTLE_FIRST_PAUSE_MS`), likewise.
  */
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -37,6 +38,8 @@ const hostEnv = (): NodeJS.ProcessEnv => {
     ...env,
     NODE_OPTIONS: env.NODE_OPTIONS ? `${env.NODE_OPTIONS} ${preload}` : preload,
     PROVIDER_HOST_RELIST_WINDOW_MS: "1000",
+    // After a create answered 429 or 503, list after 10 ms, not 1 s (the pause: managedCreate.test.ts).
+    PROVIDER_HOST_CREATE_PAUSE_MS: "10",
   };
 };
 const urn = (name: string) => urnFor("EcrDelegation", name);

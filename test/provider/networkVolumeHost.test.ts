@@ -68,7 +68,8 @@ describe.each([
     proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
     client = new RunpodClient({ apiKey: API_KEY, restUrl: restUrlOf(emu), maxRetries: 0 });
     v2 = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrlV2, maxRetries: 0 });
-    host = await startProviderHost({ projectDir });
+    // After a create answered 503, list after 10 ms, not 1 s (the pause: managedCreate.test.ts).
+    host = await startProviderHost({ projectDir, createPauseMs: 10 });
     await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": `${proxy.url}/${dialect}` });
   });
 

@@ -44,7 +44,13 @@ export async function startPodHostRig(apiKey: string): Promise<PodHostRig> {
   const __provider = (
     await serializeProviderFrom(projectDir, "pulumi-runpod-dynamic/dist/provider/pod/resource.js", "Pod")
   ).text;
-  const host = await startProviderHost({ projectDir, pollMs: POD_POLL_MS, retryBackoffMs: 5 });
+  const host = await startProviderHost({
+    projectDir,
+    pollMs: POD_POLL_MS,
+    retryBackoffMs: 5,
+    // After a create answered 429 or 503, list after 10 ms, not 1 s (the pause: managedCreate.test.ts).
+    createPauseMs: 10,
+  });
   await host.configure({ "runpod:apiKey": apiKey, "runpod:restUrl": `${proxy.url}/v2` });
   return {
     emu,

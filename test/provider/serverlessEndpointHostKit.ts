@@ -73,6 +73,8 @@ export function endpointHostKit(options: EndpointHostKitOptions) {
       kit.host = await startProviderHost({
         projectDir: inject("installedProjectDir"),
         pollMs: ROLLOUT_POLL_MS,
+        // After a create answered 429 or 503, list after 10 ms, not 1 s (the pause: managedCreate.test.ts).
+        createPauseMs: 10,
       });
       await kit.host.configure({
         "runpod:apiKey": options.apiKey,

@@ -13,6 +13,10 @@
  *   long instead of 10 s (`RELIST_WINDOW_MS`, managedCreate), for a test whose object never
  *   appears and would otherwise wait out the whole window (the window's own rule is tested on a
  *   fake clock in `managedCreate.test.ts`);
+ * - `PROVIDER_HOST_CREATE_PAUSE_MS`: after a create answered 429 or 503 without a `Retry-After`,
+ *   the provider pauses this long (doubling as it does) before listing to see whether the create
+ *   landed, instead of 1 s (`SETTLE_FIRST_PAUSE_MS`, managedCreate), for a test of the outcome, not
+ *   of the pause (whose base and doubling `managedCreate.test.ts` asserts on a fake sleep);
  * - `PROVIDER_HOST_RETRY_AFTER_CAP_MS`: the client waits at most this long for a server's
  *   `Retry-After` (or used-up `RateLimit` window) instead of 60 s (`MAX_RETRY_AFTER_MS`), for a
  *   test of outcomes under many injected `Retry-After: 1` answers, not of the wait (which the
@@ -64,6 +68,9 @@ if (backoffMs !== undefined) {
 const relistWindowMs = setting("PROVIDER_HOST_RELIST_WINDOW_MS");
 if (relistWindowMs !== undefined)
   set(load("provider/common/managedCreate.js"), "RELIST_WINDOW_MS", relistWindowMs);
+const createPauseMs = setting("PROVIDER_HOST_CREATE_PAUSE_MS");
+if (createPauseMs !== undefined)
+  set(load("provider/common/managedCreate.js"), "SETTLE_FIRST_PAUSE_MS", createPauseMs);
 const retryAfterCapMs = setting("PROVIDER_HOST_RETRY_AFTER_CAP_MS");
 if (retryAfterCapMs !== undefined) set(load("client/retry.js"), "MAX_RETRY_AFTER_MS", retryAfterCapMs);
 const readBoundMs = setting("PROVIDER_HOST_READ_BOUND_MS");

@@ -225,14 +225,21 @@ function defaultEnv(): NodeJS.ProcessEnv {
 const FAST_WAITS = path.join(path.dirname(fileURLToPath(import.meta.url)), "fastWaits.cjs");
 
 /** `env` with `fastWaits.cjs` preloaded (after whatever `NODE_OPTIONS` it has) for the waits given. */
-function withFastWaits(env: NodeJS.ProcessEnv, waits: { pollMs?: number; retryBackoffMs?: number }) {
-  if (waits.pollMs === undefined && waits.retryBackoffMs === undefined) return env;
+function withFastWaits(
+  env: NodeJS.ProcessEnv,
+  waits: { pollMs?: number; retryBackoffMs?: number; createPauseMs?: number },
+) {
+  if (waits.pollMs === undefined && waits.retryBackoffMs === undefined && waits.createPauseMs === undefined)
+    return env;
   const preload = `--require ${JSON.stringify(FAST_WAITS)}`;
   return {
     ...env,
     NODE_OPTIONS: env.NODE_OPTIONS ? `${env.NODE_OPTIONS} ${preload}` : preload,
     ...(waits.pollMs !== undefined ? { PROVIDER_HOST_POLL_MS: String(waits.pollMs) } : {}),
     ...(waits.retryBackoffMs !== undefined ? { PROVIDER_HOST_BACKOFF_MS: String(waits.retryBackoffMs) } : {}),
+    ...(waits.createPauseMs !== undefined
+      ? { PROVIDER_HOST_CREATE_PAUSE_MS: String(waits.createPauseMs) }
+      : {}),
   };
 }
 
@@ -255,6 +262,12 @@ export async function startProviderHost(opts: {
    * a server's `Retry-After` is still waited in full (`fastWaits.cjs`). @default the client's own
    */
   retryBackoffMs?: number;
+  /**
+   * After a create answered 429 or 503, the provider in the host pauses this long, ms, before
+   * listing to see whether it landed, instead of 1 s (doubling as it does), for a test of the
+   * outcome, not the pause (`fastWaits.cjs`). @default the provider's own
+   */
+  createPauseMs?: number;
 }): Promise<ProviderHost> {
   if (!opts || typeof opts.projectDir !== "string" || opts.projectDir === "") {
     throw new Error(

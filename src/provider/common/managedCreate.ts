@@ -52,6 +52,11 @@ import { boundEntry, describeError } from "./wording";
 export const RELIST_WINDOW_MS = 10_000;
 /** The first pause between re-lists; each next pause doubles, within {@link RELIST_WINDOW_MS}. */
 const RELIST_FIRST_PAUSE_MS = 500;
+/**
+ * The pause, in ms, before {@link settle}'s first list after a 429 or 503 that named no wait of its
+ * own (`Retry-After`): 1 s, doubling with each earlier settle of the same create, to 4 s at most.
+ */
+export const SETTLE_FIRST_PAUSE_MS = 1000;
 /** Candidates named in a message at most (a list from the service may be long). */
 const NAMED_AT_MOST = 5;
 /**
@@ -172,7 +177,7 @@ export async function settle<T extends { id: string; name?: string | null }>(
   const { kind, name } = options;
   // Not cancellable: these pauses find out whether a create landed; stopping could orphan a paid object.
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  await sleep(serverDelayMs(error.headers) ?? 1000 * 2 ** Math.min(ledger.settled, 2));
+  await sleep(serverDelayMs(error.headers) ?? SETTLE_FIRST_PAUSE_MS * 2 ** Math.min(ledger.settled, 2));
   const what = `Creating ${kind} "${name}" was answered ${error.status}`;
   const listFailed = (listError: unknown) =>
     new RunpodError(
