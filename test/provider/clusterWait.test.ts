@@ -90,8 +90,8 @@ describe("Cluster members wait cancelled (fake clock)", () => {
   const HOUR_MS = 3_600_000;
 
   /**
-   * A members wait on a fake clock over `answer` (each read, given the read's signal), cancellable
-   * by the returned controller.
+   * A members wait on a fake clock over `answer` (each read, given the read's signal); `cancel()`
+   * cancels it as a Ctrl-C does and resolves with its outcome once settled.
    */
   function waiting(answer: (signal?: AbortSignal) => Pod[] | Promise<Pod[]>) {
     const clock = new FakeClock();
@@ -109,8 +109,23 @@ describe("Cluster members wait cancelled (fake clock)", () => {
     const wait = waitForMembers({ ...options, clock, signal: cancellation.signal });
     let outcome: unknown;
     void wait.then((value) => (outcome = value));
-    return { clock, cancellation, reads: () => reads, outcome: () => outcome };
+    const cancel = async () => {
+      cancellation.abort(new DeploymentCancelledError());
+      await settle();
+      return outcome;
+    };
+    return { clock, cancel, reads: () => reads, outcome: () => outcome };
   }
+
+  /** The wait's outcome when cancelled with `members` (of 2) as last read, each not usable. */
+  const cancelledWith = (members: Pod[]) => ({
+    kind: "failure",
+    members,
+    notUsable: members.map((m) => ({ id: m.id, status: m.status })),
+    why:
+      "2 of its 2 member pods were not RUNNING when the deployment was cancelled (Ctrl-C); " +
+      `${2 - members.length} were not listed at all`,
+  });
 
   it("a cancel during the 404 grace ends the wait at once: no member was listed", async () => {
     const w = waiting(() => {
@@ -118,16 +133,7 @@ describe("Cluster members wait cancelled (fake clock)", () => {
     });
     await w.clock.advance(3000);
     expect([w.reads(), w.outcome()]).toEqual([4, undefined]);
-    w.cancellation.abort(new DeploymentCancelledError());
-    await settle();
-    expect(w.outcome()).toEqual({
-      kind: "failure",
-      members: [],
-      notUsable: [],
-      why:
-        "2 of its 2 member pods were not RUNNING when the deployment was cancelled (Ctrl-C); " +
-        "2 were not listed at all",
-    });
+    expect(await w.cancel()).toEqual(cancelledWith([]));
     expect([w.reads(), w.clock.pending(), w.clock.now()]).toEqual([4, 0, 3000]);
   });
 
@@ -135,16 +141,7 @@ describe("Cluster members wait cancelled (fake clock)", () => {
     const member = { id: "p1", status: "PROVISIONING" } as Pod;
     const w = waiting(() => [member]);
     await w.clock.advance(2000);
-    w.cancellation.abort(new DeploymentCancelledError());
-    await settle();
-    expect(w.outcome()).toEqual({
-      kind: "failure",
-      members: [member],
-      notUsable: [{ id: "p1", status: "PROVISIONING" }],
-      why:
-        "2 of its 2 member pods were not RUNNING when the deployment was cancelled (Ctrl-C); " +
-        "1 were not listed at all",
-    });
+    expect(await w.cancel()).toEqual(cancelledWith([member]));
     expect([w.reads(), w.clock.pending()]).toEqual([3, 0]);
   });
 
@@ -167,16 +164,7 @@ describe("Cluster members wait cancelled (fake clock)", () => {
     );
     await w.clock.advance(1000);
     expect([w.reads(), w.outcome(), w.clock.pending()]).toEqual([2, undefined, 0]);
-    w.cancellation.abort(new DeploymentCancelledError());
-    await settle();
-    expect(w.outcome()).toEqual({
-      kind: "failure",
-      members: [member],
-      notUsable: [{ id: "p1", status: "PROVISIONING" }],
-      why:
-        "2 of its 2 member pods were not RUNNING when the deployment was cancelled (Ctrl-C); " +
-        "1 were not listed at all",
-    });
+    expect(await w.cancel()).toEqual(cancelledWith([member]));
     expect([w.reads(), w.clock.pending()]).toEqual([2, 0]);
   });
 });

@@ -739,6 +739,18 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
     return { name, id, inputs, error };
   }
 
+  /** The init error's properties: release 1 as given, its smoke test recorded as not run (`notRun`: why). */
+  function expectRecordedUntested(error: HostError, notRun: string) {
+    expect(error.properties).toMatchObject({ image: "acme/api:1", version: 1, smokeTest: SMOKE });
+    expect(error.properties.lastSmokeTest).toEqual({
+      version: 1,
+      passed: false,
+      jobIds: [],
+      failures: 0,
+      timeline: [`not run: ${notRun}`],
+    });
+  }
+
   /** The next up of an untested first release: planned even after a refresh, it tests version 1 in place. */
   async function expectTestedOnNextUp(
     resource: string,
@@ -790,14 +802,7 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
     expect(lines.at(-1)).toBe(
       "The release was not judged: its smoke test did not run. The next pulumi up waits for its rollout again and tests it.",
     );
-    expect(error.properties).toMatchObject({ image: "acme/api:1", version: 1, smokeTest: SMOKE });
-    expect(error.properties.lastSmokeTest).toEqual({
-      version: 1,
-      passed: false,
-      jobIds: [],
-      failures: 0,
-      timeline: ["not run: the rollout did not complete within rolloutTimeoutMs"],
-    });
+    expectRecordedUntested(error, "the rollout did not complete within rolloutTimeoutMs");
     await expectTestedOnNextUp("create-timeout", id, inputs, error);
   });
 
@@ -814,14 +819,7 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
       "The release did not roll out, so its smoke test did not run (a new endpoint has no previous release to " +
         "roll back to). The next pulumi up waits for its rollout again and tests it.",
     );
-    expect(error.properties).toMatchObject({ image: "acme/api:1", version: 1, smokeTest: SMOKE });
-    expect(error.properties.lastSmokeTest).toEqual({
-      version: 1,
-      passed: false,
-      jobIds: [],
-      failures: 0,
-      timeline: ["not run: the rollout stalled (a worker of the release was UNHEALTHY)"],
-    });
+    expectRecordedUntested(error, "the rollout stalled (a worker of the release was UNHEALTHY)");
     await expectTestedOnNextUp("create-stall", id, inputs, error);
   });
 
