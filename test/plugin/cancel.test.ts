@@ -5,21 +5,16 @@
  * nothing new is written afterwards. Each test starts its own plugin: a cancellation is for the
  * process's life. Needs the build.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { FaultProxy } from "../support/faultProxy.mts";
-import { cancel, cancelRigPerTest, HOUR_MS, until, untilExists } from "./cancelKit";
+import { cancel, cancelRigPerTest, closedAfterEach, HOUR_MS, until, untilExists } from "./cancelKit";
 import { failure, resourceCalls } from "./pluginKit";
 
 const API_KEY = "plugin-cancel-key-51c9e0";
 
 describe("pulumi-resource-runpod-native: Cancel", () => {
   const rigs = cancelRigPerTest(API_KEY);
-  let proxy: FaultProxy | undefined;
-
-  afterEach(async () => {
-    await proxy?.close();
-    proxy = undefined;
-  });
+  const keepProxy = closedAfterEach<FaultProxy>();
 
   it("a Pod waiting to run ends as an init error with its id; a later Create or Update sends nothing", async () => {
     // The emulator's pods take an hour to start; the pod's own wait allows an hour too.
@@ -75,7 +70,7 @@ describe("pulumi-resource-runpod-native: Cancel", () => {
     // The emulator's member pods take an hour to start; the cluster's own wait allows an hour too.
     const { rig, service, config } = await rigs.start({ emulator: { podStartMs: HOUR_MS } });
     // Through a recording proxy, to cancel once the wait has read the members (not before its first read).
-    proxy = await new FaultProxy(rig.emu.restUrlV2.replace(/\/v2$/, "")).start();
+    const proxy = keepProxy(await new FaultProxy(rig.emu.restUrlV2.replace(/\/v2$/, "")).start());
     await rig.configure({ ...config, restUrl: `${proxy.url}/v2` });
     const cluster = resourceCalls(rig.rpc, "runpod-native:index:Cluster", "train");
     const checked = await cluster.check({
@@ -92,8 +87,8 @@ describe("pulumi-resource-runpod-native: Cancel", () => {
     const [made] = await untilExists(() => service.clusters.list());
     const membersRead = `/v2/clusters/${made.id}/pods`;
     await until("the members read twice", () => {
-      const reads = proxy?.seen.filter((r) => r.method === "GET" && r.path === membersRead);
-      return (reads?.length ?? 0) >= 2;
+      const reads = proxy.seen.filter((r) => r.method === "GET" && r.path === membersRead);
+      return reads.length >= 2;
     });
     await cancel(rig);
 

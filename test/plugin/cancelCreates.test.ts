@@ -6,21 +6,16 @@
  * service may have made the object). Against a scripted service whose POST answers only once the
  * engine has cancelled. Needs the build.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
-import { cancel, cancelRigPerTest } from "./cancelKit";
+import { cancel, cancelRigPerTest, closedAfterEach } from "./cancelKit";
 import { failure, resourceCalls } from "./pluginKit";
 
 const API_KEY = "plugin-cancel-create-key-7f31a2";
 
 describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
   const rigs = cancelRigPerTest(API_KEY);
-  let server: ScriptedServer | undefined;
-
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-  });
+  const keepServer = closedAfterEach<ScriptedServer>();
 
   /** An empty list as the service answers it: `{ pods: [] }`, `{ clusters: [] }`. */
   const emptyList = (pathname: string) => ({ [pathname.split("/").pop() ?? ""]: [] });
@@ -30,14 +25,16 @@ describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
    * `service` is a client of the rig's emulator, which the plugin does not call.
    */
   async function start() {
-    server = await startScriptedServer({
-      fallback: (req) =>
-        req.pathname.endsWith("/logs")
-          ? { headers: { "content-type": "text/event-stream" }, body: "" }
-          : req.method === "GET"
-            ? { body: emptyList(req.pathname) }
-            : { status: 599, body: { message: "unexpected" } },
-    });
+    const server = keepServer(
+      await startScriptedServer({
+        fallback: (req) =>
+          req.pathname.endsWith("/logs")
+            ? { headers: { "content-type": "text/event-stream" }, body: "" }
+            : req.method === "GET"
+              ? { body: emptyList(req.pathname) }
+              : { status: 599, body: { message: "unexpected" } },
+      }),
+    );
     return { ...(await rigs.start({ restUrl: `${server.url}/v2` })), server };
   }
 

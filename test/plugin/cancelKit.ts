@@ -78,22 +78,32 @@ export async function startCancelRig(options: CancelRigOptions): Promise<CancelR
 }
 
 /**
- * A rig per test of the enclosing `describe`, with `apiKey`: `start` starts the test's rig, and it
- * is closed after the test, checked by {@link CancelRig.close}. Call it before registering other
- * `afterEach` hooks: those run first (vitest runs after-hooks in reverse order).
+ * Something a test opens (a proxy, a scripted service, a second plugin), closed after that test of
+ * the enclosing `describe`: the returned function keeps its argument and returns it. Hooks run in
+ * reverse order of registration (vitest's default), so what is registered later closes first.
  */
-export function cancelRigPerTest(apiKey: string) {
-  let current: CancelRig | undefined;
+export function closedAfterEach<T extends { close(): unknown }>(): (opened: T) => T {
+  let current: T | undefined;
   afterEach(async () => {
     const open = current;
     current = undefined;
     await open?.close();
   });
+  return (opened) => {
+    current = opened;
+    return opened;
+  };
+}
+
+/**
+ * A rig per test of the enclosing `describe`, with `apiKey`: `start` starts the test's rig, and it
+ * is closed after the test, checked by {@link CancelRig.close}.
+ */
+export function cancelRigPerTest(apiKey: string) {
+  const keep = closedAfterEach<CancelRig>();
   return {
-    async start(options: Omit<CancelRigOptions, "apiKey"> = {}) {
-      current = await startCancelRig({ ...options, apiKey });
-      return current;
-    },
+    start: async (options: Omit<CancelRigOptions, "apiKey"> = {}) =>
+      keep(await startCancelRig({ ...options, apiKey })),
   };
 }
 

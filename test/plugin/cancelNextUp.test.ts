@@ -7,10 +7,11 @@
  * diff, pkg/resource/deploy/step_generator.go). So the next deployment's Update gets those
  * outputs as `olds`, and must test the release the cancel left untested. Needs the build.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   cancel,
   cancelRigPerTest,
+  closedAfterEach,
   ENDPOINT,
   endpointArgs,
   LONG_JOB,
@@ -32,12 +33,7 @@ const D = pb.DiffResponse.DiffChanges;
 
 describe("pulumi-resource-runpod-native: the up after a cancelled Update", () => {
   const rigs = cancelRigPerTest(API_KEY);
-  let next: PluginProcess | undefined;
-
-  afterEach(async () => {
-    await next?.close();
-    next = undefined;
-  });
+  const keepPlugin = closedAfterEach<PluginProcess>();
 
   it("a guarded endpoint's update cancelled in its smoke test: the next up's Update tests that release", async () => {
     const { rig, service, config } = await rigs.start();
@@ -55,7 +51,7 @@ describe("pulumi-resource-runpod-native: the up after a cancelled Update", () =>
     const outputs = error.init?.properties ?? {};
 
     // The next deployment: a new plugin process. The program now gives a quick smoke test.
-    next = await startPluginProcess(rig.engine.address);
+    const next = keepPlugin(await startPluginProcess(rig.engine.address));
     const rpc = providerClient(next.port);
     await rpc.call(
       "configure",

@@ -249,6 +249,15 @@ const flaky = (image: string, failures: number) => async (job: { input: Record<s
 const fresh = (base: string) => `${base}-${++n}`;
 
 const SMOKE = { input: { ping: 1 }, expect: { output: { ping: 1 } }, timeoutMs: 60_000 };
+/** `lastSmokeTest` of release `version` passed by {@link SMOKE}'s one job. */
+const passedOnce = (version: number) => ({
+  version,
+  passed: true,
+  jobIds: [expect.any(String)],
+  failures: 0,
+  timeline: [expect.stringMatching(/^[\w-]+: IN_QUEUE .* -> COMPLETED [\d.]+ s$/)],
+  costUsd: expect.any(Number),
+});
 
 const base = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -329,14 +338,7 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
   it("gates the create and each release that passes: lastSmokeTest records the release, the jobs and their timeline", async () => {
     const name = fresh("pass");
     const { id, outs, inputs } = await create("pass", base(name));
-    expect(outs.lastSmokeTest).toEqual({
-      version: 1,
-      passed: true,
-      jobIds: [expect.any(String)],
-      failures: 0,
-      timeline: [expect.stringMatching(/^[\w-]+: IN_QUEUE .* -> COMPLETED [\d.]+ s$/)],
-      costUsd: expect.any(Number),
-    });
+    expect(outs.lastSmokeTest).toEqual(passedOnce(1));
     expect(outs.smokeTest).toEqual(SMOKE);
     const news = await checked("pass", { ...inputs, image: "acme/api:2" }, inputs);
     const [{ outs: updated }] = await Promise.all([
@@ -768,14 +770,7 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
     });
     const { outs } = await host.update(id, urn(resource), read.props, inputs);
     expect(outs).toMatchObject({ image: "acme/api:1", version: 1 });
-    expect(outs.lastSmokeTest).toEqual({
-      version: 1,
-      passed: true,
-      jobIds: [expect.any(String)],
-      failures: 0,
-      timeline: [expect.stringMatching(/^[\w-]+: IN_QUEUE .* -> COMPLETED [\d.]+ s$/)],
-      costUsd: expect.any(Number),
-    });
+    expect(outs.lastSmokeTest).toEqual(passedOnce(1));
     expect(await client.endpoint(id).status(outs.lastSmokeTest.jobIds[0])).toMatchObject({
       status: "COMPLETED",
       output: { ping: 1 },
