@@ -7,7 +7,16 @@
  */
 import { describe, expect, it } from "vitest";
 import { FaultProxy } from "../support/faultProxy.mts";
-import { cancel, cancelRigPerTest, closedAfterEach, HOUR_MS, until, untilExists } from "./cancelKit";
+import {
+  availableGpu,
+  cancel,
+  cancelRigPerTest,
+  closedAfterEach,
+  clusterArgs,
+  HOUR_MS,
+  until,
+  untilExists,
+} from "./cancelKit";
 import { failure, resourceCalls } from "./pluginKit";
 
 const API_KEY = "plugin-cancel-key-51c9e0";
@@ -20,8 +29,7 @@ describe("pulumi-resource-runpod-native: Cancel", () => {
     // The emulator's pods take an hour to start; the pod's own wait allows an hour too.
     const { rig, service } = await rigs.start({ emulator: { podStartMs: HOUR_MS } });
     const pod = resourceCalls(rig.rpc, "runpod-native:index:Pod", "trainer");
-    const gpus = await service.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
-    const gpu = { id: gpus.find((g) => g.availability === "HIGH")?.id };
+    const gpu = await availableGpu(service);
     const checked = await pod.check({ name: "trainer", image: "acme/train:1", gpu, waitTimeoutMs: HOUR_MS });
     expect(checked.failures).toEqual([]);
     const inputs = checked.inputs;
@@ -73,13 +81,7 @@ describe("pulumi-resource-runpod-native: Cancel", () => {
     const proxy = keepProxy(await new FaultProxy(rig.emu.restUrlV2.replace(/\/v2$/, "")).start());
     await rig.configure({ ...config, restUrl: `${proxy.url}/v2` });
     const cluster = resourceCalls(rig.rpc, "runpod-native:index:Cluster", "train");
-    const checked = await cluster.check({
-      name: "train",
-      type: "TRAINING",
-      compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 },
-      image: "acme/train:1",
-      waitTimeoutMs: HOUR_MS,
-    });
+    const checked = await cluster.check(clusterArgs("train", { waitTimeoutMs: HOUR_MS }));
     expect(checked.failures).toEqual([]);
     const creating = failure(() => cluster.create(checked.inputs));
     // The POST landed and the wait has read the members (a second read was sent, so the first was

@@ -7,7 +7,7 @@
  * refused before anything is sent. Needs the build.
  */
 import { describe, expect, it } from "vitest";
-import { cancel, cancelRigPerTest } from "./cancelKit";
+import { availableGpu, cancel, cancelRigPerTest } from "./cancelKit";
 import { failure, pb, resourceCalls, Struct } from "./pluginKit";
 
 const API_KEY = "plugin-cancel-edges-key-e8d260";
@@ -20,8 +20,7 @@ describe("pulumi-resource-runpod-native: Cancel at the edges", () => {
     await cancel(rig);
     await cancel(rig);
     await configure();
-    const gpus = await service.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
-    const gpu = { id: gpus.find((g) => g.availability === "HIGH")?.id ?? "" };
+    const gpu = await availableGpu(service);
     const made = await service.pods.create({ name: "kept", image: "acme/train:1", gpu });
 
     const pod = resourceCalls(rig.rpc, "runpod-native:index:Pod", "kept");

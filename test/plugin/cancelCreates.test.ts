@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
-import { cancel, cancelRigPerTest, closedAfterEach } from "./cancelKit";
+import { availableGpu, cancel, cancelRigPerTest, closedAfterEach, clusterArgs } from "./cancelKit";
 import { failure, resourceCalls } from "./pluginKit";
 
 const API_KEY = "plugin-cancel-create-key-7f31a2";
@@ -71,8 +71,7 @@ describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
   it("a Pod whose POST's answer is lost as the cancel comes is found by listing and kept with its id", async () => {
     const { rig, server, service: emu } = await start();
     // A pod record as the service answers it: made on the rig's emulator, then served as the one listed.
-    const gpus = await emu.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
-    const gpu = { id: gpus.find((g) => g.availability === "HIGH")?.id ?? "" };
+    const gpu = await availableGpu(emu);
     const made = await emu.pods.create({ name: "trainer", image: "acme/train:1", gpu });
     const pod = resourceCalls(rig.rpc, "runpod-native:index:Pod", "trainer");
     const checked = await pod.check({ name: "trainer", image: "acme/train:1", gpu });
@@ -122,12 +121,7 @@ describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
   it("a Cluster answered 429 is listed, and not sent again after the cancel", async () => {
     const { rig, server } = await start();
     const cluster = resourceCalls(rig.rpc, "runpod-native:index:Cluster", "train");
-    const checked = await cluster.check({
-      name: "train",
-      type: "TRAINING",
-      compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 },
-      image: "acme/train:1",
-    });
+    const checked = await cluster.check(clusterArgs("train"));
     expect(checked.failures).toEqual([]);
     server.enqueue({ body: { clusters: [] } }, async () => {
       await cancel(rig);

@@ -28,6 +28,21 @@ export const endpointArgs = (name: string, extra: Record<string, unknown> = {}) 
   ...extra,
 });
 
+/** A TRAINING cluster's arguments: two member pods of one H100 each; `extra` adds or replaces fields. */
+export const clusterArgs = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  type: "TRAINING",
+  compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 },
+  image: "acme/train:1",
+  ...extra,
+});
+
+/** A pod's `gpu` argument: a GPU type the service's catalog lists with HIGH availability for pods. */
+export async function availableGpu(service: RunpodClient): Promise<{ id: string }> {
+  const gpus = await service.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
+  return { id: gpus.find((g) => g.availability === "HIGH")?.id ?? "" };
+}
+
 /** How a Cancel test's rig starts. */
 export interface CancelRigOptions {
   /** The one key the emulator accepts; the plugin is configured with it as a secret. */
