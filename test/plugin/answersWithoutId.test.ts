@@ -7,30 +7,20 @@
  * Template's), as the dynamic path stores them. Over gRPC against the emulator, for every served
  * resource: Create's properties, Read's properties and inputs. Needs the build.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SERVED_CLASSES } from "../../src/plugin/resources";
-import { type PluginRig, pb, resourceCalls, Struct, secret, startPluginRig } from "./pluginKit";
-import { SERVED_ARGS } from "./servedArgs";
+import { pb, resourceCalls, Struct } from "./pluginKit";
+import { SERVED_ARGS, servedRigPerSuite } from "./servedArgs";
 
 const API_KEY = "plugin-noid-key-4b7a02";
 
 describe("pulumi-resource-runpod-native: no `id` among a resource's answered properties", () => {
-  let rig: PluginRig;
-  beforeAll(async () => {
-    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false, podStartMs: 50, rolloutMs: 0 });
-    await rig.configure({
-      apiKey: secret(API_KEY),
-      restUrl: rig.emu.restUrlV2,
-      serverlessUrl: rig.emu.serverlessUrl,
-    });
-  });
-  afterAll(async () => {
-    await rig?.close();
-  });
+  const suite = servedRigPerSuite(API_KEY);
 
   it.each(SERVED_CLASSES.map((c) => [c]))(
     "%s: Create and Read answer the id only as the id",
     async (className) => {
+      const { rig } = suite;
       const args = SERVED_ARGS[className];
       expect(args, `no arguments for ${className} in servedArgs.ts`).toBeDefined();
       const type = `runpod-native:index:${className}`;

@@ -5,55 +5,38 @@
  * nothing new is written afterwards. Each test starts its own plugin: a cancellation is for the
  * process's life. Needs the build.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { RunpodClient } from "../../src/client";
+import { describe, expect, it } from "vitest";
 import { FaultProxy } from "../support/faultProxy.mts";
-import { Empty, failure, type PluginRig, resourceCalls, secret, startPluginRig } from "./pluginKit";
+import {
+  availableGpu,
+  cancel,
+  cancelRigPerTest,
+  closedAfterEach,
+  clusterArgs,
+  HOUR_MS,
+  until,
+  untilExists,
+} from "./cancelKit";
+import { failure, resourceCalls } from "./pluginKit";
 
 const API_KEY = "plugin-cancel-key-51c9e0";
-/** Far longer than the test's own timeout: a wait that is not cancelled fails the test. */
-const HOUR_MS = 3_600_000;
 
 describe("pulumi-resource-runpod-native: Cancel", () => {
-  let rig: PluginRig | undefined;
-  let proxy: FaultProxy | undefined;
-
-  afterEach(async () => {
-    await proxy?.close();
-    proxy = undefined;
-    const closed = await rig?.close();
-    rig = undefined;
-    expect(closed?.stderr ?? "").not.toContain(API_KEY);
-  });
-
-  /** A rig configured against its emulator, and a client of that emulator. */
-  async function started(podStartMs: number) {
-    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false, podStartMs });
-    await rig.configure({ apiKey: secret(API_KEY), restUrl: rig.emu.restUrlV2 });
-    const service = new RunpodClient({ apiKey: API_KEY, restUrl: rig.emu.restUrlV2, maxRetries: 0 });
-    return { rig, service };
-  }
+  const rigs = cancelRigPerTest(API_KEY);
+  const keepProxy = closedAfterEach<FaultProxy>();
 
   it("a Pod waiting to run ends as an init error with its id; a later Create or Update sends nothing", async () => {
     // The emulator's pods take an hour to start; the pod's own wait allows an hour too.
-    const { rig, service } = await started(HOUR_MS);
+    const { rig, service } = await rigs.start({ emulator: { podStartMs: HOUR_MS } });
     const pod = resourceCalls(rig.rpc, "runpod-native:index:Pod", "trainer");
-    const gpus = await service.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
-    const gpu = { id: gpus.find((g) => g.availability === "HIGH")?.id };
+    const gpu = await availableGpu(service);
     const checked = await pod.check({ name: "trainer", image: "acme/train:1", gpu, waitTimeoutMs: HOUR_MS });
     expect(checked.failures).toEqual([]);
     const inputs = checked.inputs;
     const creating = failure(() => pod.create(inputs));
     // The POST landed and the create is waiting: now the engine cancels.
-    const [made] = await vi.waitFor(
-      async () => {
-        const pods = await service.pods.list();
-        if (pods.length === 0) throw new Error("no pod yet");
-        return pods;
-      },
-      { timeout: 20_000, interval: 50 },
-    );
-    await rig.rpc.call("cancel", new Empty());
+    const [made] = await untilExists(() => service.pods.list());
+    await cancel(rig);
 
     const error = await creating;
     expect(error.init?.id).toBe(made.id);
@@ -93,40 +76,23 @@ describe("pulumi-resource-runpod-native: Cancel", () => {
   });
   it("a Cluster waiting for its members ends as an init error with its id, naming each member and its status", async () => {
     // The emulator's member pods take an hour to start; the cluster's own wait allows an hour too.
-    const { rig, service } = await started(HOUR_MS);
+    const { rig, service, config } = await rigs.start({ emulator: { podStartMs: HOUR_MS } });
     // Through a recording proxy, to cancel once the wait has read the members (not before its first read).
-    proxy = await new FaultProxy(rig.emu.restUrlV2.replace(/\/v2$/, "")).start();
-    await rig.configure({ apiKey: secret(API_KEY), restUrl: `${proxy.url}/v2` });
+    const proxy = keepProxy(await new FaultProxy(rig.emu.restUrlV2.replace(/\/v2$/, "")).start());
+    await rig.configure({ ...config, restUrl: `${proxy.url}/v2` });
     const cluster = resourceCalls(rig.rpc, "runpod-native:index:Cluster", "train");
-    const checked = await cluster.check({
-      name: "train",
-      type: "TRAINING",
-      compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 },
-      image: "acme/train:1",
-      waitTimeoutMs: HOUR_MS,
-    });
+    const checked = await cluster.check(clusterArgs("train", { waitTimeoutMs: HOUR_MS }));
     expect(checked.failures).toEqual([]);
     const creating = failure(() => cluster.create(checked.inputs));
     // The POST landed and the wait has read the members (a second read was sent, so the first was
     // answered and seen): now the engine cancels.
-    const [made] = await vi.waitFor(
-      async () => {
-        const clusters = await service.clusters.list();
-        if (clusters.length === 0) throw new Error("no cluster yet");
-        return clusters;
-      },
-      { timeout: 20_000, interval: 50 },
-    );
-    await vi.waitFor(
-      () => {
-        const reads = proxy?.seen.filter(
-          (r) => r.method === "GET" && r.path === `/v2/clusters/${made.id}/pods`,
-        );
-        if ((reads?.length ?? 0) < 2) throw new Error("the members were not read twice yet");
-      },
-      { timeout: 20_000, interval: 20 },
-    );
-    await rig.rpc.call("cancel", new Empty());
+    const [made] = await untilExists(() => service.clusters.list());
+    const membersRead = `/v2/clusters/${made.id}/pods`;
+    await until("the members read twice", () => {
+      const reads = proxy.seen.filter((r) => r.method === "GET" && r.path === membersRead);
+      return reads.length >= 2;
+    });
+    await cancel(rig);
 
     const error = await creating;
     const members = await service.clusters.pods(made.id);

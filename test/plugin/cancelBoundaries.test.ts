@@ -6,38 +6,21 @@
  * winds down: cutting them would only turn a clean stop into errors); `Create` and `Update` are
  * refused before anything is sent. Needs the build.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { RunpodClient } from "../../src/client";
-import {
-  Empty,
-  failure,
-  type PluginRig,
-  pb,
-  resourceCalls,
-  Struct,
-  secret,
-  startPluginRig,
-} from "./pluginKit";
+import { describe, expect, it } from "vitest";
+import { availableGpu, cancel, cancelRigPerTest } from "./cancelKit";
+import { failure, pb, resourceCalls, Struct } from "./pluginKit";
 
 const API_KEY = "plugin-cancel-edges-key-e8d260";
 
 describe("pulumi-resource-runpod-native: Cancel at the edges", () => {
-  let rig: PluginRig | undefined;
-
-  afterEach(async () => {
-    const closed = await rig?.close();
-    rig = undefined;
-    expect(closed?.stderr ?? "").not.toContain(API_KEY);
-  });
+  const rigs = cancelRigPerTest(API_KEY);
 
   it("twice before Configure: Check (with its catalog read), Diff, Invoke and Read work; Create sends nothing", async () => {
-    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false });
-    await rig.rpc.call("cancel", new Empty());
-    await rig.rpc.call("cancel", new Empty());
-    await rig.configure({ apiKey: secret(API_KEY), restUrl: rig.emu.restUrlV2 });
-    const service = new RunpodClient({ apiKey: API_KEY, restUrl: rig.emu.restUrlV2, maxRetries: 0 });
-    const gpus = await service.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
-    const gpu = { id: gpus.find((g) => g.availability === "HIGH")?.id ?? "" };
+    const { rig, service, configure } = await rigs.start({ configure: false });
+    await cancel(rig);
+    await cancel(rig);
+    await configure();
+    const gpu = await availableGpu(service);
     const made = await service.pods.create({ name: "kept", image: "acme/train:1", gpu });
 
     const pod = resourceCalls(rig.rpc, "runpod-native:index:Pod", "kept");

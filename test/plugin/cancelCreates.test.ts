@@ -6,48 +6,43 @@
  * service may have made the object). Against a scripted service whose POST answers only once the
  * engine has cancelled. Needs the build.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { RunpodClient } from "../../src/client";
+import { describe, expect, it } from "vitest";
 import { type ScriptedServer, startScriptedServer } from "../support/scriptedServer";
-import { Empty, failure, type PluginRig, resourceCalls, secret, startPluginRig } from "./pluginKit";
+import { availableGpu, cancel, cancelRigPerTest, closedAfterEach, clusterArgs } from "./cancelKit";
+import { failure, resourceCalls } from "./pluginKit";
 
 const API_KEY = "plugin-cancel-create-key-7f31a2";
 
 describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
-  let rig: PluginRig | undefined;
-  let server: ScriptedServer | undefined;
-
-  afterEach(async () => {
-    const closed = await rig?.close();
-    await server?.close();
-    rig = undefined;
-    server = undefined;
-    expect(closed?.stderr ?? "").not.toContain(API_KEY);
-  });
+  const rigs = cancelRigPerTest(API_KEY);
+  const keepServer = closedAfterEach<ScriptedServer>();
 
   /** An empty list as the service answers it: `{ pods: [] }`, `{ clusters: [] }`. */
   const emptyList = (pathname: string) => ({ [pathname.split("/").pop() ?? ""]: [] });
 
-  /** A plugin configured against a scripted service whose lists answer empty, and a pod's log empty. */
-  async function started() {
-    server = await startScriptedServer({
-      fallback: (req) =>
-        req.pathname.endsWith("/logs")
-          ? { headers: { "content-type": "text/event-stream" }, body: "" }
-          : req.method === "GET"
-            ? { body: emptyList(req.pathname) }
-            : { status: 599, body: { message: "unexpected" } },
-    });
-    rig = await startPluginRig({ apiKeys: [API_KEY] });
-    await rig.configure({ apiKey: secret(API_KEY), restUrl: `${server.url}/v2` });
-    return { rig, server };
+  /**
+   * A plugin configured against a scripted service whose lists answer empty, and a pod's log empty;
+   * `service` is a client of the rig's emulator, which the plugin does not call.
+   */
+  async function start() {
+    const server = keepServer(
+      await startScriptedServer({
+        fallback: (req) =>
+          req.pathname.endsWith("/logs")
+            ? { headers: { "content-type": "text/event-stream" }, body: "" }
+            : req.method === "GET"
+              ? { body: emptyList(req.pathname) }
+              : { status: 599, body: { message: "unexpected" } },
+      }),
+    );
+    return { ...(await rigs.start({ restUrl: `${server.url}/v2` })), server };
   }
 
   /** The requests the service saw: `METHOD /path`. */
   const seen = (s: ScriptedServer) => s.requests.map((r) => `${r.method} ${r.pathname}`);
 
   it("a Pod refused for capacity on its first GPU type tries no other after the cancel", async () => {
-    const { rig, server } = await started();
+    const { rig, server } = await start();
     const pod = resourceCalls(rig.rpc, "runpod-native:index:Pod", "trainer");
     const checked = await pod.check({
       name: "trainer",
@@ -58,7 +53,7 @@ describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
     expect(checked.failures).toEqual([]);
     // The list before the POST; the POST is answered "no capacity" once the engine has cancelled.
     server.enqueue({ body: { pods: [] } }, async () => {
-      await rig.rpc.call("cancel", new Empty());
+      await cancel(rig);
       return { status: 400, body: { error: "There are no instances currently available" } };
     });
 
@@ -74,11 +69,9 @@ describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
   });
 
   it("a Pod whose POST's answer is lost as the cancel comes is found by listing and kept with its id", async () => {
-    const { rig, server } = await started();
+    const { rig, server, service: emu } = await start();
     // A pod record as the service answers it: made on the rig's emulator, then served as the one listed.
-    const emu = new RunpodClient({ apiKey: API_KEY, restUrl: rig.emu.restUrlV2, maxRetries: 0 });
-    const gpus = await emu.catalog.gpus({ include: ["AVAILABILITY"], product: ["POD"] });
-    const gpu = { id: gpus.find((g) => g.availability === "HIGH")?.id ?? "" };
+    const gpu = await availableGpu(emu);
     const made = await emu.pods.create({ name: "trainer", image: "acme/train:1", gpu });
     const pod = resourceCalls(rig.rpc, "runpod-native:index:Pod", "trainer");
     const checked = await pod.check({ name: "trainer", image: "acme/train:1", gpu });
@@ -87,7 +80,7 @@ describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
     server.enqueue(
       { body: { pods: [] } },
       async () => {
-        await rig.rpc.call("cancel", new Empty());
+        await cancel(rig);
         return { reset: true };
       },
       { body: { pods: [made] } },
@@ -114,10 +107,10 @@ describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
   });
 
   it("a Pod's Delete in flight when the cancel comes finishes: the step succeeds on the service's answer", async () => {
-    const { rig, server } = await started();
+    const { rig, server } = await start();
     const pod = resourceCalls(rig.rpc, "runpod-native:index:Pod", "trainer");
     server.enqueue(async () => {
-      await rig.rpc.call("cancel", new Empty());
+      await cancel(rig);
       return { status: 204 };
     });
     // A Delete is never refused after a cancel: it makes nothing, and the engine removes the resource only on success.
@@ -126,17 +119,12 @@ describe("pulumi-resource-runpod-native: Cancel while a Create sends", () => {
   });
 
   it("a Cluster answered 429 is listed, and not sent again after the cancel", async () => {
-    const { rig, server } = await started();
+    const { rig, server } = await start();
     const cluster = resourceCalls(rig.rpc, "runpod-native:index:Cluster", "train");
-    const checked = await cluster.check({
-      name: "train",
-      type: "TRAINING",
-      compute: { gpuTypeId: "NVIDIA H100 80GB HBM3", gpuCountPerPod: 1, podCount: 2 },
-      image: "acme/train:1",
-    });
+    const checked = await cluster.check(clusterArgs("train"));
     expect(checked.failures).toEqual([]);
     server.enqueue({ body: { clusters: [] } }, async () => {
-      await rig.rpc.call("cancel", new Empty());
+      await cancel(rig);
       return { status: 429, headers: { "retry-after": "0" }, body: { error: "rate limited" } };
     });
 

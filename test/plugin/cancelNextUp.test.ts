@@ -7,79 +7,51 @@
  * diff, pkg/resource/deploy/step_generator.go). So the next deployment's Update gets those
  * outputs as `olds`, and must test the release the cancel left untested. Needs the build.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { RunpodClient } from "../../src/client";
+import { describe, expect, it } from "vitest";
 import {
-  Empty,
+  cancel,
+  cancelRigPerTest,
+  closedAfterEach,
+  ENDPOINT,
+  endpointArgs,
+  LONG_JOB,
+  QUICK_SMOKE,
+  untilJobInProgress,
+} from "./cancelKit";
+import {
   failure,
   type PluginProcess,
-  type PluginRig,
   pb,
   providerClient,
   resourceCalls,
   Struct,
-  secret,
   startPluginProcess,
-  startPluginRig,
 } from "./pluginKit";
 
 const API_KEY = "plugin-cancel-next-up-key-4c07d9";
-const HOUR_MS = 3_600_000;
-const ENDPOINT = "runpod-native:index:ServerlessEndpoint";
 const D = pb.DiffResponse.DiffChanges;
-const LONG_JOB = { input: { sleepMs: HOUR_MS }, timeoutMs: HOUR_MS };
-const QUICK_SMOKE = { input: { ping: 1 }, expect: { output: { ping: 1 } }, timeoutMs: 60_000 };
 
 describe("pulumi-resource-runpod-native: the up after a cancelled Update", () => {
-  let rig: PluginRig | undefined;
-  let next: PluginProcess | undefined;
-
-  afterEach(async () => {
-    await next?.close();
-    const closed = await rig?.close();
-    next = undefined;
-    rig = undefined;
-    expect(closed?.stderr ?? "").not.toContain(API_KEY);
-  });
+  const rigs = cancelRigPerTest(API_KEY);
+  const keepPlugin = closedAfterEach<PluginProcess>();
 
   it("a guarded endpoint's update cancelled in its smoke test: the next up's Update tests that release", async () => {
-    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false });
-    const { emu } = rig;
-    const config = { apiKey: secret(API_KEY), restUrl: emu.restUrl, serverlessUrl: emu.serverlessUrl };
-    await rig.configure(config);
-    const service = new RunpodClient({
-      apiKey: API_KEY,
-      ...{ restUrl: emu.restUrl, serverlessUrl: emu.serverlessUrl },
-      maxRetries: 0,
-      rateLimits: false,
-    });
+    const { rig, service, config } = await rigs.start();
     const ep = resourceCalls(rig.rpc, ENDPOINT, "api");
-    const base = {
-      name: "api",
-      type: "QUEUE",
-      image: "acme/api:1",
-      gpu: { pools: ["ADA_24"] },
-      scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
-      workers: { min: 1, max: 1 },
-    };
+    const base = endpointArgs("api", { workers: { min: 1, max: 1 } });
     const v1 = (await ep.check({ ...base, smokeTest: QUICK_SMOKE })).inputs;
     const made = await ep.create(v1);
     const v2 = (await ep.check({ ...base, image: "acme/api:2", smokeTest: LONG_JOB }, v1)).inputs;
     const updating = failure(() => ep.update(made.id, made.outs, v2));
-    await vi.waitFor(
-      async () => {
-        if ((await service.endpoint(made.id).health()).jobs.inProgress !== 1) throw new Error("no job yet");
-      },
-      { timeout: 30_000, interval: 50 },
-    );
-    await rig.rpc.call("cancel", new Empty());
+    await untilJobInProgress(service, async () => made.id);
+    await cancel(rig);
     const error = await updating;
     expect(error.init?.id).toBe(made.id);
     // The state now: old inputs (v1), the init error's properties as outputs.
     const outputs = error.init?.properties ?? {};
 
     // The next deployment: a new plugin process. The program now gives a quick smoke test.
-    next = await startPluginProcess(rig.engine.address);
+    const next = keepPlugin(await startPluginProcess(rig.engine.address));
     const rpc = providerClient(next.port);
     await rpc.call(
       "configure",

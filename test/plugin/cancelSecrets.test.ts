@@ -4,62 +4,27 @@
  * secret-wrapped, and no value of it is in the message, the reasons, the plugin's stderr or the
  * engine's logs. Needs the build.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { RunpodClient } from "../../src/client";
-import {
-  Empty,
-  failure,
-  type PluginRig,
-  resourceCalls,
-  SECRET_SIG_KEY,
-  secret,
-  startPluginRig,
-} from "./pluginKit";
+import { describe, expect, it } from "vitest";
+import { cancel, cancelRigPerTest, ENDPOINT, endpointArgs, LONG_JOB, untilLogged } from "./cancelKit";
+import { failure, resourceCalls, SECRET_SIG_KEY, secret } from "./pluginKit";
 
 const API_KEY = "plugin-cancel-secret-key-2b8e44";
 const TOKEN = "hf_cancel_secret_value_91d3";
-const HOUR_MS = 3_600_000;
 
 describe("pulumi-resource-runpod-native: Cancel keeps secrets secret", () => {
-  let rig: PluginRig | undefined;
-
-  afterEach(async () => {
-    await rig?.close();
-    rig = undefined;
-  });
+  const rigs = cancelRigPerTest(API_KEY);
 
   it("a guarded endpoint's create cancelled in its smoke test: env stays wrapped, no value shown anywhere", async () => {
-    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false });
-    const { emu } = rig;
-    await rig.configure({ apiKey: secret(API_KEY), restUrl: emu.restUrl, serverlessUrl: emu.serverlessUrl });
-    const service = new RunpodClient({
-      apiKey: API_KEY,
-      restUrl: emu.restUrl,
-      serverlessUrl: emu.serverlessUrl,
-      maxRetries: 0,
-      rateLimits: false,
-    });
-    const ep = resourceCalls(rig.rpc, "runpod-native:index:ServerlessEndpoint", "api");
-    const checked = await ep.check({
-      name: "api",
-      type: "QUEUE",
-      image: "acme/api:1",
-      gpu: { pools: ["ADA_24"] },
-      scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
-      workers: { max: 1 },
-      env: { HF_TOKEN: secret(TOKEN) },
-      smokeTest: { input: { sleepMs: HOUR_MS }, timeoutMs: HOUR_MS },
-    });
+    const { rig, service, close } = await rigs.start();
+    const ep = resourceCalls(rig.rpc, ENDPOINT, "api");
+    const checked = await ep.check(
+      endpointArgs("api", { env: { HF_TOKEN: secret(TOKEN) }, smokeTest: LONG_JOB }),
+    );
     expect(checked.failures).toEqual([]);
     const creating = failure(() => ep.create(checked.inputs));
     // The endpoint exists and its smoke-test job was submitted: now the engine cancels.
-    await vi.waitFor(
-      () => {
-        if (!rig?.plugin.stderr().includes("Smoke test on endpoint")) throw new Error("no smoke test yet");
-      },
-      { timeout: 30_000, interval: 50 },
-    );
-    await rig.rpc.call("cancel", new Empty());
+    await untilLogged(rig, "Smoke test on endpoint");
+    await cancel(rig);
     const error = await creating;
     const made = (await service.serverless.list()).find((e) => e.name === "api");
     expect(error.init?.id).toBe(made?.id);
@@ -68,8 +33,7 @@ describe("pulumi-resource-runpod-native: Cancel keeps secrets secret", () => {
       value: { HF_TOKEN: TOKEN },
     });
     const props = { ...error.init?.properties, env: undefined };
-    const closed = await rig.close();
-    rig = undefined;
+    const closed = await close();
     const shown = [
       error.message,
       ...(error.init?.reasons ?? []),

@@ -6,97 +6,47 @@
  * cancelled on the service, so it stops spending credits. Each test starts its own plugin: a
  * cancellation is for the process's life. Needs the build.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { RunpodClient } from "../../src/client";
-import { Empty, failure, type PluginRig, pb, resourceCalls, secret, startPluginRig } from "./pluginKit";
+import { describe, expect, it } from "vitest";
+import {
+  cancel,
+  cancelRigPerTest,
+  ENDPOINT,
+  endpointArgs,
+  HOUR_MS,
+  LONG_JOB,
+  QUICK_SMOKE,
+  untilJobInProgress,
+  untilLogged,
+} from "./cancelKit";
+import { failure, type PluginRig, pb, resourceCalls } from "./pluginKit";
 
 const API_KEY = "plugin-cancel-serverless-key-7d41a2";
-/** Far longer than the test's own timeout: a wait that is not cancelled fails the test. */
-const HOUR_MS = 3_600_000;
-const ENDPOINT = "runpod-native:index:ServerlessEndpoint";
 const JOB_RUN = "runpod-native:index:JobRun";
 const D = pb.DiffResponse.DiffChanges;
-/** A job the emulator's built-in worker runs for an hour (`sleepMs`), unless it is cancelled. */
-const LONG_JOB = { input: { sleepMs: HOUR_MS }, timeoutMs: HOUR_MS };
-/** A smoke test the emulator's built-in worker passes at once (it echoes its input). */
-const QUICK_SMOKE = { input: { ping: 1 }, expect: { output: { ping: 1 } }, timeoutMs: 60_000 };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe("pulumi-resource-runpod-native: Cancel of serverless waits", () => {
-  let rig: PluginRig | undefined;
-
-  afterEach(async () => {
-    const closed = await rig?.close();
-    rig = undefined;
-    expect(closed?.stderr ?? "").not.toContain(API_KEY);
-  });
+  const rigs = cancelRigPerTest(API_KEY);
 
   /**
-   * A rig configured against its emulator, and a client of that emulator. `rolloutMs`: how long an
-   * update's stale workers serve on (the emulator's rollout). @default 0 (rollouts at once)
+   * The test's rig. `rolloutMs`: how long an update's stale workers serve on (the emulator's
+   * rollout). @default 0 (rollouts at once)
    */
-  async function started(rolloutMs = 0) {
-    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false, rolloutMs });
-    const { emu } = rig;
-    await rig.configure({ apiKey: secret(API_KEY), restUrl: emu.restUrl, serverlessUrl: emu.serverlessUrl });
-    const service = new RunpodClient({
-      apiKey: API_KEY,
-      restUrl: emu.restUrl,
-      serverlessUrl: emu.serverlessUrl,
-      maxRetries: 0,
-      rateLimits: false,
-    });
-    return { rig, service };
-  }
+  const start = (rolloutMs = 0) => rigs.start({ emulator: { rolloutMs } });
 
-  /** Resolves once endpoint `id` has a job in progress at the service (the wait is under way). */
-  const jobInProgress = (service: RunpodClient, id: () => Promise<string | undefined>) =>
-    vi.waitFor(
-      async () => {
-        const endpointId = await id();
-        if (endpointId === undefined) throw new Error("no endpoint yet");
-        const health = await service.endpoint(endpointId).health();
-        if (health.jobs.inProgress !== 1) throw new Error("no job in progress yet");
-        return endpointId;
-      },
-      { timeout: 30_000, interval: 50 },
-    );
-
-  const endpointArgs = (name: string, extra: Record<string, unknown> = {}) => ({
-    name,
-    type: "QUEUE",
-    image: "acme/api:1",
-    gpu: { pools: ["ADA_24"] },
-    scaling: { type: "QUEUE_DELAY", queueDelay: 4 },
-    workers: { max: 1 },
-    ...extra,
-  });
-
-  it("a guarded endpoint's create waiting for its smoke test: an init error with its id, the job cancelled, the release untested", async () => {
-    const { rig, service } = await started();
-    const ep = resourceCalls(rig.rpc, ENDPOINT, "api");
-    const checked = await ep.check(endpointArgs("api", { smokeTest: LONG_JOB }));
-    expect(checked.failures).toEqual([]);
-    const inputs = checked.inputs;
-    const creating = failure(() => ep.create(inputs));
-    // The endpoint exists, rolled out, and its smoke-test job runs: now the engine cancels.
-    const named = async () => (await service.serverless.list()).find((e) => e.name === "api")?.id;
-    const id = await jobInProgress(service, named);
-    await rig.rpc.call("cancel", new Empty());
-
-    const error = await creating;
-    expect(error.init?.id).toBe(id);
-    expect(error.init?.reasons).toEqual([error.message]);
-    const props = error.init?.properties ?? {};
+  /**
+   * Asserts the init error's smoke-test record of release `version`: not passed, its one job
+   * cancelled unfinished (IN_PROGRESS shows when a status answer came between the job's start and
+   * the cancel). Returns the job's id and the record.
+   */
+  function cancelledSmokeTest(props: Record<string, unknown>, version: number) {
     const record = props.lastSmokeTest as { jobIds: string[]; timeline: string[] };
     const [jobId] = record.jobIds;
-    // The release is recorded as not passed (not judged): the next up tests it again.
-    expect(props.lastSmokeTest).toEqual({
-      version: 1,
+    expect(record).toEqual({
+      version,
       passed: false,
       jobIds: [expect.any(String)],
       failures: 0,
-      // IN_PROGRESS shows when a status answer came between the job's start and the cancel.
       timeline: [
         expect.stringMatching(
           new RegExp(
@@ -105,6 +55,27 @@ describe("pulumi-resource-runpod-native: Cancel of serverless waits", () => {
         ),
       ],
     });
+    return { jobId, record };
+  }
+
+  it("a guarded endpoint's create waiting for its smoke test: an init error with its id, the job cancelled, the release untested", async () => {
+    const { rig, service } = await start();
+    const ep = resourceCalls(rig.rpc, ENDPOINT, "api");
+    const checked = await ep.check(endpointArgs("api", { smokeTest: LONG_JOB }));
+    expect(checked.failures).toEqual([]);
+    const inputs = checked.inputs;
+    const creating = failure(() => ep.create(inputs));
+    // The endpoint exists, rolled out, and its smoke-test job runs: now the engine cancels.
+    const named = async () => (await service.serverless.list()).find((e) => e.name === "api")?.id;
+    const id = await untilJobInProgress(service, named);
+    await cancel(rig);
+
+    const error = await creating;
+    expect(error.init?.id).toBe(id);
+    expect(error.init?.reasons).toEqual([error.message]);
+    const props = error.init?.properties ?? {};
+    // The release is recorded as not passed (not judged): the next up tests it again.
+    const { jobId, record } = cancelledSmokeTest(props, 1);
     const lastSeen = record.timeline[0].includes("IN_PROGRESS") ? "IN_PROGRESS" : "IN_QUEUE";
     // What runs: the arguments as given, at release 1, as a refresh reads it.
     expect([props.name, props.image, props.version, props.smokeTest]).toEqual([
@@ -151,18 +122,12 @@ describe("pulumi-resource-runpod-native: Cancel of serverless waits", () => {
 
   it("a guarded endpoint's update waiting for its rollout: an init error with its id, the release untested, nothing rolled back", async () => {
     // The emulator's stale workers serve on for an hour: the update's rollout wait cannot end by itself.
-    const { rig, service } = await started(HOUR_MS);
+    const { rig, service } = await start(HOUR_MS);
     const { ep, v1, made } = await guarded(rig.rpc);
     const v2 = (await ep.check({ ...v1, image: "acme/api:2" }, v1)).inputs;
     const updating = failure(() => ep.update(made.id, made.outs, v2));
-    await vi.waitFor(
-      () => {
-        if (!rig.plugin.stderr().includes("waiting for version 2 to roll out"))
-          throw new Error("not waiting yet");
-      },
-      { timeout: 30_000, interval: 50 },
-    );
-    await rig.rpc.call("cancel", new Empty());
+    await untilLogged(rig, "waiting for version 2 to roll out");
+    await cancel(rig);
 
     const error = await updating;
     expect(error.init?.id).toBe(made.id);
@@ -204,33 +169,19 @@ describe("pulumi-resource-runpod-native: Cancel of serverless waits", () => {
   });
 
   it("a guarded endpoint's update waiting for its smoke test: the job cancelled, the release neither judged nor rolled back", async () => {
-    const { rig, service } = await started();
+    const { rig, service } = await start();
     const { ep, v1, made } = await guarded(rig.rpc);
     // Release 2 with a smoke test whose job runs for an hour; onFailure is "rollback" (the default).
     const v2 = (await ep.check({ ...v1, image: "acme/api:2", smokeTest: LONG_JOB }, v1)).inputs;
     const updating = failure(() => ep.update(made.id, made.outs, v2));
-    await jobInProgress(service, async () => made.id);
-    await rig.rpc.call("cancel", new Empty());
+    await untilJobInProgress(service, async () => made.id);
+    await cancel(rig);
 
     const error = await updating;
     expect(error.init?.id).toBe(made.id);
     expect(error.init?.reasons).toEqual([error.message]);
     const props = error.init?.properties ?? {};
-    const record = props.lastSmokeTest as { jobIds: string[]; timeline: string[] };
-    const [jobId] = record.jobIds;
-    expect(props.lastSmokeTest).toEqual({
-      version: 2,
-      passed: false,
-      jobIds: [expect.any(String)],
-      failures: 0,
-      timeline: [
-        expect.stringMatching(
-          new RegExp(
-            `^${jobId}: IN_QUEUE [\\d.]+ s (-> IN_PROGRESS [\\d.]+ s )?-> CANCELLED [\\d.]+ s \\(not finished\\)$`,
-          ),
-        ),
-      ],
-    });
+    const { jobId } = cancelledSmokeTest(props, 2);
     const lines = error.message.split("\n");
     expect([lines[0], lines[1], lines.at(-1)]).toEqual([
       `ServerlessEndpoint "api" (id ${made.id}): the smoke test of release version 2 did not finish: ` +
@@ -250,7 +201,7 @@ describe("pulumi-resource-runpod-native: Cancel of serverless waits", () => {
   });
 
   it("a JobRun waiting for its job: an init error with the JobRun's id and its record, the job cancelled", async () => {
-    const { rig, service } = await started();
+    const { rig, service } = await start();
     const ep = resourceCalls(rig.rpc, ENDPOINT, "worker");
     const endpoint = await ep.create((await ep.check(endpointArgs("worker"))).inputs);
     const run = resourceCalls(rig.rpc, JOB_RUN, "train");
@@ -258,8 +209,8 @@ describe("pulumi-resource-runpod-native: Cancel of serverless waits", () => {
     const checked = await run.check(args);
     expect(checked).toEqual({ inputs: args, failures: [] });
     const running = failure(() => run.create(checked.inputs));
-    await jobInProgress(service, async () => endpoint.id);
-    await rig.rpc.call("cancel", new Empty());
+    await untilJobInProgress(service, async () => endpoint.id);
+    await cancel(rig);
 
     const error = await running;
     expect(error.init?.id).toMatch(UUID);
@@ -301,7 +252,7 @@ describe("pulumi-resource-runpod-native: Cancel of serverless waits", () => {
 
   it("a JobRun waiting for the endpoint's rollout before its job: fails at once, nothing submitted, nothing to keep", async () => {
     // The emulator's stale workers serve on for an hour: the JobRun's rollout wait cannot end by itself.
-    const { rig } = await started(HOUR_MS);
+    const { rig } = await start(HOUR_MS);
     const ep = resourceCalls(rig.rpc, ENDPOINT, "worker");
     const v1 = (await ep.check(endpointArgs("worker", { workers: { min: 1, max: 1 } }))).inputs;
     const endpoint = await ep.create(v1);
@@ -310,14 +261,8 @@ describe("pulumi-resource-runpod-native: Cancel of serverless waits", () => {
     const args = { endpointId: endpoint.id, ...LONG_JOB };
     const inputs = (await run.check(args)).inputs;
     const running = failure(() => run.create(inputs));
-    await vi.waitFor(
-      () => {
-        if (!rig.plugin.stderr().includes("waiting for version 2 to roll out"))
-          throw new Error("not waiting yet");
-      },
-      { timeout: 30_000, interval: 50 },
-    );
-    await rig.rpc.call("cancel", new Empty());
+    await untilLogged(rig, "waiting for version 2 to roll out");
+    await cancel(rig);
 
     // No job exists, so there is no JobRun to keep: a plain failure, as when its timeoutMs passes
     // there (the engine's contract allows "a creation error"); the next up creates it.

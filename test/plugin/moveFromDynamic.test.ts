@@ -12,11 +12,11 @@
  * This test makes those two calls over gRPC for every served resource, with the state the dynamic
  * path writes (the same operations' outputs, plus `__provider`).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SERVED_CLASSES, URN_INPUT_CLASSES } from "../../src/plugin/resources";
 import { RESOURCES } from "../../src/provider/resources";
-import { type PluginRig, pb, resourceCalls, Struct, secret, startPluginRig, urnOf } from "./pluginKit";
-import { SERVED_ARGS as ARGS } from "./servedArgs";
+import { pb, resourceCalls, Struct, secret, urnOf } from "./pluginKit";
+import { SERVED_ARGS as ARGS, servedRigPerSuite } from "./servedArgs";
 
 const API_KEY = "plugin-move-key-2f81c0";
 const D = pb.DiffResponse.DiffChanges;
@@ -25,20 +25,10 @@ const PROVIDER_TEXT =
   "exports.handler = __f0; function __f0() { return require('pulumi-runpod-dynamic/dist/provider/common/host.js'); }";
 
 describe("moving a resource from the dynamic type to runpod-native plans no replacement", () => {
-  let rig: PluginRig;
-  beforeAll(async () => {
-    rig = await startPluginRig({ apiKeys: [API_KEY], rateLimits: false, podStartMs: 50, rolloutMs: 0 });
-    await rig.configure({
-      apiKey: secret(API_KEY),
-      restUrl: rig.emu.restUrlV2,
-      serverlessUrl: rig.emu.serverlessUrl,
-    });
-  });
-  afterAll(async () => {
-    await rig?.close();
-  });
+  const suite = servedRigPerSuite(API_KEY);
 
   it("DiffConfig from the pulumi-nodejs default provider's inputs to this provider's asks for no replacement", async () => {
+    const { rig } = suite;
     const res = await rig.rpc.call(
       "diffConfig",
       new pb.DiffRequest()
@@ -56,6 +46,7 @@ describe("moving a resource from the dynamic type to runpod-native plans no repl
   it.each(SERVED_CLASSES.map((c) => [c]))(
     "%s: the first Diff after the move plans no change",
     async (className) => {
+      const { rig } = suite;
       const args = ARGS[className];
       expect(args, `no arguments for ${className} in this test`).toBeDefined();
       const native = resourceCalls(rig.rpc, `runpod-native:index:${className}`, `moved-${className}`);

@@ -1,10 +1,38 @@
 /**
  * Arguments of every resource the plugin serves, as a program gives them: valid against the
  * emulator, so a test can make each one over gRPC (`moveFromDynamic.test.ts`,
- * `answersWithoutId.test.ts`). A resource added to the table needs a row here.
+ * `answersWithoutId.test.ts`), and the rig those tests share. A resource added to the table needs a
+ * row here.
  */
+import { afterAll, beforeAll } from "vitest";
 import { KEYS } from "../fixtures/sshKeys";
-import { secret } from "./pluginKit";
+import { type PluginRig, secret, startPluginRig } from "./pluginKit";
+
+/**
+ * One rig for the enclosing `describe`, started before its tests and closed after them: the
+ * emulator accepting `apiKey` (no rate limits, pods RUNNING after 50 ms, rollouts at once), the
+ * plugin configured against its REST and job APIs. `rig` throws when read outside a test.
+ */
+export function servedRigPerSuite(apiKey: string): { readonly rig: PluginRig } {
+  let started: PluginRig | undefined;
+  beforeAll(async () => {
+    started = await startPluginRig({ apiKeys: [apiKey], rateLimits: false, podStartMs: 50, rolloutMs: 0 });
+    await started.configure({
+      apiKey: secret(apiKey),
+      restUrl: started.emu.restUrlV2,
+      serverlessUrl: started.emu.serverlessUrl,
+    });
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  return {
+    get rig() {
+      if (started === undefined) throw new Error("the rig starts in beforeAll: read it in a test");
+      return started;
+    },
+  };
+}
 
 /** Arguments of each served resource, as a program gives them. */
 export const SERVED_ARGS: Record<string, object> = {

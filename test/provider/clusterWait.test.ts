@@ -31,26 +31,45 @@ class InstantClock implements Clock {
   }
 }
 
-describe("Cluster create's wait for its members (provider clock)", () => {
-  let emu: RunningEmulator;
-  let proxy: FaultProxy;
-
+/**
+ * The emulator on a manual clock that never moves (its members stay PROVISIONING) behind a
+ * recording proxy, started before the enclosing describe's tests and closed after them.
+ */
+function emulatorBehindProxy() {
+  let emu: RunningEmulator | undefined;
+  let proxy: FaultProxy | undefined;
   beforeAll(async () => {
     emu = await startEmulator({ port: 0, clock: new ManualClock(Date.UTC(2026, 5, 1)), rateLimits: false });
     proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
   });
-
   afterAll(async () => {
     await proxy?.close();
     await emu?.close();
   });
+  const running = () => {
+    if (emu === undefined || proxy === undefined) throw new Error("started in beforeAll: use it in a test");
+    return { emu, proxy };
+  };
+  return {
+    get proxy() {
+      return running().proxy;
+    },
+    /** The provider's settings, through the proxy. */
+    settings: (more: Partial<RunpodSettings>): RunpodSettings => ({
+      apiKey: running().emu.apiKey,
+      restUrl: `${running().proxy.url}/v2`,
+      ...more,
+    }),
+    /** A client of the emulator itself (not through the proxy). */
+    client: () => new RunpodClient({ apiKey: running().emu.apiKey, restUrl: running().emu.restUrlV2 }),
+  };
+}
+
+describe("Cluster create's wait for its members (provider clock)", () => {
+  const env = emulatorBehindProxy();
 
   it("fails at waitTimeoutMs as a partial failure with the id, naming each member with its status", async () => {
-    const settings: RunpodSettings = {
-      apiKey: emu.apiKey,
-      restUrl: `${proxy.url}/v2`,
-      clock: new InstantClock(),
-    };
+    const settings = env.settings({ clock: new InstantClock() });
     const inputs = {
       name: "stuck",
       type: "TRAINING",
@@ -63,7 +82,7 @@ describe("Cluster create's wait for its members (provider clock)", () => {
       () => undefined,
       (e: unknown) => e,
     )) as Error & { id?: string; properties?: Record<string, unknown> };
-    const client = new RunpodClient({ apiKey: emu.apiKey, restUrl: emu.restUrlV2 });
+    const client = env.client();
     const [cluster] = await client.clusters.list();
     expect(error?.id).toBe(cluster?.id);
     const members = await client.clusters.pods(cluster?.id as string);
@@ -79,7 +98,7 @@ describe("Cluster create's wait for its members (provider clock)", () => {
       __provider: "serialized",
     });
     // One read of the members a second of the provider's clock: at 0, 1, 2, 3, 4 and 5 s.
-    const reads = proxy.seen.filter(
+    const reads = env.proxy.seen.filter(
       (r) => r.method === "GET" && r.path === `/v2/clusters/${cluster?.id}/pods`,
     );
     expect(reads).toHaveLength(6);
@@ -90,8 +109,8 @@ describe("Cluster members wait cancelled (fake clock)", () => {
   const HOUR_MS = 3_600_000;
 
   /**
-   * A members wait on a fake clock over `answer` (each read, given the read's signal), cancellable
-   * by the returned controller.
+   * A members wait on a fake clock over `answer` (each read, given the read's signal); `cancel()`
+   * cancels it as a Ctrl-C does and resolves with its outcome once settled.
    */
   function waiting(answer: (signal?: AbortSignal) => Pod[] | Promise<Pod[]>) {
     const clock = new FakeClock();
@@ -109,8 +128,23 @@ describe("Cluster members wait cancelled (fake clock)", () => {
     const wait = waitForMembers({ ...options, clock, signal: cancellation.signal });
     let outcome: unknown;
     void wait.then((value) => (outcome = value));
-    return { clock, cancellation, reads: () => reads, outcome: () => outcome };
+    const cancel = async () => {
+      cancellation.abort(new DeploymentCancelledError());
+      await settle();
+      return outcome;
+    };
+    return { clock, cancel, reads: () => reads, outcome: () => outcome };
   }
+
+  /** The wait's outcome when cancelled with `members` (of 2) as last read, each not usable. */
+  const cancelledWith = (members: Pod[]) => ({
+    kind: "failure",
+    members,
+    notUsable: members.map((m) => ({ id: m.id, status: m.status })),
+    why:
+      "2 of its 2 member pods were not RUNNING when the deployment was cancelled (Ctrl-C); " +
+      `${2 - members.length} were not listed at all`,
+  });
 
   it("a cancel during the 404 grace ends the wait at once: no member was listed", async () => {
     const w = waiting(() => {
@@ -118,16 +152,7 @@ describe("Cluster members wait cancelled (fake clock)", () => {
     });
     await w.clock.advance(3000);
     expect([w.reads(), w.outcome()]).toEqual([4, undefined]);
-    w.cancellation.abort(new DeploymentCancelledError());
-    await settle();
-    expect(w.outcome()).toEqual({
-      kind: "failure",
-      members: [],
-      notUsable: [],
-      why:
-        "2 of its 2 member pods were not RUNNING when the deployment was cancelled (Ctrl-C); " +
-        "2 were not listed at all",
-    });
+    expect(await w.cancel()).toEqual(cancelledWith([]));
     expect([w.reads(), w.clock.pending(), w.clock.now()]).toEqual([4, 0, 3000]);
   });
 
@@ -135,16 +160,7 @@ describe("Cluster members wait cancelled (fake clock)", () => {
     const member = { id: "p1", status: "PROVISIONING" } as Pod;
     const w = waiting(() => [member]);
     await w.clock.advance(2000);
-    w.cancellation.abort(new DeploymentCancelledError());
-    await settle();
-    expect(w.outcome()).toEqual({
-      kind: "failure",
-      members: [member],
-      notUsable: [{ id: "p1", status: "PROVISIONING" }],
-      why:
-        "2 of its 2 member pods were not RUNNING when the deployment was cancelled (Ctrl-C); " +
-        "1 were not listed at all",
-    });
+    expect(await w.cancel()).toEqual(cancelledWith([member]));
     expect([w.reads(), w.clock.pending()]).toEqual([3, 0]);
   });
 
@@ -167,23 +183,13 @@ describe("Cluster members wait cancelled (fake clock)", () => {
     );
     await w.clock.advance(1000);
     expect([w.reads(), w.outcome(), w.clock.pending()]).toEqual([2, undefined, 0]);
-    w.cancellation.abort(new DeploymentCancelledError());
-    await settle();
-    expect(w.outcome()).toEqual({
-      kind: "failure",
-      members: [member],
-      notUsable: [{ id: "p1", status: "PROVISIONING" }],
-      why:
-        "2 of its 2 member pods were not RUNNING when the deployment was cancelled (Ctrl-C); " +
-        "1 were not listed at all",
-    });
+    expect(await w.cancel()).toEqual(cancelledWith([member]));
     expect([w.reads(), w.clock.pending()]).toEqual([2, 0]);
   });
 });
 
 describe("Cluster create's read back after its members wait (provider clock)", () => {
-  let emu: RunningEmulator;
-  let proxy: FaultProxy;
+  const env = emulatorBehindProxy();
   const inputs = (name: string) => ({
     name,
     type: "TRAINING",
@@ -198,33 +204,21 @@ describe("Cluster create's read back after its members wait (provider clock)", (
       (e: unknown) => e as Error & { id?: string; properties?: Record<string, unknown> },
     );
   const clusterGets = () =>
-    proxy.seen.filter((r) => r.method === "GET" && /^\/v2\/clusters\/[^/]+$/.test(r.path)).map((r) => r.path);
-
-  beforeAll(async () => {
-    emu = await startEmulator({ port: 0, clock: new ManualClock(Date.UTC(2026, 5, 1)), rateLimits: false });
-    proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
-  });
-
-  afterAll(async () => {
-    await proxy?.close();
-    await emu?.close();
-  });
+    env.proxy.seen
+      .filter((r) => r.method === "GET" && /^\/v2\/clusters\/[^/]+$/.test(r.path))
+      .map((r) => r.path);
 
   it("a GET answering 404 for the whole 30 s grace fails the create as a partial failure with the id", async () => {
     // Reads at 0, 1, ..., 30 s of the provider's clock: 31 answers of 404, the last one past the grace.
     for (let i = 0; i < 31; i++)
-      proxy.arm("GET", /^\/v2\/clusters\/[^/]+$/, {
+      env.proxy.arm("GET", /^\/v2\/clusters\/[^/]+$/, {
         kind: "reply",
         status: 404,
         body: { error: "not found" },
       });
-    const settings: RunpodSettings = {
-      apiKey: emu.apiKey,
-      restUrl: `${proxy.url}/v2`,
-      clock: new InstantClock(),
-    };
+    const settings = env.settings({ clock: new InstantClock() });
     const error = await failureOf(createCluster(settings, inputs("unseen")));
-    const client = new RunpodClient({ apiKey: emu.apiKey, restUrl: emu.restUrlV2 });
+    const client = env.client();
     const [cluster] = (await client.clusters.list()).filter((c) => c.name === "unseen");
     expect(error?.id).toBe(cluster?.id);
     expect(clusterGets()).toEqual(Array<string>(31).fill(`/v2/clusters/${cluster?.id}`));
@@ -242,22 +236,21 @@ describe("Cluster create's read back after its members wait (provider clock)", (
   });
 
   it("a cancel during the 404 grace ends the read back at once, as a partial failure with the id", async () => {
-    proxy.seen.length = 0;
-    proxy.arm("GET", /^\/v2\/clusters\/[^/]+$/, { kind: "reply", status: 404, body: { error: "not found" } });
+    env.proxy.seen.length = 0;
+    env.proxy.arm("GET", /^\/v2\/clusters\/[^/]+$/, {
+      kind: "reply",
+      status: 404,
+      body: { error: "not found" },
+    });
     const clock = new FakeClock();
     const cancellation = new AbortController();
-    const settings: RunpodSettings = {
-      apiKey: emu.apiKey,
-      restUrl: `${proxy.url}/v2`,
-      clock,
-      signal: cancellation.signal,
-    };
+    const settings = env.settings({ clock, signal: cancellation.signal });
     const creating = failureOf(createCluster(settings, inputs("cancelled")));
     // The first read back answered 404: the next one is a second away on the provider's clock.
     await vi.waitFor(() => expect([clusterGets().length, clock.pending()]).toEqual([1, 1]));
     cancellation.abort(new DeploymentCancelledError());
     const error = await creating;
-    const client = new RunpodClient({ apiKey: emu.apiKey, restUrl: emu.restUrlV2 });
+    const client = env.client();
     const [cluster] = (await client.clusters.list()).filter((c) => c.name === "cancelled");
     expect(error?.id).toBe(cluster?.id);
     expect(error?.message).toBe(

@@ -249,6 +249,15 @@ const flaky = (image: string, failures: number) => async (job: { input: Record<s
 const fresh = (base: string) => `${base}-${++n}`;
 
 const SMOKE = { input: { ping: 1 }, expect: { output: { ping: 1 } }, timeoutMs: 60_000 };
+/** `lastSmokeTest` of release `version` passed by {@link SMOKE}'s one job. */
+const passedOnce = (version: number) => ({
+  version,
+  passed: true,
+  jobIds: [expect.any(String)],
+  failures: 0,
+  timeline: [expect.stringMatching(/^[\w-]+: IN_QUEUE .* -> COMPLETED [\d.]+ s$/)],
+  costUsd: expect.any(Number),
+});
 
 const base = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -329,14 +338,7 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
   it("gates the create and each release that passes: lastSmokeTest records the release, the jobs and their timeline", async () => {
     const name = fresh("pass");
     const { id, outs, inputs } = await create("pass", base(name));
-    expect(outs.lastSmokeTest).toEqual({
-      version: 1,
-      passed: true,
-      jobIds: [expect.any(String)],
-      failures: 0,
-      timeline: [expect.stringMatching(/^[\w-]+: IN_QUEUE .* -> COMPLETED [\d.]+ s$/)],
-      costUsd: expect.any(Number),
-    });
+    expect(outs.lastSmokeTest).toEqual(passedOnce(1));
     expect(outs.smokeTest).toEqual(SMOKE);
     const news = await checked("pass", { ...inputs, image: "acme/api:2" }, inputs);
     const [{ outs: updated }] = await Promise.all([
@@ -739,6 +741,18 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
     return { name, id, inputs, error };
   }
 
+  /** The init error's properties: release 1 as given, its smoke test recorded as not run (`notRun`: why). */
+  function expectRecordedUntested(error: HostError, notRun: string) {
+    expect(error.properties).toMatchObject({ image: "acme/api:1", version: 1, smokeTest: SMOKE });
+    expect(error.properties.lastSmokeTest).toEqual({
+      version: 1,
+      passed: false,
+      jobIds: [],
+      failures: 0,
+      timeline: [`not run: ${notRun}`],
+    });
+  }
+
   /** The next up of an untested first release: planned even after a refresh, it tests version 1 in place. */
   async function expectTestedOnNextUp(
     resource: string,
@@ -756,14 +770,7 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
     });
     const { outs } = await host.update(id, urn(resource), read.props, inputs);
     expect(outs).toMatchObject({ image: "acme/api:1", version: 1 });
-    expect(outs.lastSmokeTest).toEqual({
-      version: 1,
-      passed: true,
-      jobIds: [expect.any(String)],
-      failures: 0,
-      timeline: [expect.stringMatching(/^[\w-]+: IN_QUEUE .* -> COMPLETED [\d.]+ s$/)],
-      costUsd: expect.any(Number),
-    });
+    expect(outs.lastSmokeTest).toEqual(passedOnce(1));
     expect(await client.endpoint(id).status(outs.lastSmokeTest.jobIds[0])).toMatchObject({
       status: "COMPLETED",
       output: { ping: 1 },
@@ -790,14 +797,7 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
     expect(lines.at(-1)).toBe(
       "The release was not judged: its smoke test did not run. The next pulumi up waits for its rollout again and tests it.",
     );
-    expect(error.properties).toMatchObject({ image: "acme/api:1", version: 1, smokeTest: SMOKE });
-    expect(error.properties.lastSmokeTest).toEqual({
-      version: 1,
-      passed: false,
-      jobIds: [],
-      failures: 0,
-      timeline: ["not run: the rollout did not complete within rolloutTimeoutMs"],
-    });
+    expectRecordedUntested(error, "the rollout did not complete within rolloutTimeoutMs");
     await expectTestedOnNextUp("create-timeout", id, inputs, error);
   });
 
@@ -814,14 +814,7 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
       "The release did not roll out, so its smoke test did not run (a new endpoint has no previous release to " +
         "roll back to). The next pulumi up waits for its rollout again and tests it.",
     );
-    expect(error.properties).toMatchObject({ image: "acme/api:1", version: 1, smokeTest: SMOKE });
-    expect(error.properties.lastSmokeTest).toEqual({
-      version: 1,
-      passed: false,
-      jobIds: [],
-      failures: 0,
-      timeline: ["not run: the rollout stalled (a worker of the release was UNHEALTHY)"],
-    });
+    expectRecordedUntested(error, "the rollout stalled (a worker of the release was UNHEALTHY)");
     await expectTestedOnNextUp("create-stall", id, inputs, error);
   });
 
