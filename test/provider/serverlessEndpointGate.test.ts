@@ -860,4 +860,164 @@ describe("ServerlessEndpoint smokeTest in the provider host (REST v2)", () => {
     );
     expect(failures).toEqual([{ property: "", reason: "smokeTest.runs: runs must be at least 1" }]);
   });
+
+  it('records a release kept after its rollout stalled (onFailure: "keep") as untested when no gate had run, and the next up tests it', async () => {
+    const name = fresh("keep-stall");
+    const resource = "keep-stall";
+    // No smokeTest yet: the endpoint has no lastSmokeTest.
+    const { id, outs, inputs } = await create(
+      resource,
+      base(name, { workers: { min: 1, max: 2 }, smokeTest: undefined }),
+    );
+    expect(outs.lastSmokeTest).toBeUndefined();
+    const keep = { ...SMOKE, onFailure: "keep" };
+    /** The next `reads` reads of the workers find every worker on the new release, UNHEALTHY. */
+    const unhealthyReads = (reads: number) => {
+      for (let i = 0; i < reads; i++) {
+        proxy.arm("GET", /^\/v2\/serverless\/[^/]+\/workers$/, {
+          kind: "rewrite",
+          edit: (list) => ({
+            ...list,
+            workers: (list.workers as Record<string, unknown>[]).map((w) => ({
+              ...w,
+              status: "UNHEALTHY",
+              version: list.endpointVersion,
+              isStale: false,
+            })),
+          }),
+        });
+      }
+    };
+    /** The rollout of what the service holds runs its course on the emulator's clock. */
+    const rollOut = async () => {
+      for (let i = 0; i < 3; i++) await clock.advance(600_000);
+      expect((await client.serverless.workers(id)).workers.every((w) => !w.isStale)).toBe(true);
+    };
+    const keptLine =
+      'The release did not roll out, so its smoke test did not run; onFailure is "keep", so it was not rolled ' +
+      "back. The next pulumi up waits for its rollout again and tests it.";
+
+    // The smokeTest comes with release 2, whose rollout stalls (the same worker UNHEALTHY twice).
+    const news = await checked(resource, { ...inputs, image: "acme/api:2", smokeTest: keep }, inputs);
+    unhealthyReads(2);
+    const error = await failing(() => host.update(id, urn(resource), outs, news));
+    expectReasons(error);
+    expect(error.id).toBe(id);
+    const lines = error.message.split("\n");
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^ServerlessEndpoint "${name}" \\(id ${id}\\): the rollout of version 2 stalled: worker \\S+ of version 2 is UNHEALTHY `,
+      ),
+    );
+    expect(lines.at(-1)).toBe(keptLine);
+    expect(await client.serverless.get(id)).toMatchObject({ image: "acme/api:2" });
+    expect(error.properties).toMatchObject({ image: "acme/api:2", version: 2, smokeTest: keep });
+    expect(error.properties.lastSmokeTest).toEqual({
+      version: 2,
+      passed: false,
+      jobIds: [],
+      failures: 0,
+      timeline: ["not run: the rollout stalled (a worker of the release was UNHEALTHY)"],
+    });
+    // The next up (after a refresh, which clears the engine's init errors: step.go
+    // RefreshStep.Apply) plans an update that tests release 2 in place.
+    await rollOut();
+    const read = await host.read(id, urn(resource), error.properties, news);
+    expect(read.props.lastSmokeTest).toEqual(error.properties.lastSmokeTest);
+    expect(await host.diff(id, urn(resource), read.props, news)).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    const { outs: tested } = await host.update(id, urn(resource), read.props, news);
+    expect(tested).toMatchObject({ image: "acme/api:2", version: 2 });
+    expect(tested.lastSmokeTest).toEqual(passedOnce(2));
+    expect((await client.serverless.releases(id)).endpointVersion).toBe(2);
+    expect(await host.diff(id, urn(resource), tested, news)).toMatchObject({ changes: false });
+
+    // With a previous record (passed on version 2), a stalled release 3 keeps it: it passed on an
+    // older version than the one that serves (servesUntestedRelease), so the next up tests 3.
+    const three = await checked(resource, { ...news, image: "acme/api:3" }, news);
+    unhealthyReads(2);
+    const again = await failing(() => host.update(id, urn(resource), tested, three));
+    expect(again.message).toContain("the rollout of version 3 stalled");
+    expect(again.message.split("\n").at(-1)).toBe(keptLine);
+    expect(again.properties).toMatchObject({ image: "acme/api:3", version: 3 });
+    expect(again.properties.lastSmokeTest).toEqual(tested.lastSmokeTest);
+    await rollOut();
+    const reread = await host.read(id, urn(resource), again.properties, three);
+    expect(await host.diff(id, urn(resource), reread.props, three)).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    const { outs: retested } = await host.update(id, urn(resource), reread.props, three);
+    expect(retested).toMatchObject({ image: "acme/api:3", version: 3 });
+    expect(retested.lastSmokeTest).toEqual(passedOnce(3));
+  });
+
+  /** The next read matching `path` and every retry of the host's client (5) answer 500. */
+  function failEveryTry(path: RegExp) {
+    for (let i = 0; i < 6; i++) {
+      // Retry-After 1 (s): the retries wait 5 s in all, not the backoff's 15 s.
+      proxy.arm("GET", path, {
+        kind: "reply",
+        status: 500,
+        body: { error: "internal error" },
+        headers: { "Retry-After": "1" },
+      });
+    }
+  }
+
+  it("records a create whose rollout could not be followed (the workers read kept failing) as untested, and the next up tests that release", async () => {
+    const resource = "create-unfollowed";
+    const name = fresh(resource);
+    const inputs = await checked(resource, base(name, { workers: { min: 1, max: 2 } }));
+    // The first read of the workers and every retry of the host's client answer 500.
+    const before = proxy.seen.length;
+    failEveryTry(/^\/v2\/serverless\/[^/]+\/workers$/);
+    const error = await failing(() => host.create(urn(resource), inputs));
+    expectReasons(error);
+    // The wait read the workers six times (every armed answer taken) and gave up.
+    const workerReads = proxy.seen
+      .slice(before)
+      .filter((r) => r.method === "GET" && r.path.endsWith("/workers"));
+    expect(workerReads).toHaveLength(6);
+    const id = error.id as string;
+    expect((await client.serverless.list()).filter((e) => e.name === name).map((e) => e.id)).toEqual([id]);
+    expect(error.message.split("\n")).toEqual([
+      `ServerlessEndpoint "${name}" (id ${id}) was created or changed, but waiting for its rollout failed ` +
+        `(GET /v2/serverless/${id}/workers failed with 500: internal error). The endpoint is recorded in the ` +
+        "state; run pulumi up again to finish (it waits for the rollout again).",
+      "The release was not judged: its smoke test did not run. The next pulumi up tests it.",
+    ]);
+    expectRecordedUntested(error, "the rollout could not be followed (HTTP 500)");
+    await expectTestedOnNextUp(resource, id, inputs, error);
+  });
+
+  it("records a create whose rollout could not be followed nor its endpoint read back on an unknown version, and the next up (after a refresh) tests the release", async () => {
+    const resource = "create-unread";
+    const name = fresh(resource);
+    const inputs = await checked(resource, base(name, { workers: { min: 1, max: 2 } }));
+    failEveryTry(/^\/v2\/serverless\/[^/]+\/workers$/);
+    failEveryTry(/^\/v2\/serverless\/[^/]+$/);
+    const error = await failing(() => host.create(urn(resource), inputs));
+    expectReasons(error);
+    const id = error.id as string;
+    expect(error.message.split("\n")).toEqual([
+      `ServerlessEndpoint "${name}" (id ${id}) was created or changed, but waiting for its rollout failed ` +
+        `(GET /v2/serverless/${id}/workers failed with 500: internal error). The endpoint is recorded in the ` +
+        "state; run pulumi up again to finish (it waits for the rollout again).",
+      "The release was not judged: its smoke test did not run. The next pulumi up tests it.",
+    ]);
+    // The create's answer names no version: the state holds none, and the record is on none.
+    expect(error.properties).toMatchObject({ image: "acme/api:1", version: null, smokeTest: SMOKE });
+    expect(error.properties.lastSmokeTest).toEqual({
+      version: null,
+      passed: false,
+      jobIds: [],
+      failures: 0,
+      timeline: ["not run: the rollout could not be followed (HTTP 500)"],
+    });
+    // A refresh reads version 1; a record on an unknown version still plans the test.
+    await expectTestedOnNextUp(resource, id, inputs, error);
+  });
 });

@@ -48,6 +48,7 @@ import {
   failedGate,
   gate,
   gateFailedOnLive,
+  notFollowedWhy,
   notRunWhy,
   servesUntestedRelease,
   untestedRecord,
@@ -142,7 +143,16 @@ export const createServerlessEndpoint: ResourceOperations["create"] = async (set
         const message = `${failure.message}\n${notJudged} The next pulumi up waits for its rollout again and tests it.`;
         throw partialFailure(message, record.id, outs, raw[PROVIDER_KEY]);
       }
-      throw settleFailure(label, failure, during, record.id, outs, raw[PROVIDER_KEY]);
+      // A wait that could not follow the rollout (its reads of the workers kept failing after the
+      // client's retries), or a read back that failed: the release was not judged either. When the
+      // read back failed too, the version is unknown (the create's answer carries none): the record
+      // is on version null, as `version` is, and `gateFailedOnLive` counts a record on an unknown
+      // version as on what serves, so the next up (also after a refresh) tests it.
+      outs.lastSmokeTest = untestedRecord(outs.version, notFollowedWhy(failure, during));
+      const failed = settleFailure(label, failure, during, record.id, outs, raw[PROVIDER_KEY]);
+      failed.message +=
+        "\nThe release was not judged: its smoke test did not run. The next pulumi up tests it.";
+      throw failed;
     }
     const smoke = SmokeTestSchema.parse(inputs.smokeTest);
     const verdict = await gate(settings, record.id, outs, smoke);
@@ -223,6 +233,24 @@ export const updateServerlessEndpoint: ResourceOperations["update"] = async (set
           const message =
             `${failure.message}\nThe release was not judged: its smoke test did not run and it was not rolled ` +
             "back. The next pulumi up waits for its rollout again and tests it.";
+          throw partialFailure(message, id, outs, news[PROVIDER_KEY]);
+        }
+        // A release that did not roll out, kept (`onFailure: "keep"`): the step fails as without a
+        // smokeTest, and the release must not be left untested. A record that already makes the
+        // next up test it (a pass on an older version, or a failure on this one) stays; otherwise
+        // (no record yet: a smokeTest added with this release, or a failure on an older one) the
+        // release is recorded as not run.
+        if (
+          failure instanceof EndpointRolloutError &&
+          failure.kind === "stalled" &&
+          smoke?.onFailure === "keep"
+        ) {
+          if (!gateFailedOnLive(outs) && !servesUntestedRelease(outs)) {
+            outs.lastSmokeTest = untestedRecord(failure.version ?? outs.version, notRunWhy(failure.kind));
+          }
+          const message =
+            `${failure.message}\nThe release did not roll out, so its smoke test did not run; onFailure is ` +
+            '"keep", so it was not rolled back. The next pulumi up waits for its rollout again and tests it.';
           throw partialFailure(message, id, outs, news[PROVIDER_KEY]);
         }
         throw settleFailure(label, failure, during, id, outs, news[PROVIDER_KEY]);

@@ -4,7 +4,14 @@
  * put back as a new release, always waited for; a change made elsewhere while the gate ran is not
  * rolled back over. Every failed gate ends as a partial failure naming what runs now.
  */
-import type { EndpointRolloutError, RunpodClient, ServerlessEndpoint, ServerlessRelease } from "../../client";
+import {
+  APIError,
+  type EndpointRolloutError,
+  type RunpodClient,
+  RunpodError,
+  type ServerlessEndpoint,
+  type ServerlessRelease,
+} from "../../client";
 import { CANCELLED } from "../clock";
 import { type RunpodSettings, resolveSettings } from "../config";
 import { contextFromSettings } from "../smokeTestJob/context";
@@ -132,6 +139,24 @@ export function notRunWhy(kind: EndpointRolloutError["kind"]): string {
 }
 
 /**
+ * Why a release's smoke test did not run when its rollout wait failed for another reason than the
+ * rollout's own (the reads of its workers kept failing after the client's retries), or the endpoint
+ * could not be read back after it (`during`, as `waitAndReadBack` says): the reason in a few words,
+ * an HTTP status or an error code, never the service's text.
+ */
+export function notFollowedWhy(failure: unknown, during: string): string {
+  const short =
+    failure instanceof APIError
+      ? `HTTP ${failure.status}`
+      : failure instanceof RunpodError
+        ? failure.code
+        : "an unexpected error";
+  return during === "reading it back"
+    ? `the endpoint could not be read back after its rollout (${short})`
+    : `the rollout could not be followed (${short})`;
+}
+
+/**
  * `lastSmokeTest` of a release whose gate never ran: its rollout wait ran out of time, stalled (a
  * create, which has nothing to roll back to), or the deployment was cancelled during it (`why`,
  * {@link notRunWhy}). Not passed on `version`, so the next up tests it.
@@ -165,12 +190,18 @@ export function servesUntestedRelease(previous: Record<string, unknown>): boolea
 
 /**
  * A gate recorded as failed on the release that still serves (`onFailure: "keep"`, a failed
- * create, a failed rollback, a rollout wait that ran out of time): diff plans an update and the
- * update tests it again even when nothing changed.
+ * create, a failed rollback, a rollout wait that ran out of time), or recorded on an unknown
+ * version (`null`: a create whose rollout wait and read back both failed), which may be what
+ * serves: diff plans an update and the update tests it again even when nothing changed.
  */
 export function gateFailedOnLive(previous: Record<string, unknown>): boolean {
   const last = previous.lastSmokeTest as { passed?: unknown; version?: unknown } | undefined;
-  return last !== undefined && last !== null && last.passed === false && last.version === previous.version;
+  return (
+    last !== undefined &&
+    last !== null &&
+    last.passed === false &&
+    (last.version === previous.version || last.version === null)
+  );
 }
 
 /**
