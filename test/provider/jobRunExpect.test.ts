@@ -196,13 +196,18 @@ beforeAll(async () => {
         return value;
       },
       slow: async (job, { signal }) => {
-        await new Promise((resolve, reject) => {
-          const t = setTimeout(resolve, Number(job.input.ms));
-          signal.addEventListener("abort", () => {
-            clearTimeout(t);
-            reject(signal.reason);
+        // Until the emulator's clock (Date.now) has moved `ms` on: a timer alone may fire a
+        // millisecond early by that clock, and the job's executionTime would read 299 for 300.
+        const until = Date.now() + Number(job.input.ms);
+        while (Date.now() < until) {
+          await new Promise((resolve, reject) => {
+            const t = setTimeout(resolve, until - Date.now());
+            signal.addEventListener("abort", () => {
+              clearTimeout(t);
+              reject(signal.reason);
+            });
           });
-        });
+        }
         return { slept: job.input.ms };
       },
     },
