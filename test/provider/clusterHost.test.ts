@@ -6,12 +6,13 @@
  * afterAll scans every output but `env`, every error and the host's stderr for each.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { NotFoundError, RunpodClient } from "../../src/client";
+import { NotFoundError, type RunpodClient } from "../../src/client";
 import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { FaultProxy } from "../support/faultProxy.mts";
+import type { FaultProxy } from "../support/faultProxy.mts";
 import { HostError, type ProviderHost, startProviderHost, urnFor } from "../support/providerHost.mts";
 import { serializeProviderFrom } from "../support/serializedProvider.mts";
 import { POD_POLL_MS, POD_START_MS } from "./podHostKit";
+import { type ResourceHostRig, startResourceHostRig } from "./resourceHostKit";
 
 const API_KEY = "cluster-host-key-5e1c7a";
 const ENV_SECRET = "hf_Cluster-Env-Secret-9b3f2d";
@@ -43,7 +44,6 @@ async function hostFailure(fn: () => Promise<unknown>): Promise<HostError> {
 }
 
 describe("Cluster in the provider host (REST v2)", () => {
-  const projectDir = inject("installedProjectDir");
   let emu: RunningEmulator;
   let proxy: FaultProxy;
   let host: ProviderHost;
@@ -52,29 +52,24 @@ describe("Cluster in the provider host (REST v2)", () => {
   let n = 0;
   const fresh = (base: string) => `${base}-${++n}`;
 
+  let rig: ResourceHostRig | undefined;
+
   beforeAll(async () => {
-    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false, podStartMs: POD_START_MS });
-    proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
-    client = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrlV2, maxRetries: 0 });
+    rig = await startResourceHostRig({
+      apiKey: API_KEY,
+      className: "Cluster",
+      folder: "cluster",
+      emulator: { podStartMs: POD_START_MS },
+      // The members start in POD_START_MS; the host reads them every POD_POLL_MS, not every second.
+      // After a create answered 429 or 503, list after 10 ms, not 1 s (the pause: managedCreate.test.ts).
+      host: { pollMs: POD_POLL_MS, createPauseMs: 10 },
+    });
+    ({ emu, proxy, host, client, __provider } = rig);
     await client.account.setSshKeys([SSH_KEY]);
-    __provider = (
-      await serializeProviderFrom(
-        projectDir,
-        "pulumi-runpod-dynamic/dist/provider/cluster/resource.js",
-        "Cluster",
-      )
-    ).text;
-    // The members start in POD_START_MS; the host reads them every POD_POLL_MS, not every second.
-    // After a create answered 429 or 503, list after 10 ms, not 1 s (the pause: managedCreate.test.ts).
-    host = await startProviderHost({ projectDir, pollMs: POD_POLL_MS, createPauseMs: 10 });
-    await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": `${proxy.url}/v2` });
   });
 
   afterAll(async () => {
-    const stderr = host?.stderr() ?? "";
-    await host?.close();
-    await proxy?.close();
-    await emu?.close();
+    const stderr = (await rig?.close()) ?? "";
     expectNoSecret("host stderr", stderr);
     for (const [where, text] of seenTexts) expectNoSecret(where, text);
   });

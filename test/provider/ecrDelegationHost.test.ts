@@ -14,9 +14,9 @@
  */
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { RunpodClient } from "../../src/client";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { FaultProxy } from "../support/faultProxy.mts";
+import type { RunpodClient } from "../../src/client";
+import type { RunningEmulator } from "../../src/emulator";
+import type { FaultProxy } from "../support/faultProxy.mts";
 import {
   HostError,
   type ProviderHost,
@@ -24,7 +24,7 @@ import {
   UNKNOWN,
   urnFor,
 } from "../support/providerHost.mts";
-import { serializeProviderFrom } from "../support/serializedProvider.mts";
+import { type ResourceHostRig, startResourceHostRig } from "./resourceHostKit";
 
 const API_KEY = "ecr-delegation-host-key-7d2f0b";
 const ARN = "arn:aws:ecr:us-east-2:418399314813:repository/runpod/deployment";
@@ -74,26 +74,20 @@ describe("EcrDelegation in the provider host (REST v2)", () => {
   let n = 0;
   const fresh = (base: string) => `${base}-${++n}`;
 
+  let rig: ResourceHostRig | undefined;
+
   beforeAll(async () => {
-    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false });
-    proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
-    client = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrlV2, maxRetries: 0 });
-    __provider = (
-      await serializeProviderFrom(
-        projectDir,
-        "pulumi-runpod-dynamic/dist/provider/ecrDelegation/resource.js",
-        "EcrDelegation",
-      )
-    ).text;
-    host = await startProviderHost({ projectDir, env: hostEnv() });
-    await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": `${proxy.url}/v2` });
+    rig = await startResourceHostRig({
+      apiKey: API_KEY,
+      className: "EcrDelegation",
+      folder: "ecrDelegation",
+      host: { env: hostEnv() },
+    });
+    ({ emu, proxy, host, client, __provider } = rig);
   });
 
   afterAll(async () => {
-    const stderr = host?.stderr() ?? "";
-    await host?.close();
-    await proxy?.close();
-    await emu?.close();
+    const stderr = (await rig?.close()) ?? "";
     expectNoKey("host stderr", stderr);
     for (const [where, text] of seenTexts) expectNoKey(where, text);
   });

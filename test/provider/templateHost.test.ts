@@ -9,9 +9,9 @@
  * in the forms a leak would take (plain, JSON-escaped, base64).
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { NotFoundError, RunpodClient } from "../../src/client";
-import { type RunningEmulator, startEmulator } from "../../src/emulator";
-import { FaultProxy } from "../support/faultProxy.mts";
+import { NotFoundError, type RunpodClient } from "../../src/client";
+import type { RunningEmulator } from "../../src/emulator";
+import type { FaultProxy } from "../support/faultProxy.mts";
 import {
   HostError,
   type ProviderHost,
@@ -19,7 +19,7 @@ import {
   UNKNOWN,
   urnFor,
 } from "../support/providerHost.mts";
-import { serializeProviderFrom } from "../support/serializedProvider.mts";
+import { type ResourceHostRig, startResourceHostRig } from "./resourceHostKit";
 
 const API_KEY = "template-host-key-5c1e9a";
 const ENV_SECRET = "hf_Env-Secret-Token-0a9b8c7d";
@@ -74,26 +74,15 @@ describe("Template in the provider host (REST v2)", () => {
   let n = 0;
   const fresh = (base: string) => `${base}-${++n}`;
 
+  let rig: ResourceHostRig | undefined;
+
   beforeAll(async () => {
-    emu = await startEmulator({ apiKeys: [API_KEY], rateLimits: false });
-    proxy = await new FaultProxy(`http://127.0.0.1:${emu.port}`).start();
-    client = new RunpodClient({ apiKey: API_KEY, restUrl: emu.restUrlV2, maxRetries: 0 });
-    __provider = (
-      await serializeProviderFrom(
-        projectDir,
-        "pulumi-runpod-dynamic/dist/provider/template/resource.js",
-        "Template",
-      )
-    ).text;
-    host = await startProviderHost({ projectDir });
-    await host.configure({ "runpod:apiKey": API_KEY, "runpod:restUrl": `${proxy.url}/v2` });
+    rig = await startResourceHostRig({ apiKey: API_KEY, className: "Template", folder: "template" });
+    ({ emu, proxy, host, client, __provider } = rig);
   });
 
   afterAll(async () => {
-    const stderr = host?.stderr() ?? "";
-    await host?.close();
-    await proxy?.close();
-    await emu?.close();
+    const stderr = (await rig?.close()) ?? "";
     expectNoSecret("host stderr", stderr);
     for (const [where, text] of seenTexts) expectNoSecret(where, text);
   });
